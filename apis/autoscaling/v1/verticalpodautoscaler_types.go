@@ -1,0 +1,319 @@
+package v1
+
+import (
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// VerticalPodAutoscaler recommends (and, depending on its update mode, applies) CPU and memory requests for
+// the pods of one workload.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=vpa,path=verticalpodautoscalers,singular=verticalpodautoscaler,scope=Namespaced
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubernetes/kubernetes/pull/63797"
+// +kubebuilder:subresource:status
+// +kubebuilder:storageversion
+// +kubebuilder:printcolumn:name="Mode",type="string",JSONPath=".spec.updatePolicy.updateMode"
+// +kubebuilder:printcolumn:name="CPU",type="string",JSONPath=".status.recommendation.containerRecommendations[0].target.cpu"
+// +kubebuilder:printcolumn:name="Mem",type="string",JSONPath=".status.recommendation.containerRecommendations[0].target.memory"
+// +kubebuilder:printcolumn:name="Provided",type="string",JSONPath=".status.conditions[?(@.type=='RecommendationProvided')].status"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type VerticalPodAutoscaler struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired behaviour of the autoscaler.
+	// +required
+	Spec VerticalPodAutoscalerSpec `json:"spec"`
+
+	// status is the most recently observed state of the autoscaler.
+	// +optional
+	Status VerticalPodAutoscalerStatus `json:"status,omitempty"`
+}
+
+// VerticalPodAutoscalerSpec is the specification of a VerticalPodAutoscaler.
+type VerticalPodAutoscalerSpec struct {
+	// targetRef points to the controller that manages the pods to autoscale, for example a Deployment or a
+	// StatefulSet. A custom resource with a scale subresource also works.
+	// +required
+	TargetRef *autoscalingv1.CrossVersionObjectReference `json:"targetRef"`
+
+	// updatePolicy says whether and how recommendations are applied to pods. Unset means updateMode Auto.
+	// +optional
+	UpdatePolicy *PodUpdatePolicy `json:"updatePolicy,omitempty"`
+
+	// resourcePolicy controls how recommendations are computed for individual containers.
+	// +optional
+	ResourcePolicy *PodResourcePolicy `json:"resourcePolicy,omitempty"`
+
+	// recommenders names the recommender that should produce the recommendation for this object. Only the
+	// first entry is used; unset means the recommender called "default".
+	// +optional
+	// +listType=atomic
+	Recommenders []VerticalPodAutoscalerRecommenderSelector `json:"recommenders,omitempty"`
+}
+
+// EvictionChangeRequirement says which direction of change between a pod's requests and the target allows
+// an eviction.
+// +kubebuilder:validation:Enum=TargetHigherThanRequests;TargetLowerThanRequests
+type EvictionChangeRequirement string
+
+const (
+	// TargetHigherThanRequests allows an eviction only when the target is higher than the pod's requests.
+	TargetHigherThanRequests EvictionChangeRequirement = "TargetHigherThanRequests"
+	// TargetLowerThanRequests allows an eviction only when the target is lower than the pod's requests.
+	TargetLowerThanRequests EvictionChangeRequirement = "TargetLowerThanRequests"
+)
+
+// EvictionRequirement restricts evictions to changes of a given direction for the listed resources.
+type EvictionRequirement struct {
+	// resources the requirement applies to.
+	// +listType=atomic
+	Resources []corev1.ResourceName `json:"resources"`
+	// changeRequirement is the direction of change that allows an eviction.
+	ChangeRequirement EvictionChangeRequirement `json:"changeRequirement"`
+}
+
+// PodUpdatePolicy describes how recommendations are applied to pods.
+type PodUpdatePolicy struct {
+	// updateMode says whether the autoscaler applies recommendations and how: Off (only recommend),
+	// Initial (only when pods are created), Recreate (also evict running pods), Auto (deprecated, same as
+	// Recreate), InPlaceOrRecreate (resize running pods in place, evict when that is not possible) or
+	// InPlace (only resize in place). Unset means Auto.
+	// +optional
+	UpdateMode *UpdateMode `json:"updateMode,omitempty"`
+
+	// minReplicas is the minimum number of live replicas needed before the updater evicts a pod. It
+	// overrides the updater's --min-replicas flag for this object.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// evictionRequirements restrict evictions; every requirement must hold for a pod to be evicted.
+	// +optional
+	// +listType=atomic
+	EvictionRequirements []*EvictionRequirement `json:"evictionRequirements,omitempty"`
+}
+
+// UpdateMode says whether and how recommendations are applied to pods.
+// +kubebuilder:validation:Enum=Off;Initial;Recreate;Auto;InPlaceOrRecreate;InPlace
+type UpdateMode string
+
+const (
+	// UpdateModeOff only writes recommendations into status.
+	UpdateModeOff UpdateMode = "Off"
+	// UpdateModeInitial sets requests when pods are created and never changes running pods.
+	UpdateModeInitial UpdateMode = "Initial"
+	// UpdateModeRecreate sets requests at creation and evicts running pods whose requests are far off.
+	UpdateModeRecreate UpdateMode = "Recreate"
+	// UpdateModeAuto is the deprecated name of Recreate.
+	UpdateModeAuto UpdateMode = "Auto"
+	// UpdateModeInPlaceOrRecreate resizes running pods in place and evicts them when that is not possible.
+	UpdateModeInPlaceOrRecreate UpdateMode = "InPlaceOrRecreate"
+	// UpdateModeInPlace only resizes running pods in place and never evicts them.
+	UpdateModeInPlace UpdateMode = "InPlace"
+)
+
+// PodResourcePolicy controls how recommendations are computed for the containers of a pod.
+type PodResourcePolicy struct {
+	// containerPolicies are per-container policies. A policy named "*" applies to every container that has
+	// no policy of its own.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	ContainerPolicies []ContainerResourcePolicy `json:"containerPolicies,omitempty"`
+}
+
+// ContainerResourcePolicy controls how recommendations are computed for one container.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.requestToLimitRatio) || !has(self.controlledValues) || self.controlledValues == 'RequestsAndLimits'",message="requestToLimitRatio sets limits: it needs controlledValues RequestsAndLimits (the default); remove requestToLimitRatio or set controlledValues to RequestsAndLimits",fieldPath=".requestToLimitRatio"
+// +kubebuilder:validation:XValidation:rule="!has(self.requestToLimitRatio) || !has(self.controlledResources) || ((!has(self.requestToLimitRatio.cpu) || 'cpu' in self.controlledResources) && (!has(self.requestToLimitRatio.memory) || 'memory' in self.controlledResources))",message="requestToLimitRatio names a resource that is not in controlledResources; add the resource to controlledResources or remove its ratio",fieldPath=".requestToLimitRatio"
+type ContainerResourcePolicy struct {
+	// containerName is the name of the container, or "*" for every container without its own policy.
+	// +optional
+	ContainerName string `json:"containerName,omitempty"`
+
+	// mode says whether the autoscaler handles this container: Auto (default) or Off.
+	// +optional
+	Mode *ContainerScalingMode `json:"mode,omitempty"`
+
+	// minAllowed is the lowest recommendation allowed for the container.
+	// +optional
+	MinAllowed corev1.ResourceList `json:"minAllowed,omitempty"`
+
+	// maxAllowed is the highest recommendation allowed for the container.
+	// +optional
+	MaxAllowed corev1.ResourceList `json:"maxAllowed,omitempty"`
+
+	// controlledResources are the resources the autoscaler computes recommendations for. Default: cpu and
+	// memory.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	ControlledResources *[]corev1.ResourceName `json:"controlledResources,omitempty"`
+
+	// controlledValues says which values the autoscaler changes: RequestsAndLimits (default) or
+	// RequestsOnly.
+	// +optional
+	ControlledValues *ContainerControlledValues `json:"controlledValues,omitempty"`
+
+	// requestToLimitRatio sets limits from the recommended requests by a fixed factor or a fixed headroom
+	// instead of keeping the pod's original limit/request ratio (AEP-8515). It needs the
+	// RequestToLimitRatio feature gate (alpha, off by default) and controlledValues RequestsAndLimits.
+	// +optional
+	RequestToLimitRatio *RequestToLimitRatio `json:"requestToLimitRatio,omitempty"`
+}
+
+// ContainerScalingMode says whether a container is autoscaled.
+// +kubebuilder:validation:Enum=Auto;Off
+type ContainerScalingMode string
+
+const (
+	// ContainerScalingModeAuto autoscales the container.
+	ContainerScalingModeAuto ContainerScalingMode = "Auto"
+	// ContainerScalingModeOff leaves the container alone and gives it no recommendation.
+	ContainerScalingModeOff ContainerScalingMode = "Off"
+)
+
+// ContainerControlledValues says which resource values are changed.
+// +kubebuilder:validation:Enum=RequestsAndLimits;RequestsOnly
+type ContainerControlledValues string
+
+const (
+	// ContainerControlledValuesRequestsAndLimits changes requests and scales limits with them.
+	ContainerControlledValuesRequestsAndLimits ContainerControlledValues = "RequestsAndLimits"
+	// ContainerControlledValuesRequestsOnly changes requests and leaves limits as they are.
+	ContainerControlledValuesRequestsOnly ContainerControlledValues = "RequestsOnly"
+)
+
+// RequestToLimitRatio holds the limit rule per resource.
+type RequestToLimitRatio struct {
+	// cpu is the rule for the CPU limit.
+	// +optional
+	CPU *ResourceRequestToLimitRatio `json:"cpu,omitempty"`
+	// memory is the rule for the memory limit.
+	// +optional
+	Memory *ResourceRequestToLimitRatio `json:"memory,omitempty"`
+}
+
+// RequestToLimitRatioType is how a limit is derived from a request.
+// +kubebuilder:validation:Enum=Factor;Quantity
+type RequestToLimitRatioType string
+
+const (
+	// RequestToLimitRatioFactor sets limit = request x factor.
+	RequestToLimitRatioFactor RequestToLimitRatioType = "Factor"
+	// RequestToLimitRatioQuantity sets limit = request + quantity.
+	RequestToLimitRatioQuantity RequestToLimitRatioType = "Quantity"
+)
+
+// ResourceRequestToLimitRatio is the limit rule for one resource.
+//
+// +kubebuilder:validation:XValidation:rule="self.type != 'Factor' || (has(self.factor) && !has(self.quantity))",message="type Factor needs factor (a number >= 1, limit = request x factor) and no quantity"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Quantity' || (has(self.quantity) && !has(self.factor))",message="type Quantity needs quantity (limit = request + quantity, e.g. 200Mi) and no factor"
+type ResourceRequestToLimitRatio struct {
+	// type is Factor (limit = request x factor) or Quantity (limit = request + quantity).
+	// +required
+	Type RequestToLimitRatioType `json:"type"`
+
+	// factor multiplies the request into the limit; at least 1. Only with type Factor.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 1.0",message="factor must be at least 1 (a limit below the request is not allowed); use 1 for limit = request"
+	Factor *float64 `json:"factor,omitempty"`
+
+	// quantity is added to the request to give the limit, e.g. 200Mi. Only with type Quantity.
+	// +optional
+	Quantity *resource.Quantity `json:"quantity,omitempty"`
+}
+
+// VerticalPodAutoscalerRecommenderSelector names a recommender.
+type VerticalPodAutoscalerRecommenderSelector struct {
+	// name of the recommender.
+	Name string `json:"name"`
+}
+
+// VerticalPodAutoscalerStatus is the observed state of a VerticalPodAutoscaler.
+type VerticalPodAutoscalerStatus struct {
+	// recommendation is the most recently computed recommendation.
+	// +optional
+	Recommendation *RecommendedPodResources `json:"recommendation,omitempty"`
+
+	// conditions describe the state of the autoscaler.
+	// +optional
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	// +listType=map
+	// +listMapKey=type
+	Conditions []VerticalPodAutoscalerCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// RecommendedPodResources is the recommendation for every container of a pod.
+type RecommendedPodResources struct {
+	// containerRecommendations holds one recommendation per container.
+	// +optional
+	// +listType=atomic
+	ContainerRecommendations []RecommendedContainerResources `json:"containerRecommendations,omitempty"`
+}
+
+// RecommendedContainerResources is the recommendation for one container.
+type RecommendedContainerResources struct {
+	// containerName is the name of the container.
+	ContainerName string `json:"containerName,omitempty"`
+	// target is the recommended requests, capped to the container policy.
+	Target corev1.ResourceList `json:"target"`
+	// lowerBound is the lowest requests that are still reasonable, capped to the container policy.
+	// +optional
+	LowerBound corev1.ResourceList `json:"lowerBound,omitempty"`
+	// upperBound is the highest requests that are still reasonable, capped to the container policy.
+	// +optional
+	UpperBound corev1.ResourceList `json:"upperBound,omitempty"`
+	// uncappedTarget is the target before the container policy's minAllowed and maxAllowed were applied.
+	// +optional
+	UncappedTarget corev1.ResourceList `json:"uncappedTarget,omitempty"`
+}
+
+// VerticalPodAutoscalerConditionType names a condition of a VerticalPodAutoscaler.
+type VerticalPodAutoscalerConditionType string
+
+const (
+	// RecommendationProvided is true when the recommender wrote a recommendation.
+	RecommendationProvided VerticalPodAutoscalerConditionType = "RecommendationProvided"
+	// LowConfidence is true when the recommendation rests on less than a day of history.
+	LowConfidence VerticalPodAutoscalerConditionType = "LowConfidence"
+	// NoPodsMatched is true when the target's selector matches no pods.
+	NoPodsMatched VerticalPodAutoscalerConditionType = "NoPodsMatched"
+	// FetchingHistory is true while history is being loaded.
+	FetchingHistory VerticalPodAutoscalerConditionType = "FetchingHistory"
+	// ConfigDeprecated is true when the object uses a deprecated setting.
+	ConfigDeprecated VerticalPodAutoscalerConditionType = "ConfigDeprecated"
+	// ConfigUnsupported is true when the object cannot be served as written.
+	ConfigUnsupported VerticalPodAutoscalerConditionType = "ConfigUnsupported"
+)
+
+// VerticalPodAutoscalerCondition describes the state of a VerticalPodAutoscaler at a point in time.
+type VerticalPodAutoscalerCondition struct {
+	// type of the condition.
+	Type VerticalPodAutoscalerConditionType `json:"type"`
+	// status of the condition: True, False or Unknown.
+	Status corev1.ConditionStatus `json:"status"`
+	// lastTransitionTime is the last time the condition changed status.
+	// +optional
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// reason is a machine-readable PascalCase reason for the last transition.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message is a human-readable explanation.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// VerticalPodAutoscalerList is a list of VerticalPodAutoscaler objects.
+//
+// +kubebuilder:object:root=true
+type VerticalPodAutoscalerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VerticalPodAutoscaler `json:"items"`
+}

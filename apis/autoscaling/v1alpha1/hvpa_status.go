@@ -1,0 +1,218 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+)
+
+// HvpaStatus is the observed state of an Hvpa: what it saw, what it decided and why.
+type HvpaStatus struct {
+	// replicas is the target's actual replica count (read by an HPA through the scale subresource).
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// selector is the target's pod label selector in string form (read by an HPA through the scale
+	// subresource).
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// observedGeneration is the generation of the spec the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Ready, RecommendationProvided, ScalingActive, ScalingLimited, ConfigUnsupported.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// recommendation is the embedded recommender's per-container recommendation for the target's pods.
+	// +optional
+	Recommendation *vpav1.RecommendedPodResources `json:"recommendation,omitempty"`
+
+	// effectiveScalingIntervals are the intervals the decision uses, derived from spec.scalingIntervals.
+	// +optional
+	// +listType=atomic
+	EffectiveScalingIntervals []EffectiveScalingInterval `json:"effectiveScalingIntervals,omitempty"`
+
+	// hpa is the HPA input: its desired replicas and the per-pod values in force when they last changed.
+	// +optional
+	HPA *HpaStatus `json:"hpa,omitempty"`
+
+	// desired is the sizing intent: the replicas applied to the target and the per-container requests and
+	// limits that the admission webhook and the updater apply to pods.
+	// +optional
+	Desired *DesiredState `json:"desired,omitempty"`
+
+	// lastScaling is the last change that was applied.
+	// +optional
+	LastScaling *ScalingRecord `json:"lastScaling,omitempty"`
+
+	// lastBlockedScaling is the last change that was (partly) not applied, with the reason for each part.
+	// +optional
+	LastBlockedScaling *BlockedScaling `json:"lastBlockedScaling,omitempty"`
+}
+
+// EffectiveScalingInterval is one effective interval: a replica count and, per resource, the TOTAL across
+// all replicas above which the workload scales up (up) and below which it scales down (down).
+type EffectiveScalingInterval struct {
+	// replicas of this interval.
+	Replicas int32 `json:"replicas"`
+	// up is, per resource, the upper boundary of the total.
+	Up corev1.ResourceList `json:"up"`
+	// down is, per resource, the lower boundary of the total.
+	Down corev1.ResourceList `json:"down"`
+}
+
+// HpaStatus records the HPA input.
+type HpaStatus struct {
+	// desiredReplicas is the HPA's desired replica count (spec.replicas) last seen.
+	// +optional
+	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
+	// basis is the per-pod value of each container in force when desiredReplicas last changed. The HPA
+	// total is desiredReplicas x basis (for Utilization Resource metrics).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Basis []ContainerResources `json:"basis,omitempty"`
+	// lastChangeTime is when desiredReplicas last changed.
+	// +optional
+	LastChangeTime *metav1.Time `json:"lastChangeTime,omitempty"`
+}
+
+// ContainerResources are the per-pod requests (and limits) of one container.
+type ContainerResources struct {
+	// name of the container.
+	Name string `json:"name"`
+	// requests per pod.
+	// +optional
+	Requests corev1.ResourceList `json:"requests,omitempty"`
+	// limits per pod.
+	// +optional
+	Limits corev1.ResourceList `json:"limits,omitempty"`
+}
+
+// DesiredState is the sizing intent of an Hvpa.
+type DesiredState struct {
+	// replicas is the replica count applied to the target.
+	Replicas int32 `json:"replicas"`
+	// containers are the per-pod requests and limits of each scaled container.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Containers []ContainerResources `json:"containers,omitempty"`
+	// totals are, per container and resource, the totals the decision used and the interval each chose.
+	// +optional
+	// +listType=atomic
+	Totals []ResourceTotal `json:"totals,omitempty"`
+}
+
+// ResourceTotal is the total of one container and resource and the replicas it asked for.
+type ResourceTotal struct {
+	// container name.
+	Container string `json:"container"`
+	// resource name (cpu or memory).
+	Resource corev1.ResourceName `json:"resource"`
+	// total across all replicas.
+	Total resource.Quantity `json:"total"`
+	// source of the total that won: VPA or HPA.
+	Source string `json:"source"`
+	// replicas this total asks for.
+	Replicas int32 `json:"replicas"`
+}
+
+// ScalingRecord is an applied change.
+type ScalingRecord struct {
+	// time of the change.
+	Time metav1.Time `json:"time"`
+	// fromReplicas is the replica count before the change.
+	FromReplicas int32 `json:"fromReplicas"`
+	// toReplicas is the replica count after the change.
+	ToReplicas int32 `json:"toReplicas"`
+	// containers are the per-pod requests after the change.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Containers []ContainerResources `json:"containers,omitempty"`
+	// message describes the change, before -> after.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// BlockedScaling is a change that was not (fully) applied.
+type BlockedScaling struct {
+	// time of the decision.
+	Time metav1.Time `json:"time"`
+	// parts that were blocked, each with its reason.
+	// +listType=atomic
+	Parts []BlockedPart `json:"parts"`
+}
+
+// Direction of a change.
+// +kubebuilder:validation:Enum=Up;Down
+type Direction string
+
+const (
+	// DirectionUp is a change that increases replicas or a total.
+	DirectionUp Direction = "Up"
+	// DirectionDown is a change that decreases replicas or a total.
+	DirectionDown Direction = "Down"
+)
+
+// BlockReason is why a part of a change was not applied.
+// +kubebuilder:validation:Enum=UpdatePolicy;MaintenanceWindow;StabilizationWindow;MinChange;Saturated
+type BlockReason string
+
+const (
+	// BlockReasonUpdatePolicy: the direction's updateMode is Off.
+	BlockReasonUpdatePolicy BlockReason = "UpdatePolicy"
+	// BlockReasonMaintenanceWindow: updateMode MaintenanceWindow and now is outside the window.
+	BlockReasonMaintenanceWindow BlockReason = "MaintenanceWindow"
+	// BlockReasonStabilizationWindow: the last scaling is more recent than stabilizationDuration.
+	BlockReasonStabilizationWindow BlockReason = "StabilizationWindow"
+	// BlockReasonMinChange: the change of the total is smaller than minChange.
+	BlockReasonMinChange BlockReason = "MinChange"
+	// BlockReasonSaturated: the total is above the top interval; the workload cannot grow further.
+	BlockReasonSaturated BlockReason = "Saturated"
+)
+
+// BlockedPart is one part of a change that was not applied.
+type BlockedPart struct {
+	// part is "replicas" or "<container>/<resource>".
+	Part string `json:"part"`
+	// direction of the blocked change.
+	Direction Direction `json:"direction"`
+	// reason it was blocked.
+	Reason BlockReason `json:"reason"`
+	// message says what was blocked, before -> after, and why.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Condition types of an Hvpa.
+const (
+	// ConditionReady is true when the Hvpa works as configured.
+	ConditionReady = "Ready"
+	// ConditionRecommendationProvided is true when a recommendation is available.
+	ConditionRecommendationProvided = "RecommendationProvided"
+	// ConditionScalingActive is true when the Hvpa can scale its target.
+	ConditionScalingActive = "ScalingActive"
+	// ConditionScalingLimited is true when the desired scaling is clamped (saturated at the top interval or
+	// at min/max replicas).
+	ConditionScalingLimited = "ScalingLimited"
+	// ConditionConfigUnsupported is true when the Hvpa cannot act as configured (e.g. another autoscaler
+	// targets the same workload).
+	ConditionConfigUnsupported = "ConfigUnsupported"
+)
+
+// HvpaList is a list of Hvpa objects.
+//
+// +kubebuilder:object:root=true
+type HvpaList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Hvpa `json:"items"`
+}

@@ -1,0 +1,12 @@
+// Command hvpa is the hvpa manager and its user tools.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,82 @@
+// Command crdpatch finishes the CRDs controller-gen writes, for what its markers cannot say: it gives every
+// resource.Quantity schema (int-or-string with the quantity pattern) a maxLength. Without a bound, the API
+// server estimates the cost of CEL rules that parse quantities (quantity(...)) from the largest possible
+// request and refuses the CRD; no real quantity is longer than 40 characters.
+//
+// Usage: go run ./hack/crdpatch DIR   (rewrites every *.yaml in DIR in place; running it twice changes nothing)
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const quantityMaxLength = "40"
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: crdpatch DIR")
+		os.Exit(2)
+	}
+	files, err := filepath.Glob(filepath.Join(os.Args[1], "*.yaml"))
+	if err != nil || len(files) == 0 {
+		fmt.Fprintf(os.Stderr, "crdpatch: no CRD files in %s\n", os.Args[1])
+		os.Exit(1)
+	}
+	for _, f := range files {
+		if err := patchFile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "crdpatch: %s: %v\n", f, err)
+			os.Exit(1)
+		}
+	}
+}
+
+func patchFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	bound(&doc)
+	var out bytes.Buffer
+	out.WriteString("---\n")
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return err
+	}
+	return os.WriteFile(path, out.Bytes(), 0o644)
+}
+
+// bound walks the document and adds maxLength to every quantity schema that has none.
+func bound(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode && isQuantitySchema(n) && value(n, "maxLength") == nil {
+		n.Content = append(n.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "maxLength"},
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: quantityMaxLength})
+	}
+	for _, c := range n.Content {
+		bound(c)
+	}
+}
+
+func isQuantitySchema(n *yaml.Node) bool {
+	ios, pattern := value(n, "x-kubernetes-int-or-string"), value(n, "pattern")
+	return ios != nil && ios.Value == "true" && pattern != nil && pattern.Value != ""
+}
+
+func value(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
