@@ -388,8 +388,8 @@ var _ = Describe("VerticalPodAutoscalerCheckpoint", func() {
 		Expect(k8s.Create(ctx, in)).To(Succeed())
 		in.Status = vpav1.VerticalPodAutoscalerCheckpointStatus{
 			LastUpdateTime: now, Version: "v3",
-			CPUHistogram:    vpav1.HistogramCheckpoint{ReferenceTimestamp: now, BucketWeights: map[int]uint32{1: 10000, 2: 50, 17: 3}, TotalWeight: 12.5},
-			MemoryHistogram: vpav1.HistogramCheckpoint{ReferenceTimestamp: now, BucketWeights: map[int]uint32{40: 10000}, TotalWeight: 1},
+			CPUHistogram:     vpav1.HistogramCheckpoint{ReferenceTimestamp: now, BucketWeights: map[int]uint32{1: 10000, 2: 50, 17: 3}, TotalWeight: 12.5},
+			MemoryHistogram:  vpav1.HistogramCheckpoint{ReferenceTimestamp: now, BucketWeights: map[int]uint32{40: 10000}, TotalWeight: 1},
 			FirstSampleStart: now, LastSampleStart: now, TotalSamplesCount: 1440,
 		}
 		Expect(k8s.Status().Update(ctx, in)).To(Succeed())
