@@ -1,0 +1,466 @@
+package scaling
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+// Source of a total.
+type Source string
+
+// The sources of a total.
+const (
+	SourceVPA Source = "VPA"
+	SourceHPA Source = "HPA"
+)
+
+// Total is the total of one container and resource, where it came from, and the replicas it asks for.
+type Total struct {
+	Container string
+	Resource  Resource
+	Total     float64
+	Source    Source
+	// Replicas is the replica count this total asks for (section 3), before the max over all totals.
+	Replicas int32
+	// Interval is the index of the effective interval chosen for this total.
+	Interval int
+	// Saturated is true when the total is above the top interval's upper boundary.
+	Saturated bool
+}
+
+// ContainerDecision is the decided per-pod requests and limits of one scaled container.
+type ContainerDecision struct {
+	Name    string
+	Current Container
+	// Wanted is the per-pod requests for the desired replicas, before gating.
+	Wanted Values
+	// Requests and Limits are what is to be applied after gating (the sizing intent).
+	Requests Values
+	Limits   Values
+	// Notes say what capped or shaped a value (maxAllowed, interval maximum, LimitRange, ratio source).
+	Notes []string
+}
+
+// BlockedPart is one part of a change that is not applied, with its reason.
+type BlockedPart struct {
+	Part      string
+	Direction hvpav1alpha1.Direction
+	Reason    hvpav1alpha1.BlockReason
+	Message   string
+}
+
+// Condition is a condition the decision sets on the Hvpa.
+type Condition struct {
+	Type, Status, Reason, Message string
+}
+
+// HPARecord is the HPA input to keep in status: desired replicas and the per-pod basis in force when they
+// last changed.
+type HPARecord struct {
+	Desired int32
+	Basis   map[string]Values
+}
+
+// Decision is the outcome of Decide: everything needed to apply and to explain it.
+type Decision struct {
+	Intervals       []EffectiveInterval
+	Totals          []Total
+	HPAFloor        int32
+	CurrentReplicas int32
+	// DesiredReplicas is the replica count the totals ask for, clamped to [min, max], before gating.
+	DesiredReplicas int32
+	// Replicas is the replica count to apply after gating.
+	Replicas   int32
+	Containers []ContainerDecision
+	Blocked    []BlockedPart
+	Conditions []Condition
+	HPA        *HPARecord
+	// Urgent is true when an OOM (or CPU starvation) since the last scaling let scale-up parts skip
+	// stabilization and minChange.
+	Urgent bool
+	// Changed is true when replicas or any request or limit is to change.
+	Changed bool
+}
+
+// Decide computes the Hvpa decision (SCALING.md sections 2 to 6) for a spec and the observed state.
+func Decide(spec *Spec, st State) (Decision, error) {
+	if st.Replicas < 0 {
+		return Decision{}, fmt.Errorf("replicas: %d is negative", st.Replicas)
+	}
+	if len(spec.Intervals) == 0 {
+		return Decision{}, fmt.Errorf("scalingIntervals: at least one interval is needed")
+	}
+	c := st.Replicas
+	d := Decision{
+		Intervals:       EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap),
+		CurrentReplicas: c,
+		Urgent:          st.OOMSinceLastScaling,
+	}
+	current := make(map[string]Container, len(st.Containers))
+	for _, k := range st.Containers {
+		current[k.Name] = k
+	}
+	recs := make(map[string]Recommendation, len(st.Recommendation))
+	for _, r := range st.Recommendation {
+		recs[r.Name] = r
+	}
+
+	// Section 2: totals, and the HPA record.
+	var h int32
+	var basis map[string]Values
+	if st.HPA != nil {
+		h = st.HPA.Desired
+		basis = st.HPA.Basis
+		if basis == nil {
+			basis = make(map[string]Values, len(st.Containers))
+			for _, k := range st.Containers {
+				basis[k.Name] = k.Requests
+			}
+		}
+		d.HPA = &HPARecord{Desired: h, Basis: basis}
+		if !spec.HPAUtilization {
+			d.HPAFloor = h
+		}
+	}
+	for _, k := range st.Containers {
+		pol := spec.PolicyFor(k.Name)
+		if pol.Off {
+			continue
+		}
+		for _, r := range Resources {
+			if !pol.Controlled[r] {
+				continue
+			}
+			t := Total{Container: k.Name, Resource: r, Total: -1}
+			if rec, ok := recs[k.Name]; ok {
+				u, has := rec.UncappedTarget.Get(r)
+				if !has {
+					u, has = rec.Target.Get(r)
+				}
+				if has {
+					t.Total, t.Source = float64(c)*u, SourceVPA
+				}
+			}
+			if st.HPA != nil && spec.HPAUtilization {
+				if b, ok := basis[k.Name].Get(r); ok {
+					if th := float64(h) * b; th > t.Total {
+						t.Total, t.Source = th, SourceHPA
+					}
+				}
+			}
+			if t.Total < 0 {
+				continue
+			}
+			t.Replicas, t.Interval, t.Saturated = selectReplicas(d.Intervals, c, t.Total, r)
+			d.Totals = append(d.Totals, t)
+		}
+	}
+
+	// Section 3: desired replicas.
+	limited := []string{}
+	switch {
+	case c == 0:
+		d.DesiredReplicas = 0
+	case len(d.Totals) == 0 && d.HPAFloor == 0:
+		d.DesiredReplicas = c
+	default:
+		want := d.HPAFloor
+		for _, t := range d.Totals {
+			want = max(want, t.Replicas)
+			if t.Saturated {
+				limited = append(limited, fmt.Sprintf("%s/%s total %s is above the top interval's %s", t.Container, t.Resource,
+					Format(t.Resource, t.Total), Format(t.Resource, d.Intervals[len(d.Intervals)-1].Up[t.Resource])))
+				d.Blocked = append(d.Blocked, BlockedPart{Part: t.Container + "/" + t.Resource.String(), Direction: hvpav1alpha1.DirectionUp,
+					Reason: hvpav1alpha1.BlockReasonSaturated, Message: limited[len(limited)-1]})
+			}
+		}
+		d.DesiredReplicas = want
+	}
+	if c > 0 {
+		if d.DesiredReplicas > spec.MaxReplicas {
+			limited = append(limited, fmt.Sprintf("%d replicas wanted, maxReplicas is %d", d.DesiredReplicas, spec.MaxReplicas))
+			d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: hvpav1alpha1.DirectionUp, Reason: hvpav1alpha1.BlockReasonSaturated,
+				Message: limited[len(limited)-1]})
+			d.DesiredReplicas = spec.MaxReplicas
+		}
+		d.DesiredReplicas = max(d.DesiredReplicas, spec.MinReplicas)
+	}
+
+	// Section 5 for replicas: gate the replica change; a blocked change keeps the current count.
+	d.Replicas = d.DesiredReplicas
+	if d.Replicas != c {
+		dir := direction(float64(d.Replicas), float64(c))
+		if reason, msg, blocked := gate(spec, st, dir, nil, 0, 0); blocked {
+			d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: dir, Reason: reason,
+				Message: fmt.Sprintf("replicas %d -> %d: %s", c, d.DesiredReplicas, msg)})
+			d.Replicas = c
+		}
+	}
+
+	// Section 4 for the desired replicas (Wanted) and for the replicas to apply; section 5 per (k, R).
+	wanted := perPodValues(spec, d.Intervals, d.Totals, current, c, d.DesiredReplicas)
+	applied := wanted
+	if d.Replicas != d.DesiredReplicas {
+		applied = perPodValues(spec, d.Intervals, d.Totals, current, c, d.Replicas)
+	}
+	for _, k := range st.Containers {
+		w, ok := applied[k.Name]
+		if !ok {
+			continue
+		}
+		cd := ContainerDecision{Name: k.Name, Current: k, Wanted: wanted[k.Name].values, Requests: k.Requests, Notes: w.notes}
+		for _, r := range Resources {
+			pNew, ok := w.values.Get(r)
+			if !ok {
+				continue
+			}
+			pCur, hasCur := k.Requests.Get(r)
+			if hasCur && pNew == pCur {
+				continue
+			}
+			tNew, tCur := float64(d.Replicas)*pNew, float64(c)*pCur
+			dir := direction(tNew, tCur)
+			if tNew == tCur {
+				dir = direction(pNew, pCur)
+			}
+			if reason, msg, blocked := gate(spec, st, dir, &r, tNew, tCur); blocked {
+				d.Blocked = append(d.Blocked, BlockedPart{Part: k.Name + "/" + r.String(), Direction: dir, Reason: reason,
+					Message: fmt.Sprintf("%s %s per pod %s -> %s (total %s -> %s): %s", k.Name, r, Format(r, pCur), Format(r, pNew),
+						Format(r, tCur), Format(r, tNew), msg)})
+				continue
+			}
+			cd.Requests.Set(r, pNew)
+		}
+		// Section 6: limits follow the applied requests.
+		var notes []string
+		cd.Requests, cd.Limits, notes = Limits(spec.PolicyFor(k.Name), spec.LimitsGap, k, cd.Requests, st.LimitRange)
+		cd.Notes = append(cd.Notes, notes...)
+		d.Containers = append(d.Containers, cd)
+	}
+	if st.LimitRange != nil {
+		podNotes := ApplyPodLimitRange(d.Containers, *st.LimitRange)
+		if len(podNotes) > 0 && len(d.Containers) > 0 {
+			d.Containers[0].Notes = append(d.Containers[0].Notes, podNotes...)
+		}
+	}
+
+	d.Changed = d.Replicas != c
+	for _, cd := range d.Containers {
+		if cd.Requests != cd.Current.Requests || cd.Limits != cd.Current.Limits {
+			d.Changed = true
+		}
+	}
+	d.Conditions = conditions(d, c, limited)
+	return d, nil
+}
+
+// selectReplicas implements section 3 for one total: the replicas it asks for, the chosen interval, and
+// whether it is saturated (above the top interval).
+func selectReplicas(iv []EffectiveInterval, c int32, t float64, r Resource) (int32, int, bool) {
+	jc := -1
+	for j := range iv {
+		if iv[j].Replicas == c {
+			jc = j
+			break
+		}
+	}
+	firstFit := func() (int32, int, bool) {
+		for j := range iv {
+			if t <= iv[j].Up[r] {
+				return iv[j].Replicas, j, false
+			}
+		}
+		last := len(iv) - 1
+		return iv[last].Replicas, last, true
+	}
+	if jc < 0 {
+		return firstFit() // c is not an effective interval's replica count: scale up from 0
+	}
+	switch {
+	case t > iv[jc].Up[r]:
+		return firstFit()
+	case t < iv[jc].Down[r]:
+		for j := jc - 1; j >= 0; j-- {
+			if t >= iv[j].Down[r] {
+				return iv[j].Replicas, j, false
+			}
+		}
+		return iv[0].Replicas, 0, false
+	}
+	return c, jc, false
+}
+
+type podValues struct {
+	values Values
+	notes  []string
+}
+
+// intervalFor is the effective interval that holds replica count n: the one with n replicas, else the first
+// with more, else the last.
+func intervalFor(iv []EffectiveInterval, n int32) EffectiveInterval {
+	for _, e := range iv {
+		if e.Replicas >= n {
+			return e
+		}
+	}
+	return iv[len(iv)-1]
+}
+
+// perPodValues implements section 4: the per-pod values of each scaled (container, resource) for n replicas.
+func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current map[string]Container, c, n int32) map[string]podValues {
+	out := map[string]podValues{}
+	if n == 0 {
+		return out
+	}
+	in := intervalFor(iv, n)
+	for _, t := range totals {
+		pol := spec.PolicyFor(t.Container)
+		r := t.Resource
+		pCur, _ := current[t.Container].Requests.Get(r)
+		var p float64
+		switch {
+		case n == c:
+			p = t.Total / float64(c)
+		default:
+			base := spec.Base[r]
+			baseCur := base.Base(pCur) * float64(c)
+			naive := t.Total / float64(n)
+			adj := naive
+			if pCur*float64(c) > baseCur {
+				adj = (t.Total - baseCur + base.Base(naive)*float64(n)) / float64(n)
+			}
+			if n > c {
+				p = max(pCur, adj)
+			} else {
+				p = adj
+			}
+		}
+		pv := out[t.Container]
+		if pinned, ok := in.Pinned.Get(r); ok {
+			p = pinned
+		}
+		if lo, ok := pol.MinAllowed.Get(r); ok && p < lo {
+			p = lo
+			pv.notes = append(pv.notes, fmt.Sprintf("%s raised to minAllowed %s", r, Format(r, lo)))
+		}
+		if hi, ok := pol.MaxAllowed.Get(r); ok && p > hi {
+			p = hi
+			pv.notes = append(pv.notes, fmt.Sprintf("%s capped to maxAllowed %s", r, Format(r, hi)))
+		}
+		if hi := in.PerPodMax(r); p > hi {
+			p = hi
+			pv.notes = append(pv.notes, fmt.Sprintf("%s capped to the per-pod maximum %s of the %d-replica interval", r, Format(r, hi), in.Replicas))
+		}
+		pv.values.Set(r, RoundUp(p))
+		out[t.Container] = pv
+	}
+	return out
+}
+
+// gate implements section 5 for one part: whether the policy of its direction blocks it now, and why.
+// r and the totals are given for (container, resource) parts (minChange is on totals); nil for replicas.
+func gate(spec *Spec, st State, dir hvpav1alpha1.Direction, r *Resource, tNew, tCur float64) (hvpav1alpha1.BlockReason, string, bool) {
+	pol := spec.ScaleUp
+	if dir == hvpav1alpha1.DirectionDown {
+		pol = spec.ScaleDown
+	}
+	switch pol.Mode {
+	case UpdateModeOff:
+		return hvpav1alpha1.BlockReasonUpdatePolicy, fmt.Sprintf("scale%s updateMode is Off", dir), true
+	case UpdateModeMaintenanceWindow:
+		if spec.Window == nil || !spec.Window.Contains(st.Now) {
+			return hvpav1alpha1.BlockReasonMaintenanceWindow, fmt.Sprintf("scale%s waits for the maintenance window", dir), true
+		}
+	}
+	urgent := st.OOMSinceLastScaling && dir == hvpav1alpha1.DirectionUp
+	if !urgent && pol.Stabilization > 0 && st.LastScaleTime != nil {
+		if since := st.Now.Sub(*st.LastScaleTime); since < pol.Stabilization {
+			return hvpav1alpha1.BlockReasonStabilizationWindow,
+				fmt.Sprintf("last scaling was %s ago, scale%s stabilization is %s", since.Round(1e9), dir, pol.Stabilization), true
+		}
+	}
+	if !urgent && r != nil && pol.MinChange[*r] != nil {
+		th := pol.MinChange[*r].Threshold(tCur)
+		if math.Abs(tNew-tCur) < th {
+			return hvpav1alpha1.BlockReasonMinChange, fmt.Sprintf("change %s is below scale%s minChange %s",
+				Format(*r, math.Abs(tNew-tCur)), dir, Format(*r, th)), true
+		}
+	}
+	return "", "", false
+}
+
+func direction(after, before float64) hvpav1alpha1.Direction {
+	if after < before {
+		return hvpav1alpha1.DirectionDown
+	}
+	return hvpav1alpha1.DirectionUp
+}
+
+func conditions(d Decision, c int32, limited []string) []Condition {
+	var out []Condition
+	switch {
+	case c == 0:
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "False", "ScalingDisabled", "the target has 0 replicas; hvpa does not scale up from zero"})
+	case len(d.Totals) == 0 && d.HPAFloor == 0:
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "False", "NoRecommendation", "no recommendation and no HPA input for any scaled container"})
+	default:
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "True", "ValidRecommendation", fmt.Sprintf("%d totals considered", len(d.Totals))})
+	}
+	for _, cd := range d.Containers {
+		for _, n := range cd.Notes {
+			if strings.Contains(n, "capped") {
+				limited = append(limited, cd.Name+": "+n)
+			}
+		}
+	}
+	if len(limited) > 0 {
+		sort.Strings(limited[1:])
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, "True", "Limited", strings.Join(limited, "; ")})
+	} else {
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, "False", "WithinBounds", "the desired scaling is within every bound"})
+	}
+	return out
+}
+
+// RoundUp rounds an amount up to a whole base unit (millicore or byte), forgiving float noise.
+func RoundUp(x float64) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	return math.Ceil(x - math.Max(1e-9, math.Abs(x)*1e-12))
+}
+
+// Format renders an amount of r the way Kubernetes quantities read (millicores as "825m", bytes with binary
+// suffixes when exact).
+func Format(r Resource, x float64) string {
+	if math.IsInf(x, 1) {
+		return "unbounded"
+	}
+	if r == CPU {
+		m := RoundUp(x)
+		if math.Mod(m, 1000) == 0 {
+			return fmt.Sprintf("%.0f", m/1000)
+		}
+		return fmt.Sprintf("%.0fm", m)
+	}
+	b := RoundUp(x)
+	for _, u := range []struct {
+		s string
+		f float64
+	}{{"Ti", 1 << 40}, {"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10}} {
+		if b >= u.f && math.Mod(b, u.f) == 0 {
+			return fmt.Sprintf("%.0f%s", b/u.f, u.s)
+		}
+	}
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.2fGi", b/(1<<30))
+	}
+	if b >= 1<<20 {
+		return fmt.Sprintf("%.2fMi", b/(1<<20))
+	}
+	return fmt.Sprintf("%.0f", b)
+}

@@ -1,0 +1,345 @@
+package scaling
+
+import (
+	"fmt"
+	"math"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+// ResourceName is the Kubernetes name of r.
+func (r Resource) ResourceName() corev1.ResourceName { return corev1.ResourceName(r.String()) }
+
+// Amount converts a quantity of r to base units (millicores for CPU, bytes for memory).
+func Amount(r Resource, q resource.Quantity) float64 {
+	if r == CPU {
+		return q.AsApproximateFloat64() * 1000
+	}
+	return q.AsApproximateFloat64()
+}
+
+// Quantity converts an amount of r in base units to a Kubernetes quantity, rounded up to a whole unit.
+func Quantity(r Resource, x float64) resource.Quantity {
+	if r == CPU {
+		return *resource.NewMilliQuantity(int64(RoundUp(x)), resource.DecimalSI)
+	}
+	return *resource.NewQuantity(int64(RoundUp(x)), resource.BinarySI)
+}
+
+// FromResourceList converts a ResourceList to Values (only cpu and memory); negative amounts are errors.
+func FromResourceList(l corev1.ResourceList, path *field.Path) (Values, field.ErrorList) {
+	var v Values
+	var errs field.ErrorList
+	for _, r := range Resources {
+		if q, ok := l[r.ResourceName()]; ok {
+			if q.Sign() < 0 {
+				errs = append(errs, field.Invalid(path.Key(r.String()), q.String(), "must not be negative"))
+				continue
+			}
+			v.Set(r, Amount(r, q))
+		}
+	}
+	return v, errs
+}
+
+// ToResourceList converts Values to a ResourceList.
+func ToResourceList(v Values) corev1.ResourceList {
+	if v.Empty() {
+		return nil
+	}
+	l := corev1.ResourceList{}
+	for _, r := range Resources {
+		if x, ok := v.Get(r); ok {
+			l[r.ResourceName()] = Quantity(r, x)
+		}
+	}
+	return l
+}
+
+func scaledValues(s *hvpav1alpha1.ScaledResources, path *field.Path) (Values, field.ErrorList) {
+	var v Values
+	var errs field.ErrorList
+	if s == nil {
+		return v, nil
+	}
+	for r, q := range map[Resource]*resource.Quantity{CPU: s.CPU, Memory: s.Memory} {
+		if q == nil {
+			continue
+		}
+		if q.Sign() < 0 {
+			errs = append(errs, field.Invalid(path.Child(r.String()), q.String(), "must not be negative"))
+			continue
+		}
+		v.Set(r, Amount(r, *q))
+	}
+	return v, errs
+}
+
+func changeParams(r Resource, c *hvpav1alpha1.ChangeParams, path *field.Path) (*ChangeParams, field.ErrorList) {
+	if c == nil {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	out := &ChangeParams{}
+	if c.Value != nil {
+		if c.Value.Sign() < 0 {
+			errs = append(errs, field.Invalid(path.Child("value"), c.Value.String(), "must not be negative"))
+		}
+		out.Value, out.HasValue = Amount(r, *c.Value), true
+	}
+	if c.Percentage != nil {
+		if *c.Percentage < 0 || *c.Percentage > 100 {
+			errs = append(errs, field.Invalid(path.Child("percentage"), *c.Percentage, "must be from 0 to 100"))
+		}
+		out.Percentage, out.HasPercentage = float64(*c.Percentage), true
+	}
+	if !out.HasValue && !out.HasPercentage {
+		errs = append(errs, field.Required(path, "set value, percentage, or both"))
+	}
+	return out, errs
+}
+
+func resourceChangeParams(c *hvpav1alpha1.ResourceChangeParams, path *field.Path) ([NumResources]*ChangeParams, field.ErrorList) {
+	var out [NumResources]*ChangeParams
+	if c == nil {
+		return out, nil
+	}
+	var errs, e field.ErrorList
+	out[CPU], e = changeParams(CPU, c.CPU, path.Child("cpu"))
+	errs = append(errs, e...)
+	out[Memory], e = changeParams(Memory, c.Memory, path.Child("memory"))
+	return out, append(errs, e...)
+}
+
+// ContainerPolicies converts VPA container policies to plain values.
+func ContainerPolicies(rp *vpav1.PodResourcePolicy, path *field.Path) ([]ContainerPolicy, field.ErrorList) {
+	if rp == nil {
+		return nil, nil
+	}
+	var out []ContainerPolicy
+	var errs field.ErrorList
+	for i, p := range rp.ContainerPolicies {
+		pp := path.Child("containerPolicies").Index(i)
+		cp := ContainerPolicy{Name: p.ContainerName, Controlled: [NumResources]bool{true, true}, ControlledValues: RequestsAndLimits}
+		if cp.Name == "" {
+			cp.Name = "*"
+		}
+		cp.Off = p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff
+		var e field.ErrorList
+		cp.MinAllowed, e = FromResourceList(p.MinAllowed, pp.Child("minAllowed"))
+		errs = append(errs, e...)
+		cp.MaxAllowed, e = FromResourceList(p.MaxAllowed, pp.Child("maxAllowed"))
+		errs = append(errs, e...)
+		for _, r := range Resources {
+			lo, okLo := cp.MinAllowed.Get(r)
+			hi, okHi := cp.MaxAllowed.Get(r)
+			if okLo && okHi && lo > hi {
+				errs = append(errs, field.Invalid(pp.Child("minAllowed").Key(r.String()), Format(r, lo),
+					fmt.Sprintf("must not be greater than maxAllowed %s", Format(r, hi))))
+			}
+		}
+		if p.ControlledResources != nil {
+			cp.Controlled = [NumResources]bool{}
+			for _, name := range *p.ControlledResources {
+				for _, r := range Resources {
+					if name == r.ResourceName() {
+						cp.Controlled[r] = true
+					}
+				}
+			}
+		}
+		if p.ControlledValues != nil {
+			cp.ControlledValues = ControlledValues(*p.ControlledValues)
+		}
+		if rl := p.RequestToLimitRatio; rl != nil {
+			for r, x := range map[Resource]*vpav1.ResourceRequestToLimitRatio{CPU: rl.CPU, Memory: rl.Memory} {
+				if x == nil {
+					continue
+				}
+				rp := pp.Child("requestToLimitRatio", r.String())
+				switch x.Type {
+				case vpav1.RequestToLimitRatioFactor:
+					if x.Factor == nil || *x.Factor < 1 {
+						errs = append(errs, field.Invalid(rp.Child("factor"), x.Factor, "type Factor needs factor >= 1"))
+						continue
+					}
+					cp.Ratio[r] = &Ratio{Type: RatioFactor, Factor: *x.Factor}
+				case vpav1.RequestToLimitRatioQuantity:
+					if x.Quantity == nil || x.Quantity.Sign() < 0 {
+						errs = append(errs, field.Invalid(rp.Child("quantity"), x.Quantity, "type Quantity needs a quantity >= 0"))
+						continue
+					}
+					cp.Ratio[r] = &Ratio{Type: RatioQuantity, Quantity: Amount(r, *x.Quantity)}
+				default:
+					errs = append(errs, field.NotSupported(rp.Child("type"), x.Type, []string{"Factor", "Quantity"}))
+				}
+			}
+		}
+		out = append(out, cp)
+	}
+	return out, errs
+}
+
+func policy(p *hvpav1alpha1.ScaleParams, path *field.Path) (Policy, field.ErrorList) {
+	out := Policy{Mode: UpdateModeAuto}
+	if p == nil {
+		return out, nil
+	}
+	var errs field.ErrorList
+	if p.UpdatePolicy != nil && p.UpdatePolicy.UpdateMode != nil {
+		out.Mode = UpdateMode(*p.UpdatePolicy.UpdateMode)
+		switch out.Mode {
+		case UpdateModeAuto, UpdateModeOff, UpdateModeMaintenanceWindow:
+		default:
+			errs = append(errs, field.NotSupported(path.Child("updatePolicy", "updateMode"), out.Mode, []string{"Auto", "Off", "MaintenanceWindow"}))
+		}
+	}
+	if p.StabilizationDuration != nil {
+		if p.StabilizationDuration.Duration < 0 {
+			errs = append(errs, field.Invalid(path.Child("stabilizationDuration"), p.StabilizationDuration.String(), "must not be negative"))
+		}
+		out.Stabilization = p.StabilizationDuration.Duration
+	}
+	var e field.ErrorList
+	out.MinChange, e = resourceChangeParams(p.MinChange, path.Child("minChange"))
+	return out, append(errs, e...)
+}
+
+// FromHvpa converts and validates an Hvpa spec, applying the documented defaults. Every error names its
+// field.
+func FromHvpa(h *hvpav1alpha1.Hvpa) (*Spec, field.ErrorList) {
+	sp := field.NewPath("spec")
+	s := &Spec{MinReplicas: 1, HPAUtilization: true}
+	var errs, e field.ErrorList
+	hasHPAMax := false
+	if h.Spec.HPA != nil {
+		t := h.Spec.HPA.Template
+		if t.MinReplicas != nil {
+			s.MinReplicas = *t.MinReplicas
+		}
+		s.MaxReplicas, hasHPAMax = t.MaxReplicas, true
+		if s.MinReplicas < 1 {
+			errs = append(errs, field.Invalid(sp.Child("hpa", "template", "minReplicas"), s.MinReplicas, "must be at least 1"))
+		}
+		if s.MaxReplicas < s.MinReplicas {
+			errs = append(errs, field.Invalid(sp.Child("hpa", "template", "maxReplicas"), s.MaxReplicas, "must not be less than minReplicas"))
+		}
+		s.HPAUtilization = utilizationOnly(t.Metrics)
+	}
+	if h.Spec.VPA != nil {
+		s.Policies, e = ContainerPolicies(h.Spec.VPA.Template.ResourcePolicy, sp.Child("vpa", "template", "resourcePolicy"))
+		errs = append(errs, e...)
+	}
+	// maxResources defaults to the VPA template's maxAllowed: the largest over the container policies.
+	var maxAllowed Values
+	for _, p := range s.Policies {
+		for _, r := range Resources {
+			if x, ok := p.MaxAllowed.Get(r); ok {
+				if cur, had := maxAllowed.Get(r); !had || x > cur {
+					maxAllowed.Set(r, x)
+				}
+			}
+		}
+	}
+	ip := sp.Child("scalingIntervals")
+	if len(h.Spec.ScalingIntervals) == 0 {
+		errs = append(errs, field.Required(ip, "at least one scaling interval is needed"))
+	}
+	for i, in := range h.Spec.ScalingIntervals {
+		p := ip.Index(i)
+		out := Interval{}
+		switch {
+		case in.MaxReplicas != nil:
+			out.MaxReplicas = *in.MaxReplicas
+		case i == len(h.Spec.ScalingIntervals)-1 && hasHPAMax:
+			out.MaxReplicas = s.MaxReplicas
+		case i == len(h.Spec.ScalingIntervals)-1:
+			errs = append(errs, field.Required(p.Child("maxReplicas"), "the last interval has no maxReplicas and there is no spec.hpa.template.maxReplicas to default it from"))
+		default:
+			errs = append(errs, field.Required(p.Child("maxReplicas"), "only the last interval may omit maxReplicas"))
+		}
+		if out.MaxReplicas < 1 && in.MaxReplicas != nil {
+			errs = append(errs, field.Invalid(p.Child("maxReplicas"), out.MaxReplicas, "must be at least 1"))
+		}
+		out.MaxResources, e = scaledValues(in.MaxResources, p.Child("maxResources"))
+		errs = append(errs, e...)
+		for _, r := range Resources {
+			if x, ok := maxAllowed.Get(r); ok && !out.MaxResources.Has(r) {
+				out.MaxResources.Set(r, x)
+			}
+		}
+		if in.EffectiveIntervalExtrapolation != nil {
+			out.Extrapolation = Extrapolation(*in.EffectiveIntervalExtrapolation)
+			switch out.Extrapolation {
+			case ExtrapolationLinear, ExtrapolationHorizontalOnly:
+			default:
+				errs = append(errs, field.NotSupported(p.Child("effectiveIntervalExtrapolation"), out.Extrapolation, []string{"linear", "horizontalOnly"}))
+			}
+		}
+		if i > 0 {
+			prev := s.Intervals[i-1]
+			if out.MaxReplicas <= prev.MaxReplicas {
+				errs = append(errs, field.Invalid(p.Child("maxReplicas"), out.MaxReplicas,
+					fmt.Sprintf("maxReplicas must strictly increase: interval %d has %d", i-1, prev.MaxReplicas)))
+			}
+			for _, r := range Resources {
+				a, okA := prev.MaxResources.Get(r)
+				b, okB := out.MaxResources.Get(r)
+				if okA && okB && b < a {
+					errs = append(errs, field.Invalid(p.Child("maxResources", r.String()), Format(r, b),
+						fmt.Sprintf("maxResources must not decrease: interval %d has %s", i-1, Format(r, a))))
+				}
+			}
+		}
+		s.Intervals = append(s.Intervals, out)
+	}
+	if len(s.Intervals) > 0 {
+		if first := s.Intervals[0].MaxReplicas; first > 0 && first < s.MinReplicas {
+			errs = append(errs, field.Invalid(ip.Index(0).Child("maxReplicas"), first,
+				fmt.Sprintf("the first interval ends below hpa.template.minReplicas %d", s.MinReplicas)))
+		}
+		if !hasHPAMax {
+			s.MaxReplicas = s.Intervals[len(s.Intervals)-1].MaxReplicas
+		}
+	}
+	s.Overlap, e = resourceChangeParams(h.Spec.ScalingIntervalsOverlap, sp.Child("scalingIntervalsOverlap"))
+	errs = append(errs, e...)
+	s.Base, e = resourceChangeParams(h.Spec.BaseResourcesPerReplica, sp.Child("baseResourcesPerReplica"))
+	errs = append(errs, e...)
+	s.LimitsGap, e = resourceChangeParams(h.Spec.LimitsRequestsGapScaleParams, sp.Child("limitsRequestsGapScaleParams"))
+	errs = append(errs, e...)
+	s.ScaleUp, e = policy(h.Spec.ScaleUp, sp.Child("scaleUp"))
+	errs = append(errs, e...)
+	s.ScaleDown, e = policy(h.Spec.ScaleDown, sp.Child("scaleDown"))
+	errs = append(errs, e...)
+	if w := h.Spec.MaintenanceTimeWindow; w != nil {
+		win, err := NewWindow(w.Begin, w.End)
+		if err != nil {
+			errs = append(errs, field.Invalid(sp.Child("maintenanceTimeWindow"), w.Begin+"-"+w.End, err.Error()))
+		}
+		s.Window = win
+	} else if s.ScaleUp.Mode == UpdateModeMaintenanceWindow || s.ScaleDown.Mode == UpdateModeMaintenanceWindow {
+		errs = append(errs, field.Required(sp.Child("maintenanceTimeWindow"), "updateMode MaintenanceWindow needs a window (begin and end as HHMMSS+ZZZZ)"))
+	}
+	return s, errs
+}
+
+// utilizationOnly reports whether every HPA metric is a Resource metric with a Utilization target. No
+// metrics means the HPA's default, 80% CPU utilization.
+func utilizationOnly(metrics []autoscalingv2.MetricSpec) bool {
+	for _, m := range metrics {
+		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil || m.Resource.Target.Type != autoscalingv2.UtilizationMetricType {
+			return false
+		}
+	}
+	return true
+}
+
+// finite turns an unbounded amount into a ResourceList-free marker for printing.
+func finite(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }

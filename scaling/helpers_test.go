@@ -1,0 +1,83 @@
+package scaling
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+const gi = float64(1 << 30)
+
+// epIntervals are the HVPA-EP-0001 kube-apiserver intervals: per pod 0.5/1/2/4/8 CPU and 2/4/8/16/32 Gi.
+func epIntervals() []Interval {
+	return []Interval{
+		{MaxReplicas: 1, MaxResources: V(500, 2*gi)},
+		{MaxReplicas: 2, MaxResources: V(1000, 4*gi)},
+		{MaxReplicas: 3, MaxResources: V(2000, 8*gi)},
+		{MaxReplicas: 4, MaxResources: V(4000, 16*gi)},
+		{MaxReplicas: 5, MaxResources: V(8000, 32*gi)},
+	}
+}
+
+func pct(p float64) *ChangeParams { return &ChangeParams{Percentage: p, HasPercentage: true} }
+
+func valPct(v, p float64) *ChangeParams {
+	return &ChangeParams{Value: v, HasValue: true, Percentage: p, HasPercentage: true}
+}
+
+// epSpec is an Hvpa on the EP-0001 intervals with 30% overlap, everything applied at once (Auto, no
+// stabilization, no minChange) and one container "app" with the default policy.
+func epSpec() *Spec {
+	return &Spec{
+		MinReplicas: 1, MaxReplicas: 5,
+		Intervals:      epIntervals(),
+		Overlap:        [NumResources]*ChangeParams{pct(30), pct(30)},
+		ScaleUp:        Policy{Mode: UpdateModeAuto},
+		ScaleDown:      Policy{Mode: UpdateModeAuto},
+		HPAUtilization: true,
+	}
+}
+
+// vpaState is one container "app" at c replicas with per-pod requests req and a VPA uncapped target such
+// that the VPA total is total (both in base units; a negative argument leaves that resource out).
+func vpaState(c int32, req Values, totalCPU, totalMem float64) State {
+	var u Values
+	if totalCPU >= 0 {
+		u.Set(CPU, totalCPU/float64(c))
+	}
+	if totalMem >= 0 {
+		u.Set(Memory, totalMem/float64(c))
+	}
+	return State{
+		Now:            time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC),
+		Replicas:       c,
+		Containers:     []Container{{Name: "app", Requests: req}},
+		Recommendation: []Recommendation{{Name: "app", Target: u, UncappedTarget: u}},
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+
+func mustDecide(t *testing.T, s *Spec, st State) Decision {
+	t.Helper()
+	d, err := Decide(s, st)
+	if err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	return d
+}
+
+func request(t *testing.T, d Decision, name string, r Resource) float64 {
+	t.Helper()
+	for _, c := range d.Containers {
+		if c.Name == name {
+			v, ok := c.Requests.Get(r)
+			if !ok {
+				t.Fatalf("container %s has no %s request in the decision", name, r)
+			}
+			return v
+		}
+	}
+	t.Fatalf("container %s is not in the decision", name)
+	return 0
+}

@@ -1,0 +1,69 @@
+package scaling
+
+import "testing"
+
+func TestLimits(t *testing.T) {
+	const mi = float64(1 << 20)
+	ratio := func(r Resource, x Ratio) [NumResources]*Ratio {
+		var out [NumResources]*Ratio
+		out[r] = &x
+		return out
+	}
+	cases := map[string]struct {
+		pol                ContainerPolicy
+		gap                [NumResources]*ChangeParams
+		cur                Container
+		req                Values
+		lr                 *LimitRange
+		wantReq, wantLimit Values
+	}{
+		"RequestsOnly leaves limits": {pol: ContainerPolicy{ControlledValues: RequestsOnly},
+			cur: Container{Requests: V(100, -1), Limits: V(500, -1)}, req: V(200, -1), wantReq: V(200, -1), wantLimit: V(500, -1)},
+		"RequestsOnly caps a request at the unchanged limit": {pol: ContainerPolicy{ControlledValues: RequestsOnly},
+			cur: Container{Requests: V(100, -1), Limits: V(500, -1)}, req: V(700, -1), wantReq: V(500, -1), wantLimit: V(500, -1)},
+		"RequestsAndLimits keeps the original ratio": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits},
+			cur: Container{Requests: V(100, 100*mi), Limits: V(300, 150*mi)}, req: V(200, 200*mi), wantReq: V(200, 200*mi), wantLimit: V(600, 300*mi)},
+		"no limit stays no limit": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits},
+			cur: Container{Requests: V(100, -1)}, req: V(200, -1), wantReq: V(200, -1), wantLimit: Values{}},
+		"requestToLimitRatio Factor 2": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits, Ratio: ratio(CPU, Ratio{Type: RatioFactor, Factor: 2})},
+			cur: Container{Requests: V(100, -1), Limits: V(1000, -1)}, req: V(250, -1), wantReq: V(250, -1), wantLimit: V(500, -1)},
+		"requestToLimitRatio Quantity 200Mi": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits, Ratio: ratio(Memory, Ratio{Type: RatioQuantity, Quantity: 200 * mi})},
+			cur: Container{Requests: V(-1, 100*mi)}, req: V(-1, 300*mi), wantReq: V(-1, 300*mi), wantLimit: V(-1, 500*mi)},
+		"gap raises a limit": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits}, gap: [NumResources]*ChangeParams{valPct(100, 50), nil},
+			cur: Container{Requests: V(100, -1), Limits: V(110, -1)}, req: V(400, -1), wantReq: V(400, -1), wantLimit: V(600, -1)},
+		"LimitRange max with ratio 1:4 (AEP-8515 example)": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits, Ratio: ratio(CPU, Ratio{Type: RatioFactor, Factor: 4})},
+			cur: Container{Requests: V(100, -1), Limits: V(400, -1)}, req: V(200, -1), lr: &LimitRange{ContainerMax: V(600, -1)},
+			wantReq: V(150, -1), wantLimit: V(600, -1)},
+		"LimitRange max without a limit caps the request": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits},
+			cur: Container{Requests: V(100, -1)}, req: V(900, -1), lr: &LimitRange{ContainerMax: V(600, -1)}, wantReq: V(600, -1), wantLimit: Values{}},
+		"LimitRange min raises request and limit together": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits},
+			cur: Container{Requests: V(100, -1), Limits: V(200, -1)}, req: V(50, -1), lr: &LimitRange{ContainerMin: V(100, -1)}, wantReq: V(100, -1), wantLimit: V(200, -1)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, lim, notes := Limits(tc.pol, tc.gap, tc.cur, tc.req, tc.lr)
+			if req != tc.wantReq || lim != tc.wantLimit {
+				t.Errorf("requests %+v limits %+v, want %+v %+v (notes %v)", req, lim, tc.wantReq, tc.wantLimit, notes)
+			}
+		})
+	}
+}
+
+func TestPodLimitRange(t *testing.T) {
+	cs := []ContainerDecision{
+		{Name: "a", Requests: V(300, -1), Limits: V(600, -1)},
+		{Name: "b", Requests: V(200, -1), Limits: V(400, -1)},
+	}
+	notes := ApplyPodLimitRange(cs, LimitRange{PodMax: V(500, -1)})
+	sum := 0.0
+	for _, c := range cs {
+		l, _ := c.Limits.Get(CPU)
+		sum += l
+	}
+	if sum > 500 || len(notes) != 1 {
+		t.Errorf("pod limits sum %v, want at most 500 with a note: %+v %v", sum, cs, notes)
+	}
+	if r, _ := cs[0].Requests.Get(CPU); r != 150 {
+		t.Errorf("container a request %v, want 150 (ratio kept)", r)
+	}
+}

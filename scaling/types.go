@@ -1,0 +1,244 @@
+package scaling
+
+import (
+	"fmt"
+	"time"
+)
+
+// Resource is a scaled resource.
+type Resource int
+
+// The scaled resources. Amounts are float64 in base units: millicores for CPU, bytes for memory.
+const (
+	CPU Resource = iota
+	Memory
+	NumResources
+)
+
+// Resources lists every scaled resource, in order.
+var Resources = [NumResources]Resource{CPU, Memory}
+
+func (r Resource) String() string {
+	switch r {
+	case CPU:
+		return "cpu"
+	case Memory:
+		return "memory"
+	}
+	return fmt.Sprintf("Resource(%d)", int(r))
+}
+
+// Values holds an optional amount per resource (millicores for CPU, bytes for memory).
+type Values struct {
+	v  [NumResources]float64
+	ok [NumResources]bool
+}
+
+// Get returns the amount of r and whether it is set.
+func (v Values) Get(r Resource) (float64, bool) { return v.v[r], v.ok[r] }
+
+// Has reports whether r is set.
+func (v Values) Has(r Resource) bool { return v.ok[r] }
+
+// Set sets the amount of r.
+func (v *Values) Set(r Resource, x float64) { v.v[r], v.ok[r] = x, true }
+
+// Unset removes r.
+func (v *Values) Unset(r Resource) { v.v[r], v.ok[r] = 0, false }
+
+// Empty reports whether no resource is set.
+func (v Values) Empty() bool { return !v.ok[CPU] && !v.ok[Memory] }
+
+// V builds Values from CPU millicores and memory bytes; a negative argument leaves that resource unset.
+func V(cpuMilli, memoryBytes float64) Values {
+	var v Values
+	if cpuMilli >= 0 {
+		v.Set(CPU, cpuMilli)
+	}
+	if memoryBytes >= 0 {
+		v.Set(Memory, memoryBytes)
+	}
+	return v
+}
+
+// ChangeParams is an amount given as an absolute value, a percentage, or both.
+type ChangeParams struct {
+	Value, Percentage       float64
+	HasValue, HasPercentage bool
+}
+
+// Base is base(x) = max(value, x * percentage / 100), 0 when nothing is set (SCALING.md "Words").
+func (c *ChangeParams) Base(x float64) float64 {
+	if c == nil {
+		return 0
+	}
+	b := 0.0
+	if c.HasValue {
+		b = c.Value
+	}
+	if c.HasPercentage {
+		b = max(b, x*c.Percentage/100)
+	}
+	return b
+}
+
+// Threshold is the minChange threshold for a current total x: min(value, percentage% of x) when both are
+// set, otherwise the one that is set; 0 when nothing is set.
+func (c *ChangeParams) Threshold(x float64) float64 {
+	switch {
+	case c == nil:
+		return 0
+	case c.HasValue && c.HasPercentage:
+		return min(c.Value, x*c.Percentage/100)
+	case c.HasValue:
+		return c.Value
+	case c.HasPercentage:
+		return x * c.Percentage / 100
+	}
+	return 0
+}
+
+// Extrapolation says how effective intervals are made inside one scaling interval.
+type Extrapolation string
+
+// The extrapolations.
+const (
+	ExtrapolationNone           Extrapolation = ""
+	ExtrapolationLinear         Extrapolation = "linear"
+	ExtrapolationHorizontalOnly Extrapolation = "horizontalOnly"
+)
+
+// Interval is one resolved scaling interval: its maxReplicas and per-pod maxResources, defaults applied.
+type Interval struct {
+	MaxReplicas   int32
+	MaxResources  Values
+	Extrapolation Extrapolation
+}
+
+// UpdateMode says whether the changes of one direction are applied.
+type UpdateMode string
+
+// The update modes.
+const (
+	UpdateModeAuto              UpdateMode = "Auto"
+	UpdateModeOff               UpdateMode = "Off"
+	UpdateModeMaintenanceWindow UpdateMode = "MaintenanceWindow"
+)
+
+// Policy gates the changes of one direction.
+type Policy struct {
+	Mode          UpdateMode
+	MinChange     [NumResources]*ChangeParams
+	Stabilization time.Duration
+}
+
+// ControlledValues says which values of a container are changed.
+type ControlledValues string
+
+// The controlled values.
+const (
+	RequestsAndLimits ControlledValues = "RequestsAndLimits"
+	RequestsOnly      ControlledValues = "RequestsOnly"
+)
+
+// RatioType is how a limit is derived from a request by a requestToLimitRatio.
+type RatioType string
+
+// The ratio types.
+const (
+	RatioFactor   RatioType = "Factor"
+	RatioQuantity RatioType = "Quantity"
+)
+
+// Ratio is a requestToLimitRatio for one resource: limit = request x Factor, or request + Quantity.
+type Ratio struct {
+	Type     RatioType
+	Factor   float64
+	Quantity float64
+}
+
+// ContainerPolicy is the resolved policy of one container name ("*" for every container without its own).
+type ContainerPolicy struct {
+	Name             string
+	Off              bool
+	MinAllowed       Values
+	MaxAllowed       Values
+	Controlled       [NumResources]bool
+	ControlledValues ControlledValues
+	Ratio            [NumResources]*Ratio
+}
+
+// Spec is an Hvpa's specification as plain values (see FromHvpa).
+type Spec struct {
+	MinReplicas, MaxReplicas int32
+	Intervals                []Interval
+	Overlap                  [NumResources]*ChangeParams
+	Base                     [NumResources]*ChangeParams
+	LimitsGap                [NumResources]*ChangeParams
+	ScaleUp, ScaleDown       Policy
+	Window                   *Window
+	Policies                 []ContainerPolicy
+	// HPAUtilization is true when every HPA metric is a Resource metric with a Utilization target: the
+	// HPA's desired replicas then make a total (h x basis); otherwise they are a replica floor.
+	HPAUtilization bool
+}
+
+// PolicyFor returns the policy of a container: its own, else the "*" policy, else the default (controlled
+// cpu and memory, RequestsAndLimits).
+func (s *Spec) PolicyFor(name string) ContainerPolicy {
+	var wildcard *ContainerPolicy
+	for i := range s.Policies {
+		switch s.Policies[i].Name {
+		case name:
+			return s.Policies[i]
+		case "*":
+			wildcard = &s.Policies[i]
+		}
+	}
+	if wildcard != nil {
+		p := *wildcard
+		p.Name = name
+		return p
+	}
+	return ContainerPolicy{Name: name, Controlled: [NumResources]bool{true, true}, ControlledValues: RequestsAndLimits}
+}
+
+// Container is the current per-pod requests and limits of one container.
+type Container struct {
+	Name     string
+	Requests Values
+	Limits   Values
+}
+
+// Recommendation is the recommender's per-pod recommendation for one container.
+type Recommendation struct {
+	Name           string
+	Target         Values
+	UncappedTarget Values
+}
+
+// HPAInput is the HPA's desired replicas and the per-pod requests in force when they last changed.
+type HPAInput struct {
+	Desired int32
+	// Basis per container; nil means the desired replicas just changed, so the current requests are the basis.
+	Basis map[string]Values
+}
+
+// LimitRange is the LimitRange bounds that apply to the target's namespace (zero Values: no bound).
+type LimitRange struct {
+	ContainerMin, ContainerMax Values
+	PodMin, PodMax             Values
+}
+
+// State is what the decision looks at besides the spec.
+type State struct {
+	Now            time.Time
+	Replicas       int32
+	Containers     []Container
+	Recommendation []Recommendation
+	HPA            *HPAInput
+	LastScaleTime  *time.Time
+	// OOMSinceLastScaling: a target pod was OOM-killed (or CPU-starved) since the last scaling.
+	OOMSinceLastScaling bool
+	LimitRange          *LimitRange
+}
