@@ -1,0 +1,133 @@
+package scaling
+
+import (
+	"math"
+	"testing"
+)
+
+// hpaModel plays the real HPA controller's replica arithmetic for one Resource CPU metric (the test's stand-in
+// for kube-controller-manager): Utilization target with a 10% tolerance, or AverageValue, and a scale-down
+// stabilization window of N syncs (the highest recommendation of the window wins).
+type hpaModel struct {
+	utilization  float64 // target utilization (0.8), or 0 for AverageValue
+	averageValue float64 // target average value per pod in millicores (AverageValue)
+	window       int     // scale-down stabilization window, in syncs
+	min, max     int32
+	history      []int32
+}
+
+func (h *hpaModel) desired(c int32, usage, perPodRequest float64) int32 {
+	var raw int32
+	if h.utilization > 0 {
+		ratio := usage / (float64(c) * perPodRequest) / h.utilization
+		raw = c
+		if math.Abs(ratio-1) > 0.1 {
+			raw = int32(math.Ceil(ratio * float64(c)))
+		}
+	} else {
+		raw = int32(math.Ceil(usage / h.averageValue))
+	}
+	raw = min(max(raw, h.min), h.max)
+	h.history = append(h.history, raw)
+	if len(h.history) > h.window+1 {
+		h.history = h.history[len(h.history)-h.window-1:]
+	}
+	out := raw
+	for _, x := range h.history { // scale-down stabilization: the highest of the window
+		out = max(out, x)
+	}
+	return out
+}
+
+type ratchetRun struct {
+	totals     []float64 // provided cpu total after each decision
+	replicas   int32
+	perPod     float64
+	fixedPoint bool
+}
+
+// runRatchet drives the decision with a constant CPU usage and the HPA model. naiveBasis multiplies HPA's
+// desired replicas by the CURRENT per-pod value (the unstable rule SCALING.md section 2 warns about) instead
+// of the basis recorded when the HPA's desired replicas last changed.
+func runRatchet(t *testing.T, hpa *hpaModel, usage float64, utilization, naiveBasis bool) ratchetRun {
+	t.Helper()
+	s := epSpec()
+	s.Intervals = []Interval{
+		{MaxReplicas: 1, MaxResources: V(500, -1)}, {MaxReplicas: 2, MaxResources: V(1000, -1)}, {MaxReplicas: 3, MaxResources: V(2000, -1)},
+		{MaxReplicas: 4, MaxResources: V(4000, -1)}, {MaxReplicas: 5, MaxResources: V(8000, -1)},
+	}
+	s.MaxReplicas = hpa.max
+	s.HPAUtilization = utilization
+	c, p := int32(3), 1000.0
+	var recorded *HPARecord
+	var run ratchetRun
+	unchanged := 0
+	for i := 0; i < 80; i++ {
+		h := hpa.desired(c, usage, p)
+		in := &HPAInput{Desired: h}
+		if recorded != nil && recorded.Desired == h && !naiveBasis {
+			in.Basis = recorded.Basis
+		}
+		st := vpaState(c, V(p, -1), usage*1.15, -1) // the VPA's uncapped target: usage x 1.15 in total
+		st.HPA = in
+		d := mustDecide(t, s, st)
+		recorded = d.HPA
+		newP := request(t, d, "app", CPU)
+		if d.Replicas == c && newP == p {
+			unchanged++
+		} else {
+			unchanged = 0
+		}
+		c, p = d.Replicas, newP
+		run.totals = append(run.totals, float64(c)*p)
+	}
+	run.replicas, run.perPod, run.fixedPoint = c, p, unchanged >= 20
+	return run
+}
+
+func TestHPARatchet(t *testing.T) {
+	const usage = 5000.0 // 5 CPU, constant
+	bound := 1.5 * usage / 0.8
+	for name, window := range map[string]int{"window 0": 0, "window 20 syncs": 20} {
+		t.Run(name, func(t *testing.T) {
+			run := runRatchet(t, &hpaModel{utilization: 0.8, window: window, min: 1, max: 10}, usage, true, false)
+			for i, total := range run.totals {
+				if total > bound {
+					t.Fatalf("decision %d provides %vm in total, above 1.5 x usage/target = %vm (totals %v)", i+1, total, bound, run.totals)
+				}
+			}
+			if !run.fixedPoint {
+				t.Fatalf("no fixed point: totals %v", run.totals)
+			}
+			if run.replicas != 4 || run.perPod != 1750 {
+				t.Errorf("settled at %d x %vm, want 4 x 1750m (SCALING.md reference)", run.replicas, run.perPod)
+			}
+		})
+	}
+	t.Run("negative control: the current per-pod value as basis ratchets", func(t *testing.T) {
+		run := runRatchet(t, &hpaModel{utilization: 0.8, window: 20, min: 1, max: 10}, usage, true, true)
+		worst := 0.0
+		for _, total := range run.totals {
+			worst = max(worst, total)
+		}
+		if worst <= bound {
+			t.Errorf("the naive basis stayed within %vm (max %vm): this test could not tell the two rules apart", bound, worst)
+		}
+	})
+}
+
+func TestHPAAverageValueIsAFloor(t *testing.T) {
+	const usage = 5000.0
+	run := runRatchet(t, &hpaModel{averageValue: 1000, window: 20, min: 1, max: 10}, usage, false, false)
+	if !run.fixedPoint {
+		t.Fatalf("no fixed point: totals %v", run.totals)
+	}
+	for i, total := range run.totals {
+		if total > 1.5*usage*1.15 {
+			t.Fatalf("decision %d provides %vm: the HPA floor grew the total (totals %v)", i+1, total, run.totals)
+		}
+	}
+	if run.replicas != 5 {
+		t.Errorf("settled at %d replicas, want the HPA floor 5", run.replicas)
+	}
+}
