@@ -74,6 +74,13 @@ test-integration: controlplane ## Only the Ginkgo suites on envtest with the loc
 test-e2e: controlplane build ## End-to-end suites: the real hvpa binary against the local control plane.
 	@if go list ./e2e/... >/dev/null 2>&1 && [ -n "$$(go list ./e2e/...)" ]; then go test -count=1 ./e2e/...; else echo "test-e2e: no e2e suites yet"; fi
 
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 5s) beyond its seed corpus.
+	@for pkg in $$(go list ./... | grep -v /e2e); do \
+		for f in $$(go test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f"; go test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) 2>&1 | tail -3 || exit 1; \
+		done; done
+
 .PHONY: bench
 bench: ## Run every benchmark with -benchmem.
 	go test -run '^$$' -bench . -benchmem $$(go list ./... | grep -v /e2e)

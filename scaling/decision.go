@@ -55,7 +55,10 @@ type BlockedPart struct {
 
 // Condition is a condition the decision sets on the Hvpa.
 type Condition struct {
-	Type, Status, Reason, Message string
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 }
 
 // HPARecord is the HPA input to keep in status: desired replicas and the per-pod basis in force when they
@@ -431,7 +434,10 @@ func RoundUp(x float64) float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return x
 	}
-	return math.Ceil(x - math.Max(1e-9, math.Abs(x)*1e-12))
+	if r := math.Ceil(x - math.Max(1e-9, math.Abs(x)*1e-12)); r != 0 {
+		return r
+	}
+	return 0 // never -0
 }
 
 // Format renders an amount of r the way Kubernetes quantities read (millicores as "825m", bytes with binary

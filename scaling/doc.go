@@ -1,0 +1,40 @@
+// Package scaling is the Hvpa decision as pure functions over plain values: effective scaling intervals,
+// totals per container and resource, desired replicas, per-pod values, limits and gating. It implements
+// ../shared/design/SCALING.md (the contract; section numbers below refer to it). It takes a `now` and never
+// reads a clock, and it imports no client: the Hvpa controller, the admission webhook, the updater and the
+// `hvpa intervals` / `hvpa decide` tools all call the same functions.
+//
+// Amounts are float64 in base units (millicores for CPU, bytes for memory); per-pod results are rounded up
+// to a whole millicore or byte (RoundUp forgives float noise below 1e-12 relative).
+//
+// # Choices where SCALING.md is silent
+//
+//   - Defaults (FromHvpa): maxResources of an interval defaults, per resource, to the largest maxAllowed of the
+//     VPA template's container policies; a resource with neither is unbounded in that interval (it never
+//     pushes the workload to another interval). Only the last interval may omit maxReplicas (defaulted from
+//     hpa.template.maxReplicas). Without spec.hpa, maxReplicas is the last interval's and minReplicas is 1.
+//     No HPA metrics means the HPA default (80% CPU Utilization), so the HPA total rule applies.
+//   - Non-decreasing maxResources is checked after defaulting (a defaulted value may not undercut an earlier
+//     interval). The first interval must reach minReplicas.
+//   - A maintenance window whose begin equals its end (after converting both to UTC) is refused: empty and
+//     whole-day are both plausible readings. Begin is inclusive, end exclusive.
+//   - Current replicas that are no effective interval's replica count (e.g. 7 with no extrapolation on 2 and
+//     5) are treated as a scale-up from 0 (section 3): the first interval that holds the total.
+//   - A workload at 0 replicas is never scaled (ScalingActive False, ScalingDisabled), like the HPA.
+//   - Without any total and without an HPA floor, the replica count stays as it is (no input, no change).
+//   - The per-pod maximum for a replica count that is no interval's (after clamping to min/max or the HPA
+//     floor) is that of the first interval with at least that many replicas (else the last). minAllowed
+//     raises a value before maxAllowed and the interval maximum cap it: the caps win.
+//   - A container without a total for a resource keeps its current request for it.
+//   - Gating order: updateMode (Off, MaintenanceWindow), then stabilization, then minChange; the first that
+//     blocks is the reason reported. minChange applies to (container, resource) parts only, never to the
+//     replica part. A per-pod part whose total does not change (replicas changed the other way) takes the
+//     direction of its per-pod change.
+//   - Saturation (a total above the top interval, or replicas above maxReplicas) is reported as a blocked
+//     part with reason Saturated and sets ScalingLimited; so do caps by maxAllowed or an interval maximum.
+//   - Limits (section 6): no limit stays no limit (also with limitsRequestsGapScaleParams); with
+//     RequestsOnly a request above the unchanged limit is capped to the limit (a request above its limit is
+//     an invalid pod). LimitRange: min is applied before max and max wins; a container without a limit has
+//     its request bounded. A LimitRange pod max scales every scaled container's request and limit by the
+//     same factor (limits rounded down so that the sum fits).
+package scaling
