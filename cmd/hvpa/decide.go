@@ -46,6 +46,16 @@ type minMax struct {
 	Max corev1.ResourceList `json:"max,omitempty"`
 }
 
+// values converts the bounds; a nil minMax has none.
+func (m *minMax) values(p *field.Path) (lo, hi scaling.Values, errs field.ErrorList) {
+	if m == nil {
+		return lo, hi, nil
+	}
+	lo, errs = scaling.FromResourceList(m.Min, p.Child("min"))
+	hi, e := scaling.FromResourceList(m.Max, p.Child("max"))
+	return lo, hi, append(errs, e...)
+}
+
 // decideOutput is what `hvpa decide` prints: the decision in the shapes the Hvpa status uses.
 type decideOutput struct {
 	Replicas struct {
@@ -186,18 +196,10 @@ func (in decideState) toState() (scaling.State, field.ErrorList) {
 	if lr := in.LimitRange; lr != nil {
 		st.LimitRange = &scaling.LimitRange{}
 		p := field.NewPath("limitRange")
-		if lr.Container != nil {
-			st.LimitRange.ContainerMin, e = scaling.FromResourceList(lr.Container.Min, p.Child("container", "min"))
-			errs = append(errs, e...)
-			st.LimitRange.ContainerMax, e = scaling.FromResourceList(lr.Container.Max, p.Child("container", "max"))
-			errs = append(errs, e...)
-		}
-		if lr.Pod != nil {
-			st.LimitRange.PodMin, e = scaling.FromResourceList(lr.Pod.Min, p.Child("pod", "min"))
-			errs = append(errs, e...)
-			st.LimitRange.PodMax, e = scaling.FromResourceList(lr.Pod.Max, p.Child("pod", "max"))
-			errs = append(errs, e...)
-		}
+		st.LimitRange.ContainerMin, st.LimitRange.ContainerMax, e = lr.Container.values(p.Child("container"))
+		errs = append(errs, e...)
+		st.LimitRange.PodMin, st.LimitRange.PodMax, e = lr.Pod.values(p.Child("pod"))
+		errs = append(errs, e...)
 	}
 	return st, errs
 }
