@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/simulate"
+)
+
+type policySource struct {
+	namespace, name string
+	policy          *vpav1.PodResourcePolicy
+}
+
+func newSimulateCommand() *cobra.Command {
+	var traceFile, outFile, vpaFile, hvpaFile, reportFile string
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "simulate --trace FILE [--out FILE] [--interval 1m] [--vpa vpa.yaml] [--hvpa hvpa.yaml] [--report report.html]",
+		Short: "Run the recommender on a usage trace and write its recommendations",
+		Long: `Run the recommender model on a usage trace (TRACE-FORMAT v1: CSV, plain or gzip; - reads standard input)
+on a simulated clock and write a recommendation row per (namespace, workload, container) every --interval.
+One VPA per workload with the default policy, unless --vpa (VerticalPodAutoscaler manifests) or --hvpa (Hvpa
+manifests) give policies: an object applies to the workload its targetRef names (and to its namespace, when
+it has one); an object whose targetRef name is "*" applies to every workload no other object names.
+A summary goes to standard error: samples, recommendations, wall time, samples/s, peak heap, and the quality
+of the targets against the usage that followed them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sources, err := loadPolicies(vpaFile, hvpaFile, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			in, err := openInput(traceFile, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			var out io.Writer = cmd.OutOrStdout()
+			if outFile != "" && outFile != "-" {
+				f, err := os.Create(outFile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				out = f
+			}
+			var peak uint64
+			var ms runtime.MemStats
+			sim, err := simulate.New(out, simulate.Options{
+				Interval: interval,
+				Series:   reportFile != "",
+				Policy: func(ns, workload, container string) recommender.Policy {
+					return recommender.PolicyFor(matchPolicy(sources, ns, workload), container)
+				},
+				OnTick: func(t int64) {
+					if t%3600 == 0 {
+						runtime.ReadMemStats(&ms)
+						peak = max(peak, ms.HeapAlloc)
+					}
+				},
+			})
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			if err := sim.Run(bufio.NewReaderSize(in, 1<<20)); err != nil {
+				return fmt.Errorf("%s: %w", traceFile, err)
+			}
+			wall := time.Since(start)
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+			printSummary(cmd.ErrOrStderr(), sim.Stats, wall, peak)
+			if reportFile != "" {
+				f, err := os.Create(reportFile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := simulate.WriteReport(f, traceFile, sim.Stats, sim.Series()); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&traceFile, "trace", "", "usage trace (CSV or gzip CSV; - for standard input)")
+	cmd.Flags().StringVar(&outFile, "out", "-", "recommendation file to write (- for standard output)")
+	cmd.Flags().DurationVar(&interval, "interval", time.Minute, "time between recommendations")
+	cmd.Flags().StringVar(&vpaFile, "vpa", "", "VerticalPodAutoscaler manifests giving container policies")
+	cmd.Flags().StringVar(&hvpaFile, "hvpa", "", "Hvpa manifests giving container policies (spec.vpa.template.resourcePolicy)")
+	cmd.Flags().StringVar(&reportFile, "report", "", "write a self-contained HTML report (usage vs target and bounds per container)")
+	_ = cmd.MarkFlagRequired("trace")
+	return cmd
+}
+
+func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
+	if path == "-" {
+		return io.NopCloser(stdin), nil
+	}
+	return os.Open(path)
+}
+
+func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, error) {
+	var out []policySource
+	for _, f := range []struct{ path, kind string }{{vpaFile, "VerticalPodAutoscaler"}, {hvpaFile, "Hvpa"}} {
+		if f.path == "" {
+			continue
+		}
+		data, err := readInput(f.path, stdin)
+		if err != nil {
+			return nil, err
+		}
+		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for doc := 1; ; doc++ {
+			raw, err := reader.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: document %d: %w", f.path, doc, err)
+			}
+			var meta struct {
+				Kind string `json:"kind"`
+			}
+			if err := yaml.Unmarshal(raw, &meta); err != nil || meta.Kind != f.kind {
+				continue
+			}
+			switch f.kind {
+			case "VerticalPodAutoscaler":
+				v := &vpav1.VerticalPodAutoscaler{}
+				if err := strictDecode(raw, v); err != nil {
+					return nil, fmt.Errorf("%s: document %d: %w", f.path, doc, err)
+				}
+				if v.Spec.TargetRef == nil {
+					return nil, fmt.Errorf("%s: document %d: spec.targetRef: Required value", f.path, doc)
+				}
+				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy})
+			case "Hvpa":
+				h := &hvpav1alpha1.Hvpa{}
+				if err := strictDecode(raw, h); err != nil {
+					return nil, fmt.Errorf("%s: document %d: %w", f.path, doc, err)
+				}
+				var rp *vpav1.PodResourcePolicy
+				if h.Spec.VPA != nil {
+					rp = h.Spec.VPA.Template.ResourcePolicy
+				}
+				out = append(out, policySource{h.Namespace, h.Spec.TargetRef.Name, rp})
+			}
+		}
+	}
+	if (vpaFile != "" || hvpaFile != "") && len(out) == 0 {
+		return nil, fmt.Errorf("--vpa/--hvpa: no VerticalPodAutoscaler or Hvpa object found")
+	}
+	return out, nil
+}
+
+func matchPolicy(sources []policySource, ns, workload string) *vpav1.PodResourcePolicy {
+	var wildcard *vpav1.PodResourcePolicy
+	for _, s := range sources {
+		if s.namespace != "" && s.namespace != ns {
+			continue
+		}
+		if s.name == workload {
+			return s.policy
+		}
+		if s.name == "*" && wildcard == nil {
+			wildcard = s.policy
+		}
+	}
+	return wildcard
+}
+
+func printSummary(w io.Writer, st simulate.Stats, wall time.Duration, peakHeap uint64) {
+	rate := float64(st.Samples) / wall.Seconds()
+	fmt.Fprintf(w, "hvpa simulate: %d rows, %d usage samples, %d OOM events (%d rejected), %d aggregates\n",
+		st.Rows, st.Samples, st.OOMs, st.RejectedOOMs, st.Aggregates)
+	fmt.Fprintf(w, "recommendations: %d rows over %d ticks\n", st.Recommendations, st.Ticks)
+	fmt.Fprintf(w, "wall time %s, %.0f samples/s, peak heap %.1f MiB\n", wall.Round(time.Millisecond), rate, float64(peakHeap)/(1<<20))
+	fmt.Fprintf(w, "quality: cpu slack %.1f%% (usage above target %.2f%% of %d samples), memory slack %.1f%% (above target %.2f%% of %d samples), target changes over 10%%: %d\n",
+		100*st.CPUSlack(), 100*st.CPUAboveFraction(), st.ScoredCPU, 100*st.MemorySlack(), 100*st.MemoryAboveFraction(), st.ScoredMemory, st.TargetChanges)
+}

@@ -1,0 +1,235 @@
+package recommender
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Model holds the histogram options of one configuration; aggregates and container states are made from it.
+type Model struct {
+	Config    Config
+	cpuOpts   HistogramOptions
+	memOpts   HistogramOptions
+	cpuWeight float64
+}
+
+// NewModel validates cfg and prepares the histogram options.
+func NewModel(cfg Config) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cpu, err := NewExponentialOptions(cfg.CPUMax, cfg.CPUFirstBucket, cfg.CPUBucketRatio, cfg.Epsilon)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := NewExponentialOptions(cfg.MemoryMax, cfg.MemoryFirstBucket, cfg.MemoryBucketRatio, cfg.Epsilon)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Config: cfg, cpuOpts: cpu, memOpts: mem, cpuWeight: cfg.CPUSampleWeight}, nil
+}
+
+// Aggregate is the usage history of one container name across the pods of one workload (or one
+// (namespace, container name, pod labels) group): a decaying CPU histogram, a decaying histogram of memory
+// peaks, and the CPU sample span and count that make the confidence.
+type Aggregate struct {
+	CPU, Memory             DecayingHistogram
+	FirstSample, LastSample time.Time
+	TotalSamples            int
+	LastUpdate              time.Time // any sample, for expiry
+}
+
+// NewAggregate returns an empty aggregate.
+func (m *Model) NewAggregate() *Aggregate {
+	return &Aggregate{
+		CPU:    DecayingHistogram{Histogram: Histogram{opts: m.cpuOpts}, halfLife: m.Config.CPUHalfLife},
+		Memory: DecayingHistogram{Histogram: Histogram{opts: m.memOpts}, halfLife: m.Config.MemoryHalfLife},
+	}
+}
+
+// Merge adds other's history to a (for a VPA whose selector matches several aggregates).
+func (a *Aggregate) Merge(other *Aggregate) {
+	a.CPU.Merge(&other.CPU)
+	a.Memory.Merge(&other.Memory)
+	if !other.FirstSample.IsZero() && (a.FirstSample.IsZero() || other.FirstSample.Before(a.FirstSample)) {
+		a.FirstSample = other.FirstSample
+	}
+	if other.LastSample.After(a.LastSample) {
+		a.LastSample = other.LastSample
+	}
+	if other.LastUpdate.After(a.LastUpdate) {
+		a.LastUpdate = other.LastUpdate
+	}
+	a.TotalSamples += other.TotalSamples
+}
+
+// IsEmpty reports whether the aggregate has no CPU sample (and so no recommendation).
+func (a *Aggregate) IsEmpty() bool { return a.TotalSamples == 0 }
+
+// Expired reports whether the aggregate had no sample for the memory history (8 days by default).
+func (m *Model) Expired(a *Aggregate, now time.Time) bool {
+	return now.Sub(a.LastUpdate) > m.Config.MemoryHistory()
+}
+
+// Confidence is min(sample span in days, sample count / 1440): roughly the days of history.
+func (a *Aggregate) Confidence() float64 {
+	span := a.LastSample.Sub(a.FirstSample).Hours() / 24
+	return min(span, float64(a.TotalSamples)/(60*24))
+}
+
+// Container is the state of one container of one pod: it feeds its aggregate and keeps the pod-level
+// memory peak of the current aggregation window.
+type Container struct {
+	agg        *Aggregate
+	lastCPU    time.Time
+	lastMemory time.Time
+	windowEnd  time.Time
+	memPeak    float64 // usage peak of the current window
+	oomPeak    float64 // OOM-derived peak of the current window
+	// MemoryRequest is the container's last known memory request (bytes), for OOMs without one.
+	MemoryRequest float64
+}
+
+// NewContainer returns the state of a container that feeds agg.
+func (m *Model) NewContainer(agg *Aggregate) *Container { return &Container{agg: agg} }
+
+// Aggregate returns the aggregate the container feeds.
+func (c *Container) Aggregate() *Aggregate { return c.agg }
+
+// AddCPU adds a CPU sample (cores, averaged over the window starting at t). Samples not newer than the
+// container's last CPU sample are rejected.
+func (m *Model) AddCPU(c *Container, t time.Time, cores float64) bool {
+	if cores < 0 || (!c.lastCPU.IsZero() && !t.After(c.lastCPU)) {
+		return false
+	}
+	c.lastCPU = t
+	a := c.agg
+	a.CPU.AddSample(cores, m.cpuWeight, t)
+	a.TotalSamples++
+	if a.FirstSample.IsZero() || t.Before(a.FirstSample) {
+		a.FirstSample = t
+	}
+	if t.After(a.LastSample) {
+		a.LastSample = t
+	}
+	if t.After(a.LastUpdate) {
+		a.LastUpdate = t
+	}
+	return true
+}
+
+// AddMemory adds a memory working-set sample (bytes) at t. Samples older than the last one are rejected.
+func (m *Model) AddMemory(c *Container, t time.Time, bytes float64) bool {
+	if bytes < 0 || t.Before(c.lastMemory) {
+		return false
+	}
+	c.lastMemory = t
+	m.addPeak(c, t, bytes, false)
+	return true
+}
+
+// RecordOOM records an OOM kill at t with the container's memory request at that time (bytes; 0 means the
+// last known request): memory needed = max(used + OOMMinBumpUp, used x OOMBumpUpRatio), used = max(request,
+// current window's usage peak). It counts as a peak of the window that later smaller OOMs do not lower. An
+// OOM older than one aggregation interval before the container's last memory sample is rejected.
+func (m *Model) RecordOOM(c *Container, t time.Time, request float64) error {
+	if !c.lastMemory.IsZero() && t.Before(c.lastMemory.Add(-m.Config.MemoryAggregationInterval)) {
+		return fmt.Errorf("OOM at %s is older than one aggregation interval before the last memory sample (%s)",
+			t.Format(time.RFC3339), c.lastMemory.Format(time.RFC3339))
+	}
+	if request <= 0 {
+		request = c.MemoryRequest
+	}
+	m.rollWindow(c, t)
+	used := max(request, c.memPeak)
+	needed := max(used+m.Config.OOMMinBumpUp, used*m.Config.OOMBumpUpRatio)
+	m.addPeak(c, t, needed, true)
+	return nil
+}
+
+// OOMNeeded is the memory an OOM asks for, given the memory in use (bytes).
+func (m *Model) OOMNeeded(used float64) float64 {
+	return max(used+m.Config.OOMMinBumpUp, used*m.Config.OOMBumpUpRatio)
+}
+
+// rollWindow opens the window holding t (the first window ends one interval after the first sample; later
+// ones follow on whole intervals) and forgets the previous window's peaks, which stay in the histogram.
+func (m *Model) rollWindow(c *Container, t time.Time) {
+	iv := m.Config.MemoryAggregationInterval
+	if c.windowEnd.IsZero() {
+		c.windowEnd = t.Add(iv)
+		return
+	}
+	if !t.Before(c.windowEnd) {
+		c.windowEnd = c.windowEnd.Add(t.Sub(c.windowEnd).Truncate(iv) + iv)
+		c.memPeak, c.oomPeak = 0, 0
+	}
+}
+
+// addPeak raises the window's peak (usage or OOM) and keeps the histogram holding max(usage peak, OOM peak)
+// of the window with weight 1 at the window end.
+func (m *Model) addPeak(c *Container, t time.Time, v float64, oom bool) {
+	m.rollWindow(c, t)
+	old := max(c.memPeak, c.oomPeak)
+	if oom {
+		c.oomPeak = max(c.oomPeak, v)
+	} else {
+		c.memPeak = max(c.memPeak, v)
+	}
+	now := max(c.memPeak, c.oomPeak)
+	if now <= old {
+		return
+	}
+	a := c.agg
+	if old > 0 {
+		a.Memory.SubtractSample(old, 1, c.windowEnd)
+	}
+	a.Memory.AddSample(now, 1, c.windowEnd)
+	if t.After(a.LastUpdate) {
+		a.LastUpdate = t
+	}
+}
+
+// OpenWindowPeak is the peak of the container's still-open memory window (what a checkpoint subtracts so that
+// a restore does not count it twice) and that window's end.
+func (c *Container) OpenWindowPeak() (float64, time.Time) {
+	return max(c.memPeak, c.oomPeak), c.windowEnd
+}
+
+// Estimate is a per-container estimate in cores and bytes.
+type Estimate struct {
+	CPU, Memory float64
+}
+
+// Estimates are the target, bounds and uncapped target of one container (cores and bytes, not yet rounded).
+type Estimates struct {
+	Target, LowerBound, UpperBound Estimate
+}
+
+// Estimate computes the raw estimates of an aggregate for a pod of numContainers containers: percentiles
+// with the safety margin, bounds widened by the confidence, each at least the pod minimum split evenly.
+func (m *Model) Estimate(a *Aggregate, numContainers int) Estimates {
+	cfg := m.Config
+	margin := 1 + cfg.SafetyMargin
+	conf := a.Confidence()
+	withConf := func(v, mult, exp float64) float64 {
+		if v == 0 {
+			return 0
+		}
+		return v * math.Pow(1+mult/conf, exp)
+	}
+	n := float64(max(numContainers, 1))
+	minCPU := math.Floor(cfg.PodMinCPU/n*1000) / 1000 // whole millicores
+	minMem := math.Floor(cfg.PodMinMemory / n)
+	floor := func(e Estimate) Estimate { return Estimate{max(e.CPU, minCPU), max(e.Memory, minMem)} }
+	return Estimates{
+		Target: floor(Estimate{a.CPU.Percentile(cfg.TargetPercentile) * margin, a.Memory.Percentile(cfg.TargetPercentile) * margin}),
+		LowerBound: floor(Estimate{
+			withConf(a.CPU.Percentile(cfg.LowerBoundPercentile)*margin, cfg.LowerBoundMultiplier, cfg.LowerBoundExponent),
+			withConf(a.Memory.Percentile(cfg.LowerBoundPercentile)*margin, cfg.LowerBoundMultiplier, cfg.LowerBoundExponent)}),
+		UpperBound: floor(Estimate{
+			withConf(a.CPU.Percentile(cfg.UpperBoundPercentile)*margin, cfg.UpperBoundMultiplier, cfg.UpperBoundExponent),
+			withConf(a.Memory.Percentile(cfg.UpperBoundPercentile)*margin, cfg.UpperBoundMultiplier, cfg.UpperBoundExponent)}),
+	}
+}

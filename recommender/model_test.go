@@ -1,0 +1,304 @@
+package recommender
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC)
+
+const mi = float64(1 << 20)
+
+func mustModel(t testing.TB) *Model {
+	t.Helper()
+	m, err := NewModel(Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestLinearHistogramPercentiles(t *testing.T) {
+	o, err := NewLinearOptions(10, 1, 1e-4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHistogram(o)
+	for _, v := range []float64{1, 2, 3, 4} {
+		h.AddSample(v, v)
+	}
+	for p, want := range map[float64]float64{0.2: 3, 0.4: 4, 0.7: 5, 1.0: 5} {
+		if got := h.Percentile(p); got != want {
+			t.Errorf("P%v = %v, want %v", p, got, want)
+		}
+	}
+	if got := NewHistogram(o).Percentile(0.5); got != 0 {
+		t.Errorf("empty histogram percentile %v, want 0", got)
+	}
+	// the last bucket returns its start
+	h = NewHistogram(o)
+	h.AddSample(100, 1)
+	if got := h.Percentile(0.5); got != 10 {
+		t.Errorf("last-bucket percentile %v, want its start 10", got)
+	}
+}
+
+func TestExponentialBuckets(t *testing.T) {
+	m := mustModel(t)
+	if m.cpuOpts.NumBuckets() != 176 || m.memOpts.NumBuckets() != 176 {
+		t.Fatalf("buckets: cpu %d memory %d, want 176 each", m.cpuOpts.NumBuckets(), m.memOpts.NumBuckets())
+	}
+	o := m.cpuOpts
+	for i := 0; i < o.NumBuckets()-1; i++ {
+		start, end := o.Start(i), o.Start(i+1)
+		for _, v := range []float64{start, (start + end) / 2, math.Nextafter(end, 0)} {
+			if i == 0 && v < 0.01 {
+				continue
+			}
+			if b := o.Bucket(v); b != i {
+				t.Fatalf("value %v: bucket %d, want %d [%v, %v)", v, b, i, start, end)
+			}
+		}
+	}
+	if o.Bucket(0.005) != 0 || o.Bucket(5000) != 175 {
+		t.Errorf("edges: %d %d", o.Bucket(0.005), o.Bucket(5000))
+	}
+	if got := o.Start(1); math.Abs(got-0.01) > 1e-12 {
+		t.Errorf("bucket 1 starts at %v, want 0.01", got)
+	}
+}
+
+func TestDecay(t *testing.T) {
+	m := mustModel(t)
+	h := NewDecayingHistogram(m.cpuOpts, 24*time.Hour)
+	h.AddSample(1, 1, t0)
+	h.AddSample(2, 1, t0.Add(24*time.Hour)) // weighs twice as much
+	if got, want := h.TotalWeight(), 3.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("total weight %v, want %v", got, want)
+	}
+	// P50: cumulative 1/3 at 1 core, 3/3 at 2 cores -> the bucket of 2 cores
+	if p := h.Percentile(0.5); p < 2 || p > 2*1.06 {
+		t.Errorf("P50 = %v, want the end of 2 cores' bucket", p)
+	}
+	// 150 half-lives later the reference moves (to a whole half-life) and weights stay finite
+	late := t0.Add(150 * 24 * time.Hour)
+	h.AddSample(3, 1, late)
+	if h.Reference().Sub(t0)%(24*time.Hour) != 0 || !h.Reference().After(t0) {
+		t.Errorf("reference %v not moved to a whole half-life", h.Reference())
+	}
+	if w := h.TotalWeight(); math.IsInf(w, 0) || math.IsNaN(w) || w > 10 {
+		t.Errorf("total weight %v after the shift", w)
+	}
+	if p := h.Percentile(0.5); p < 3 || p > 3*1.06 {
+		t.Errorf("after 150 half-lives P50 = %v, want about 3 (old samples decayed away)", p)
+	}
+}
+
+func TestOOMBumpUp(t *testing.T) {
+	m := mustModel(t)
+	cases := map[string]struct {
+		request, peak, want float64
+	}{
+		"request 1000Mi":          {1000 * mi, 0, 1200 * mi},
+		"request 1Mi":             {1 * mi, 0, 101 * mi},
+		"3000Mi peak over 1000Mi": {1000 * mi, 3000 * mi, 3600 * mi},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := m.NewContainer(m.NewAggregate())
+			if tc.peak > 0 {
+				m.AddMemory(c, t0, tc.peak)
+			}
+			if err := m.RecordOOM(c, t0.Add(time.Minute), tc.request); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := c.OpenWindowPeak(); math.Abs(got-tc.want) > 1 {
+				t.Errorf("peak after the OOM %v Mi, want %v Mi", got/mi, tc.want/mi)
+			}
+		})
+	}
+	t.Run("a later smaller OOM does not lower the peak", func(t *testing.T) {
+		c := m.NewContainer(m.NewAggregate())
+		_ = m.RecordOOM(c, t0, 1000*mi)
+		_ = m.RecordOOM(c, t0.Add(time.Minute), 10*mi)
+		if got, _ := c.OpenWindowPeak(); got != 1200*mi {
+			t.Errorf("peak %v Mi, want 1200", got/mi)
+		}
+		if w := c.agg.Memory.TotalWeight(); math.Abs(w-c.agg.Memory.decayFactor(c.windowEnd)) > 1e-9 {
+			t.Errorf("the window holds %v weight, want exactly one peak", w)
+		}
+	})
+	t.Run("an OOM older than one interval before the last sample is rejected", func(t *testing.T) {
+		c := m.NewContainer(m.NewAggregate())
+		m.AddMemory(c, t0.Add(48*time.Hour), 100*mi)
+		if err := m.RecordOOM(c, t0.Add(23*time.Hour), 100*mi); err == nil {
+			t.Error("old OOM accepted")
+		}
+		if err := m.RecordOOM(c, t0.Add(25*time.Hour), 100*mi); err != nil {
+			t.Errorf("OOM within one interval rejected: %v", err)
+		}
+	})
+}
+
+func TestMemoryWindows(t *testing.T) {
+	m := mustModel(t)
+	a := m.NewAggregate()
+	c := m.NewContainer(a)
+	m.AddMemory(c, t0, 100*mi)
+	m.AddMemory(c, t0.Add(time.Hour), 300*mi) // replaces the window's peak
+	m.AddMemory(c, t0.Add(2*time.Hour), 200*mi)
+	if got := a.Memory.TotalWeight(); math.Abs(got-a.Memory.decayFactor(t0.Add(24*time.Hour))) > 1e-9 {
+		t.Errorf("one window must hold one peak of weight 1 at its end; total %v", got)
+	}
+	m.AddMemory(c, t0.Add(25*time.Hour), 50*mi) // next window: a second peak
+	if p := a.Memory.Percentile(1); p < 300*mi || p > 300*mi*1.06 {
+		t.Errorf("max peak %v Mi, want about 300", p/mi)
+	}
+	if m.AddMemory(c, t0, 1) {
+		t.Error("a memory sample older than the last was accepted")
+	}
+}
+
+func TestConfidenceAndBounds(t *testing.T) {
+	m := mustModel(t)
+	a := m.NewAggregate()
+	c := m.NewContainer(a)
+	for i := 0; i < 9; i++ {
+		if !m.AddCPU(c, t0.Add(time.Duration(i)*2*time.Minute), 3.14) {
+			t.Fatalf("sample %d rejected", i)
+		}
+	}
+	if m.AddCPU(c, t0, 1) {
+		t.Error("a CPU sample not newer than the last was accepted")
+	}
+	conf := a.Confidence()
+	if math.Abs(conf-0.00625) > 1e-12 {
+		t.Fatalf("confidence %v, want 0.00625", conf)
+	}
+	// the vector: 3.14 cores at (multiplier 0.1, exponent 2) -> 907.46 cores
+	if got := 3.14 * math.Pow(1+0.1/conf, 2); math.Abs(got-907.46) > 1e-9 {
+		t.Errorf("upper bound %v, want 907.46", got)
+	}
+	e := m.Estimate(a, 1)
+	p95 := a.CPU.Percentile(0.95)
+	if want := p95 * 1.15 * (1 + 1/conf); math.Abs(e.UpperBound.CPU-want) > 1e-9 {
+		t.Errorf("upper bound %v, want P95 x 1.15 x (1 + 1/c) = %v", e.UpperBound.CPU, want)
+	}
+	if want := a.CPU.Percentile(0.9) * 1.15; math.Abs(e.Target.CPU-want) > 1e-12 {
+		t.Errorf("target %v, want %v", e.Target.CPU, want)
+	}
+	if want := max(a.CPU.Percentile(0.5)*1.15*math.Pow(1+0.001/conf, -2), 0.025); math.Abs(e.LowerBound.CPU-want) > 1e-12 {
+		t.Errorf("lower bound %v, want %v", e.LowerBound.CPU, want)
+	}
+}
+
+func TestPodMinimumSplit(t *testing.T) {
+	m := mustModel(t)
+	a := m.NewAggregate()
+	c := m.NewContainer(a)
+	m.AddCPU(c, t0, 0.001)
+	m.AddMemory(c, t0, 1)
+	r, ok := m.Recommend(a, 2, DefaultPolicy())
+	if !ok {
+		t.Fatal("no recommendation")
+	}
+	if r.Target.CPUMilli != 12 || r.Target.MemoryBytes != 131072000 {
+		t.Errorf("two containers' minimum: %dm and %d bytes, want 12m and 131072000", r.Target.CPUMilli, r.Target.MemoryBytes)
+	}
+	if r.UpperBound.CPUMilli != MaxResourceAmount && r.UpperBound.CPUMilli < 12 {
+		t.Errorf("upper bound %d", r.UpperBound.CPUMilli)
+	}
+}
+
+func TestRecommendPolicy(t *testing.T) {
+	m := mustModel(t)
+	a := m.NewAggregate()
+	c := m.NewContainer(a)
+	for i := 0; i < 1440; i++ {
+		ts := t0.Add(time.Duration(i) * time.Minute)
+		m.AddCPU(c, ts, 2)
+		m.AddMemory(c, ts, 500*mi)
+	}
+	p := DefaultPolicy()
+	p.MaxCPU, p.MinMemory = 1, 1<<30
+	r, _ := m.Recommend(a, 1, p)
+	if r.Target.CPUMilli != 1000 || r.UncappedTarget.CPUMilli <= 2000 {
+		t.Errorf("maxAllowed cpu: target %d uncapped %d, want 1000 and above 2000 (2 cores x 1.15)", r.Target.CPUMilli, r.UncappedTarget.CPUMilli)
+	}
+	if r.Target.MemoryBytes != 1<<30 || r.UncappedTarget.MemoryBytes >= 1<<30 {
+		t.Errorf("minAllowed memory: target %d uncapped %d", r.Target.MemoryBytes, r.UncappedTarget.MemoryBytes)
+	}
+	p = DefaultPolicy()
+	p.ControlMem = false
+	r, _ = m.Recommend(a, 1, p)
+	if r.Target.MemoryBytes != -1 || r.Target.CPUMilli <= 0 {
+		t.Errorf("uncontrolled memory must be left out: %+v", r.Target)
+	}
+	p.Off = true
+	if _, ok := m.Recommend(a, 1, p); ok {
+		t.Error("mode Off gave a recommendation")
+	}
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	m := mustModel(t)
+	h := NewDecayingHistogram(m.cpuOpts, 24*time.Hour)
+	if err := h.LoadCheckpoint(HistogramCheckpoint{Reference: t0, BucketWeights: map[int]uint32{0: 1, 1: 10000, 2: 50}, TotalWeight: 10051}); err != nil {
+		t.Fatal(err)
+	}
+	cp := h.SaveCheckpoint()
+	want := map[int]uint32{0: 1, 1: 10000, 2: 50}
+	if len(cp.BucketWeights) != 3 || cp.BucketWeights[0] != 1 || cp.BucketWeights[1] != 10000 || cp.BucketWeights[2] != 50 || !cp.Reference.Equal(t0) {
+		t.Errorf("round trip: %+v, want %v", cp, want)
+	}
+	// a live histogram: percentiles survive save + load within one bucket
+	a := m.NewAggregate()
+	c := m.NewContainer(a)
+	for i := 0; i < 3000; i++ {
+		m.AddCPU(c, t0.Add(time.Duration(i)*time.Minute), 0.1+float64(i%50)*0.02)
+	}
+	saved := a.CPU.SaveCheckpoint()
+	for _, w := range saved.BucketWeights {
+		if w == 0 || w > 10000 {
+			t.Fatalf("checkpoint weight %d outside 1..10000", w)
+		}
+	}
+	restored := NewDecayingHistogram(m.cpuOpts, 24*time.Hour)
+	if err := restored.LoadCheckpoint(saved); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(restored.TotalWeight()-a.CPU.TotalWeight()) > 1e-6*a.CPU.TotalWeight() {
+		t.Errorf("total weight %v, want %v", restored.TotalWeight(), a.CPU.TotalWeight())
+	}
+	for _, p := range []float64{0.5, 0.9, 0.95} {
+		got, want := restored.Percentile(p), a.CPU.Percentile(p)
+		if b1, b2 := m.cpuOpts.Bucket(got*0.999), m.cpuOpts.Bucket(want*0.999); b1-b2 > 1 || b2-b1 > 1 {
+			t.Errorf("P%v %v after restore, %v before", p, got, want)
+		}
+	}
+	if err := restored.LoadCheckpoint(HistogramCheckpoint{BucketWeights: map[int]uint32{500: 1}, TotalWeight: 1}); err == nil {
+		t.Error("a bucket outside the histogram was accepted")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := Defaults().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := Defaults()
+	bad.OOMBumpUpRatio = 0.5
+	bad.TargetPercentile = 1.5
+	bad.MemoryAggregationIntervalCount = 0
+	err := bad.Validate()
+	for _, name := range []string{"oomBumpUpRatio", "targetPercentile", "memoryAggregationIntervalCount"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("Validate did not name %s: %v", name, err)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
+}

@@ -1,0 +1,417 @@
+// Package simulate feeds a usage trace through the recommender model on a simulated clock and writes the
+// recommendation file of TRACE-FORMAT.md, with quality statistics and (optionally) per-container series
+// for a report.
+package simulate
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/trace"
+)
+
+// OutputHeader is the recommendation file's header.
+const OutputHeader = "timestamp,namespace,workload,container,target_cpu_m,target_mem_bytes,lower_cpu_m,lower_mem_bytes,upper_cpu_m,upper_mem_bytes,uncapped_cpu_m,uncapped_mem_bytes"
+
+// Options configure a simulation.
+type Options struct {
+	// Interval between recommendation ticks (default 1m).
+	Interval time.Duration
+	// Config of the model (default recommender.Defaults()).
+	Config *recommender.Config
+	// Policy returns the container policy of (namespace, workload, container); nil: the default policy.
+	Policy func(namespace, workload, container string) recommender.Policy
+	// Series keeps per-container time series for a report (costs memory).
+	Series bool
+	// SeriesStep is the resolution of the series (default 10m).
+	SeriesStep time.Duration
+	// OnTick, when set, is called after every tick (e.g. to sample the heap).
+	OnTick func(tick int64)
+}
+
+// Stats summarize a simulation.
+type Stats struct {
+	Rows, Samples, OOMs, Recommendations, Aggregates int
+	Ticks                                            int
+	// Scored usage samples (a recommendation was in force) and their quality.
+	ScoredCPU, ScoredMemory       int
+	CPUSlackSum, MemorySlackSum   float64 // sum of (target - usage) / target
+	CPUAbove, MemoryAbove         int     // usage above target
+	TargetChanges                 int     // tick-to-tick target changes over 10% (cpu or memory)
+	RejectedOOMs, RejectedSamples int
+}
+
+// CPUSlack is the mean (target - usage) / target over scored CPU samples.
+func (s Stats) CPUSlack() float64 { return ratio(s.CPUSlackSum, s.ScoredCPU) }
+
+// MemorySlack is the mean (target - usage) / target over scored memory samples.
+func (s Stats) MemorySlack() float64 { return ratio(s.MemorySlackSum, s.ScoredMemory) }
+
+// CPUAboveFraction is the fraction of scored CPU samples above the target.
+func (s Stats) CPUAboveFraction() float64 { return ratio(float64(s.CPUAbove), s.ScoredCPU) }
+
+// MemoryAboveFraction is the fraction of scored memory samples above the target.
+func (s Stats) MemoryAboveFraction() float64 { return ratio(float64(s.MemoryAbove), s.ScoredMemory) }
+
+func ratio(a float64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return a / float64(n)
+}
+
+// Point is one step of a series: usage (max over the step) and the recommendation in force at its end.
+type Point struct {
+	Time                 int64
+	CPU, Memory          int64 // usage maxima; -1 none
+	Target, Lower, Upper recommender.Amounts
+	OOM                  bool
+}
+
+// Series is the history of one (namespace, workload, container).
+type Series struct {
+	Namespace, Workload, Container string
+	Points                         []Point
+}
+
+type aggregate struct {
+	ns, workload, container string
+	key                     string
+	agg                     *recommender.Aggregate
+	policy                  recommender.Policy
+	dirty                   bool
+	has                     bool
+	rec                     recommender.Recommendation
+	row                     []byte // cached output columns after the timestamp
+	series                  *Series
+	cur                     Point
+}
+
+type container struct {
+	state    *recommender.Container
+	agg      *aggregate
+	lastSeen int64
+}
+
+// Simulator runs a simulation.
+type Simulator struct {
+	opts       Options
+	model      *recommender.Model
+	out        *bufio.Writer
+	aggs       map[string]*aggregate
+	ordered    []*aggregate
+	containers map[string]*container
+	workloads  map[string]map[string]bool // ns/workload -> container names
+	key        []byte
+	nextTick   int64
+	lastTime   int64
+	started    bool
+	Stats      Stats
+	series     []*Series
+}
+
+// New returns a Simulator writing recommendations to w (nil: none are written).
+func New(w io.Writer, opts Options) (*Simulator, error) {
+	if opts.Interval <= 0 {
+		opts.Interval = time.Minute
+	}
+	if opts.Interval%time.Second != 0 {
+		return nil, fmt.Errorf("--interval %s: must be whole seconds", opts.Interval)
+	}
+	if opts.SeriesStep <= 0 {
+		opts.SeriesStep = 10 * time.Minute
+	}
+	cfg := recommender.Defaults()
+	if opts.Config != nil {
+		cfg = *opts.Config
+	}
+	m, err := recommender.NewModel(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Simulator{opts: opts, model: m, aggs: map[string]*aggregate{}, containers: map[string]*container{}, workloads: map[string]map[string]bool{}}
+	if w != nil {
+		s.out = bufio.NewWriterSize(w, 1<<20)
+		s.out.WriteString(OutputHeader + "\n")
+	}
+	return s, nil
+}
+
+// Run reads the whole trace and flushes the output.
+func (s *Simulator) Run(r io.Reader) error {
+	tr, err := trace.NewReader(r)
+	if err != nil {
+		return err
+	}
+	var row trace.Row
+	for {
+		err := tr.Next(&row)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		s.Add(&row)
+	}
+	s.Finish()
+	if s.out != nil {
+		return s.out.Flush()
+	}
+	return nil
+}
+
+func (s *Simulator) interval() int64 { return int64(s.opts.Interval / time.Second) }
+
+// Add feeds one row, emitting every tick before its timestamp first.
+func (s *Simulator) Add(row *trace.Row) {
+	iv := s.interval()
+	if !s.started {
+		s.started = true
+		s.nextTick = ceilTo(row.Time, iv)
+	}
+	for s.nextTick < row.Time {
+		s.tick(s.nextTick)
+		s.nextTick += iv
+	}
+	s.lastTime = row.Time
+	s.Stats.Rows++
+	c := s.container(row)
+	a := c.agg
+	t := time.Unix(row.Time, 0).UTC()
+	c.lastSeen = row.Time
+	if row.HasMemReq {
+		c.state.MemoryRequest = float64(row.MemoryRequest)
+	}
+	if row.OOM {
+		s.Stats.OOMs++
+		req := 0.0
+		if row.HasMemReq {
+			req = float64(row.MemoryRequest)
+		}
+		if err := s.model.RecordOOM(c.state, t, req); err != nil {
+			s.Stats.RejectedOOMs++
+		} else {
+			a.dirty = true
+		}
+		if a.series != nil {
+			a.cur.OOM = true
+		}
+		return
+	}
+	if !row.HasCPU && !row.HasMemory {
+		return
+	}
+	s.Stats.Samples++
+	s.score(a, row)
+	if row.HasCPU {
+		if s.model.AddCPU(c.state, t, float64(row.CPU)/1000) {
+			a.dirty = true
+		} else {
+			s.Stats.RejectedSamples++
+		}
+	}
+	if row.HasMemory {
+		if s.model.AddMemory(c.state, t, float64(row.Memory)) {
+			a.dirty = true
+		} else {
+			s.Stats.RejectedSamples++
+		}
+	}
+	if a.series != nil {
+		if row.HasCPU {
+			a.cur.CPU = max(a.cur.CPU, row.CPU)
+		}
+		if row.HasMemory {
+			a.cur.Memory = max(a.cur.Memory, row.Memory)
+		}
+	}
+}
+
+// score compares a usage sample with the recommendation in force (the last tick strictly before it).
+func (s *Simulator) score(a *aggregate, row *trace.Row) {
+	if !a.has {
+		return
+	}
+	if row.HasCPU && a.rec.Target.CPUMilli > 0 {
+		target := float64(a.rec.Target.CPUMilli)
+		s.Stats.ScoredCPU++
+		s.Stats.CPUSlackSum += (target - float64(row.CPU)) / target
+		if float64(row.CPU) > target {
+			s.Stats.CPUAbove++
+		}
+	}
+	if row.HasMemory && a.rec.Target.MemoryBytes > 0 {
+		target := float64(a.rec.Target.MemoryBytes)
+		s.Stats.ScoredMemory++
+		s.Stats.MemorySlackSum += (target - float64(row.Memory)) / target
+		if float64(row.Memory) > target {
+			s.Stats.MemoryAbove++
+		}
+	}
+}
+
+func (s *Simulator) container(row *trace.Row) *container {
+	s.key = append(append(append(append(append(s.key[:0], row.Namespace...), 0), row.Pod...), 0), row.Container...)
+	if c, ok := s.containers[string(s.key)]; ok {
+		return c
+	}
+	ck := string(s.key)
+	s.key = append(append(append(append(append(s.key[:0], row.Namespace...), 0), row.Workload...), 0), row.Container...)
+	a, ok := s.aggs[string(s.key)]
+	if !ok {
+		a = &aggregate{ns: string(row.Namespace), workload: string(row.Workload), container: string(row.Container), key: string(s.key),
+			agg: s.model.NewAggregate(), policy: recommender.DefaultPolicy()}
+		if s.opts.Policy != nil {
+			a.policy = s.opts.Policy(a.ns, a.workload, a.container)
+		}
+		if s.opts.Series {
+			a.series = &Series{Namespace: a.ns, Workload: a.workload, Container: a.container}
+			a.cur = Point{CPU: -1, Memory: -1}
+			s.series = append(s.series, a.series)
+		}
+		s.aggs[a.key] = a
+		i := sort.Search(len(s.ordered), func(i int) bool { return s.ordered[i].key >= a.key })
+		s.ordered = append(s.ordered, nil)
+		copy(s.ordered[i+1:], s.ordered[i:])
+		s.ordered[i] = a
+		wk := a.ns + "/" + a.workload
+		if s.workloads[wk] == nil {
+			s.workloads[wk] = map[string]bool{}
+		}
+		if !s.workloads[wk][a.container] {
+			s.workloads[wk][a.container] = true
+			for _, other := range s.ordered { // the pod minimum is split across the workload's containers
+				if other.ns == a.ns && other.workload == a.workload {
+					other.dirty = true
+				}
+			}
+		}
+	}
+	c := &container{state: s.model.NewContainer(a.agg), agg: a}
+	s.containers[ck] = c
+	return c
+}
+
+// tick writes the recommendation of every aggregate at time T (recomputing only those with new samples).
+func (s *Simulator) tick(T int64) {
+	s.Stats.Ticks++
+	now := time.Unix(T, 0).UTC()
+	ts := strconv.AppendInt(nil, T, 10)
+	for _, a := range s.ordered {
+		if a.dirty {
+			a.dirty = false
+			n := len(s.workloads[a.ns+"/"+a.workload])
+			rec, ok := s.model.Recommend(a.agg, n, a.policy)
+			if ok && a.has && changedOver(a.rec.Target, rec.Target, 0.1) {
+				s.Stats.TargetChanges++
+			}
+			if ok {
+				a.rec, a.has = rec, true
+				a.row = appendRow(a.row[:0], a, rec)
+			}
+		}
+		if !a.has {
+			continue
+		}
+		if s.out != nil {
+			s.out.Write(ts)
+			s.out.Write(a.row)
+		}
+		s.Stats.Recommendations++
+		if a.series != nil && (T%int64(s.opts.SeriesStep/time.Second) == 0) {
+			a.cur.Time, a.cur.Target, a.cur.Lower, a.cur.Upper = T, a.rec.Target, a.rec.LowerBound, a.rec.UpperBound
+			a.series.Points = append(a.series.Points, a.cur)
+			a.cur = Point{CPU: -1, Memory: -1}
+		}
+	}
+	// hourly: forget pod containers whose memory window closed long ago, and expired aggregates
+	if T%3600 == 0 {
+		s.collect(now)
+	}
+	if s.opts.OnTick != nil {
+		s.opts.OnTick(T)
+	}
+}
+
+func (s *Simulator) collect(now time.Time) {
+	idle := int64((s.model.Config.MemoryAggregationInterval + s.opts.Interval) / time.Second)
+	for k, c := range s.containers {
+		if now.Unix()-c.lastSeen > idle {
+			delete(s.containers, k)
+		}
+	}
+	kept := s.ordered[:0]
+	for _, a := range s.ordered {
+		if s.model.Expired(a.agg, now) {
+			delete(s.aggs, a.key)
+			continue
+		}
+		kept = append(kept, a)
+	}
+	s.ordered = kept
+}
+
+// Finish emits the ticks up to the first multiple of the interval at or after the last timestamp.
+func (s *Simulator) Finish() {
+	if !s.started {
+		return
+	}
+	last := ceilTo(s.lastTime, s.interval())
+	for s.nextTick <= last {
+		s.tick(s.nextTick)
+		s.nextTick += s.interval()
+	}
+	s.Stats.Aggregates = len(s.aggs)
+}
+
+// Series returns the per-container series (Options.Series).
+func (s *Simulator) Series() []*Series { return s.series }
+
+// Model returns the model the simulator runs.
+func (s *Simulator) Model() *recommender.Model { return s.model }
+
+func ceilTo(t, iv int64) int64 {
+	if r := t % iv; r != 0 {
+		return t + iv - r
+	}
+	return t
+}
+
+func changedOver(a, b recommender.Amounts, f float64) bool {
+	rel := func(x, y int64) bool {
+		if x <= 0 || y < 0 {
+			return false
+		}
+		return math.Abs(float64(y-x))/float64(x) > f
+	}
+	return rel(a.CPUMilli, b.CPUMilli) || rel(a.MemoryBytes, b.MemoryBytes)
+}
+
+func appendAmount(b []byte, v int64) []byte {
+	b = append(b, ',')
+	if v < 0 {
+		return b
+	}
+	return strconv.AppendInt(b, v, 10)
+}
+
+func appendRow(b []byte, a *aggregate, r recommender.Recommendation) []byte {
+	b = append(b, ',')
+	b = append(b, a.ns...)
+	b = append(b, ',')
+	b = append(b, a.workload...)
+	b = append(b, ',')
+	b = append(b, a.container...)
+	for _, v := range []int64{r.Target.CPUMilli, r.Target.MemoryBytes, r.LowerBound.CPUMilli, r.LowerBound.MemoryBytes,
+		r.UpperBound.CPUMilli, r.UpperBound.MemoryBytes, r.UncappedTarget.CPUMilli, r.UncappedTarget.MemoryBytes} {
+		b = appendAmount(b, v)
+	}
+	return append(b, '\n')
+}
