@@ -201,6 +201,35 @@ func (h *Histogram) Percentile(p float64) float64 {
 	return h.opts.Start(b)
 }
 
+// Percentiles3 returns three percentiles (given in increasing order) in one pass over the buckets; each is
+// what Percentile returns.
+func (h *Histogram) Percentiles3(p0, p1, p2 float64) (float64, float64, float64) {
+	if h.IsEmpty() {
+		return 0, 0, 0
+	}
+	th := [3]float64{p0 * h.total, p1 * h.total, p2 * h.total}
+	last := h.lo + len(h.w) - 1
+	b := [3]int{last, last, last}
+	k, sum := 0, 0.0
+	for i, w := range h.w {
+		sum += w
+		for k < 3 && sum >= th[k] {
+			b[k] = h.lo + i
+			k++
+		}
+		if k == 3 {
+			break
+		}
+	}
+	end := func(x int) float64 {
+		if x < h.opts.NumBuckets()-1 {
+			return h.opts.Start(x + 1)
+		}
+		return h.opts.Start(x)
+	}
+	return end(b[0]), end(b[1]), end(b[2])
+}
+
 // Merge adds the weights of other (with the same options) to h.
 func (h *Histogram) Merge(other *Histogram) {
 	for i, w := range other.w {

@@ -223,13 +223,15 @@ func (m *Model) Estimate(a *Aggregate, numContainers int) Estimates {
 	minCPU := math.Floor(cfg.PodMinCPU/n*1000) / 1000 // whole millicores
 	minMem := math.Floor(cfg.PodMinMemory / n)
 	floor := func(e Estimate) Estimate { return Estimate{max(e.CPU, minCPU), max(e.Memory, minMem)} }
+	cpuLo, cpuTarget, cpuUp := a.CPU.Percentiles3(cfg.LowerBoundPercentile, cfg.TargetPercentile, cfg.UpperBoundPercentile)
+	memLo, memTarget, memUp := a.Memory.Percentiles3(cfg.LowerBoundPercentile, cfg.TargetPercentile, cfg.UpperBoundPercentile)
 	return Estimates{
-		Target: floor(Estimate{a.CPU.Percentile(cfg.TargetPercentile) * margin, a.Memory.Percentile(cfg.TargetPercentile) * margin}),
+		Target: floor(Estimate{cpuTarget * margin, memTarget * margin}),
 		LowerBound: floor(Estimate{
-			withConf(a.CPU.Percentile(cfg.LowerBoundPercentile)*margin, cfg.LowerBoundMultiplier, cfg.LowerBoundExponent),
-			withConf(a.Memory.Percentile(cfg.LowerBoundPercentile)*margin, cfg.LowerBoundMultiplier, cfg.LowerBoundExponent)}),
+			withConf(cpuLo*margin, cfg.LowerBoundMultiplier, cfg.LowerBoundExponent),
+			withConf(memLo*margin, cfg.LowerBoundMultiplier, cfg.LowerBoundExponent)}),
 		UpperBound: floor(Estimate{
-			withConf(a.CPU.Percentile(cfg.UpperBoundPercentile)*margin, cfg.UpperBoundMultiplier, cfg.UpperBoundExponent),
-			withConf(a.Memory.Percentile(cfg.UpperBoundPercentile)*margin, cfg.UpperBoundMultiplier, cfg.UpperBoundExponent)}),
+			withConf(cpuUp*margin, cfg.UpperBoundMultiplier, cfg.UpperBoundExponent),
+			withConf(memUp*margin, cfg.UpperBoundMultiplier, cfg.UpperBoundExponent)}),
 	}
 }

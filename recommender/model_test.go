@@ -45,6 +45,20 @@ func TestLinearHistogramPercentiles(t *testing.T) {
 	}
 }
 
+func TestPercentiles3MatchesPercentile(t *testing.T) {
+	m := mustModel(t)
+	h := NewHistogram(m.cpuOpts)
+	for i := 0; i < 500; i++ {
+		h.AddSample(0.05+float64(i%37)*0.03, 1+float64(i%5))
+	}
+	for _, ps := range [][3]float64{{0.5, 0.9, 0.95}, {0, 0.5, 1}, {0.1, 0.1, 0.1}, {0.95, 0.99, 1}} {
+		a, b, c := h.Percentiles3(ps[0], ps[1], ps[2])
+		if a != h.Percentile(ps[0]) || b != h.Percentile(ps[1]) || c != h.Percentile(ps[2]) {
+			t.Errorf("Percentiles3%v = %v %v %v, Percentile gives %v %v %v", ps, a, b, c, h.Percentile(ps[0]), h.Percentile(ps[1]), h.Percentile(ps[2]))
+		}
+	}
+}
+
 func TestExponentialBuckets(t *testing.T) {
 	m := mustModel(t)
 	if m.cpuOpts.NumBuckets() != 176 || m.memOpts.NumBuckets() != 176 {

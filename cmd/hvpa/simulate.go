@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,7 @@ type policySource struct {
 }
 
 func newSimulateCommand() *cobra.Command {
-	var traceFile, outFile, vpaFile, hvpaFile, reportFile string
+	var traceFile, outFile, vpaFile, hvpaFile, reportFile, cpuProfile string
 	var interval time.Duration
 	cmd := &cobra.Command{
 		Use:   "simulate --trace FILE [--out FILE] [--interval 1m] [--vpa vpa.yaml] [--hvpa hvpa.yaml] [--report report.html]",
@@ -75,6 +76,17 @@ of the targets against the usage that followed them.`,
 			if err != nil {
 				return err
 			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			start := time.Now()
 			if err := sim.Run(bufio.NewReaderSize(in, 1<<20)); err != nil {
 				return fmt.Errorf("%s: %w", traceFile, err)
@@ -102,6 +114,8 @@ of the targets against the usage that followed them.`,
 	cmd.Flags().StringVar(&vpaFile, "vpa", "", "VerticalPodAutoscaler manifests giving container policies")
 	cmd.Flags().StringVar(&hvpaFile, "hvpa", "", "Hvpa manifests giving container policies (spec.vpa.template.resourcePolicy)")
 	cmd.Flags().StringVar(&reportFile, "report", "", "write a self-contained HTML report (usage vs target and bounds per container)")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the simulation to this file")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
 	_ = cmd.MarkFlagRequired("trace")
 	return cmd
 }
