@@ -25,4 +25,7 @@
 //     up to whole millicores and bytes, at most 1e14 ("no upper bound yet").
 //   - Checkpoints: bucket weights scaled so that the largest is 10000 (zero buckets dropped), the total
 //     weight and reference time kept; loading rescales by total / sum.
+//
+// Per-object overrides (Config, validated by Validate): oomBumpUpRatio, oomMinBumpUp, the memory aggregation
+// interval and count, the target percentile and the safety margin, among others.
 package recommender
