@@ -62,3 +62,46 @@ func (h *DecayingHistogram) LoadCheckpoint(cp HistogramCheckpoint) error {
 	}
 	return nil
 }
+
+// AggregateCheckpoint is everything a VerticalPodAutoscalerCheckpoint holds for one container aggregate.
+type AggregateCheckpoint struct {
+	CPU, Memory             HistogramCheckpoint
+	FirstSample, LastSample time.Time
+	TotalSamples            int
+}
+
+// SaveAggregate encodes a. The still-open memory windows of the given containers (those feeding a) are left
+// out: after a restart their peaks come back from new samples, so saving them would count them twice.
+func (m *Model) SaveAggregate(a *Aggregate, open []*Container) AggregateCheckpoint {
+	mem := a.Memory
+	mem.Histogram.w = append([]float64(nil), a.Memory.w...)
+	for _, c := range open {
+		if c.agg != a {
+			continue
+		}
+		if peak, end := c.OpenWindowPeak(); peak > 0 {
+			mem.SubtractSample(peak, 1, end)
+		}
+	}
+	return AggregateCheckpoint{
+		CPU: a.CPU.SaveCheckpoint(), Memory: mem.SaveCheckpoint(),
+		FirstSample: a.FirstSample, LastSample: a.LastSample, TotalSamples: a.TotalSamples,
+	}
+}
+
+// LoadAggregate restores an aggregate from a checkpoint.
+func (m *Model) LoadAggregate(cp AggregateCheckpoint) (*Aggregate, error) {
+	if cp.TotalSamples < 0 {
+		return nil, fmt.Errorf("checkpoint: totalSamplesCount %d is negative", cp.TotalSamples)
+	}
+	a := m.NewAggregate()
+	if err := a.CPU.LoadCheckpoint(cp.CPU); err != nil {
+		return nil, fmt.Errorf("cpuHistogram: %w", err)
+	}
+	if err := a.Memory.LoadCheckpoint(cp.Memory); err != nil {
+		return nil, fmt.Errorf("memoryHistogram: %w", err)
+	}
+	a.FirstSample, a.LastSample, a.TotalSamples = cp.FirstSample, cp.LastSample, cp.TotalSamples
+	a.LastUpdate = cp.LastSample
+	return a, nil
+}

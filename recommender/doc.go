@@ -26,6 +26,7 @@
 //   - Checkpoints: bucket weights scaled so that the largest is 10000 (zero buckets dropped), the total
 //     weight and reference time kept; loading rescales by total / sum.
 //
-// Per-object overrides (Config, validated by Validate): oomBumpUpRatio, oomMinBumpUp, the memory aggregation
-// interval and count, the target percentile and the safety margin, among others.
+// Per-object overrides: annotations under recommender.hvpa.dev/ on a VerticalPodAutoscaler or Hvpa set the
+// OOM bump-up ratio and minimum, the memory aggregation interval and count, the target percentile and the
+// safety margin (WithOverrides parses and validates them; Config.Validate checks every parameter).
 package recommender

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,7 @@ import (
 type policySource struct {
 	namespace, name string
 	policy          *vpav1.PodResourcePolicy
+	config          *recommender.Config // the object's override annotations applied; nil without any
 }
 
 func newSimulateCommand() *cobra.Command {
@@ -64,7 +66,16 @@ of the targets against the usage that followed them.`,
 				Interval: interval,
 				Series:   reportFile != "",
 				Policy: func(ns, workload, container string) recommender.Policy {
-					return recommender.PolicyFor(matchPolicy(sources, ns, workload), container)
+					if src := matchSource(sources, ns, workload); src != nil {
+						return recommender.PolicyFor(src.policy, container)
+					}
+					return recommender.DefaultPolicy()
+				},
+				ConfigFor: func(ns, workload string) *recommender.Config {
+					if src := matchSource(sources, ns, workload); src != nil {
+						return src.config
+					}
+					return nil
 				},
 				OnTick: func(t int64) {
 					if t%3600 == 0 {
@@ -161,7 +172,11 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 				if v.Spec.TargetRef == nil {
 					return nil, fmt.Errorf("%s: document %d: spec.targetRef: Required value", f.path, doc)
 				}
-				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy})
+				cfg, err := overrides(v.Annotations)
+				if err != nil {
+					return nil, fmt.Errorf("%s: document %d (VerticalPodAutoscaler %s): %w", f.path, doc, v.Name, err)
+				}
+				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy, cfg})
 			case "Hvpa":
 				h := &hvpav1alpha1.Hvpa{}
 				if err := strictDecode(raw, h); err != nil {
@@ -171,7 +186,11 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 				if h.Spec.VPA != nil {
 					rp = h.Spec.VPA.Template.ResourcePolicy
 				}
-				out = append(out, policySource{h.Namespace, h.Spec.TargetRef.Name, rp})
+				cfg, err := overrides(h.Annotations)
+				if err != nil {
+					return nil, fmt.Errorf("%s: document %d (Hvpa %s): %w", f.path, doc, h.Name, err)
+				}
+				out = append(out, policySource{h.Namespace, h.Spec.TargetRef.Name, rp, cfg})
 			}
 		}
 	}
@@ -181,20 +200,38 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 	return out, nil
 }
 
-func matchPolicy(sources []policySource, ns, workload string) *vpav1.PodResourcePolicy {
-	var wildcard *vpav1.PodResourcePolicy
-	for _, s := range sources {
+// matchSource returns the object that applies to a workload: the one naming it, else a "*" one, else nil.
+func matchSource(sources []policySource, ns, workload string) *policySource {
+	var wildcard *policySource
+	for i, s := range sources {
 		if s.namespace != "" && s.namespace != ns {
 			continue
 		}
 		if s.name == workload {
-			return s.policy
+			return &sources[i]
 		}
 		if s.name == "*" && wildcard == nil {
-			wildcard = s.policy
+			wildcard = &sources[i]
 		}
 	}
 	return wildcard
+}
+
+// overrides applies an object's recommender.hvpa.dev/ annotations to the default configuration (nil when
+// it has none).
+func overrides(annotations map[string]string) (*recommender.Config, error) {
+	has := false
+	for k := range annotations {
+		has = has || strings.HasPrefix(k, recommender.AnnotationPrefix)
+	}
+	if !has {
+		return nil, nil
+	}
+	cfg, err := recommender.WithOverrides(recommender.Defaults(), annotations)
+	if err != nil {
+		return nil, err
+	}
+	return &cfg, nil
 }
 
 func printSummary(w io.Writer, st simulate.Stats, wall time.Duration, peakHeap uint64) {

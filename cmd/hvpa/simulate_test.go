@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -76,6 +77,41 @@ spec:
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
+	}
+}
+
+func TestSimulateOverrideAnnotations(t *testing.T) {
+	dir := t.TempDir()
+	trace := tinyTrace + "1736121720,ns,web,web-1,app,,,500,536870912,OOM\n1736121780,ns,web,web-1,app,400,300000000,,,\n"
+	write := func(ann string) string {
+		p := filepath.Join(dir, "vpa.yaml")
+		os.WriteFile(p, []byte("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: web\n  annotations: {"+ann+"}\nspec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"), 0o644)
+		return p
+	}
+	memTarget := func(out string) int64 { // ns/web/app's memory target at the last tick
+		var v int64
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Split(line, ","); f[1] == "ns" && f[3] == "app" {
+				v, _ = strconv.ParseInt(f[5], 10, 64)
+			}
+		}
+		return v
+	}
+	plain, _, err := runWithStdin(t, trace, "simulate", "--trace", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bumped, _, err := runWithStdin(t, trace, "simulate", "--trace", "-", "--vpa", write(`recommender.hvpa.dev/oom-bump-up-ratio: "2"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the OOM at a 512Mi request asks for max(512Mi + 100Mi, 1.2 x 512Mi) by default, 2 x 512Mi with ratio 2
+	if p, b := memTarget(plain), memTarget(bumped); p < 6*512<<20/5 || b < 2*512<<20 {
+		t.Errorf("memory target %d by default (want >= 1.2 x 512Mi), %d with ratio 2 (want >= 1Gi)", p, b)
+	}
+	_, _, err = runWithStdin(t, trace, "simulate", "--trace", "-", "--vpa", write(`recommender.hvpa.dev/safety-margin: "lots"`))
+	if err == nil || !strings.Contains(err.Error(), "VerticalPodAutoscaler web") || !strings.Contains(err.Error(), "annotation recommender.hvpa.dev/safety-margin") {
+		t.Errorf("a bad override annotation: %v", err)
 	}
 }
 

@@ -25,6 +25,9 @@ type Options struct {
 	Interval time.Duration
 	// Config of the model (default recommender.Defaults()).
 	Config *recommender.Config
+	// ConfigFor, when set, returns the model configuration of one workload (nil: Config), e.g. with the
+	// per-object overrides of its VPA.
+	ConfigFor func(namespace, workload string) *recommender.Config
 	// Policy returns the container policy of (namespace, workload, container); nil: the default policy.
 	Policy func(namespace, workload, container string) recommender.Policy
 	// Series keeps per-container time series for a report (costs memory).
@@ -84,6 +87,7 @@ type aggregate struct {
 	ns, workload, container string
 	key                     string
 	agg                     *recommender.Aggregate
+	model                   *recommender.Model
 	policy                  recommender.Policy
 	dirty                   bool
 	has                     bool
@@ -103,6 +107,7 @@ type container struct {
 type Simulator struct {
 	opts       Options
 	model      *recommender.Model
+	models     map[recommender.Config]*recommender.Model
 	out        *bufio.Writer
 	aggs       map[string]*aggregate
 	ordered    []*aggregate
@@ -135,7 +140,7 @@ func New(w io.Writer, opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Simulator{opts: opts, model: m, aggs: map[string]*aggregate{}, containers: map[string]*container{}, workloads: map[string]map[string]bool{}}
+	s := &Simulator{opts: opts, model: m, models: map[recommender.Config]*recommender.Model{cfg: m}, aggs: map[string]*aggregate{}, containers: map[string]*container{}, workloads: map[string]map[string]bool{}}
 	if w != nil {
 		s.out = bufio.NewWriterSize(w, 1<<20)
 		s.out.WriteString(OutputHeader + "\n")
@@ -195,7 +200,7 @@ func (s *Simulator) Add(row *trace.Row) {
 		if row.HasMemReq {
 			req = float64(row.MemoryRequest)
 		}
-		if err := s.model.RecordOOM(c.state, t, req); err != nil {
+		if err := a.model.RecordOOM(c.state, t, req); err != nil {
 			s.Stats.RejectedOOMs++
 		} else {
 			a.dirty = true
@@ -211,14 +216,14 @@ func (s *Simulator) Add(row *trace.Row) {
 	s.Stats.Samples++
 	s.score(a, row)
 	if row.HasCPU {
-		if s.model.AddCPU(c.state, t, float64(row.CPU)/1000) {
+		if a.model.AddCPU(c.state, t, float64(row.CPU)/1000) {
 			a.dirty = true
 		} else {
 			s.Stats.RejectedSamples++
 		}
 	}
 	if row.HasMemory {
-		if s.model.AddMemory(c.state, t, float64(row.Memory)) {
+		if a.model.AddMemory(c.state, t, float64(row.Memory)) {
 			a.dirty = true
 		} else {
 			s.Stats.RejectedSamples++
@@ -266,8 +271,10 @@ func (s *Simulator) container(row *trace.Row) *container {
 	s.key = append(append(append(append(append(s.key[:0], row.Namespace...), 0), row.Workload...), 0), row.Container...)
 	a, ok := s.aggs[string(s.key)]
 	if !ok {
-		a = &aggregate{ns: string(row.Namespace), workload: string(row.Workload), container: string(row.Container), key: string(s.key),
-			agg: s.model.NewAggregate(), policy: recommender.DefaultPolicy()}
+		ns, workload := string(row.Namespace), string(row.Workload)
+		model := s.modelFor(ns, workload)
+		a = &aggregate{ns: ns, workload: workload, container: string(row.Container), key: string(s.key),
+			agg: model.NewAggregate(), model: model, policy: recommender.DefaultPolicy()}
 		if s.opts.Policy != nil {
 			a.policy = s.opts.Policy(a.ns, a.workload, a.container)
 		}
@@ -294,7 +301,7 @@ func (s *Simulator) container(row *trace.Row) *container {
 			}
 		}
 	}
-	c := &container{state: s.model.NewContainer(a.agg), agg: a}
+	c := &container{state: a.model.NewContainer(a.agg), agg: a}
 	s.containers[ck] = c
 	return c
 }
@@ -308,7 +315,7 @@ func (s *Simulator) tick(T int64) {
 		if a.dirty {
 			a.dirty = false
 			n := len(s.workloads[a.ns+"/"+a.workload])
-			rec, ok := s.model.Recommend(a.agg, n, a.policy)
+			rec, ok := a.model.Recommend(a.agg, n, a.policy)
 			if ok && a.has && changedOver(a.rec.Target, rec.Target, 0.1) {
 				s.Stats.TargetChanges++
 			}
@@ -341,15 +348,15 @@ func (s *Simulator) tick(T int64) {
 }
 
 func (s *Simulator) collect(now time.Time) {
-	idle := int64((s.model.Config.MemoryAggregationInterval + s.opts.Interval) / time.Second)
 	for k, c := range s.containers {
+		idle := int64((c.agg.model.Config.MemoryAggregationInterval + s.opts.Interval) / time.Second)
 		if now.Unix()-c.lastSeen > idle {
 			delete(s.containers, k)
 		}
 	}
 	kept := s.ordered[:0]
 	for _, a := range s.ordered {
-		if s.model.Expired(a.agg, now) {
+		if a.model.Expired(a.agg, now) {
 			delete(s.aggs, a.key)
 			continue
 		}
@@ -369,6 +376,26 @@ func (s *Simulator) Finish() {
 		s.nextTick += s.interval()
 	}
 	s.Stats.Aggregates = len(s.aggs)
+}
+
+// modelFor returns the model of a workload's configuration (models are shared between equal configurations).
+func (s *Simulator) modelFor(ns, workload string) *recommender.Model {
+	if s.opts.ConfigFor == nil {
+		return s.model
+	}
+	cfg := s.opts.ConfigFor(ns, workload)
+	if cfg == nil {
+		return s.model
+	}
+	if m, ok := s.models[*cfg]; ok {
+		return m
+	}
+	m, err := recommender.NewModel(*cfg)
+	if err != nil { // ConfigFor hands out validated configurations; fall back rather than stop the run
+		return s.model
+	}
+	s.models[*cfg] = m
+	return m
 }
 
 // Series returns the per-container series (Options.Series).

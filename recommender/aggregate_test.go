@@ -1,0 +1,101 @@
+package recommender
+
+import (
+	"testing"
+	"time"
+)
+
+func feed(m *Model, c *Container, from time.Time, n int, cpu func(int) float64, mem func(int) float64) {
+	for i := 0; i < n; i++ {
+		ts := from.Add(time.Duration(i) * time.Minute)
+		m.AddCPU(c, ts, cpu(i))
+		m.AddMemory(c, ts, mem(i))
+	}
+}
+
+func TestMergeEqualsOneAggregate(t *testing.T) {
+	m := mustModel(t)
+	cpuA := func(i int) float64 { return 0.1 + float64(i%20)*0.01 }
+	cpuB := func(i int) float64 { return 0.5 + float64(i%30)*0.02 }
+	memA := func(i int) float64 { return 200e6 + float64(i)*1e5 }
+	memB := func(i int) float64 { return 400e6 }
+	// two pods' containers in separate aggregates, merged ...
+	a, b := m.NewAggregate(), m.NewAggregate()
+	feed(m, m.NewContainer(a), t0, 2000, cpuA, memA)
+	feed(m, m.NewContainer(b), t0.Add(time.Hour), 2000, cpuB, memB)
+	merged := m.NewAggregate()
+	merged.Merge(a)
+	merged.Merge(b)
+	// ... equal one aggregate fed by both
+	one := m.NewAggregate()
+	feed(m, m.NewContainer(one), t0, 2000, cpuA, memA)
+	feed(m, m.NewContainer(one), t0.Add(time.Hour), 2000, cpuB, memB)
+	r1, _ := m.Recommend(merged, 1, DefaultPolicy())
+	r2, _ := m.Recommend(one, 1, DefaultPolicy())
+	if r1 != r2 {
+		t.Errorf("merged %+v, one aggregate %+v", r1, r2)
+	}
+	if merged.TotalSamples != 4000 || !merged.FirstSample.Equal(t0) {
+		t.Errorf("merged samples %d from %v", merged.TotalSamples, merged.FirstSample)
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	m := mustModel(t)
+	a := m.NewAggregate()
+	m.AddCPU(m.NewContainer(a), t0, 1)
+	if m.Expired(a, t0.Add(8*24*time.Hour)) {
+		t.Error("expired after exactly 8 days")
+	}
+	if !m.Expired(a, t0.Add(8*24*time.Hour+time.Minute)) {
+		t.Error("not expired after more than 8 days without samples")
+	}
+}
+
+// TestAggregateCheckpointRestart: a restart from a checkpoint gives the same recommendation within one
+// bucket, and the still-open memory window is not counted twice once its samples come back.
+func TestAggregateCheckpointRestart(t *testing.T) {
+	m := mustModel(t)
+	a := m.NewAggregate()
+	c := m.NewContainer(a)
+	cpu := func(i int) float64 { return 0.3 + float64(i%40)*0.01 }
+	mem := func(i int) float64 { return 300e6 + float64(i%1440)*5e4 }
+	feed(m, c, t0, 3*1440+600, cpu, mem) // three closed windows and an open one
+	cp := m.SaveAggregate(a, []*Container{c})
+	restored, err := m.LoadAggregate(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the open window's peak is not in the checkpoint: the restored memory weight is lower by its weight
+	openPeak, end := c.OpenWindowPeak()
+	if openPeak == 0 {
+		t.Fatal("no open window")
+	}
+	if got, want := restored.Memory.TotalWeight(), a.Memory.TotalWeight()-a.Memory.decayFactor(end); abs(got-want) > 1e-6*want {
+		t.Errorf("restored memory weight %v, want %v (without the open window)", got, want)
+	}
+	// the open window's samples come back after the restart (a new container state): one peak, not two
+	c2 := m.NewContainer(restored)
+	for i := 3 * 1440; i < 3*1440+600; i++ {
+		m.AddMemory(c2, t0.Add(time.Duration(i)*time.Minute), mem(i))
+	}
+	if got, want := restored.Memory.TotalWeight(), a.Memory.TotalWeight(); abs(got-want) > 0.02*want {
+		t.Errorf("after the window's samples return: weight %v, before the restart %v", got, want)
+	}
+	r1, _ := m.Recommend(a, 1, DefaultPolicy())
+	r2, _ := m.Recommend(restored, 1, DefaultPolicy())
+	withinBucket := func(x, y int64) bool { return float64(max(x, y)) <= float64(min(x, y))*1.051+1 }
+	if !withinBucket(r1.Target.CPUMilli, r2.Target.CPUMilli) || !withinBucket(r1.Target.MemoryBytes, r2.Target.MemoryBytes) {
+		t.Errorf("target before the restart %+v, after %+v: more than one bucket apart", r1.Target, r2.Target)
+	}
+	if _, err := m.LoadAggregate(AggregateCheckpoint{TotalSamples: -1}); err == nil {
+		t.Error("a negative sample count was accepted")
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

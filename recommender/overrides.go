@@ -1,0 +1,96 @@
+package recommender
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// AnnotationPrefix starts the annotations that override the model for one VerticalPodAutoscaler or Hvpa.
+const AnnotationPrefix = "recommender.hvpa.dev/"
+
+// The override annotations, their values and ranges.
+const (
+	// AnnotationOOMBumpUpRatio: a number >= 1, e.g. "1.5" (default 1.2).
+	AnnotationOOMBumpUpRatio = AnnotationPrefix + "oom-bump-up-ratio"
+	// AnnotationOOMMinBumpUp: a memory quantity >= 0, e.g. "200Mi" (default 100Mi).
+	AnnotationOOMMinBumpUp = AnnotationPrefix + "oom-min-bump-up"
+	// AnnotationMemoryAggregationInterval: a duration > 0, e.g. "12h" (default 24h).
+	AnnotationMemoryAggregationInterval = AnnotationPrefix + "memory-aggregation-interval"
+	// AnnotationMemoryAggregationIntervalCount: an integer >= 1, e.g. "14" (default 8).
+	AnnotationMemoryAggregationIntervalCount = AnnotationPrefix + "memory-aggregation-interval-count"
+	// AnnotationTargetPercentile: a number in (0, 1] between the bounds' percentiles, e.g. "0.95" (default 0.9).
+	AnnotationTargetPercentile = AnnotationPrefix + "target-percentile"
+	// AnnotationSafetyMargin: a fraction >= 0 added to every estimate, e.g. "0.25" (default 0.15).
+	AnnotationSafetyMargin = AnnotationPrefix + "safety-margin"
+)
+
+// WithOverrides applies the override annotations of one object to base and validates the result. Errors
+// name the annotation and say what it takes; annotations under the prefix that are not overrides are
+// errors too (a typo must not be silently ignored).
+func WithOverrides(base Config, annotations map[string]string) (Config, error) {
+	c := base
+	var errs []error
+	keys := make([]string, 0, len(annotations))
+	for k := range annotations {
+		if strings.HasPrefix(k, AnnotationPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	number := func(k, v string, ok func(float64) bool, want string) float64 {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !ok(f) {
+			errs = append(errs, fmt.Errorf("annotation %s: %q is not %s", k, v, want))
+		}
+		return f
+	}
+	for _, k := range keys {
+		v := annotations[k]
+		switch k {
+		case AnnotationOOMBumpUpRatio:
+			c.OOMBumpUpRatio = number(k, v, func(f float64) bool { return f >= 1 }, "a number >= 1 (e.g. 1.5)")
+		case AnnotationOOMMinBumpUp:
+			q, err := resource.ParseQuantity(strings.TrimSpace(v))
+			if err != nil || q.Sign() < 0 {
+				errs = append(errs, fmt.Errorf("annotation %s: %q is not a memory quantity >= 0 (e.g. 200Mi)", k, v))
+			}
+			c.OOMMinBumpUp = q.AsApproximateFloat64()
+		case AnnotationMemoryAggregationInterval:
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil || d <= 0 {
+				errs = append(errs, fmt.Errorf("annotation %s: %q is not a positive duration (e.g. 12h)", k, v))
+			}
+			c.MemoryAggregationInterval = d
+		case AnnotationMemoryAggregationIntervalCount:
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 {
+				errs = append(errs, fmt.Errorf("annotation %s: %q is not an integer >= 1 (e.g. 14)", k, v))
+			}
+			c.MemoryAggregationIntervalCount = n
+		case AnnotationTargetPercentile:
+			c.TargetPercentile = number(k, v, func(f float64) bool { return f > 0 && f <= 1 }, "a number in (0, 1] (e.g. 0.95)")
+		case AnnotationSafetyMargin:
+			c.SafetyMargin = number(k, v, func(f float64) bool { return f >= 0 }, "a fraction >= 0 (e.g. 0.25 for +25%)")
+		default:
+			errs = append(errs, fmt.Errorf("annotation %s is not an override; known: %s", k, strings.Join(knownOverrides(), ", ")))
+		}
+	}
+	if len(errs) > 0 {
+		return base, errors.Join(errs...)
+	}
+	if err := c.Validate(); err != nil {
+		return base, fmt.Errorf("annotations under %s: %w", AnnotationPrefix, err)
+	}
+	return c, nil
+}
+
+func knownOverrides() []string {
+	return []string{AnnotationOOMBumpUpRatio, AnnotationOOMMinBumpUp, AnnotationMemoryAggregationInterval,
+		AnnotationMemoryAggregationIntervalCount, AnnotationTargetPercentile, AnnotationSafetyMargin}
+}
