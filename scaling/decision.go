@@ -43,6 +43,8 @@ type ContainerDecision struct {
 	Limits   Values
 	// Notes say what capped or shaped a value (maxAllowed, interval maximum, LimitRange, ratio source).
 	Notes []string
+	// RequestsOnly: the container's limits are never changed.
+	RequestsOnly bool
 }
 
 // BlockedPart is one part of a change that is not applied, with its reason.
@@ -215,7 +217,9 @@ func Decide(spec *Spec, st State) (Decision, error) {
 		if !ok {
 			continue
 		}
-		cd := ContainerDecision{Name: k.Name, Current: k, Wanted: wanted[k.Name].values, Requests: k.Requests, Notes: w.notes}
+		cd := ContainerDecision{Name: k.Name, Current: k, Wanted: wanted[k.Name].values, Requests: k.Requests, Notes: w.notes,
+			RequestsOnly: spec.PolicyFor(k.Name).ControlledValues == RequestsOnly}
+		var changed [NumResources]bool
 		for _, r := range Resources {
 			pNew, ok := w.values.Get(r)
 			if !ok {
@@ -237,15 +241,22 @@ func Decide(spec *Spec, st State) (Decision, error) {
 				continue
 			}
 			cd.Requests.Set(r, pNew)
+			changed[r] = true
 		}
-		// Section 6: limits follow the applied requests.
+		// Section 6: limits follow the applied request changes (and only those).
 		var notes []string
-		cd.Requests, cd.Limits, notes = Limits(spec.PolicyFor(k.Name), spec.LimitsGap, k, cd.Requests, st.LimitRange)
+		cd.Requests, cd.Limits, notes = Limits(spec.PolicyFor(k.Name), spec.LimitsGap, k, cd.Requests, changed, st.LimitRange)
 		cd.Notes = append(cd.Notes, notes...)
 		d.Containers = append(d.Containers, cd)
 	}
 	if st.LimitRange != nil {
-		podNotes := ApplyPodLimitRange(d.Containers, *st.LimitRange)
+		var fixed []Container // the pod's containers the decision does not scale count as they are
+		for _, k := range st.Containers {
+			if _, scaled := applied[k.Name]; !scaled {
+				fixed = append(fixed, k)
+			}
+		}
+		podNotes := ApplyPodLimitRange(d.Containers, fixed, *st.LimitRange)
 		if len(podNotes) > 0 && len(d.Containers) > 0 {
 			d.Containers[0].Notes = append(d.Containers[0].Notes, podNotes...)
 		}
@@ -350,15 +361,21 @@ func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current ma
 			p = lo
 			pv.notes = append(pv.notes, fmt.Sprintf("%s raised to minAllowed %s", r, Format(r, lo)))
 		}
+		capped := false
 		if hi, ok := pol.MaxAllowed.Get(r); ok && p > hi {
-			p = hi
+			p, capped = hi, true
 			pv.notes = append(pv.notes, fmt.Sprintf("%s capped to maxAllowed %s", r, Format(r, hi)))
 		}
 		if hi := in.PerPodMax(r); p > hi {
-			p = hi
+			p, capped = hi, true
 			pv.notes = append(pv.notes, fmt.Sprintf("%s capped to the per-pod maximum %s of the %d-replica interval", r, Format(r, hi), in.Replicas))
 		}
-		pv.values.Set(r, RoundUp(p))
+		if capped {
+			p = RoundDown(p) // a capped value stays within its cap
+		} else {
+			p = RoundUp(p)
+		}
+		pv.values.Set(r, p)
 		out[t.Container] = pv
 	}
 	return out
@@ -429,12 +446,20 @@ func conditions(d Decision, c int32, limited []string) []Condition {
 	return out
 }
 
+// RoundDown rounds an amount down to a whole base unit, forgiving float noise.
+func RoundDown(x float64) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	return math.Floor(x + math.Max(1e-9, math.Abs(x)*1e-14))
+}
+
 // RoundUp rounds an amount up to a whole base unit (millicore or byte), forgiving float noise.
 func RoundUp(x float64) float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return x
 	}
-	if r := math.Ceil(x - math.Max(1e-9, math.Abs(x)*1e-12)); r != 0 {
+	if r := math.Ceil(x - math.Max(1e-9, math.Abs(x)*1e-14)); r != 0 {
 		return r
 	}
 	return 0 // never -0

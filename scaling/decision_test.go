@@ -260,3 +260,38 @@ func TestHPAFloorAndTotal(t *testing.T) {
 		t.Errorf("basis %v, want the current 500m", b)
 	}
 }
+
+// A blocked request change leaves the container's limits alone, and uncontrolled resources keep theirs.
+func TestBlockedChangeKeepsLimits(t *testing.T) {
+	s := epSpec()
+	s.ScaleUp.Mode = UpdateModeOff
+	s.Policies = []ContainerPolicy{{Name: "app", Controlled: [NumResources]bool{true, false}, ControlledValues: RequestsAndLimits,
+		Ratio: [NumResources]*Ratio{{Type: RatioFactor, Factor: 2}, {Type: RatioFactor, Factor: 2}}}}
+	st := vpaState(3, V(1000, gi), 4500, -1)
+	st.Containers[0].Limits = V(1000, gi)
+	d := mustDecide(t, s, st)
+	if d.Containers[0].Limits != st.Containers[0].Limits || d.Changed {
+		t.Errorf("limits %+v changed (changed=%v) although the request change is blocked", d.Containers[0].Limits, d.Changed)
+	}
+}
+
+// A value capped at an interval's per-pod maximum never rounds above it (SCALING.md section 4 rounds up; a
+// capped value rounds down so that h x basis cannot step past the interval).
+func TestCappedValuesStayWithinTheInterval(t *testing.T) {
+	s := epSpec()
+	s.Intervals = []Interval{{MaxReplicas: 1, MaxResources: V(500, -1)}, {MaxReplicas: 4, MaxResources: V(1000, -1), Extrapolation: ExtrapolationLinear}}
+	s.MaxReplicas = 4
+	iv := EffectiveIntervals(s.Intervals, 1, s.Overlap)
+	d := mustDecide(t, s, vpaState(2, V(800, -1), 5000, -1))
+	in := intervalFor(iv, d.Replicas)
+	if p := request(t, d, "app", CPU); p > in.PerPodMax(CPU) {
+		t.Errorf("per-pod %vm above the %d-replica interval's maximum %vm", p, in.Replicas, in.PerPodMax(CPU))
+	}
+	// the HPA basis taken from it keeps the workload in its interval
+	st := vpaState(2, V(833, -1), 0, -1)
+	st.Recommendation = nil
+	st.HPA = &HPAInput{Desired: 2}
+	if d := mustDecide(t, s, st); d.Replicas != 2 {
+		t.Errorf("h=2 with the capped basis asks for %d replicas, want 2", d.Replicas)
+	}
+}

@@ -15,7 +15,10 @@
 //     hpa.template.maxReplicas). Without spec.hpa, maxReplicas is the last interval's and minReplicas is 1.
 //     No HPA metrics means the HPA default (80% CPU Utilization), so the HPA total rule applies.
 //   - Non-decreasing maxResources is checked after defaulting (a defaulted value may not undercut an earlier
-//     interval). The first interval must reach minReplicas.
+//     interval; an unbounded resource may not be followed by a bounded one). The first interval must reach
+//     minReplicas.
+//   - A recommendation without an uncappedTarget for a resource (as older recommenders write) falls back to
+//     its target for the VPA total.
 //   - A maintenance window whose begin equals its end (after converting both to UTC) is refused: empty and
 //     whole-day are both plausible readings. Begin is inclusive, end exclusive.
 //   - Current replicas that are no effective interval's replica count (e.g. 7 with no extrapolation on 2 and
@@ -24,7 +27,9 @@
 //   - Without any total and without an HPA floor, the replica count stays as it is (no input, no change).
 //   - The per-pod maximum for a replica count that is no interval's (after clamping to min/max or the HPA
 //     floor) is that of the first interval with at least that many replicas (else the last). minAllowed
-//     raises a value before maxAllowed and the interval maximum cap it: the caps win.
+//     raises a value before maxAllowed and the interval maximum cap it: the caps win. Values are rounded up
+//     (section 4), except capped ones, which round down so that they stay within their cap (otherwise an HPA
+//     basis of a rounded-up cap could push the total past the interval).
 //   - A container without a total for a resource keeps its current request for it.
 //   - Gating order: updateMode (Off, MaintenanceWindow), then stabilization, then minChange; the first that
 //     blocks is the reason reported. minChange applies to (container, resource) parts only, never to the
@@ -32,9 +37,12 @@
 //     direction of its per-pod change.
 //   - Saturation (a total above the top interval, or replicas above maxReplicas) is reported as a blocked
 //     part with reason Saturated and sets ScalingLimited; so do caps by maxAllowed or an interval maximum.
-//   - Limits (section 6): no limit stays no limit (also with limitsRequestsGapScaleParams); with
-//     RequestsOnly a request above the unchanged limit is capped to the limit (a request above its limit is
-//     an invalid pod). LimitRange: min is applied before max and max wins; a container without a limit has
-//     its request bounded. A LimitRange pod max scales every scaled container's request and limit by the
-//     same factor (limits rounded down so that the sum fits).
+//   - Limits (section 6) change only with an applied request change of a controlled resource (a blocked
+//     change keeps its limits too). No limit stays no limit (also with limitsRequestsGapScaleParams); a limit
+//     without a request counts as request = limit. RequestsOnly never changes a limit: a request above it is
+//     capped to it (a request above its limit is an invalid pod) and a LimitRange bounds the request alone.
+//     LimitRange container bounds: min is applied before max and max wins; a container without a limit has
+//     its request bounded. A LimitRange pod max lowers the scaled containers' requests and limits by one
+//     factor, counting unscaled containers and RequestsOnly limits as they are (rounded down; a request
+//     never ends above its limit).
 package scaling

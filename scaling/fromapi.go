@@ -68,7 +68,8 @@ func scaledValues(s *hvpav1alpha1.ScaledResources, path *field.Path) (Values, fi
 	if s == nil {
 		return v, nil
 	}
-	for r, q := range map[Resource]*resource.Quantity{CPU: s.CPU, Memory: s.Memory} {
+	for r, q := range [NumResources]*resource.Quantity{CPU: s.CPU, Memory: s.Memory} {
+		r := Resource(r)
 		if q == nil {
 			continue
 		}
@@ -156,9 +157,13 @@ func ContainerPolicies(rp *vpav1.PodResourcePolicy, path *field.Path) ([]Contain
 		}
 		if p.ControlledValues != nil {
 			cp.ControlledValues = ControlledValues(*p.ControlledValues)
+			if cp.ControlledValues != RequestsAndLimits && cp.ControlledValues != RequestsOnly {
+				errs = append(errs, field.NotSupported(pp.Child("controlledValues"), cp.ControlledValues, []string{"RequestsAndLimits", "RequestsOnly"}))
+			}
 		}
 		if rl := p.RequestToLimitRatio; rl != nil {
-			for r, x := range map[Resource]*vpav1.ResourceRequestToLimitRatio{CPU: rl.CPU, Memory: rl.Memory} {
+			for r, x := range [NumResources]*vpav1.ResourceRequestToLimitRatio{CPU: rl.CPU, Memory: rl.Memory} {
+				r := Resource(r)
 				if x == nil {
 					continue
 				}
@@ -291,7 +296,11 @@ func FromHvpa(h *hvpav1alpha1.Hvpa) (*Spec, field.ErrorList) {
 			for _, r := range Resources {
 				a, okA := prev.MaxResources.Get(r)
 				b, okB := out.MaxResources.Get(r)
-				if okA && okB && b < a {
+				switch {
+				case !okA && okB: // unbounded, then bounded: a decrease
+					errs = append(errs, field.Invalid(p.Child("maxResources", r.String()), Format(r, b),
+						fmt.Sprintf("maxResources must not decrease: interval %d has no %s maximum (unbounded); set one there or give no %s maximum here", i-1, r, r)))
+				case okA && okB && b < a:
 					errs = append(errs, field.Invalid(p.Child("maxResources", r.String()), Format(r, b),
 						fmt.Sprintf("maxResources must not decrease: interval %d has %s", i-1, Format(r, a))))
 				}

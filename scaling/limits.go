@@ -1,57 +1,66 @@
 package scaling
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // Limits implements SCALING.md section 6 for one container: given the new per-pod requests, it returns the
 // requests and limits to apply, and notes saying what shaped them. It is the one function the decision, the
-// admission webhook and the updater size limits with, so they never disagree by rounding.
+// admission webhook and the updater size limits with, so they never disagree by rounding. Only the
+// resources marked in changed (controlled resources whose new request is applied) are touched.
 //
-//   - RequestsOnly: limits stay as they are; a request above its unchanged limit is capped to the limit (a
-//     pod whose request exceeds its limit is invalid).
+//   - RequestsOnly: limits never change; a request above its unchanged limit is capped to the limit (a pod
+//     whose request exceeds its limit is invalid), and a LimitRange bounds the request alone.
 //   - RequestsAndLimits: limit = request x factor or request + quantity when the policy has a
-//     requestToLimitRatio for the resource; else the original limit/request ratio; no limit stays no limit.
+//     requestToLimitRatio for the resource; else the original limit/request ratio (a limit without a request
+//     counts as request = limit, as Kubernetes defaults it); no limit stays no limit.
 //     gap (limitsRequestsGapScaleParams), when set, raises a limit to at least request + base(request).
-//   - LimitRange container min/max: request and limit move together, keeping their ratio.
-func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container, requests Values, lr *LimitRange) (Values, Values, []string) {
+//     A LimitRange container min/max moves request and limit together, keeping their ratio.
+func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container, requests Values, changed [NumResources]bool, lr *LimitRange) (Values, Values, []string) {
 	limits := cur.Limits
 	var notes []string
 	for _, r := range Resources {
 		req, ok := requests.Get(r)
-		if !ok {
+		if !ok || !changed[r] {
 			continue
 		}
 		curReq, hasCurReq := cur.Requests.Get(r)
 		curLim, hasCurLim := cur.Limits.Get(r)
+		if hasCurLim && (!hasCurReq || curReq == 0) {
+			curReq, hasCurReq = curLim, true
+		}
 		if pol.ControlledValues == RequestsOnly {
+			if lr != nil {
+				var noLimit Values // a LimitRange moves the request alone
+				var note string
+				if req, note = boundPair(r, req, &noLimit, lr.ContainerMin, lr.ContainerMax, "container"); note != "" {
+					notes = append(notes, note)
+				}
+			}
 			if hasCurLim && req > curLim {
 				req = curLim
 				notes = append(notes, fmt.Sprintf("%s request capped to its unchanged limit %s (controlledValues RequestsOnly)", r, Format(r, curLim)))
 			}
-		} else {
-			switch ratio := pol.Ratio[r]; {
-			case ratio != nil && ratio.Type == RatioFactor:
-				limits.Set(r, RoundUp(req*ratio.Factor))
-				notes = append(notes, fmt.Sprintf("%s limit = request x %g (requestToLimitRatio)", r, ratio.Factor))
-			case ratio != nil && ratio.Type == RatioQuantity:
-				limits.Set(r, RoundUp(req+ratio.Quantity))
-				notes = append(notes, fmt.Sprintf("%s limit = request + %s (requestToLimitRatio)", r, Format(r, ratio.Quantity)))
-			case hasCurLim && hasCurReq && curReq > 0:
-				limits.Set(r, RoundUp(req*curLim/curReq))
-			}
-			if lim, ok := limits.Get(r); ok && gap[r] != nil {
-				if floor := RoundUp(req + gap[r].Base(req)); lim < floor {
-					limits.Set(r, floor)
-					notes = append(notes, fmt.Sprintf("%s limit raised to request + gap %s (limitsRequestsGapScaleParams)", r, Format(r, floor-req)))
-				}
+			requests.Set(r, req)
+			continue
+		}
+		switch ratio := pol.Ratio[r]; {
+		case ratio != nil && ratio.Type == RatioFactor:
+			limits.Set(r, RoundUp(req*ratio.Factor))
+			notes = append(notes, fmt.Sprintf("%s limit = request x %g (requestToLimitRatio)", r, ratio.Factor))
+		case ratio != nil && ratio.Type == RatioQuantity:
+			limits.Set(r, RoundUp(req+ratio.Quantity))
+			notes = append(notes, fmt.Sprintf("%s limit = request + %s (requestToLimitRatio)", r, Format(r, ratio.Quantity)))
+		case hasCurLim && hasCurReq && curReq > 0:
+			limits.Set(r, RoundUp(req*curLim/curReq))
+		}
+		if lim, ok := limits.Get(r); ok && gap[r] != nil {
+			if floor := RoundUp(req + gap[r].Base(req)); lim < floor {
+				limits.Set(r, floor)
+				notes = append(notes, fmt.Sprintf("%s limit raised to request + gap %s (limitsRequestsGapScaleParams)", r, Format(r, floor-req)))
 			}
 		}
 		if lr != nil {
 			var note string
-			req, note = boundPair(r, req, &limits, lr.ContainerMin, lr.ContainerMax, "container")
-			if note != "" {
+			if req, note = boundPair(r, req, &limits, lr.ContainerMin, lr.ContainerMax, "container"); note != "" {
 				notes = append(notes, note)
 			}
 		}
@@ -61,7 +70,8 @@ func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container,
 }
 
 // boundPair moves request and limit of r together (keeping their ratio) so that the limit (or the request,
-// without a limit) is at most max and the request at least min. Max wins over min.
+// without a limit) is at most max and the request at least min. Max wins over min. The limit lands exactly
+// on max and the request never above the limit.
 func boundPair(r Resource, req float64, limits *Values, lo, hi Values, scope string) (float64, string) {
 	note := ""
 	lim, hasLim := limits.Get(r)
@@ -83,6 +93,9 @@ func boundPair(r Resource, req float64, limits *Values, lo, hi Values, scope str
 			req = RoundUp(req * f)
 			if hasLim {
 				lim = m
+				req = min(req, lim)
+			} else {
+				req = min(req, m)
 			}
 			note = fmt.Sprintf("%s request and limit lowered together to fit the LimitRange %s max %s", r, scope, Format(r, m))
 		}
@@ -93,37 +106,58 @@ func boundPair(r Resource, req float64, limits *Values, lo, hi Values, scope str
 	return req, note
 }
 
-// ApplyPodLimitRange scales the scaled containers of a pod together so that the pod's sum of limits (or
-// requests, for containers without a limit) fits the LimitRange pod max, keeping every ratio. Containers the
-// decision does not scale keep their values and count toward the sum as they are.
-func ApplyPodLimitRange(cs []ContainerDecision, lr LimitRange) []string {
+// ApplyPodLimitRange lowers the scaled containers of a pod together so that the pod's sum of limits (or
+// requests, for containers without a limit) fits the LimitRange pod max, keeping every ratio. The fixed
+// containers (those the decision does not scale) and the limits of RequestsOnly containers count as they
+// are. Limits round down so that the sum fits; a request never ends above its limit.
+func ApplyPodLimitRange(cs []ContainerDecision, fixed []Container, lr LimitRange) []string {
 	var notes []string
+	amount := func(req, lim Values, r Resource) float64 {
+		if l, ok := lim.Get(r); ok {
+			return l
+		}
+		q, _ := req.Get(r)
+		return q
+	}
 	for _, r := range Resources {
 		m, ok := lr.PodMax.Get(r)
 		if !ok {
 			continue
 		}
-		sum := 0.0
-		for _, c := range cs {
-			if l, ok := c.Limits.Get(r); ok {
-				sum += l
-			} else if q, ok := c.Requests.Get(r); ok {
-				sum += q
-			}
+		fixedSum, scaledSum := 0.0, 0.0
+		for _, k := range fixed {
+			fixedSum += amount(k.Requests, k.Limits, r)
 		}
-		if sum <= m || sum == 0 {
+		for _, c := range cs {
+			if _, hasLim := c.Limits.Get(r); c.RequestsOnly && hasLim {
+				fixedSum += amount(c.Requests, c.Limits, r) // its limit never changes
+				continue
+			}
+			scaledSum += amount(c.Requests, c.Limits, r)
+		}
+		if fixedSum+scaledSum <= m || scaledSum == 0 {
 			continue
 		}
-		f := m / sum
+		f := max(m-fixedSum, 0) / scaledSum
 		for i := range cs {
-			if q, ok := cs[i].Requests.Get(r); ok {
-				cs[i].Requests.Set(r, RoundUp(q*f))
+			c := &cs[i]
+			if _, hasLim := c.Limits.Get(r); c.RequestsOnly && hasLim {
+				continue
 			}
-			if l, ok := cs[i].Limits.Get(r); ok {
-				cs[i].Limits.Set(r, math.Floor(l*f+1e-9)) // limits round down so that the sum fits the max
+			l, hasLim := c.Limits.Get(r)
+			if hasLim {
+				l = RoundDown(l * f)
+				c.Limits.Set(r, l)
+			}
+			if q, ok := c.Requests.Get(r); ok {
+				q = RoundDown(q * f)
+				if hasLim {
+					q = min(q, l)
+				}
+				c.Requests.Set(r, q)
 			}
 		}
-		notes = append(notes, fmt.Sprintf("%s of every scaled container lowered by %.3f to fit the LimitRange pod max %s", r, f, Format(r, m)))
+		notes = append(notes, fmt.Sprintf("%s of the scaled containers lowered by %.3f to fit the LimitRange pod max %s", r, f, Format(r, m)))
 	}
 	return notes
 }

@@ -36,16 +36,62 @@ func TestLimits(t *testing.T) {
 			wantReq: V(150, -1), wantLimit: V(600, -1)},
 		"LimitRange max without a limit caps the request": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits},
 			cur: Container{Requests: V(100, -1)}, req: V(900, -1), lr: &LimitRange{ContainerMax: V(600, -1)}, wantReq: V(600, -1), wantLimit: Values{}},
+		"RequestsOnly: a LimitRange moves the request alone": {pol: ContainerPolicy{ControlledValues: RequestsOnly},
+			cur: Container{Requests: V(100, -1), Limits: V(1000, -1)}, req: V(50, -1), lr: &LimitRange{ContainerMin: V(100, -1)}, wantReq: V(100, -1), wantLimit: V(1000, -1)},
+		"a limit without a request counts as request = limit": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits},
+			cur: Container{Limits: V(500, -1)}, req: V(800, -1), wantReq: V(800, -1), wantLimit: V(800, -1)},
 		"LimitRange min raises request and limit together": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits},
 			cur: Container{Requests: V(100, -1), Limits: V(200, -1)}, req: V(50, -1), lr: &LimitRange{ContainerMin: V(100, -1)}, wantReq: V(100, -1), wantLimit: V(200, -1)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			req, lim, notes := Limits(tc.pol, tc.gap, tc.cur, tc.req, tc.lr)
+			req, lim, notes := Limits(tc.pol, tc.gap, tc.cur, tc.req, [NumResources]bool{true, true}, tc.lr)
 			if req != tc.wantReq || lim != tc.wantLimit {
 				t.Errorf("requests %+v limits %+v, want %+v %+v (notes %v)", req, lim, tc.wantReq, tc.wantLimit, notes)
 			}
 		})
+	}
+}
+
+func TestLimitsOnlyForChangedResources(t *testing.T) {
+	pol := ContainerPolicy{ControlledValues: RequestsAndLimits, Ratio: [NumResources]*Ratio{{Type: RatioFactor, Factor: 2}, {Type: RatioFactor, Factor: 2}}}
+	cur := Container{Requests: V(400, gi), Limits: V(400, gi)}
+	req, lim, _ := Limits(pol, [NumResources]*ChangeParams{}, cur, V(400, gi), [NumResources]bool{}, nil)
+	if req != cur.Requests || lim != cur.Limits {
+		t.Errorf("nothing changed, yet limits became %+v (requests %+v)", lim, req)
+	}
+}
+
+func TestPodLimitRangeKeepsRequestsWithinLimits(t *testing.T) {
+	cs := []ContainerDecision{{Name: "a", Requests: V(1000, -1), Limits: V(1000, -1)}, {Name: "b", Requests: V(1000, -1), Limits: V(1000, -1)},
+		{Name: "c", Requests: V(1000, -1), Limits: V(1000, -1)}}
+	ApplyPodLimitRange(cs, nil, LimitRange{PodMax: V(2000, -1)})
+	sum := 0.0
+	for _, c := range cs {
+		q, _ := c.Requests.Get(CPU)
+		l, _ := c.Limits.Get(CPU)
+		sum += l
+		if q > l {
+			t.Errorf("%s: request %v above limit %v", c.Name, q, l)
+		}
+	}
+	if sum > 2000 {
+		t.Errorf("limits sum %v above the pod max", sum)
+	}
+	// an unscaled sidecar counts toward the pod's sum
+	cs = []ContainerDecision{{Name: "app", Requests: V(1500, -1), Limits: V(1500, -1)}}
+	ApplyPodLimitRange(cs, []Container{{Name: "sidecar", Requests: V(1000, -1), Limits: V(1000, -1)}}, LimitRange{PodMax: V(2000, -1)})
+	if l, _ := cs[0].Limits.Get(CPU); l != 1000 {
+		t.Errorf("app limit %v, want 1000 (2000 pod max - 1000 sidecar)", l)
+	}
+	// RequestsOnly limits never move
+	cs = []ContainerDecision{{Name: "a", RequestsOnly: true, Requests: V(500, -1), Limits: V(1500, -1)}, {Name: "b", Requests: V(500, -1), Limits: V(1000, -1)}}
+	ApplyPodLimitRange(cs, nil, LimitRange{PodMax: V(2000, -1)})
+	if l, _ := cs[0].Limits.Get(CPU); l != 1500 {
+		t.Errorf("a RequestsOnly limit moved to %v", l)
+	}
+	if l, _ := cs[1].Limits.Get(CPU); l != 500 {
+		t.Errorf("b limit %v, want 500", l)
 	}
 }
 
@@ -54,7 +100,7 @@ func TestPodLimitRange(t *testing.T) {
 		{Name: "a", Requests: V(300, -1), Limits: V(600, -1)},
 		{Name: "b", Requests: V(200, -1), Limits: V(400, -1)},
 	}
-	notes := ApplyPodLimitRange(cs, LimitRange{PodMax: V(500, -1)})
+	notes := ApplyPodLimitRange(cs, nil, LimitRange{PodMax: V(500, -1)})
 	sum := 0.0
 	for _, c := range cs {
 		l, _ := c.Limits.Get(CPU)
