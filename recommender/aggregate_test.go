@@ -61,7 +61,12 @@ func TestAggregateCheckpointRestart(t *testing.T) {
 	cpu := func(i int) float64 { return 0.3 + float64(i%40)*0.01 }
 	mem := func(i int) float64 { return 300e6 + float64(i%1440)*5e4 }
 	feed(m, c, t0, 3*1440+600, cpu, mem) // three closed windows and an open one
-	cp := m.SaveAggregate(a, []*Container{c})
+	last := t0.Add(time.Duration(3*1440+599) * time.Minute)
+	cp := m.SaveAggregate(a, []*Container{c}, last)
+	// a checkpoint taken after the window closed keeps its peak
+	if closed := m.SaveAggregate(a, []*Container{c}, last.Add(48*time.Hour)); closed.Memory.TotalWeight <= cp.Memory.TotalWeight {
+		t.Errorf("a closed window was left out: weight %v, with the open one left out %v", closed.Memory.TotalWeight, cp.Memory.TotalWeight)
+	}
 	restored, err := m.LoadAggregate(cp)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package recommender
 import (
 	"fmt"
 	"math"
+	"sort"
 	"time"
 )
 
@@ -42,21 +43,24 @@ func (h *DecayingHistogram) LoadCheckpoint(cp HistogramCheckpoint) error {
 	if cp.TotalWeight < 0 {
 		return fmt.Errorf("checkpoint: totalWeight %v is negative", cp.TotalWeight)
 	}
+	keys := make([]int, 0, len(cp.BucketWeights))
 	sum := 0.0
 	for b, w := range cp.BucketWeights {
 		if b < 0 || b >= h.opts.NumBuckets() {
 			return fmt.Errorf("checkpoint: bucket %d is outside 0..%d", b, h.opts.NumBuckets()-1)
 		}
+		keys = append(keys, b)
 		sum += float64(w)
 	}
+	sort.Ints(keys) // the same sums in the same order on every load
 	h.w, h.lo, h.total = h.w[:0], 0, 0
 	h.reference = cp.Reference
 	if sum == 0 || cp.TotalWeight == 0 {
 		return nil
 	}
 	f := cp.TotalWeight / sum
-	for b, w := range cp.BucketWeights {
-		if w > 0 {
+	for _, b := range keys {
+		if w := cp.BucketWeights[b]; w > 0 {
 			h.addToBucket(b, float64(w)*f)
 		}
 	}
@@ -70,16 +74,17 @@ type AggregateCheckpoint struct {
 	TotalSamples            int
 }
 
-// SaveAggregate encodes a. The still-open memory windows of the given containers (those feeding a) are left
-// out: after a restart their peaks come back from new samples, so saving them would count them twice.
-func (m *Model) SaveAggregate(a *Aggregate, open []*Container) AggregateCheckpoint {
+// SaveAggregate encodes a at now. The memory windows of the given containers (those feeding a) that are still
+// open at now are left out: after a restart their peaks come back from new samples, so saving them would count
+// them twice. Closed windows stay.
+func (m *Model) SaveAggregate(a *Aggregate, open []*Container, now time.Time) AggregateCheckpoint {
 	mem := a.Memory
 	mem.Histogram.w = append([]float64(nil), a.Memory.w...)
 	for _, c := range open {
 		if c.agg != a {
 			continue
 		}
-		if peak, end := c.OpenWindowPeak(); peak > 0 {
+		if peak, end := c.OpenWindowPeak(); peak > 0 && now.Before(end) {
 			mem.SubtractSample(peak, 1, end)
 		}
 	}

@@ -35,6 +35,8 @@ type Config struct {
 	// PodMinCPU (cores) and PodMinMemory (bytes) are the smallest recommendation for a whole pod, split evenly
 	// across its containers.
 	PodMinCPU, PodMinMemory float64
+	// RoundCPUMillicores and RoundMemoryBytes round every recommended amount up to a multiple (1: none).
+	RoundCPUMillicores, RoundMemoryBytes int64
 }
 
 // Defaults returns the upstream VPA model's parameters.
@@ -54,6 +56,7 @@ func Defaults() Config {
 		LowerBoundMultiplier: 0.001, LowerBoundExponent: -2,
 		UpperBoundMultiplier: 1, UpperBoundExponent: 1,
 		PodMinCPU: 0.025, PodMinMemory: 250 << 20,
+		RoundCPUMillicores: 1, RoundMemoryBytes: 1,
 	}
 }
 
@@ -81,6 +84,7 @@ func (c Config) Validate() error {
 	check(c.LowerBoundPercentile <= c.TargetPercentile && c.TargetPercentile <= c.UpperBoundPercentile, "percentiles",
 		[]float64{c.LowerBoundPercentile, c.TargetPercentile, c.UpperBoundPercentile}, "must be ordered lowerBound <= target <= upperBound")
 	check(c.SafetyMargin >= 0, "safetyMargin", c.SafetyMargin, "must not be negative")
+	check(c.RoundCPUMillicores >= 1 && c.RoundMemoryBytes >= 1, "rounding multiples", []int64{c.RoundCPUMillicores, c.RoundMemoryBytes}, "must be at least 1")
 	check(c.PodMinCPU >= 0 && c.PodMinMemory >= 0, "pod minimum", []float64{c.PodMinCPU, c.PodMinMemory}, "must not be negative")
 	return errors.Join(errs...)
 }

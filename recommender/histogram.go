@@ -43,13 +43,12 @@ func (o *linearOptions) Bucket(v float64) int {
 }
 
 type exponentialOptions struct {
-	n           int
-	first       float64
-	ratio       float64
-	logRatio    float64
-	firstOverR1 float64 // first / (ratio - 1)
-	epsilon     float64
-	starts      []float64
+	n        int
+	first    float64
+	ratio    float64
+	logRatio float64
+	epsilon  float64
+	starts   []float64
 }
 
 // NewExponentialOptions returns buckets whose sizes grow by ratio: bucket i starts at
@@ -59,11 +58,11 @@ func NewExponentialOptions(maxValue, firstBucketSize, ratio, epsilon float64) (H
 		return nil, fmt.Errorf("exponential histogram: want maxValue > 0, firstBucketSize > 0, ratio > 1, epsilon > 0; got %v, %v, %v, %v",
 			maxValue, firstBucketSize, ratio, epsilon)
 	}
-	o := &exponentialOptions{first: firstBucketSize, ratio: ratio, logRatio: math.Log(ratio), firstOverR1: firstBucketSize / (ratio - 1), epsilon: epsilon}
+	o := &exponentialOptions{first: firstBucketSize, ratio: ratio, logRatio: math.Log(ratio), epsilon: epsilon}
 	o.n = int(math.Ceil(math.Log(maxValue*(ratio-1)/firstBucketSize+1)/o.logRatio)) + 1
 	o.starts = make([]float64, o.n+1)
 	for i := range o.starts {
-		o.starts[i] = o.firstOverR1 * (math.Pow(ratio, float64(i)) - 1)
+		o.starts[i] = firstBucketSize * (math.Pow(ratio, float64(i)) - 1) / (ratio - 1)
 	}
 	return o, nil
 }
@@ -71,21 +70,15 @@ func NewExponentialOptions(maxValue, firstBucketSize, ratio, epsilon float64) (H
 func (o *exponentialOptions) NumBuckets() int     { return o.n }
 func (o *exponentialOptions) Epsilon() float64    { return o.epsilon }
 func (o *exponentialOptions) Start(i int) float64 { return o.starts[i] }
+
+// Bucket uses the upstream VPA formula floor(log(v (ratio-1) / first + 1) / log(ratio)) as it is, so that
+// values on a bucket edge land where upstream puts them.
 func (o *exponentialOptions) Bucket(v float64) int {
 	if v < o.first || v != v {
 		return 0
 	}
-	b := int(math.Log(v/o.firstOverR1+1) / o.logRatio)
-	if b >= o.n {
-		return o.n - 1
-	}
-	// guard the float edge: the computed bucket must hold v
-	if v < o.starts[b] {
-		b--
-	} else if b+1 < o.n && v >= o.starts[b+1] {
-		b++
-	}
-	return b
+	b := int(math.Floor(math.Log(v*(o.ratio-1)/o.first+1) / o.logRatio))
+	return max(0, min(b, o.n-1))
 }
 
 // Histogram is a weighted histogram over fixed buckets. It stores only the weights of the buckets from the

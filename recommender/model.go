@@ -141,8 +141,7 @@ func (m *Model) RecordOOM(c *Container, t time.Time, request float64) error {
 	if request <= 0 {
 		request = c.MemoryRequest
 	}
-	m.rollWindow(c, t)
-	used := max(request, c.memPeak)
+	used := max(request, c.memPeak) // the usage peak before the OOM (even if the OOM opens a new window)
 	needed := max(used+m.Config.OOMMinBumpUp, used*m.Config.OOMBumpUpRatio)
 	m.addPeak(c, t, needed, true)
 	return nil
@@ -167,25 +166,25 @@ func (m *Model) rollWindow(c *Container, t time.Time) {
 	}
 }
 
-// addPeak raises the window's peak (usage or OOM) and keeps the histogram holding max(usage peak, OOM peak)
-// of the window with weight 1 at the window end.
+// addPeak keeps the histogram holding the window's peak, max(usage peak, OOM peak), with weight 1 at the
+// window end. A sample replaces the peak only when it beats it; then it becomes the usage peak or the OOM peak
+// (as upstream: a usage sample below an earlier OOM's bump does not raise the usage peak).
 func (m *Model) addPeak(c *Container, t time.Time, v float64, oom bool) {
 	m.rollWindow(c, t)
 	old := max(c.memPeak, c.oomPeak)
-	if oom {
-		c.oomPeak = max(c.oomPeak, v)
-	} else {
-		c.memPeak = max(c.memPeak, v)
-	}
-	now := max(c.memPeak, c.oomPeak)
-	if now <= old {
+	if v <= old {
 		return
+	}
+	if oom {
+		c.oomPeak = v
+	} else {
+		c.memPeak = v
 	}
 	a := c.agg
 	if old > 0 {
 		a.Memory.SubtractSample(old, 1, c.windowEnd)
 	}
-	a.Memory.AddSample(now, 1, c.windowEnd)
+	a.Memory.AddSample(v, 1, c.windowEnd)
 	if t.After(a.LastUpdate) {
 		a.LastUpdate = t
 	}
@@ -197,41 +196,55 @@ func (c *Container) OpenWindowPeak() (float64, time.Time) {
 	return max(c.memPeak, c.oomPeak), c.windowEnd
 }
 
-// Estimate is a per-container estimate in cores and bytes.
+// Estimate is a per-container estimate in whole millicores and bytes.
 type Estimate struct {
-	CPU, Memory float64
+	CPUMilli, MemoryBytes int64
 }
 
-// Estimates are the target, bounds and uncapped target of one container (cores and bytes, not yet rounded).
+// Estimates are the target, lower and upper bound of one container.
 type Estimates struct {
 	Target, LowerBound, UpperBound Estimate
 }
 
-// Estimate computes the raw estimates of an aggregate for a pod of numContainers containers: percentiles
-// with the safety margin, bounds widened by the confidence, each at least the pod minimum split evenly.
+// scaleAmount multiplies a whole amount and truncates to a whole amount again, as upstream's ScaleResource
+// does; beyond MaxResourceAmount (or for an infinite factor) it is MaxResourceAmount.
+func scaleAmount(a int64, f float64) int64 {
+	v := float64(a) * f
+	if math.IsNaN(v) || v >= MaxResourceAmount {
+		return MaxResourceAmount
+	}
+	if v <= 0 {
+		return 0
+	}
+	return int64(v)
+}
+
+// amount truncates a value (millicores or bytes) to a whole amount, capped at MaxResourceAmount.
+func amount(v float64) int64 { return scaleAmount(1, v) }
+
+// Estimate computes the estimates of an aggregate for a pod of numContainers scaled containers, with the
+// upstream arithmetic: every step (percentile, safety margin, confidence multiplier) is truncated to whole
+// millicores and bytes; each estimate is at least the pod minimum split evenly (also truncated).
 func (m *Model) Estimate(a *Aggregate, numContainers int) Estimates {
 	cfg := m.Config
 	margin := 1 + cfg.SafetyMargin
 	conf := a.Confidence()
-	withConf := func(v, mult, exp float64) float64 {
-		if v == 0 {
-			return 0
-		}
-		return v * math.Pow(1+mult/conf, exp)
-	}
 	n := float64(max(numContainers, 1))
-	minCPU := math.Floor(cfg.PodMinCPU/n*1000) / 1000 // whole millicores
-	minMem := math.Floor(cfg.PodMinMemory / n)
-	floor := func(e Estimate) Estimate { return Estimate{max(e.CPU, minCPU), max(e.Memory, minMem)} }
+	minCPU, minMem := scaleAmount(amount(cfg.PodMinCPU*1000), 1/n), scaleAmount(amount(cfg.PodMinMemory), 1/n)
 	cpuLo, cpuTarget, cpuUp := a.CPU.Percentiles3(cfg.LowerBoundPercentile, cfg.TargetPercentile, cfg.UpperBoundPercentile)
 	memLo, memTarget, memUp := a.Memory.Percentiles3(cfg.LowerBoundPercentile, cfg.TargetPercentile, cfg.UpperBoundPercentile)
+	est := func(cpuCores, memBytes, mult, exp float64, withConf bool) Estimate {
+		c := scaleAmount(amount(cpuCores*1000), margin)
+		mb := scaleAmount(amount(memBytes), margin)
+		if withConf {
+			f := math.Pow(1+mult/conf, exp)
+			c, mb = scaleAmount(c, f), scaleAmount(mb, f)
+		}
+		return Estimate{max(c, minCPU), max(mb, minMem)}
+	}
 	return Estimates{
-		Target: floor(Estimate{cpuTarget * margin, memTarget * margin}),
-		LowerBound: floor(Estimate{
-			withConf(cpuLo*margin, cfg.LowerBoundMultiplier, cfg.LowerBoundExponent),
-			withConf(memLo*margin, cfg.LowerBoundMultiplier, cfg.LowerBoundExponent)}),
-		UpperBound: floor(Estimate{
-			withConf(cpuUp*margin, cfg.UpperBoundMultiplier, cfg.UpperBoundExponent),
-			withConf(memUp*margin, cfg.UpperBoundMultiplier, cfg.UpperBoundExponent)}),
+		Target:     est(cpuTarget, memTarget, 0, 0, false),
+		LowerBound: est(cpuLo, memLo, cfg.LowerBoundMultiplier, cfg.LowerBoundExponent, true),
+		UpperBound: est(cpuUp, memUp, cfg.UpperBoundMultiplier, cfg.UpperBoundExponent, true),
 	}
 }

@@ -65,15 +65,10 @@ func TestExponentialBuckets(t *testing.T) {
 		t.Fatalf("buckets: cpu %d memory %d, want 176 each", m.cpuOpts.NumBuckets(), m.memOpts.NumBuckets())
 	}
 	o := m.cpuOpts
-	for i := 0; i < o.NumBuckets()-1; i++ {
+	for i := 1; i < o.NumBuckets()-1; i++ { // bucket 0 also holds everything below the first boundary
 		start, end := o.Start(i), o.Start(i+1)
-		for _, v := range []float64{start, (start + end) / 2, math.Nextafter(end, 0)} {
-			if i == 0 && v < 0.01 {
-				continue
-			}
-			if b := o.Bucket(v); b != i {
-				t.Fatalf("value %v: bucket %d, want %d [%v, %v)", v, b, i, start, end)
-			}
+		if b := o.Bucket((start + end) / 2); b != i {
+			t.Fatalf("middle of [%v, %v): bucket %d, want %d", start, end, b, i)
 		}
 	}
 	if o.Bucket(0.005) != 0 || o.Bucket(5000) != 175 {
@@ -81,6 +76,38 @@ func TestExponentialBuckets(t *testing.T) {
 	}
 	if got := o.Start(1); math.Abs(got-0.01) > 1e-12 {
 		t.Errorf("bucket 1 starts at %v, want 0.01", got)
+	}
+}
+
+// TestTraceFormatExample reproduces the CPU numbers of the example row of TRACE-FORMAT.md section 2 (which
+// are upstream's): 500m samples a minute apart give target 587m, lower bound 98m and upper bound
+// 587m x 1441 = 845867m; the memory upper bound is the memory target x 1441 the same way.
+func TestTraceFormatExample(t *testing.T) {
+	m := mustModel(t)
+	a := m.NewAggregate()
+	c := m.NewContainer(a)
+	for i := 0; i < 2; i++ {
+		ts := t0.Add(time.Duration(i) * time.Minute)
+		m.AddCPU(c, ts, 0.5)
+		m.AddMemory(c, ts, 1e9)
+	}
+	r, ok := m.Recommend(a, 1, DefaultPolicy())
+	if !ok {
+		t.Fatal("no recommendation")
+	}
+	if r.Target.CPUMilli != 587 || r.LowerBound.CPUMilli != 98 || r.UpperBound.CPUMilli != 845867 || r.UncappedTarget.CPUMilli != 587 {
+		t.Errorf("cpu target/lower/upper/uncapped %d/%d/%d/%d, want 587/98/845867/587", r.Target.CPUMilli, r.LowerBound.CPUMilli, r.UpperBound.CPUMilli, r.UncappedTarget.CPUMilli)
+	}
+	if r.UpperBound.MemoryBytes != r.Target.MemoryBytes*1441 || r.LowerBound.MemoryBytes != 262144000 {
+		t.Errorf("memory target %d upper %d (want target x 1441) lower %d (want the 250Mi minimum)", r.Target.MemoryBytes, r.UpperBound.MemoryBytes, r.LowerBound.MemoryBytes)
+	}
+	// rounding up to a multiple, when configured
+	cfg := Defaults()
+	cfg.RoundCPUMillicores, cfg.RoundMemoryBytes = 10, 1<<20
+	m2, _ := NewModel(cfg)
+	r2, _ := m2.Recommend(a, 1, DefaultPolicy())
+	if r2.Target.CPUMilli != 590 || r2.Target.MemoryBytes%(1<<20) != 0 || r2.Target.MemoryBytes < r.Target.MemoryBytes {
+		t.Errorf("rounded target %dm %d bytes, want 590m and a whole MiB at or above %d", r2.Target.CPUMilli, r2.Target.MemoryBytes, r.Target.MemoryBytes)
 	}
 }
 
@@ -144,6 +171,24 @@ func TestOOMBumpUp(t *testing.T) {
 			t.Errorf("the window holds %v weight, want exactly one peak", w)
 		}
 	})
+	t.Run("an OOM opening a new window uses the peak before it", func(t *testing.T) {
+		c := m.NewContainer(m.NewAggregate())
+		m.AddMemory(c, t0, 3000*mi)
+		_ = m.RecordOOM(c, t0.Add(24*time.Hour+time.Second), 1000*mi)
+		if got, _ := c.OpenWindowPeak(); got != 3600*mi {
+			t.Errorf("peak %v Mi, want 3600", got/mi)
+		}
+	})
+	t.Run("usage below an OOM bump does not raise the usage peak", func(t *testing.T) {
+		c := m.NewContainer(m.NewAggregate())
+		m.AddMemory(c, t0, 900*mi)
+		_ = m.RecordOOM(c, t0.Add(time.Minute), 1000*mi) // peak 1200Mi
+		m.AddMemory(c, t0.Add(2*time.Minute), 1100*mi)
+		_ = m.RecordOOM(c, t0.Add(3*time.Minute), 1000*mi) // used = max(1000Mi, 900Mi) -> 1200Mi again
+		if got, _ := c.OpenWindowPeak(); got != 1200*mi {
+			t.Errorf("peak %v Mi, want 1200", got/mi)
+		}
+	})
 	t.Run("an OOM older than one interval before the last sample is rejected", func(t *testing.T) {
 		c := m.NewContainer(m.NewAggregate())
 		m.AddMemory(c, t0.Add(48*time.Hour), 100*mi)
@@ -196,15 +241,17 @@ func TestConfidenceAndBounds(t *testing.T) {
 		t.Errorf("upper bound %v, want 907.46", got)
 	}
 	e := m.Estimate(a, 1)
-	p95 := a.CPU.Percentile(0.95)
-	if want := p95 * 1.15 * (1 + 1/conf); math.Abs(e.UpperBound.CPU-want) > 1e-9 {
-		t.Errorf("upper bound %v, want P95 x 1.15 x (1 + 1/c) = %v", e.UpperBound.CPU, want)
+	// upstream arithmetic: each step truncated to whole millicores
+	trunc := func(x float64) int64 { return int64(x) }
+	p95 := trunc(a.CPU.Percentile(0.95) * 1000)
+	if want := trunc(float64(trunc(float64(p95)*1.15)) * (1 + 1/conf)); e.UpperBound.CPUMilli != want {
+		t.Errorf("upper bound %dm, want trunc(trunc(P95 x 1.15) x (1 + 1/c)) = %dm", e.UpperBound.CPUMilli, want)
 	}
-	if want := a.CPU.Percentile(0.9) * 1.15; math.Abs(e.Target.CPU-want) > 1e-12 {
-		t.Errorf("target %v, want %v", e.Target.CPU, want)
+	if want := trunc(float64(trunc(a.CPU.Percentile(0.9)*1000)) * 1.15); e.Target.CPUMilli != want {
+		t.Errorf("target %dm, want %dm", e.Target.CPUMilli, want)
 	}
-	if want := max(a.CPU.Percentile(0.5)*1.15*math.Pow(1+0.001/conf, -2), 0.025); math.Abs(e.LowerBound.CPU-want) > 1e-12 {
-		t.Errorf("lower bound %v, want %v", e.LowerBound.CPU, want)
+	if want := max(trunc(float64(trunc(float64(trunc(a.CPU.Percentile(0.5)*1000))*1.15))*math.Pow(1+0.001/conf, -2)), 25); e.LowerBound.CPUMilli != want {
+		t.Errorf("lower bound %dm, want %dm", e.LowerBound.CPUMilli, want)
 	}
 }
 

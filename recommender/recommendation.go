@@ -1,8 +1,6 @@
 package recommender
 
 import (
-	"math"
-
 	corev1 "k8s.io/api/core/v1"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -79,57 +77,53 @@ func PolicyFor(rp *vpav1.PodResourcePolicy, name string) Policy {
 }
 
 // Recommend turns an aggregate into a recommendation under a policy: estimates (with the pod minimum split
-// across numContainers), uncappedTarget = the target before the policy, then minAllowed/maxAllowed capping of
-// target and bounds, uncontrolled resources left out (-1), all rounded up to whole millicores and bytes. It
+// across numContainers), uncappedTarget = the target before the policy, then minAllowed/maxAllowed capping
+// of target and bounds, uncontrolled resources left out (-1), and finally every amount rounded UP to a
+// multiple of Config.RoundCPUMillicores / RoundMemoryBytes (1 by default: the whole amounts as they are). It
 // returns false for mode Off and for an aggregate without samples.
 func (m *Model) Recommend(a *Aggregate, numContainers int, p Policy) (Recommendation, bool) {
 	if p.Off || a.IsEmpty() {
 		return Recommendation{}, false
 	}
 	e := m.Estimate(a, numContainers)
-	capCPU := func(v float64) float64 {
-		if p.MinCPU >= 0 {
-			v = max(v, p.MinCPU)
+	bound := func(v int64, lo, hi float64, scale float64) int64 {
+		if lo >= 0 {
+			v = max(v, amount(lo*scale))
 		}
-		if p.MaxCPU >= 0 {
-			v = min(v, p.MaxCPU)
-		}
-		return v
-	}
-	capMem := func(v float64) float64 {
-		if p.MinMemory >= 0 {
-			v = max(v, p.MinMemory)
-		}
-		if p.MaxMemory >= 0 {
-			v = min(v, p.MaxMemory)
+		if hi >= 0 {
+			v = min(v, amount(hi*scale))
 		}
 		return v
 	}
-	amounts := func(cpu, mem float64) Amounts {
+	amounts := func(x Estimate, capped bool) Amounts {
 		out := Amounts{CPUMilli: -1, MemoryBytes: -1}
+		cpu, mem := x.CPUMilli, x.MemoryBytes
+		if capped {
+			cpu, mem = bound(cpu, p.MinCPU, p.MaxCPU, 1000), bound(mem, p.MinMemory, p.MaxMemory, 1)
+		}
 		if p.ControlCPU {
-			out.CPUMilli = roundUp(cpu * 1000)
+			out.CPUMilli = roundUpTo(cpu, m.Config.RoundCPUMillicores)
 		}
 		if p.ControlMem {
-			out.MemoryBytes = roundUp(mem)
+			out.MemoryBytes = roundUpTo(mem, m.Config.RoundMemoryBytes)
 		}
 		return out
 	}
 	return Recommendation{
-		Target:         amounts(capCPU(e.Target.CPU), capMem(e.Target.Memory)),
-		LowerBound:     amounts(capCPU(e.LowerBound.CPU), capMem(e.LowerBound.Memory)),
-		UpperBound:     amounts(capCPU(e.UpperBound.CPU), capMem(e.UpperBound.Memory)),
-		UncappedTarget: amounts(e.Target.CPU, e.Target.Memory),
+		Target:         amounts(e.Target, true),
+		LowerBound:     amounts(e.LowerBound, true),
+		UpperBound:     amounts(e.UpperBound, true),
+		UncappedTarget: amounts(e.Target, false),
 	}, true
 }
 
-// roundUp rounds up to a whole unit (forgiving float noise) and caps at MaxResourceAmount.
-func roundUp(x float64) int64 {
-	if math.IsNaN(x) || x >= MaxResourceAmount || math.IsInf(x, 1) {
-		return MaxResourceAmount
+// roundUpTo rounds a whole amount up to a multiple of step (step <= 1: unchanged), at most MaxResourceAmount.
+func roundUpTo(v, step int64) int64 {
+	if step <= 1 || v >= MaxResourceAmount {
+		return v
 	}
-	if x <= 0 {
-		return 0
+	if r := v % step; r != 0 {
+		v += step - r
 	}
-	return int64(math.Ceil(x - math.Max(1e-9, x*1e-12)))
+	return min(v, MaxResourceAmount)
 }

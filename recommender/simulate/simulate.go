@@ -89,12 +89,33 @@ type aggregate struct {
 	agg                     *recommender.Aggregate
 	model                   *recommender.Model
 	policy                  recommender.Policy
+	split                   int            // containers the pod minimum is split across, when last computed
+	wl                      *workloadState // the workload it belongs to
+	counted                 bool           // counted in wl.scaled
 	dirty                   bool
 	has                     bool
 	rec                     recommender.Recommendation
 	row                     []byte // cached output columns after the timestamp
 	series                  *Series
 	cur                     Point
+}
+
+type pendingOOM struct {
+	c       *container
+	t       time.Time
+	request float64
+}
+
+// workloadState counts its scaled containers (not Off, with samples): the pod minimum is split across them.
+type workloadState struct {
+	scaled int
+	aggs   []*aggregate
+}
+
+func (w *workloadState) changed() {
+	for _, a := range w.aggs {
+		a.dirty = true
+	}
 }
 
 type container struct {
@@ -112,25 +133,31 @@ type Simulator struct {
 	aggs       map[string]*aggregate
 	ordered    []*aggregate
 	containers map[string]*container
-	workloads  map[string]map[string]bool // ns/workload -> container names
+	workloads  map[string]*workloadState // ns/workload
 	key        []byte
 	nextTick   int64
 	lastTime   int64
 	started    bool
-	Stats      Stats
-	series     []*Series
+	// OOM kills of the current timestamp, applied after its usage rows (row order within a timestamp has no
+	// meaning; upstream also records OOMs after the usage of the same run)
+	pendingOOMs []pendingOOM
+	Stats       Stats
+	series      []*Series
 }
 
 // New returns a Simulator writing recommendations to w (nil: none are written).
 func New(w io.Writer, opts Options) (*Simulator, error) {
-	if opts.Interval <= 0 {
+	if opts.Interval == 0 {
 		opts.Interval = time.Minute
 	}
-	if opts.Interval%time.Second != 0 {
-		return nil, fmt.Errorf("--interval %s: must be whole seconds", opts.Interval)
+	if opts.Interval < time.Second || opts.Interval%time.Second != 0 {
+		return nil, fmt.Errorf("--interval %s: must be a positive number of whole seconds", opts.Interval)
 	}
-	if opts.SeriesStep <= 0 {
+	if opts.SeriesStep == 0 {
 		opts.SeriesStep = 10 * time.Minute
+	}
+	if opts.SeriesStep < time.Second || opts.SeriesStep%time.Second != 0 {
+		return nil, fmt.Errorf("series step %s: must be a positive number of whole seconds", opts.SeriesStep)
 	}
 	cfg := recommender.Defaults()
 	if opts.Config != nil {
@@ -140,7 +167,7 @@ func New(w io.Writer, opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Simulator{opts: opts, model: m, models: map[recommender.Config]*recommender.Model{cfg: m}, aggs: map[string]*aggregate{}, containers: map[string]*container{}, workloads: map[string]map[string]bool{}}
+	s := &Simulator{opts: opts, model: m, models: map[recommender.Config]*recommender.Model{cfg: m}, aggs: map[string]*aggregate{}, containers: map[string]*container{}, workloads: map[string]*workloadState{}}
 	if w != nil {
 		s.out = bufio.NewWriterSize(w, 1<<20)
 		s.out.WriteString(OutputHeader + "\n")
@@ -181,6 +208,9 @@ func (s *Simulator) Add(row *trace.Row) {
 		s.started = true
 		s.nextTick = ceilTo(row.Time, iv)
 	}
+	if row.Time > s.lastTime {
+		s.flushOOMs()
+	}
 	for s.nextTick < row.Time {
 		s.tick(s.nextTick)
 		s.nextTick += iv
@@ -200,11 +230,7 @@ func (s *Simulator) Add(row *trace.Row) {
 		if row.HasMemReq {
 			req = float64(row.MemoryRequest)
 		}
-		if err := a.model.RecordOOM(c.state, t, req); err != nil {
-			s.Stats.RejectedOOMs++
-		} else {
-			a.dirty = true
-		}
+		s.pendingOOMs = append(s.pendingOOMs, pendingOOM{c: c, t: t, request: req})
 		if a.series != nil {
 			a.cur.OOM = true
 		}
@@ -218,6 +244,11 @@ func (s *Simulator) Add(row *trace.Row) {
 	if row.HasCPU {
 		if a.model.AddCPU(c.state, t, float64(row.CPU)/1000) {
 			a.dirty = true
+			if !a.counted && !a.policy.Off { // a new scaled container: the pod minimum is split anew
+				a.counted = true
+				a.wl.scaled++
+				a.wl.changed()
+			}
 		} else {
 			s.Stats.RejectedSamples++
 		}
@@ -237,6 +268,17 @@ func (s *Simulator) Add(row *trace.Row) {
 			a.cur.Memory = max(a.cur.Memory, row.Memory)
 		}
 	}
+}
+
+func (s *Simulator) flushOOMs() {
+	for _, o := range s.pendingOOMs {
+		if err := o.c.agg.model.RecordOOM(o.c.state, o.t, o.request); err != nil {
+			s.Stats.RejectedOOMs++
+		} else {
+			o.c.agg.dirty = true
+		}
+	}
+	s.pendingOOMs = s.pendingOOMs[:0]
 }
 
 // score compares a usage sample with the recommendation in force (the last tick strictly before it).
@@ -290,16 +332,10 @@ func (s *Simulator) container(row *trace.Row) *container {
 		s.ordered[i] = a
 		wk := a.ns + "/" + a.workload
 		if s.workloads[wk] == nil {
-			s.workloads[wk] = map[string]bool{}
+			s.workloads[wk] = &workloadState{}
 		}
-		if !s.workloads[wk][a.container] {
-			s.workloads[wk][a.container] = true
-			for _, other := range s.ordered { // the pod minimum is split across the workload's containers
-				if other.ns == a.ns && other.workload == a.workload {
-					other.dirty = true
-				}
-			}
-		}
+		a.wl = s.workloads[wk]
+		a.wl.aggs = append(a.wl.aggs, a)
 	}
 	c := &container{state: a.model.NewContainer(a.agg), agg: a}
 	s.containers[ck] = c
@@ -312,10 +348,12 @@ func (s *Simulator) tick(T int64) {
 	now := time.Unix(T, 0).UTC()
 	ts := strconv.AppendInt(nil, T, 10)
 	for _, a := range s.ordered {
+		if n := a.wl.scaled; n != a.split {
+			a.split, a.dirty = n, true
+		}
 		if a.dirty {
 			a.dirty = false
-			n := len(s.workloads[a.ns+"/"+a.workload])
-			rec, ok := a.model.Recommend(a.agg, n, a.policy)
+			rec, ok := a.model.Recommend(a.agg, a.split, a.policy)
 			if ok && a.has && changedOver(a.rec.Target, rec.Target, 0.1) {
 				s.Stats.TargetChanges++
 			}
@@ -358,6 +396,16 @@ func (s *Simulator) collect(now time.Time) {
 	for _, a := range s.ordered {
 		if a.model.Expired(a.agg, now) {
 			delete(s.aggs, a.key)
+			for i, x := range a.wl.aggs {
+				if x == a {
+					a.wl.aggs = append(a.wl.aggs[:i], a.wl.aggs[i+1:]...)
+					break
+				}
+			}
+			if a.counted {
+				a.wl.scaled--
+				a.wl.changed()
+			}
 			continue
 		}
 		kept = append(kept, a)
@@ -370,6 +418,7 @@ func (s *Simulator) Finish() {
 	if !s.started {
 		return
 	}
+	s.flushOOMs()
 	last := ceilTo(s.lastTime, s.interval())
 	for s.nextTick <= last {
 		s.tick(s.nextTick)
@@ -404,8 +453,13 @@ func (s *Simulator) Series() []*Series { return s.series }
 // Model returns the model the simulator runs.
 func (s *Simulator) Model() *recommender.Model { return s.model }
 
+// ceilTo is the first multiple of iv at or after t (also for times before 1970).
 func ceilTo(t, iv int64) int64 {
-	if r := t % iv; r != 0 {
+	r := t % iv
+	if r < 0 {
+		r += iv
+	}
+	if r != 0 {
 		return t + iv - r
 	}
 	return t

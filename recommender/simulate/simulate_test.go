@@ -156,6 +156,8 @@ func TestGzipAndErrors(t *testing.T) {
 		"empty workload":      {header + "1736121600,ns,,p,c,1,2,,,\n", "line 2, column 3 (workload): must not be empty"},
 		"unknown event":       {header + "1736121600,ns,w,p,c,,,,,OOMKilled\n", "line 2, column 10 (event): want empty or OOM"},
 		"backwards in time":   {header + "1736121660,ns,w,p,c,1,2,,,\n# note\n1736121600,ns,w,p,c,1,2,,,\n", "line 4, column 1 (timestamp): 1736121600 is before the previous row's 1736121660"},
+		"too many columns":    {header + "1736121600,ns,w,p,c,1,1,1,1,,extra\n", "want 10 comma-separated columns (" + header[:len(header)-1] + "), got 11"},
+		"amount too large":    {header + "1736121600,ns,w,p,c,1,1e19,,,\n", "line 2, column 7 (memory_bytes): \"1e19\" is larger than"},
 		"RFC 3339 is allowed": {header + "2025-01-06T00:00:00Z,ns,w,p,c,1.5,2,,,\r\n", ""},
 	}
 	for name, tc := range cases {
@@ -209,5 +211,56 @@ func TestPolicyAndReport(t *testing.T) {
 	}
 	if strings.Contains(page, "<script") || strings.Contains(page, "http://") && !strings.Contains(page, `xmlns="http://www.w3.org/2000/svg"`) {
 		t.Error("the report must be self-contained")
+	}
+}
+
+// Row order within one timestamp has no meaning: an OOM row before or after a usage row of the same
+// timestamp gives the same recommendations (OOMs apply after the usage of their timestamp).
+func TestRowOrderWithinATimestamp(t *testing.T) {
+	header := "timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n"
+	usage := "1736121660,ns,w,p,c,100,3145728000,,,\n"
+	oom := "1736121660,ns,w,p,c,,,,1048576000,OOM\n"
+	start := "1736121600,ns,w,p,c,100,1000000,,,\n"
+	a, _ := run(t, []byte(header+start+usage+oom), Options{})
+	b, _ := run(t, []byte(header+start+oom+usage), Options{})
+	if a != b {
+		t.Errorf("usage then OOM:\n%s\nOOM then usage:\n%s", a, b)
+	}
+}
+
+// The pod minimum is split across the workload's scaled containers only: a container in mode Off (or
+// without samples) does not halve it.
+func TestPodMinimumSplitSkipsOffContainers(t *testing.T) {
+	header := "timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n"
+	trace := header + "1736121600,ns,w,p,app,1,1,,,\n1736121600,ns,w,p,side,1,1,,,\n"
+	off := func(ns, workload, container string) recommender.Policy {
+		p := recommender.DefaultPolicy()
+		p.Off = container == "side"
+		return p
+	}
+	out, _ := run(t, []byte(trace), Options{Policy: off})
+	if !strings.Contains(out, "1736121600,ns,w,app,25,262144000,") {
+		t.Errorf("app must get the whole pod minimum (25m, 250Mi) while side is Off:\n%s", out)
+	}
+	out, _ = run(t, []byte(trace), Options{})
+	if !strings.Contains(out, "1736121600,ns,w,app,12,131072000,") {
+		t.Errorf("two scaled containers share the minimum (12m, 131072000):\n%s", out)
+	}
+}
+
+func TestOptionsAndTicksBefore1970(t *testing.T) {
+	for _, iv := range []time.Duration{-time.Minute, 1500 * time.Millisecond, time.Millisecond} {
+		if _, err := New(nil, Options{Interval: iv}); err == nil {
+			t.Errorf("interval %s accepted", iv)
+		}
+	}
+	if _, err := New(nil, Options{SeriesStep: time.Millisecond}); err == nil {
+		t.Error("series step 1ms accepted")
+	}
+	if got := ceilTo(-30, 60); got != 0 {
+		t.Errorf("ceilTo(-30, 60) = %d, want 0", got)
+	}
+	if got := ceilTo(-90, 60); got != -60 {
+		t.Errorf("ceilTo(-90, 60) = %d, want -60", got)
 	}
 }

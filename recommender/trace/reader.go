@@ -111,7 +111,11 @@ func (t *Reader) Next(row *Row) error {
 			n++
 		}
 		if n != len(t.fields) || line != nil {
-			return fmt.Errorf("trace: line %d: want %d comma-separated columns (%s), got %d", t.line, len(columns), Header, n+countCommas(line))
+			got := n
+			if line != nil {
+				got = n + 1 + countCommas(line)
+			}
+			return fmt.Errorf("trace: line %d: want %d comma-separated columns (%s), got %d", t.line, len(columns), Header, got)
 		}
 		return t.parse(row)
 	}
@@ -176,14 +180,23 @@ func (t *Reader) amount(col int) (int64, bool, error) {
 		return 0, false, nil
 	}
 	if v, ok := parseUint(b); ok {
+		if v > maxAmount {
+			return 0, false, t.errorf(col, "%q is larger than %g, the largest amount a resource holds", b, float64(maxAmount))
+		}
 		return v, true, nil
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 		return 0, false, t.errorf(col, "want a decimal >= 0 or nothing, got %q", b)
 	}
+	if v > maxAmount {
+		return 0, false, t.errorf(col, "%q is larger than %g, the largest amount a resource holds", b, float64(maxAmount))
+	}
 	return int64(math.Ceil(v)), true, nil
 }
+
+// maxAmount is the largest amount a trace value may hold (1e14, the largest resource amount).
+const maxAmount = 1e14
 
 // parseUint parses plain digits (the common case, without allocating).
 func parseUint(b []byte) (int64, bool) {
