@@ -74,16 +74,13 @@ type AggregateCheckpoint struct {
 	TotalSamples            int
 }
 
-// SaveAggregate encodes a at now. The memory windows of the given containers (those feeding a) that are still
-// open at now are left out: after a restart their peaks come back from new samples, so saving them would count
-// them twice. Closed windows stay.
-func (m *Model) SaveAggregate(a *Aggregate, open []*Container, now time.Time) AggregateCheckpoint {
+// SaveAggregate encodes a at now. feeding are the pod containers whose samples a holds (directly, or through
+// a Merge); their memory windows still open at now are left out: after a restart their peaks come back from
+// new samples, so saving them would count them twice. Closed windows stay.
+func (m *Model) SaveAggregate(a *Aggregate, feeding []*Container, now time.Time) AggregateCheckpoint {
 	mem := a.Memory
 	mem.Histogram.w = append([]float64(nil), a.Memory.w...)
-	for _, c := range open {
-		if c.agg != a {
-			continue
-		}
+	for _, c := range feeding {
 		if peak, end := c.OpenWindowPeak(); peak > 0 && now.Before(end) {
 			mem.SubtractSample(peak, 1, end)
 		}

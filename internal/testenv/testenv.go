@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -31,7 +32,7 @@ const (
 // Scheme knows the built-in Kubernetes types and every hvpa API.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, vpav1.AddToScheme, hvpav1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, metricsv1beta1.AddToScheme, vpav1.AddToScheme, hvpav1alpha1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}

@@ -1,0 +1,211 @@
+package vpa
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/recommender"
+)
+
+// CheckpointVersion is the format version written into checkpoints.
+const CheckpointVersion = "v3"
+
+// CheckpointName is the name of the checkpoint of one container of one VPA.
+func CheckpointName(vpa, container string) string { return vpa + "-" + container }
+
+// bootstrap loads the usage history once, before the first run: checkpoints, or Prometheus.
+func (r *Recommender) bootstrap(ctx context.Context) error {
+	logger := log.FromContext(ctx)
+	switch r.Opts.Storage {
+	case StorageCheckpoint:
+		var l vpav1.VerticalPodAutoscalerCheckpointList
+		if err := r.Client.List(ctx, &l); err != nil {
+			return fmt.Errorf("loading checkpoints: %w", err)
+		}
+		m := r.model(r.Base)
+		for _, cp := range l.Items {
+			a, err := m.LoadAggregate(fromCheckpoint(cp.Status))
+			if err != nil {
+				logger.Error(err, "skipping a checkpoint", "checkpoint", cp.Namespace+"/"+cp.Name)
+				continue
+			}
+			k := vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}
+			r.initial[k] = a
+			r.written[k] = cp.Status.LastUpdateTime.Time
+		}
+		logger.Info("loaded checkpoints", "count", len(r.initial))
+	case StoragePrometheus:
+		history, err := r.History.History(ctx)
+		if err != nil {
+			return fmt.Errorf("reading usage history from Prometheus: %w", err)
+		}
+		m := r.model(r.Base)
+		for _, h := range history {
+			lbl := h.Labels
+			if lbl == nil { // the pod's current labels, when Prometheus has none
+				lbl = map[string]string{}
+			}
+			ak := aggKey{h.Namespace, h.Container, labelKey(lbl)}
+			a, ok := r.aggs[ak]
+			if !ok {
+				a = &aggState{agg: m.NewAggregate(), labels: labels.Set(lbl)}
+				r.aggs[ak] = a
+			}
+			c := m.NewContainer(a.agg)
+			for _, s := range h.CPU {
+				m.AddCPU(c, s.Time, s.Value)
+			}
+			for _, s := range h.Memory {
+				m.AddMemory(c, s.Time, s.Value)
+			}
+		}
+		logger.Info("loaded usage history from Prometheus", "containers", len(history))
+	}
+	return nil
+}
+
+func fromCheckpoint(s vpav1.VerticalPodAutoscalerCheckpointStatus) recommender.AggregateCheckpoint {
+	return recommender.AggregateCheckpoint{
+		CPU:          recommender.HistogramCheckpoint{Reference: s.CPUHistogram.ReferenceTimestamp.Time, BucketWeights: s.CPUHistogram.BucketWeights, TotalWeight: s.CPUHistogram.TotalWeight},
+		Memory:       recommender.HistogramCheckpoint{Reference: s.MemoryHistogram.ReferenceTimestamp.Time, BucketWeights: s.MemoryHistogram.BucketWeights, TotalWeight: s.MemoryHistogram.TotalWeight},
+		FirstSample:  s.FirstSampleStart.Time,
+		LastSample:   s.LastSampleStart.Time,
+		TotalSamples: s.TotalSamplesCount,
+	}
+}
+
+func toCheckpoint(a recommender.AggregateCheckpoint, now time.Time) vpav1.VerticalPodAutoscalerCheckpointStatus {
+	return vpav1.VerticalPodAutoscalerCheckpointStatus{
+		LastUpdateTime:    metav1.NewTime(now),
+		Version:           CheckpointVersion,
+		CPUHistogram:      vpav1.HistogramCheckpoint{ReferenceTimestamp: metav1.NewTime(a.CPU.Reference), BucketWeights: a.CPU.BucketWeights, TotalWeight: a.CPU.TotalWeight},
+		MemoryHistogram:   vpav1.HistogramCheckpoint{ReferenceTimestamp: metav1.NewTime(a.Memory.Reference), BucketWeights: a.Memory.BucketWeights, TotalWeight: a.Memory.TotalWeight},
+		FirstSampleStart:  metav1.NewTime(a.FirstSample),
+		LastSampleStart:   metav1.NewTime(a.LastSample),
+		TotalSamplesCount: a.TotalSamples,
+	}
+}
+
+// writeCheckpoints writes the checkpoints of the served VPAs, the longest unwritten first, until the time
+// budget of the run is spent.
+func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served) {
+	type job struct {
+		key vpaContainer
+		s   *served
+		a   *recommender.Aggregate
+	}
+	var jobs []job
+	for _, s := range list {
+		if s.err != nil {
+			continue
+		}
+		for name, a := range r.MergedAggregates(s.vpa.Namespace, s.vpa.Name, s.target.Selector, s.model) {
+			if !a.IsEmpty() {
+				jobs = append(jobs, job{vpaContainer{s.vpa.Namespace, s.vpa.Name, name}, s, a})
+			}
+		}
+	}
+	sort.Slice(jobs, func(i, j int) bool {
+		wi, wj := r.written[jobs[i].key], r.written[jobs[j].key]
+		if !wi.Equal(wj) {
+			return wi.Before(wj)
+		}
+		return fmt.Sprint(jobs[i].key) < fmt.Sprint(jobs[j].key)
+	})
+	start := r.Clock.Now()
+	written := 0
+	for _, j := range jobs {
+		if r.Clock.Now().Sub(start) > r.Opts.CheckpointBudget {
+			break
+		}
+		now := r.Clock.Now()
+		status := toCheckpoint(j.s.model.SaveAggregate(j.a, r.feeding(j.key, j.s.target.Selector), now), now)
+		if err := r.saveCheckpoint(ctx, j.s.vpa, j.key.container, status); err != nil {
+			log.FromContext(ctx).Error(err, "writing checkpoint", "vpa", j.key.ns+"/"+j.key.vpa, "container", j.key.container)
+			continue
+		}
+		r.written[j.key] = now
+		written++
+	}
+	r.Metrics.CheckpointsWritten.Add(float64(written))
+}
+
+// feeding returns the pod containers whose samples the merged aggregate of one VPA container holds.
+func (r *Recommender) feeding(k vpaContainer, sel labels.Selector) []*recommender.Container {
+	var out []*recommender.Container
+	for ck, cs := range r.containers {
+		if a := r.aggs[cs.agg]; a != nil && ck.ns == k.ns && ck.container == k.container && sel.Matches(a.labels) {
+			out = append(out, cs.state)
+		}
+	}
+	return out
+}
+
+func (r *Recommender) saveCheckpoint(ctx context.Context, v *vpav1.VerticalPodAutoscaler, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
+	cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
+	key := types.NamespacedName{Namespace: v.Namespace, Name: CheckpointName(v.Name, container)}
+	err := r.Client.Get(ctx, key, cp)
+	switch {
+	case apierrors.IsNotFound(err):
+		cp = &vpav1.VerticalPodAutoscalerCheckpoint{
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+			Spec:       vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: v.Name, ContainerName: container},
+		}
+		if err := r.Client.Create(ctx, cp); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	patched := cp.DeepCopy()
+	patched.Status = status
+	return r.Client.Status().Patch(ctx, patched, client.MergeFrom(cp))
+}
+
+// deleteOrphanCheckpoints deletes checkpoints whose VPA no longer exists (or that this recommender no
+// longer serves and no other object claims).
+func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.VerticalPodAutoscaler) error {
+	var all vpav1.VerticalPodAutoscalerList
+	if err := r.Client.List(ctx, &all); err != nil {
+		return err
+	}
+	exists := map[types.NamespacedName]bool{}
+	for _, v := range all.Items {
+		exists[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = true
+	}
+	var l vpav1.VerticalPodAutoscalerCheckpointList
+	if err := r.Client.List(ctx, &l); err != nil {
+		return err
+	}
+	deleted := 0
+	for i := range l.Items {
+		cp := &l.Items[i]
+		if exists[types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.VPAObjectName}] || strings.HasPrefix(cp.Labels[OwnerKindLabel], "Hvpa") {
+			continue
+		}
+		if err := r.Client.Delete(ctx, cp); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		delete(r.initial, vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName})
+		deleted++
+	}
+	if deleted > 0 {
+		log.FromContext(ctx).Info("deleted orphaned checkpoints", "count", deleted)
+	}
+	return nil
+}
+
+// OwnerKindLabel marks checkpoints written for an object other than a VerticalPodAutoscaler (an Hvpa): the
+// VPA garbage collection leaves them to their owner.
+const OwnerKindLabel = "autoscaling.hvpa.dev/owner-kind"

@@ -1,0 +1,406 @@
+// Package vpa is the recommender in the cluster: every interval it lists the VerticalPodAutoscalers this
+// recommender serves, resolves their targets to pods, feeds the pods' usage (metrics.k8s.io) and OOM kills
+// into the model of the recommender package, and writes status.recommendation and conditions. Usage history
+// survives restarts in VerticalPodAutoscalerCheckpoint objects, or is read from Prometheus.
+package vpa
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/metrics"
+)
+
+// Storage of the usage history.
+const (
+	StorageCheckpoint = "checkpoint"
+	StoragePrometheus = "prometheus"
+)
+
+// Options configure the recommender.
+type Options struct {
+	// Interval between runs (--recommender-interval, 1m).
+	Interval time.Duration
+	// Name of this recommender (--recommender-name, "default"): it serves VPAs whose spec.recommenders names it,
+	// or that name none when Name is "default".
+	Name string
+	// Namespaces limits the VPAs served (empty: all); ExcludeNamespaces skips some.
+	Namespaces, ExcludeNamespaces []string
+	// MemorySaver tracks only pods some VPA selects.
+	MemorySaver bool
+	// Storage is StorageCheckpoint or StoragePrometheus.
+	Storage string
+	// CheckpointBudget bounds the time spent writing checkpoints per run; the oldest are written first.
+	CheckpointBudget time.Duration
+	// CheckpointGCInterval is how often orphaned checkpoints are deleted (10m).
+	CheckpointGCInterval time.Duration
+	// LowConfidenceDays: LowConfidence is set below this confidence (1 day).
+	LowConfidenceDays float64
+}
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() Options {
+	return Options{Interval: time.Minute, Name: "default", Storage: StorageCheckpoint, CheckpointBudget: 10 * time.Second,
+		CheckpointGCInterval: 10 * time.Minute, LowConfidenceDays: 1}
+}
+
+type aggKey struct{ ns, container, labels string }
+
+type aggState struct {
+	agg    *recommender.Aggregate
+	labels labels.Set
+}
+
+type containerKey struct {
+	ns, pod, container string
+}
+
+type containerState struct {
+	state    *recommender.Container
+	agg      aggKey
+	lastSeen time.Time
+}
+
+// vpaContainer names one container of one VPA (a checkpoint).
+type vpaContainer struct{ ns, vpa, container string }
+
+// Recommender is the recommender loop (a leader-elected manager.Runnable).
+type Recommender struct {
+	Client   client.Client
+	Usage    metrics.UsageSource
+	History  metrics.HistoryProvider // with Storage prometheus
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	Base     recommender.Config
+	Opts     Options
+	Metrics  *Metrics
+
+	mu           sync.Mutex
+	models       map[recommender.Config]*recommender.Model
+	aggs         map[aggKey]*aggState
+	containers   map[containerKey]*containerState
+	initial      map[vpaContainer]*recommender.Aggregate
+	oomSeen      map[string]time.Time
+	written      map[vpaContainer]time.Time
+	firstRec     map[types.UID]bool
+	lastTarget   map[aggKey]recommender.Amounts // the target in force per aggregate, for the quality metric
+	lastGC       time.Time
+	bootstrapped bool
+}
+
+var (
+	_ manager.Runnable               = (*Recommender)(nil)
+	_ manager.LeaderElectionRunnable = (*Recommender)(nil)
+)
+
+// NewRecommender returns a recommender; its state starts empty and is loaded on the first run.
+func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.HistoryProvider, rec events.EventRecorder,
+	clk clock.PassiveClock, base recommender.Config, opts Options, m *Metrics) (*Recommender, error) {
+	if _, err := recommender.NewModel(base); err != nil {
+		return nil, err
+	}
+	if opts.Storage != StorageCheckpoint && opts.Storage != StoragePrometheus {
+		return nil, fmt.Errorf("--storage %q: use %s or %s", opts.Storage, StorageCheckpoint, StoragePrometheus)
+	}
+	if opts.Storage == StoragePrometheus && history == nil {
+		return nil, fmt.Errorf("--storage=prometheus needs a Prometheus history provider (--prometheus-address)")
+	}
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Recommender{Client: c, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
+		models: map[recommender.Config]*recommender.Model{}, aggs: map[aggKey]*aggState{}, containers: map[containerKey]*containerState{},
+		initial: map[vpaContainer]*recommender.Aggregate{}, oomSeen: map[string]time.Time{}, written: map[vpaContainer]time.Time{},
+		firstRec: map[types.UID]bool{}, lastTarget: map[aggKey]recommender.Amounts{}}, nil
+}
+
+// NeedLeaderElection: only the leader writes recommendations and checkpoints.
+func (r *Recommender) NeedLeaderElection() bool { return true }
+
+// Start runs the loop until ctx ends; a failed run is logged and retried at the next interval (one bad
+// object never stops the loop).
+func (r *Recommender) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("recommender")
+	ctx = log.IntoContext(ctx, logger)
+	t := time.NewTicker(r.Opts.Interval)
+	defer t.Stop()
+	for {
+		if err := r.RunOnce(ctx); err != nil {
+			logger.Error(err, "recommender run failed; retrying at the next interval")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
+	if m, ok := r.models[cfg]; ok {
+		return m
+	}
+	m, err := recommender.NewModel(cfg)
+	if err != nil { // configurations are validated before they get here
+		m, _ = recommender.NewModel(r.Base)
+	}
+	r.models[cfg] = m
+	return m
+}
+
+// served is a VPA this recommender serves, with its resolved target and model.
+type served struct {
+	vpa    *vpav1.VerticalPodAutoscaler
+	target Target
+	err    error // ConfigUnsupported
+	model  *recommender.Model
+}
+
+// RunOnce does one run: list, resolve, feed, recommend, write status, checkpoints and garbage collection.
+func (r *Recommender) RunOnce(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	logger := log.FromContext(ctx)
+	start := r.Clock.Now()
+	step := func(name string, since time.Time) time.Time {
+		now := r.Clock.Now()
+		r.Metrics.observeStep(name, now.Sub(since))
+		return now
+	}
+	defer func() { step("total", start) }()
+
+	if !r.bootstrapped {
+		if err := r.bootstrap(ctx); err != nil {
+			return err
+		}
+		r.bootstrapped = true
+	}
+
+	// 1. the VPAs this recommender serves, and their targets
+	t := start
+	vpas, err := r.listVPAs(ctx)
+	if err != nil {
+		return err
+	}
+	var list []*served
+	byTarget := map[string][]*served{}
+	for i := range vpas {
+		v := &vpas[i]
+		s := &served{vpa: v, model: r.model(r.Base)}
+		if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
+			s.err = &TargetError{"InvalidOverride", err.Error()}
+		} else {
+			s.model = r.model(cfg)
+		}
+		if s.err == nil {
+			s.target, s.err = ResolveTarget(ctx, r.Client, v.Namespace, v.Spec.TargetRef)
+		}
+		if s.err == nil {
+			byTarget[s.target.Key()] = append(byTarget[s.target.Key()], s)
+		}
+		list = append(list, s)
+	}
+	for _, group := range byTarget {
+		if len(group) < 2 {
+			continue
+		}
+		for _, s := range group {
+			var others []string
+			for _, o := range group {
+				if o != s {
+					others = append(others, o.vpa.Name)
+				}
+			}
+			s.err = &TargetError{"MultipleAutoscalers", fmt.Sprintf("%s %s is also the target of VerticalPodAutoscaler %s: keep one autoscaler per workload",
+				s.target.GVK.Kind, s.target.Name, strings.Join(others, ", "))}
+		}
+	}
+	r.Metrics.setObjects(list)
+	t = step("resolve", t)
+
+	// 2. pods (not Pending), and which VPA selects each
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods); err != nil {
+		return fmt.Errorf("listing pods: %w", err)
+	}
+	podIndex := map[types.NamespacedName]*corev1.Pod{}
+	podModel := map[types.NamespacedName]*recommender.Model{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+		for _, s := range list {
+			if s.err == nil && s.vpa.Namespace == p.Namespace && s.target.Selector.Matches(labels.Set(p.Labels)) {
+				podModel[key] = s.model
+				break
+			}
+		}
+		if _, tracked := podModel[key]; tracked || !r.Opts.MemorySaver {
+			podIndex[key] = p
+		}
+	}
+	t = step("pods", t)
+
+	// 3. usage from metrics.k8s.io into the model
+	usage, err := r.Usage.ContainerUsage(ctx)
+	if err != nil {
+		r.Metrics.MetricsAPIErrors.Inc()
+		logger.Error(err, "reading container usage; recommendations keep their history")
+	}
+	now := r.Clock.Now()
+	for _, u := range usage {
+		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Pod}
+		p, ok := podIndex[key]
+		if !ok {
+			continue
+		}
+		m := podModel[key]
+		if m == nil {
+			m = r.model(r.Base)
+		}
+		cs := r.container(m, p, u.Container, now)
+		if u.CPUMilli >= 0 {
+			m.AddCPU(cs.state, u.Time, float64(u.CPUMilli)/1000)
+		}
+		if u.MemoryBytes >= 0 {
+			m.AddMemory(cs.state, u.Time, float64(u.MemoryBytes))
+		}
+		r.Metrics.observeQuality(r, cs, u)
+	}
+	t = step("usage", t)
+
+	// 4. OOM kills from pod status and kubelet evictions
+	r.observeOOMs(ctx, podIndex, podModel, now)
+	t = step("oom", t)
+
+	// 5. recommendations and status
+	for _, s := range list {
+		if err := r.updateStatus(ctx, s, podIndex); err != nil {
+			logger.Error(err, "updating status", "vpa", klog.KObj(s.vpa))
+		}
+	}
+	r.Metrics.Aggregates.Set(float64(len(r.aggs)))
+	t = step("status", t)
+
+	// 6. checkpoints and garbage collection
+	if r.Opts.Storage == StorageCheckpoint {
+		r.writeCheckpoints(ctx, list)
+		if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
+			r.lastGC = now
+			if err := r.deleteOrphanCheckpoints(ctx, vpas); err != nil {
+				logger.Error(err, "deleting orphaned checkpoints")
+			}
+		}
+	}
+	r.collect(now)
+	step("checkpoints", t)
+	return nil
+}
+
+func (r *Recommender) listVPAs(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, error) {
+	var l vpav1.VerticalPodAutoscalerList
+	if err := r.Client.List(ctx, &l); err != nil {
+		return nil, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
+	}
+	include := map[string]bool{}
+	for _, n := range r.Opts.Namespaces {
+		include[n] = true
+	}
+	exclude := map[string]bool{}
+	for _, n := range r.Opts.ExcludeNamespaces {
+		exclude[n] = true
+	}
+	out := l.Items[:0]
+	for _, v := range l.Items {
+		if (len(include) > 0 && !include[v.Namespace]) || exclude[v.Namespace] || !r.serves(&v) {
+			continue
+		}
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
+	})
+	return out, nil
+}
+
+// serves: the first entry of spec.recommenders names this recommender, or none is named and this is "default".
+func (r *Recommender) serves(v *vpav1.VerticalPodAutoscaler) bool {
+	if len(v.Spec.Recommenders) == 0 {
+		return r.Opts.Name == "default"
+	}
+	return v.Spec.Recommenders[0].Name == r.Opts.Name
+}
+
+// labelKey is the canonical form of a pod's labels (the aggregation key).
+func labelKey(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(l[k])
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// container returns the state of one container of one pod, creating it and its aggregate as needed.
+func (r *Recommender) container(m *recommender.Model, p *corev1.Pod, name string, now time.Time) *containerState {
+	ck := containerKey{p.Namespace, p.Name, name}
+	if cs, ok := r.containers[ck]; ok {
+		cs.lastSeen = now
+		return cs
+	}
+	ak := aggKey{p.Namespace, name, labelKey(p.Labels)}
+	a, ok := r.aggs[ak]
+	if !ok {
+		a = &aggState{agg: m.NewAggregate(), labels: labels.Set(p.Labels)}
+		r.aggs[ak] = a
+	}
+	cs := &containerState{state: m.NewContainer(a.agg), agg: ak, lastSeen: now}
+	r.containers[ck] = cs
+	return cs
+}
+
+// collect forgets pod containers not seen for a memory aggregation interval and aggregates without samples
+// for the memory history (8 days).
+func (r *Recommender) collect(now time.Time) {
+	base := r.model(r.Base)
+	for k, cs := range r.containers {
+		if now.Sub(cs.lastSeen) > base.Config.MemoryAggregationInterval {
+			delete(r.containers, k)
+		}
+	}
+	for k, a := range r.aggs {
+		if !a.agg.LastUpdate.IsZero() && base.Expired(a.agg, now) {
+			delete(r.aggs, k)
+		}
+	}
+	for k, seen := range r.oomSeen {
+		if now.Sub(seen) > base.Config.MemoryHistory() {
+			delete(r.oomSeen, k)
+		}
+	}
+}

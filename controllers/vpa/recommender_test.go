@@ -1,0 +1,447 @@
+package vpa_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/metrics"
+)
+
+const mi = int64(1 << 20)
+
+// minuteClock makes every metrics read one minute later than the previous one (played time).
+type minuteClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *minuteClock) next() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Minute)
+	return c.t
+}
+
+var played0 = &minuteClock{t: time.Now().Truncate(time.Minute)}
+
+func newNamespace(ctx context.Context) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rec-"}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func deployment(ctx context.Context, ns, name string, containers ...string) {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}}}}}
+	for _, c := range containers {
+		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: c, Image: "played"})
+	}
+	Expect(k8s.Create(ctx, d)).To(Succeed())
+}
+
+// runPods runs n pods of a Deployment (labels app=name) on the played kubelet, with the given requests.
+func runPods(ctx context.Context, ns, name string, n int, requests corev1.ResourceList, containers ...string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := 0; i < n; i++ {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", name, i), Labels: map[string]string{"app": name, "pod-template-hash": "1"}}}
+		for _, c := range containers {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c, Image: "played", Resources: corev1.ResourceRequirements{Requests: requests}})
+		}
+		Expect(kubelet.Run(ctx, p)).To(Succeed())
+		out = append(out, p)
+	}
+	return out
+}
+
+func vpaFor(ns, name, target string, mode vpav1.UpdateMode) *vpav1.VerticalPodAutoscaler {
+	return &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: vpav1.VerticalPodAutoscalerSpec{
+			TargetRef:    &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: target},
+			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: ptr.To(mode)},
+		}}
+}
+
+func newRecommender(mutate func(*vpactrl.Options), history metrics.HistoryProvider) *vpactrl.Recommender {
+	opts := vpactrl.DefaultOptions()
+	opts.CheckpointGCInterval = time.Hour
+	if mutate != nil {
+		mutate(&opts)
+	}
+	r, err := vpactrl.NewRecommender(k8s, metrics.MetricsAPI{Client: mclient}, history, recorder, clock.RealClock{}, recommender.Defaults(), opts, nil)
+	Expect(err).NotTo(HaveOccurred())
+	return r
+}
+
+func runs(r *vpactrl.Recommender, n int) {
+	GinkgoHelper()
+	for i := 0; i < n; i++ {
+		Expect(r.RunOnce(context.Background())).To(Succeed())
+	}
+}
+
+func getVPA(ctx context.Context, ns, name string) *vpav1.VerticalPodAutoscaler {
+	GinkgoHelper()
+	v := &vpav1.VerticalPodAutoscaler{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, v)).To(Succeed())
+	return v
+}
+
+func condition(v *vpav1.VerticalPodAutoscaler, t vpav1.VerticalPodAutoscalerConditionType) *vpav1.VerticalPodAutoscalerCondition {
+	for i := range v.Status.Conditions {
+		if v.Status.Conditions[i].Type == t {
+			return &v.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func containerRec(v *vpav1.VerticalPodAutoscaler, name string) *vpav1.RecommendedContainerResources {
+	if v.Status.Recommendation == nil {
+		return nil
+	}
+	for i := range v.Status.Recommendation.ContainerRecommendations {
+		if v.Status.Recommendation.ContainerRecommendations[i].ContainerName == name {
+			return &v.Status.Recommendation.ContainerRecommendations[i]
+		}
+	}
+	return nil
+}
+
+// expected feeds the same samples into a local model: the numbers the recommender must write.
+func expected(samples int, pods int, cpuMilli, memBytes int64, containers int, pol recommender.Policy) recommender.Recommendation {
+	m, _ := recommender.NewModel(recommender.Defaults())
+	a := m.NewAggregate()
+	t := time.Now()
+	for p := 0; p < pods; p++ {
+		c := m.NewContainer(a)
+		for i := 0; i < samples; i++ {
+			ts := t.Add(time.Duration(i) * time.Minute)
+			m.AddCPU(c, ts, float64(cpuMilli)/1000)
+			m.AddMemory(c, ts, float64(memBytes))
+		}
+	}
+	r, _ := m.Recommend(a, containers, pol)
+	return r
+}
+
+func eventsFor(ctx context.Context, ns, regarding string) []eventsv1.Event {
+	var l eventsv1.EventList
+	Expect(k8s.List(ctx, &l, client.InNamespace(ns))).To(Succeed())
+	var out []eventsv1.Event
+	for _, e := range l.Items {
+		if e.Regarding.Name == regarding {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+var _ = BeforeEach(func() {
+	played.Now = played0.next
+	played.Clear()
+})
+
+var _ = Describe("the recommender", func() {
+	ctx := context.Background()
+
+	It("recommends for a VPA on a Deployment from the metrics API, with conditions, and shows in kubectl", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "web", "app")
+		pods := runPods(ctx, ns, "web", 2, corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("128Mi")}, "app")
+		for _, p := range pods {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
+		}
+		Expect(k8s.Create(ctx, vpaFor(ns, "web", "web", vpav1.UpdateModeOff))).To(Succeed())
+		r := newRecommender(nil, nil)
+		reads := played.Reads()
+		runs(r, 3)
+		Expect(played.Reads()-reads).To(Equal(3), "one metrics.k8s.io list call per run")
+
+		v := getVPA(ctx, ns, "web")
+		rec := containerRec(v, "app")
+		Expect(rec).NotTo(BeNil(), "status %+v", v.Status)
+		want := expected(3, 2, 250, 300*mi, 1, recommender.DefaultPolicy())
+		Expect(rec.Target.Cpu().MilliValue()).To(Equal(want.Target.CPUMilli))
+		Expect(rec.Target.Memory().Value()).To(Equal(want.Target.MemoryBytes))
+		Expect(rec.Target.Cpu().String()).To(Equal("296m"), "250m: bucket end 258.4m, truncated, x1.15 = 296m (upstream arithmetic)")
+		Expect(rec.UncappedTarget).To(Equal(rec.Target))
+		Expect(rec.UpperBound.Cpu().MilliValue()).To(BeNumerically(">", rec.Target.Cpu().MilliValue()))
+
+		Expect(condition(v, vpav1.RecommendationProvided).Status).To(Equal(corev1.ConditionTrue))
+		Expect(condition(v, vpav1.NoPodsMatched).Status).To(Equal(corev1.ConditionFalse))
+		Expect(condition(v, vpav1.ConfigUnsupported).Status).To(Equal(corev1.ConditionFalse))
+		low := condition(v, vpav1.LowConfidence)
+		Expect(low.Status).To(Equal(corev1.ConditionTrue))
+		Expect(low.Message).To(ContainSubstring("confidence 0.0 days"))
+
+		played.Clear() // no new samples: nothing changes, so nothing is written
+		rv := v.ResourceVersion
+		runs(r, 2)
+		Expect(getVPA(ctx, ns, "web").ResourceVersion).To(Equal(rv), "status is patched only when it changes")
+
+		for _, args := range [][]string{{"get", "vpa", "-n", ns}, {"describe", "vpa", "-n", ns, "web"}} {
+			stdout, stderr, err := env.ControlPlane.KubeCtl().Run(args...)
+			errText, _ := io.ReadAll(stderr)
+			Expect(err).NotTo(HaveOccurred(), string(errText))
+			out, _ := io.ReadAll(stdout)
+			GinkgoWriter.Printf("$ kubectl %s\n%s\n", strings.Join(args, " "), out)
+			if args[0] == "get" {
+				Expect(string(out)).To(MatchRegexp(`web\s+Off\s+296m\s+\d+\s+True`))
+			} else {
+				Expect(string(out)).To(And(ContainSubstring("RecommendationProvided"), ContainSubstring("Uncapped Target:"), ContainSubstring("296m")))
+			}
+		}
+
+		By("writing checkpoints that a new recommender restores after a restart")
+		var cps vpav1.VerticalPodAutoscalerCheckpointList
+		Expect(k8s.List(ctx, &cps, client.InNamespace(ns))).To(Succeed())
+		Expect(cps.Items).To(HaveLen(1))
+		Expect(cps.Items[0].Name).To(Equal("web-app"))
+		Expect(cps.Items[0].Status.TotalSamplesCount).To(Equal(6))
+		Expect(cps.Items[0].Status.CPUHistogram.BucketWeights).NotTo(BeEmpty())
+
+		orphan := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost-app"},
+			Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: "ghost", ContainerName: "app"}}
+		Expect(k8s.Create(ctx, orphan)).To(Succeed())
+		before := containerRec(getVPA(ctx, ns, "web"), "app").DeepCopy()
+		withinBucket := func(a, b int64) bool { return float64(max(a, b)) <= float64(min(a, b))*1.051+1 }
+		restarted := newRecommender(func(o *vpactrl.Options) { o.CheckpointGCInterval = 0 }, nil)
+		runs(restarted, 1) // no usage yet: the CPU history comes from the checkpoint alone
+		after := containerRec(getVPA(ctx, ns, "web"), "app")
+		Expect(after).NotTo(BeNil())
+		Expect(withinBucket(after.Target.Cpu().MilliValue(), before.Target.Cpu().MilliValue())).To(BeTrue(), "cpu %v vs %v", after.Target.Cpu(), before.Target.Cpu())
+		// the memory peaks were all in the still-open window, which checkpoints leave out (no double counting):
+		// they come back with the pods' next samples
+		for _, p := range pods {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
+		}
+		runs(restarted, 1)
+		after = containerRec(getVPA(ctx, ns, "web"), "app")
+		Expect(withinBucket(after.Target.Cpu().MilliValue(), before.Target.Cpu().MilliValue())).To(BeTrue(), "cpu %v vs %v", after.Target.Cpu(), before.Target.Cpu())
+		Expect(withinBucket(after.Target.Memory().Value(), before.Target.Memory().Value())).To(BeTrue(), "memory %v vs %v", after.Target.Memory(), before.Target.Memory())
+		// the history (sample count and span) survived: bounds no wider than before the restart, where a fresh
+		// recommender would have no upper bound at all after one run
+		Expect(after.UpperBound.Cpu().MilliValue()).To(BeNumerically("<=", before.UpperBound.Cpu().MilliValue()))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(orphan), &vpav1.VerticalPodAutoscalerCheckpoint{})).NotTo(Succeed(), "the orphaned checkpoint must be deleted")
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, &vpav1.VerticalPodAutoscalerCheckpoint{})).To(Succeed())
+	})
+
+	It("serves the upstream documentation examples as upstream documents them", func() {
+		data, err := os.ReadFile("../../apis/autoscaling/testdata/upstream-vpa-examples.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		examples := map[string]*vpav1.VerticalPodAutoscaler{}
+		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			v := &vpav1.VerticalPodAutoscaler{}
+			if err := dec.Decode(v); err != nil {
+				break
+			}
+			examples[v.Name] = v
+		}
+		type check func(v *vpav1.VerticalPodAutoscaler)
+		cases := map[string]struct {
+			containers []string
+			usage      playedkubelet.Usage
+			check      check
+		}{
+			"my-app-vpa-off": {[]string{"app"}, playedkubelet.Usage{CPUMilli: 400, MemoryBytes: 200 * mi}, func(v *vpav1.VerticalPodAutoscaler) {
+				Expect(containerRec(v, "app")).NotTo(BeNil(), "Off still recommends")
+			}},
+			"my-app-vpa-requests-only": {[]string{"app"}, playedkubelet.Usage{CPUMilli: 400, MemoryBytes: 200 * mi}, func(v *vpav1.VerticalPodAutoscaler) {
+				Expect(containerRec(v, "app")).NotTo(BeNil(), "RequestsOnly recommends requests as usual")
+			}},
+			"hamster-vpa": {[]string{"hamster"}, playedkubelet.Usage{CPUMilli: 2000, MemoryBytes: 30 * mi}, func(v *vpav1.VerticalPodAutoscaler) {
+				rec := containerRec(v, "hamster")
+				Expect(rec).NotTo(BeNil())
+				Expect(rec.Target.Cpu().String()).To(Equal("1"), "capped to maxAllowed cpu 1")
+				Expect(rec.UncappedTarget.Cpu().MilliValue()).To(BeNumerically(">", 2000), "uncappedTarget is not capped")
+				Expect(rec.Target.Memory().Value()).To(Equal(int64(262144000)), "the pod minimum, within min/maxAllowed")
+			}},
+			"my-app-vpa-sidecar-off": {[]string{"app", "istio-proxy"}, playedkubelet.Usage{CPUMilli: 400, MemoryBytes: 200 * mi}, func(v *vpav1.VerticalPodAutoscaler) {
+				Expect(containerRec(v, "istio-proxy")).To(BeNil(), "a container in mode Off gets no recommendation")
+				rec := containerRec(v, "app")
+				Expect(rec).NotTo(BeNil())
+				Expect(rec.Target).To(HaveKey(corev1.ResourceCPU))
+				Expect(rec.Target).NotTo(HaveKey(corev1.ResourceMemory), "controlledResources: [cpu]")
+			}},
+		}
+		r := newRecommender(nil, nil)
+		namespaces := map[string]string{}
+		for name, tc := range cases {
+			ns := newNamespace(ctx)
+			namespaces[name] = ns
+			v := examples[name].DeepCopy()
+			v.Namespace = ns
+			target := v.Spec.TargetRef.Name
+			deployment(ctx, ns, target, tc.containers...)
+			for _, p := range runPods(ctx, ns, target, 1, nil, tc.containers...) {
+				for _, c := range tc.containers {
+					played.Set(ns, p.Name, c, tc.usage)
+				}
+			}
+			Expect(k8s.Create(ctx, v)).To(Succeed())
+		}
+		runs(r, 2)
+		for name, tc := range cases {
+			By(name)
+			tc.check(getVPA(ctx, namespaces[name], name))
+		}
+	})
+
+	It("raises the memory target after an OOM kill by the bump-up rule", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "batch", "worker")
+		pods := runPods(ctx, ns, "batch", 1, corev1.ResourceList{"memory": resource.MustParse("512Mi")}, "worker")
+		played.Set(ns, pods[0].Name, "worker", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+		Expect(k8s.Create(ctx, vpaFor(ns, "batch", "batch", vpav1.UpdateModeInitial))).To(Succeed())
+		r := newRecommender(nil, nil)
+		runs(r, 2)
+		before := containerRec(getVPA(ctx, ns, "batch"), "worker").Target.Memory().Value()
+		Expect(kubelet.OOMKill(ctx, pods[0], "worker", time.Now())).To(Succeed())
+		runs(r, 1)
+		after := containerRec(getVPA(ctx, ns, "batch"), "worker").Target.Memory().Value()
+		// needed = max(512Mi + 100Mi, 1.2 x 512Mi) = 614.4Mi; the target is at least that x 1.15
+		needed := 6 * 512 * mi / 5 // 614.4Mi
+		Expect(after).To(BeNumerically(">=", needed*115/100*95/100), "before %d after %d (within a bucket of needed x 1.15)", before, after)
+		Expect(after).To(BeNumerically(">", before))
+		runs(r, 1)
+		Expect(containerRec(getVPA(ctx, ns, "batch"), "worker").Target.Memory().Value()).To(Equal(after), "the same OOM is recorded once")
+	})
+
+	It("reports bad objects with a condition and an event, and keeps serving the others", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "good", "app")
+		deployment(ctx, ns, "shared", "app")
+		deployment(ctx, ns, "lonely", "app")
+		for _, p := range runPods(ctx, ns, "good", 1, nil, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+		}
+		unknown := vpaFor(ns, "unknown-kind", "x", vpav1.UpdateModeOff)
+		unknown.Spec.TargetRef = &autoscalingv1.CrossVersionObjectReference{APIVersion: "example.com/v1", Kind: "Foo", Name: "x"}
+		missing := vpaFor(ns, "missing", "does-not-exist", vpav1.UpdateModeOff)
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "good-rs",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "good", UID: "uid-good", Controller: ptr.To(true)}}},
+			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "good"}},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "good"}}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played"}}}}}}
+		Expect(k8s.Create(ctx, rs)).To(Succeed())
+		parent := vpaFor(ns, "on-replicaset", "good-rs", vpav1.UpdateModeOff)
+		parent.Spec.TargetRef.Kind = "ReplicaSet"
+		for _, v := range []*vpav1.VerticalPodAutoscaler{vpaFor(ns, "good", "good", vpav1.UpdateModeOff), unknown, missing, parent,
+			vpaFor(ns, "lonely", "lonely", vpav1.UpdateModeOff), vpaFor(ns, "first", "shared", vpav1.UpdateModeOff), vpaFor(ns, "second", "shared", vpav1.UpdateModeOff)} {
+			Expect(k8s.Create(ctx, v)).To(Succeed())
+		}
+		r := newRecommender(nil, nil)
+		runs(r, 2)
+
+		Expect(containerRec(getVPA(ctx, ns, "good"), "app")).NotTo(BeNil(), "a good VPA next to bad ones gets its recommendation")
+		for name, reason := range map[string]string{"unknown-kind": "UnknownTargetKind", "missing": "TargetNotFound", "on-replicaset": "ParentControllerTarget",
+			"first": "MultipleAutoscalers", "second": "MultipleAutoscalers"} {
+			v := getVPA(ctx, ns, name)
+			c := condition(v, vpav1.ConfigUnsupported)
+			Expect(c).NotTo(BeNil(), name)
+			Expect(c.Status).To(Equal(corev1.ConditionTrue), name)
+			Expect(c.Reason).To(Equal(reason), name)
+			Expect(v.Status.Recommendation).To(BeNil(), name)
+			Eventually(func() []eventsv1.Event { return eventsFor(ctx, ns, name) }, 10*time.Second).ShouldNot(BeEmpty(), "a Warning event for %s", name)
+		}
+		Expect(condition(getVPA(ctx, ns, "first"), vpav1.ConfigUnsupported).Message).To(ContainSubstring("second"))
+		Expect(condition(getVPA(ctx, ns, "on-replicaset"), vpav1.ConfigUnsupported).Message).To(ContainSubstring("Deployment good"))
+		lonely := condition(getVPA(ctx, ns, "lonely"), vpav1.NoPodsMatched)
+		Expect(lonely).NotTo(BeNil())
+		Expect(lonely.Status).To(Equal(corev1.ConditionTrue))
+		Expect(len(eventsFor(ctx, ns, "unknown-kind"))).To(Equal(1), "the warning is not repeated every run")
+	})
+
+	It("bootstraps history from Prometheus", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "hist", "app")
+		runPods(ctx, ns, "hist", 1, nil, "app") // running, but no played usage: everything comes from history
+		Expect(k8s.Create(ctx, vpaFor(ns, "hist", "hist", vpav1.UpdateModeOff))).To(Succeed())
+		prom := httptest.NewServer(fakePrometheus(ns))
+		defer prom.Close()
+		pc := metrics.DefaultPrometheusConfig()
+		pc.Address = prom.URL
+		hp, err := metrics.NewPrometheus(pc, time.Now)
+		Expect(err).NotTo(HaveOccurred())
+		r := newRecommender(func(o *vpactrl.Options) { o.Storage = vpactrl.StoragePrometheus }, hp)
+		runs(r, 1)
+		v := getVPA(ctx, ns, "hist")
+		rec := containerRec(v, "app")
+		Expect(rec).NotTo(BeNil(), "status %+v", v.Status)
+		Expect(rec.Target.Cpu().MilliValue()).To(BeNumerically("~", 575, 40), "0.5 cores of history x 1.15")
+		// hourly history: 49 samples over two days; the confidence counts samples as upstream does (1440 a day)
+		Expect(condition(v, vpav1.LowConfidence).Message).To(ContainSubstring("confidence 0.0 days"))
+	})
+
+	It("runs as a loop (manager.Runnable) until stopped", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "loop", "app")
+		for _, p := range runPods(ctx, ns, "loop", 1, nil, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+		}
+		Expect(k8s.Create(ctx, vpaFor(ns, "loop", "loop", vpav1.UpdateModeOff))).To(Succeed())
+		r := newRecommender(func(o *vpactrl.Options) { o.Interval = 200 * time.Millisecond }, nil)
+		Expect(r.NeedLeaderElection()).To(BeTrue())
+		lctx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		go func() { done <- r.Start(lctx) }()
+		Eventually(func() *vpav1.RecommendedContainerResources { return containerRec(getVPA(ctx, ns, "loop"), "app") }, 10*time.Second).ShouldNot(BeNil())
+		cancel()
+		Eventually(done, 5*time.Second).Should(Receive(BeNil()))
+	})
+})
+
+// fakePrometheus answers range queries with two days of hourly history for pod hist-0 (labels app=hist).
+func fakePrometheus(ns string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		q := r.Form.Get("query")
+		end := time.Now()
+		series := func(metric map[string]string, value string) map[string]any {
+			var vals [][]any
+			for t := end.Add(-48 * time.Hour); !t.After(end); t = t.Add(time.Hour) {
+				vals = append(vals, []any{float64(t.Unix()), value})
+			}
+			return map[string]any{"metric": metric, "values": vals}
+		}
+		ids := map[string]string{"namespace": ns, "pod": "hist-0", "container": "app"}
+		var result []map[string]any
+		switch {
+		case strings.Contains(q, "cpu"):
+			result = append(result, series(ids, "0.5"))
+		case strings.Contains(q, "memory"):
+			result = append(result, series(ids, "209715200"))
+		case strings.Contains(q, "kube_pod_labels"):
+			result = append(result, series(map[string]string{"namespace": ns, "pod": "hist-0", "label_app": "hist", "label_pod_template_hash": "1"}, "1"))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "matrix", "result": result}})
+	}
+}

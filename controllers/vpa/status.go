@@ -1,0 +1,240 @@
+package vpa
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/recommender"
+)
+
+// MergedAggregates merges, per container name, the aggregates of namespace ns whose pod labels the selector
+// matches, plus the initial history (from checkpoints or Prometheus) of the object named owner.
+func (r *Recommender) MergedAggregates(ns, owner string, sel labels.Selector, m *recommender.Model) map[string]*recommender.Aggregate {
+	out := map[string]*recommender.Aggregate{}
+	get := func(name string) *recommender.Aggregate {
+		a, ok := out[name]
+		if !ok {
+			a = m.NewAggregate()
+			out[name] = a
+		}
+		return a
+	}
+	for k, a := range r.aggs {
+		if k.ns == ns && sel.Matches(a.labels) {
+			get(k.container).Merge(a.agg)
+		}
+	}
+	for k, a := range r.initial {
+		if k.ns == ns && k.vpa == owner {
+			get(k.container).Merge(a)
+		}
+	}
+	return out
+}
+
+// Recommendation computes the recommendation of merged aggregates under a resource policy, and the lowest
+// confidence (days of history) among the recommended containers.
+func Recommendation(m *recommender.Model, merged map[string]*recommender.Aggregate, rp *vpav1.PodResourcePolicy) (*vpav1.RecommendedPodResources, float64) {
+	names := make([]string, 0, len(merged))
+	scaled := 0
+	for name, a := range merged {
+		names = append(names, name)
+		if !recommender.PolicyFor(rp, name).Off && !a.IsEmpty() {
+			scaled++
+		}
+	}
+	sort.Strings(names)
+	out := &vpav1.RecommendedPodResources{}
+	confidence := -1.0
+	for _, name := range names {
+		rec, ok := m.Recommend(merged[name], scaled, recommender.PolicyFor(rp, name))
+		if !ok {
+			continue
+		}
+		if c := merged[name].Confidence(); confidence < 0 || c < confidence {
+			confidence = c
+		}
+		out.ContainerRecommendations = append(out.ContainerRecommendations, vpav1.RecommendedContainerResources{
+			ContainerName:  name,
+			Target:         resourceList(rec.Target),
+			LowerBound:     resourceList(rec.LowerBound),
+			UpperBound:     resourceList(rec.UpperBound),
+			UncappedTarget: resourceList(rec.UncappedTarget),
+		})
+	}
+	if len(out.ContainerRecommendations) == 0 {
+		return nil, 0
+	}
+	return out, confidence
+}
+
+func resourceList(a recommender.Amounts) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	if a.CPUMilli >= 0 {
+		l[corev1.ResourceCPU] = *resource.NewMilliQuantity(a.CPUMilli, resource.DecimalSI)
+	}
+	if a.MemoryBytes >= 0 {
+		l[corev1.ResourceMemory] = *resource.NewQuantity(a.MemoryBytes, resource.BinarySI)
+	}
+	return l
+}
+
+// SetCondition sets a condition, keeping lastTransitionTime when the status does not change.
+func SetCondition(conds []vpav1.VerticalPodAutoscalerCondition, c vpav1.VerticalPodAutoscalerCondition, now time.Time) []vpav1.VerticalPodAutoscalerCondition {
+	for i := range conds {
+		if conds[i].Type == c.Type {
+			if conds[i].Status == c.Status {
+				c.LastTransitionTime = conds[i].LastTransitionTime
+			} else {
+				c.LastTransitionTime = metav1.NewTime(now)
+			}
+			conds[i] = c
+			return conds
+		}
+	}
+	c.LastTransitionTime = metav1.NewTime(now)
+	return append(conds, c)
+}
+
+// RemoveCondition drops a condition type.
+func RemoveCondition(conds []vpav1.VerticalPodAutoscalerCondition, t vpav1.VerticalPodAutoscalerConditionType) []vpav1.VerticalPodAutoscalerCondition {
+	out := conds[:0]
+	for _, c := range conds {
+		if c.Type != t {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func cond(t vpav1.VerticalPodAutoscalerConditionType, status bool, reason, msg string) vpav1.VerticalPodAutoscalerCondition {
+	s := corev1.ConditionFalse
+	if status {
+		s = corev1.ConditionTrue
+	}
+	return vpav1.VerticalPodAutoscalerCondition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+// updateStatus computes one VPA's recommendation and conditions and patches its status when they changed.
+func (r *Recommender) updateStatus(ctx context.Context, s *served, pods map[types.NamespacedName]*corev1.Pod) error {
+	v := s.vpa
+	now := r.Clock.Now()
+	st := v.Status.DeepCopy()
+	var rp *vpav1.PodResourcePolicy
+	if v.Spec.ResourcePolicy != nil {
+		rp = v.Spec.ResourcePolicy
+	}
+	var te *TargetError
+	switch {
+	case s.err != nil && errors.As(s.err, &te):
+		st.Recommendation = nil
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, true, te.Reason, te.Message), now)
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, false, te.Reason, "no recommendation while the configuration is unsupported"), now)
+		st.Conditions = RemoveCondition(st.Conditions, vpav1.LowConfidence)
+		if !hasCondition(v.Status.Conditions, vpav1.ConfigUnsupported, te.Reason) {
+			r.event(v, corev1.EventTypeWarning, te.Reason, te.Message)
+		}
+	case s.err != nil:
+		return s.err // transient (API errors): keep the status as it is, retry next run
+	default:
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, false, "TargetResolved",
+			fmt.Sprintf("%s %s selects pods with %s", s.target.GVK.Kind, s.target.Name, s.target.Selector)), now)
+		matched := 0
+		for k, p := range pods {
+			if k.Namespace == v.Namespace && s.target.Selector.Matches(labels.Set(p.Labels)) {
+				matched++
+			}
+		}
+		if matched == 0 {
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, true, "NoPodsMatched",
+				fmt.Sprintf("no running pod matches %s", s.target.Selector)), now)
+			if !hasCondition(v.Status.Conditions, vpav1.NoPodsMatched, "NoPodsMatched") {
+				r.event(v, corev1.EventTypeWarning, "NoPodsMatched", fmt.Sprintf("no running pod of %s %s matches %s", s.target.GVK.Kind, s.target.Name, s.target.Selector))
+			}
+		} else {
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, "PodsMatched", fmt.Sprintf("%d running pods", matched)), now)
+		}
+		merged := r.MergedAggregates(v.Namespace, v.Name, s.target.Selector, s.model)
+		rec, confidence := Recommendation(s.model, merged, rp)
+		st.Recommendation = rec
+		r.rememberTargets(v.Namespace, s.target.Selector, rec)
+		if rec != nil {
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, true, "RecommendationProvided",
+				fmt.Sprintf("recommendation for %d containers", len(rec.ContainerRecommendations))), now)
+			low := confidence < r.Opts.LowConfidenceDays
+			msg := fmt.Sprintf("confidence %.1f days of history", confidence)
+			if low {
+				msg += fmt.Sprintf(" (below %g): the bounds are wide and the recommendation may move", r.Opts.LowConfidenceDays)
+			}
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.LowConfidence, low, map[bool]string{true: "LowConfidence", false: "EnoughHistory"}[low], msg), now)
+			if !r.firstRec[v.UID] {
+				r.firstRec[v.UID] = true
+				if !hasCondition(v.Status.Conditions, vpav1.RecommendationProvided, "RecommendationProvided") {
+					r.Metrics.RecommendationLatency.Observe(now.Sub(v.CreationTimestamp.Time).Seconds())
+				}
+			}
+		} else {
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, false, "NoUsage", "no usage samples yet for the selected pods"), now)
+		}
+	}
+	sort.Slice(st.Conditions, func(i, j int) bool { return st.Conditions[i].Type < st.Conditions[j].Type })
+	if equality.Semantic.DeepEqual(*st, v.Status) {
+		return nil
+	}
+	patched := v.DeepCopy()
+	patched.Status = *st
+	if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(v)); err != nil {
+		return fmt.Errorf("patching status: %w", err)
+	}
+	return nil
+}
+
+func hasCondition(conds []vpav1.VerticalPodAutoscalerCondition, t vpav1.VerticalPodAutoscalerConditionType, reason string) bool {
+	for _, c := range conds {
+		if c.Type == t && c.Status == corev1.ConditionTrue && c.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Recommender) event(v *vpav1.VerticalPodAutoscaler, typ, reason, msg string) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(v, nil, typ, reason, "Recommend", "%s", msg)
+	}
+}
+
+// rememberTargets keeps the target in force for every aggregate the VPA covers (for the quality metric).
+func (r *Recommender) rememberTargets(ns string, sel labels.Selector, rec *vpav1.RecommendedPodResources) {
+	if rec == nil {
+		return
+	}
+	byName := map[string]recommender.Amounts{}
+	for _, c := range rec.ContainerRecommendations {
+		a := recommender.Amounts{CPUMilli: -1, MemoryBytes: -1}
+		if q, ok := c.Target[corev1.ResourceCPU]; ok {
+			a.CPUMilli = q.MilliValue()
+		}
+		if q, ok := c.Target[corev1.ResourceMemory]; ok {
+			a.MemoryBytes = q.Value()
+		}
+		byName[c.ContainerName] = a
+	}
+	for k, a := range r.aggs {
+		if t, ok := byName[k.container]; ok && k.ns == ns && sel.Matches(a.labels) {
+			r.lastTarget[k] = t
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package vpa_test
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+)
+
+var (
+	env      *envtest.Environment
+	cfg      *rest.Config
+	k8s      client.Client
+	played   *playedkubelet.MetricsServer
+	kubelet  *playedkubelet.Kubelet
+	mclient  metricsclient.Interface
+	recorder events.EventRecorder
+	stopRec  context.CancelFunc
+)
+
+func TestRecommender(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the recommender suite needs the local control plane; runs in `make test`, not under -short")
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Recommender suite")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	env, cfg, err = testenv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	ctx := context.Background()
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "played-metrics"}})).To(Succeed())
+	played = playedkubelet.StartMetricsServer()
+	Expect(played.Register(ctx, k8s, "played-metrics")).To(Succeed())
+	kubelet, err = playedkubelet.New(ctx, k8s, "played-node-1")
+	Expect(err).NotTo(HaveOccurred())
+	mclient, err = metricsclient.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	cs, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+	rctx, cancel := context.WithCancel(ctx)
+	stopRec = cancel
+	b.StartRecordingToSink(rctx.Done())
+	recorder = b.NewRecorder(testenv.Scheme(), "hvpa-recommender")
+})
+
+var _ = AfterSuite(func() {
+	if stopRec != nil {
+		stopRec()
+	}
+	if played != nil {
+		played.Close()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})

@@ -1,0 +1,134 @@
+package vpa
+
+import (
+	"context"
+	"fmt"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Target is a resolved targetRef: the workload and its pod selector.
+type Target struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+	Selector  labels.Selector
+}
+
+// Key identifies the workload (for detecting several autoscalers on one workload).
+func (t Target) Key() string {
+	return t.GVK.GroupKind().String() + "/" + t.Namespace + "/" + t.Name
+}
+
+// TargetError is a targetRef that cannot be served; Reason is a PascalCase condition reason.
+type TargetError struct {
+	Reason, Message string
+}
+
+func (e *TargetError) Error() string { return e.Message }
+
+// wellKnownSelectors reads the pod selector of the controllers whose selector sits in their spec.
+var wellKnownSelectors = map[schema.GroupKind][]string{
+	{Group: "apps", Kind: "Deployment"}:                     {"spec", "selector"},
+	{Group: "apps", Kind: "StatefulSet"}:                    {"spec", "selector"},
+	{Group: "apps", Kind: "ReplicaSet"}:                     {"spec", "selector"},
+	{Group: "apps", Kind: "DaemonSet"}:                      {"spec", "selector"},
+	{Group: "batch", Kind: "Job"}:                           {"spec", "selector"},
+	{Group: "batch", Kind: "CronJob"}:                       {"spec", "jobTemplate", "spec", "template", "metadata", "labels"},
+	{Group: "", Kind: "ReplicationController"}:              {"spec", "selector"},
+	{Group: "extensions", Kind: "Deployment"}:               {"spec", "selector"},
+	{Group: "extensions", Kind: "ReplicaSet"}:               {"spec", "selector"},
+	{Group: "extensions", Kind: "DaemonSet"}:                {"spec", "selector"},
+	{Group: "apps", Kind: "ControllerRevision"}:             nil, // never a workload
+	{Group: "autoscaling.k8s.io", Kind: "Hvpa"}:             nil, // an autoscaler, not a workload
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: nil,
+}
+
+// ResolveTarget reads the object a targetRef names and its pod selector: from the spec of well-known
+// controllers, else from the object's scale subresource. A target that is itself controlled by another
+// object (e.g. a ReplicaSet of a Deployment) is refused: the autoscaler must name the top-most controller.
+func ResolveTarget(ctx context.Context, c client.Client, namespace string, ref *autoscalingv1.CrossVersionObjectReference) (Target, error) {
+	if ref == nil || ref.Kind == "" || ref.Name == "" {
+		return Target{}, &TargetError{"InvalidTargetRef", "spec.targetRef needs kind and name"}
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return Target{}, &TargetError{"InvalidTargetRef", fmt.Sprintf("spec.targetRef.apiVersion %q: %v", ref.APIVersion, err)}
+	}
+	gvk := gv.WithKind(ref.Kind)
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, obj); err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			return Target{}, &TargetError{"TargetNotFound", fmt.Sprintf("%s %s/%s does not exist", ref.Kind, namespace, ref.Name)}
+		case isNoMatch(err):
+			return Target{}, &TargetError{"UnknownTargetKind", fmt.Sprintf("the API server does not serve %s (%s): check spec.targetRef.apiVersion and kind", ref.Kind, ref.APIVersion)}
+		}
+		return Target{}, fmt.Errorf("reading %s %s/%s: %w", ref.Kind, namespace, ref.Name, err)
+	}
+	if owner := metav1.GetControllerOf(obj); owner != nil {
+		return Target{}, &TargetError{"ParentControllerTarget", fmt.Sprintf("%s %s is controlled by %s %s: point spec.targetRef at the top-most controller",
+			ref.Kind, ref.Name, owner.Kind, owner.Name)}
+	}
+	t := Target{GVK: gvk, Namespace: namespace, Name: ref.Name}
+	path, known := wellKnownSelectors[gvk.GroupKind()]
+	switch {
+	case known && path == nil:
+		return Target{}, &TargetError{"UnsupportedTargetKind", fmt.Sprintf("%s is not a workload: point spec.targetRef at the controller of the pods", ref.Kind)}
+	case known:
+		sel, err := selectorAt(obj, path)
+		if err != nil {
+			return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s: %v", ref.Kind, ref.Name, err)}
+		}
+		t.Selector = sel
+	default:
+		scale := &autoscalingv1.Scale{}
+		if err := c.SubResource("scale").Get(ctx, obj, scale); err != nil {
+			return Target{}, &TargetError{"NoScaleSubresource", fmt.Sprintf("%s %s has no readable scale subresource (%v): only workloads with a pod selector can be autoscaled", ref.Kind, ref.Name, err)}
+		}
+		sel, err := labels.Parse(scale.Status.Selector)
+		if err != nil || scale.Status.Selector == "" {
+			return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s: the scale subresource has no usable selector (%q)", ref.Kind, ref.Name, scale.Status.Selector)}
+		}
+		t.Selector = sel
+	}
+	if t.Selector.Empty() {
+		return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s selects every pod of the namespace: refusing an empty selector", ref.Kind, ref.Name)}
+	}
+	return t, nil
+}
+
+func selectorAt(obj *unstructured.Unstructured, path []string) (labels.Selector, error) {
+	raw, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
+	if err != nil || !found {
+		return nil, fmt.Errorf("no selector at %v", path)
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("selector at %v is not an object", path)
+	}
+	// a LabelSelector (matchLabels / matchExpressions) or a plain label map (ReplicationController, CronJob)
+	if _, ml := m["matchLabels"]; ml || m["matchExpressions"] != nil {
+		ls := &metav1.LabelSelector{}
+		if err := runtimeConvert(m, ls); err != nil {
+			return nil, err
+		}
+		return metav1.LabelSelectorAsSelector(ls)
+	}
+	set := labels.Set{}
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("label %s is not a string", k)
+		}
+		set[k] = s
+	}
+	return labels.SelectorFromSet(set), nil
+}

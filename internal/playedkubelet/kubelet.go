@@ -1,0 +1,84 @@
+package playedkubelet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Kubelet plays a node's kubelet: it owns one Node object and binds and runs the pods the test gives it.
+type Kubelet struct {
+	Client client.Client
+	Node   string
+}
+
+// New creates the Node (with plenty of allocatable resources) and returns its played kubelet.
+func New(ctx context.Context, c client.Client, node string) (*Kubelet, error) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{"kubernetes.io/hostname": node}}}
+	if err := c.Create(ctx, n); err != nil {
+		return nil, fmt.Errorf("creating node %s: %w", node, err)
+	}
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("500")}
+	n.Status = corev1.NodeStatus{Capacity: capacity, Allocatable: capacity,
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), Reason: "PlayedKubeletReady"}}}
+	if err := c.Status().Update(ctx, n); err != nil {
+		return nil, fmt.Errorf("node %s status: %w", node, err)
+	}
+	return &Kubelet{Client: c, Node: node}, nil
+}
+
+// Run creates the pod bound to this node and marks it Running and Ready, with every container running and
+// its resources reported in status.
+func (k *Kubelet) Run(ctx context.Context, pod *corev1.Pod) error {
+	pod.Spec.NodeName = k.Node
+	if err := k.Client.Create(ctx, pod); err != nil {
+		return fmt.Errorf("creating pod %s: %w", pod.Name, err)
+	}
+	return k.MarkRunning(ctx, pod)
+}
+
+// MarkRunning writes a Running, Ready status for an existing pod.
+func (k *Kubelet) MarkRunning(ctx context.Context, pod *corev1.Pod) error {
+	now := metav1.Now()
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.StartTime = &now
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now}}
+	pod.Status.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		res := c.Resources.DeepCopy()
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: true, Started: ptrTrue(),
+			State:     corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			Resources: res, AllocatedResources: res.Requests,
+		})
+	}
+	return k.Client.Status().Update(ctx, pod)
+}
+
+// OOMKill records an OOM kill of one container at the given time, as the kubelet reports it: the container
+// restarted, with the kill as its last termination state.
+func (k *Kubelet) OOMKill(ctx context.Context, pod *corev1.Pod, container string, at time.Time) error {
+	if err := k.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		return err
+	}
+	for i := range pod.Status.ContainerStatuses {
+		cs := &pod.Status.ContainerStatuses[i]
+		if cs.Name != container {
+			continue
+		}
+		cs.RestartCount++
+		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: "OOMKilled", StartedAt: metav1.NewTime(at.Add(-time.Hour)), FinishedAt: metav1.NewTime(at)}}
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(at.Add(time.Second))}}
+		return k.Client.Status().Update(ctx, pod)
+	}
+	return fmt.Errorf("pod %s has no container %s", pod.Name, container)
+}
+
+func ptrTrue() *bool { t := true; return &t }
