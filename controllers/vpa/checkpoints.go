@@ -144,8 +144,12 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served) {
 // feeding returns the pod containers whose samples the merged aggregate of one VPA container holds.
 func (r *Recommender) feeding(k vpaContainer, sel labels.Selector) []*recommender.Container {
 	var out []*recommender.Container
-	for ck, cs := range r.containers {
-		if a := r.aggs[cs.agg]; a != nil && ck.ns == k.ns && ck.container == k.container && sel.Matches(a.labels) {
+	for _, ck := range r.contsByNS[k.ns] {
+		cs := r.containers[ck]
+		if cs == nil || ck.container != k.container {
+			continue
+		}
+		if a := r.aggs[cs.agg]; a != nil && sel.Matches(a.labels) {
 			out = append(out, cs.state)
 		}
 	}

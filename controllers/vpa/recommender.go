@@ -92,6 +92,8 @@ type Recommender struct {
 	Metrics  *Metrics
 
 	mu           sync.Mutex
+	aggsByNS     map[string][]aggKey       // rebuilt every run
+	contsByNS    map[string][]containerKey // rebuilt every run
 	models       map[recommender.Config]*recommender.Model
 	aggs         map[aggKey]*aggState
 	containers   map[containerKey]*containerState
@@ -166,10 +168,11 @@ func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
 
 // served is a VPA this recommender serves, with its resolved target and model.
 type served struct {
-	vpa    *vpav1.VerticalPodAutoscaler
-	target Target
-	err    error // ConfigUnsupported
-	model  *recommender.Model
+	vpa     *vpav1.VerticalPodAutoscaler
+	target  Target
+	err     error // ConfigUnsupported
+	model   *recommender.Model
+	matched int // running pods its selector matches
 }
 
 // RunOnce does one run: list, resolve, feed, recommend, write status, checkpoints and garbage collection.
@@ -239,6 +242,12 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	if err := r.Client.List(ctx, &pods); err != nil {
 		return fmt.Errorf("listing pods: %w", err)
 	}
+	byNS := map[string][]*served{}
+	for _, s := range list {
+		if s.err == nil {
+			byNS[s.vpa.Namespace] = append(byNS[s.vpa.Namespace], s)
+		}
+	}
 	podIndex := map[types.NamespacedName]*corev1.Pod{}
 	podModel := map[types.NamespacedName]*recommender.Model{}
 	for i := range pods.Items {
@@ -247,10 +256,12 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 			continue
 		}
 		key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
-		for _, s := range list {
-			if s.err == nil && s.vpa.Namespace == p.Namespace && s.target.Selector.Matches(labels.Set(p.Labels)) {
-				podModel[key] = s.model
-				break
+		for _, s := range byNS[p.Namespace] {
+			if s.target.Selector.Matches(labels.Set(p.Labels)) {
+				s.matched++
+				if _, ok := podModel[key]; !ok {
+					podModel[key] = s.model
+				}
 			}
 		}
 		if _, tracked := podModel[key]; tracked || !r.Opts.MemorySaver {
@@ -292,8 +303,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	t = step("oom", t)
 
 	// 5. recommendations and status
+	r.indexByNamespace()
 	for _, s := range list {
-		if err := r.updateStatus(ctx, s, podIndex); err != nil {
+		if err := r.updateStatus(ctx, s); err != nil {
 			logger.Error(err, "updating status", "vpa", klog.KObj(s.vpa))
 		}
 	}
@@ -347,6 +359,18 @@ func (r *Recommender) serves(v *vpav1.VerticalPodAutoscaler) bool {
 		return r.Opts.Name == "default"
 	}
 	return v.Spec.Recommenders[0].Name == r.Opts.Name
+}
+
+// indexByNamespace rebuilds the per-namespace index of aggregates and pod containers.
+func (r *Recommender) indexByNamespace() {
+	r.aggsByNS = map[string][]aggKey{}
+	for k := range r.aggs {
+		r.aggsByNS[k.ns] = append(r.aggsByNS[k.ns], k)
+	}
+	r.contsByNS = map[string][]containerKey{}
+	for k := range r.containers {
+		r.contsByNS[k.ns] = append(r.contsByNS[k.ns], k)
+	}
 }
 
 // labelKey is the canonical form of a pod's labels (the aggregation key).

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -31,8 +30,8 @@ func (r *Recommender) MergedAggregates(ns, owner string, sel labels.Selector, m 
 		}
 		return a
 	}
-	for k, a := range r.aggs {
-		if k.ns == ns && sel.Matches(a.labels) {
+	for _, k := range r.aggsByNS[ns] {
+		if a := r.aggs[k]; a != nil && sel.Matches(a.labels) {
 			get(k.container).Merge(a.agg)
 		}
 	}
@@ -128,7 +127,7 @@ func cond(t vpav1.VerticalPodAutoscalerConditionType, status bool, reason, msg s
 }
 
 // updateStatus computes one VPA's recommendation and conditions and patches its status when they changed.
-func (r *Recommender) updateStatus(ctx context.Context, s *served, pods map[types.NamespacedName]*corev1.Pod) error {
+func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 	v := s.vpa
 	now := r.Clock.Now()
 	st := v.Status.DeepCopy()
@@ -151,12 +150,7 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served, pods map[type
 	default:
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, false, "TargetResolved",
 			fmt.Sprintf("%s %s selects pods with %s", s.target.GVK.Kind, s.target.Name, s.target.Selector)), now)
-		matched := 0
-		for k, p := range pods {
-			if k.Namespace == v.Namespace && s.target.Selector.Matches(labels.Set(p.Labels)) {
-				matched++
-			}
-		}
+		matched := s.matched
 		if matched == 0 {
 			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, true, "NoPodsMatched",
 				fmt.Sprintf("no running pod matches %s", s.target.Selector)), now)
@@ -232,9 +226,11 @@ func (r *Recommender) rememberTargets(ns string, sel labels.Selector, rec *vpav1
 		}
 		byName[c.ContainerName] = a
 	}
-	for k, a := range r.aggs {
-		if t, ok := byName[k.container]; ok && k.ns == ns && sel.Matches(a.labels) {
-			r.lastTarget[k] = t
+	for _, k := range r.aggsByNS[ns] {
+		if t, ok := byName[k.container]; ok {
+			if a := r.aggs[k]; a != nil && sel.Matches(a.labels) {
+				r.lastTarget[k] = t
+			}
 		}
 	}
 }
