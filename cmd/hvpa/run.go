@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	goflag "flag"
 	"fmt"
 	"os"
@@ -61,7 +62,7 @@ Components in this version: ` + strings.Join(availableComponents, ", ") + `.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-			return run(cmd, o)
+			return run(cmd.Context(), cmd, o)
 		},
 	}
 	f := cmd.Flags()
@@ -119,7 +120,7 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-func run(cmd *cobra.Command, o runOptions) error {
+func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	for _, c := range o.components {
 		ok := false
 		for _, a := range availableComponents {
@@ -163,7 +164,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 		}
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "hvpa: starting %s\n", strings.Join(o.components, ", "))
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }
 
 func addRecommender(mgr ctrl.Manager, cfg *rest.Config, o runOptions) error {

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestRunRecommender runs `hvpa run --components=recommender` in process against the local control plane:
+// leader election takes a Lease, /healthz and /readyz answer, /metrics exports hvpa_recommender_*, and a VPA
+// gets a recommendation through the manager's cached client.
+func TestRunRecommender(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the local control plane")
+	}
+	env, cfg, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"played-metrics", "hvpa-system", "shop"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms := playedkubelet.StartMetricsServer()
+	defer ms.Close()
+	if err := ms.Register(ctx, c, "played-metrics"); err != nil {
+		t.Fatal(err)
+	}
+	kubelet, err := playedkubelet.New(ctx, c, "node-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app": "web"}
+	if err := c.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played"}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played"}}}}
+	if err := kubelet.Run(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	ms.Set("shop", "web-1", "app", playedkubelet.Usage{CPUMilli: 300, MemoryBytes: 200 << 20})
+	if err := c.Create(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	user, err := env.AddUser(envtest.User{Name: "hvpa", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	probe, metricsAddr := freePort(t), freePort(t)
+	cmd := newRootCommand()
+	cmd.SetArgs([]string{"run", "--kubeconfig", kubeconfig, "--components", "recommender", "--recommender-interval", "300ms",
+		"--leader-election-namespace", "hvpa-system", "--health-probe-bind-address", probe, "--metrics-bind-address", metricsAddr})
+	runCtx, stop := context.WithCancel(ctx)
+	cmd.SetContext(runCtx)
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(runCtx) }()
+	defer func() {
+		stop()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("hvpa run ended with %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("hvpa run did not stop within 30s of its context ending")
+		}
+	}()
+
+	eventually := func(what string, f func() error) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			err := f()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %v", what, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	get := func(url string) (string, error) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			return "", fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		return string(b), nil
+	}
+	eventually("/healthz and /readyz answer", func() error {
+		if _, err := get("http://" + probe + "/healthz"); err != nil {
+			return err
+		}
+		_, err := get("http://" + probe + "/readyz")
+		return err
+	})
+	eventually("the leader election Lease exists", func() error {
+		return c.Get(ctx, client.ObjectKey{Namespace: "hvpa-system", Name: "hvpa-manager"}, &coordinationv1.Lease{})
+	})
+	eventually("the VPA gets a recommendation", func() error {
+		v := &vpav1.VerticalPodAutoscaler{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, v); err != nil {
+			return err
+		}
+		if v.Status.Recommendation == nil || len(v.Status.Recommendation.ContainerRecommendations) != 1 {
+			return fmt.Errorf("no recommendation yet: %+v", v.Status)
+		}
+		return nil
+	})
+	eventually("/metrics exports the recommender's metrics", func() error {
+		body, err := get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return err
+		}
+		for _, m := range []string{"hvpa_recommender_aggregates 1", `hvpa_recommender_objects{mode="Auto",supported="true"} 1`, "hvpa_recommender_loop_step_duration_seconds_bucket", "hvpa_recommender_recommendation_latency_seconds_count 1"} {
+			if !strings.Contains(body, m) {
+				return fmt.Errorf("no %q in /metrics", m)
+			}
+		}
+		return nil
+	})
+}
+
+func TestRunRefusesUnknownComponents(t *testing.T) {
+	_, err := runCommand(t, "run", "--components", "updater", "--kubeconfig", "/nonexistent")
+	if err == nil || !strings.Contains(err.Error(), `"updater" is not available in this version; available: recommender`) {
+		t.Errorf("error %v", err)
+	}
+}
