@@ -15,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -445,3 +446,38 @@ func fakePrometheus(ns string) http.HandlerFunc {
 		json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "matrix", "result": result}})
 	}
 }
+
+var _ = Describe("the recommender's scope", func() {
+	ctx := context.Background()
+
+	It("honours spec.recommenders, namespace filters and --memory-saver", func() {
+		ns, other := newNamespace(ctx), newNamespace(ctx)
+		for _, n := range []string{ns, other} {
+			deployment(ctx, n, "web", "app")
+			deployment(ctx, n, "untracked", "app")
+			for _, d := range []string{"web", "untracked"} {
+				for _, p := range runPods(ctx, n, d, 1, nil, "app") {
+					played.Set(n, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+				}
+			}
+			Expect(k8s.Create(ctx, vpaFor(n, "web", "web", vpav1.UpdateModeOff))).To(Succeed())
+		}
+		custom := vpaFor(ns, "custom", "untracked", vpav1.UpdateModeOff)
+		custom.Spec.Recommenders = []vpav1.VerticalPodAutoscalerRecommenderSelector{{Name: "performance"}}
+		Expect(k8s.Create(ctx, custom)).To(Succeed())
+
+		r := newRecommender(func(o *vpactrl.Options) { o.Namespaces = []string{ns}; o.MemorySaver = true }, nil)
+		runs(r, 2)
+		Expect(containerRec(getVPA(ctx, ns, "web"), "app")).NotTo(BeNil())
+		Expect(getVPA(ctx, other, "web").Status.Recommendation).To(BeNil(), "a namespace outside --namespaces is not served")
+		Expect(getVPA(ctx, ns, "custom").Status.Conditions).To(BeEmpty(), "a VPA naming another recommender is left to it")
+		// memory saver: only pods some served VPA selects are tracked (web in ns), not untracked's or other's
+		Expect(testutil.ToFloat64(r.Metrics.Aggregates)).To(Equal(1.0))
+
+		perf := newRecommender(func(o *vpactrl.Options) { o.Name = "performance"; o.ExcludeNamespaces = []string{other} }, nil)
+		runs(perf, 2)
+		Expect(containerRec(getVPA(ctx, ns, "custom"), "app")).NotTo(BeNil(), "the recommender named performance serves it")
+		Expect(getVPA(ctx, other, "web").Status.Recommendation).To(BeNil(), "excluded namespace")
+		Expect(testutil.ToFloat64(perf.Metrics.Aggregates)).To(BeNumerically(">=", 4), "without --memory-saver every running pod is tracked")
+	})
+})
