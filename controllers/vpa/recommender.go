@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
@@ -248,6 +250,12 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 			byNS[s.vpa.Namespace] = append(byNS[s.vpa.Namespace], s)
 		}
 	}
+	// with --memory-saver, pods selected by an Hvpa's target are tracked too (the Hvpa's embedded
+	// recommendation aggregates the same usage)
+	var hvpaSelectors map[string][]labels.Selector
+	if r.Opts.MemorySaver {
+		hvpaSelectors = r.hvpaSelectors(ctx)
+	}
 	podIndex := map[types.NamespacedName]*corev1.Pod{}
 	podModel := map[types.NamespacedName]*recommender.Model{}
 	for i := range pods.Items {
@@ -264,7 +272,11 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 				}
 			}
 		}
-		if _, tracked := podModel[key]; tracked || !r.Opts.MemorySaver {
+		_, tracked := podModel[key]
+		for _, sel := range hvpaSelectors[p.Namespace] {
+			tracked = tracked || sel.Matches(labels.Set(p.Labels))
+		}
+		if tracked || !r.Opts.MemorySaver {
 			podIndex[key] = p
 		}
 	}
@@ -359,6 +371,25 @@ func (r *Recommender) serves(v *vpav1.VerticalPodAutoscaler) bool {
 		return r.Opts.Name == "default"
 	}
 	return v.Spec.Recommenders[0].Name == r.Opts.Name
+}
+
+// hvpaSelectors resolves the targets of every Hvpa to pod selectors, per namespace (unresolvable ones are
+// skipped: the Hvpa controller reports them).
+func (r *Recommender) hvpaSelectors(ctx context.Context) map[string][]labels.Selector {
+	var l hvpav1alpha1.HvpaList
+	if err := r.Client.List(ctx, &l); err != nil {
+		log.FromContext(ctx).V(1).Info("listing Hvpas for --memory-saver", "error", err.Error())
+		return nil
+	}
+	out := map[string][]labels.Selector{}
+	for _, h := range l.Items {
+		ref := h.Spec.TargetRef
+		t, err := ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+		if err == nil {
+			out[h.Namespace] = append(out[h.Namespace], t.Selector)
+		}
+	}
+	return out
 }
 
 // indexByNamespace rebuilds the per-namespace index of aggregates and pod containers.

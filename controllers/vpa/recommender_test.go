@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
 	"github.com/hvpa-dev/hvpa/recommender"
@@ -316,6 +318,27 @@ var _ = Describe("the recommender", func() {
 		}
 	})
 
+	It("records a kubelet eviction under memory pressure like an OOM", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "cache", "redis")
+		pods := runPods(ctx, ns, "cache", 1, corev1.ResourceList{"memory": resource.MustParse("256Mi")}, "redis")
+		played.Set(ns, pods[0].Name, "redis", playedkubelet.Usage{CPUMilli: 50, MemoryBytes: 200 * mi})
+		Expect(k8s.Create(ctx, vpaFor(ns, "cache", "cache", vpav1.UpdateModeOff))).To(Succeed())
+		r := newRecommender(nil, nil)
+		runs(r, 2)
+		before := containerRec(getVPA(ctx, ns, "cache"), "redis").Target.Memory().Value()
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cache-0.evicted"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: pods[0].Name, UID: pods[0].UID},
+			Reason:         "Evicted", Type: corev1.EventTypeWarning, LastTimestamp: metav1.Now(), Source: corev1.EventSource{Component: "kubelet"},
+			Message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container redis was using 900Mi, request is 256Mi, has larger consumption of memory."}
+		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		runs(r, 1)
+		after := containerRec(getVPA(ctx, ns, "cache"), "redis").Target.Memory().Value()
+		// used = max(request 256Mi, window peak 200Mi) -> needed 356Mi; x1.15 within a bucket
+		Expect(after).To(BeNumerically(">", before), "before %d after %d", before, after)
+		Expect(after).To(BeNumerically(">=", 356*mi*115/100*95/100))
+	})
+
 	It("raises the memory target after an OOM kill by the bump-up rule", func() {
 		ns := newNamespace(ctx)
 		deployment(ctx, ns, "batch", "worker")
@@ -473,6 +496,13 @@ var _ = Describe("the recommender's scope", func() {
 		Expect(getVPA(ctx, ns, "custom").Status.Conditions).To(BeEmpty(), "a VPA naming another recommender is left to it")
 		// memory saver: only pods some served VPA selects are tracked (web in ns), not untracked's or other's
 		Expect(testutil.ToFloat64(r.Metrics.Aggregates)).To(Equal(1.0))
+		// ... or some Hvpa's target selects
+		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "untracked"}, Spec: hvpav1alpha1.HvpaSpec{
+			TargetRef:        autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "untracked"},
+			ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](3)}}}}
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		runs(r, 1)
+		Expect(testutil.ToFloat64(r.Metrics.Aggregates)).To(Equal(2.0))
 
 		perf := newRecommender(func(o *vpactrl.Options) { o.Name = "performance"; o.ExcludeNamespaces = []string{other} }, nil)
 		runs(perf, 2)
