@@ -82,3 +82,33 @@ func (k *Kubelet) OOMKill(ctx context.Context, pod *corev1.Pod, container string
 }
 
 func ptrTrue() *bool { t := true; return &t }
+
+// RunPending binds every pod of the namespace that has no node yet to this node and marks it Running, as a
+// kubelet (and scheduler) would; it returns how many it started. Tests call it in a loop while controllers
+// create pods.
+func (k *Kubelet) RunPending(ctx context.Context, namespace string) (int, error) {
+	var pods corev1.PodList
+	if err := k.Client.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+			continue
+		}
+		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name},
+			Target: corev1.ObjectReference{Kind: "Node", Name: k.Node}}
+		if err := k.Client.SubResource("binding").Create(ctx, p, binding); err != nil {
+			return n, fmt.Errorf("binding %s: %w", p.Name, err)
+		}
+		if err := k.Client.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return n, err
+		}
+		if err := k.MarkRunning(ctx, p); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
