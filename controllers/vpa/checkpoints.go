@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/recommender"
 )
 
@@ -40,7 +40,11 @@ func (r *Recommender) bootstrap(ctx context.Context) error {
 				logger.Error(err, "skipping a checkpoint", "checkpoint", cp.Namespace+"/"+cp.Name)
 				continue
 			}
-			k := vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}
+			owner := cp.Spec.VPAObjectName
+			if cp.Labels[OwnerKindLabel] == "Hvpa" {
+				owner = hvpaOwner(owner)
+			}
+			k := vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}
 			r.initial[k] = a
 			r.written[k] = cp.Status.LastUpdateTime.Time
 		}
@@ -99,11 +103,14 @@ func toCheckpoint(a recommender.AggregateCheckpoint, now time.Time) vpav1.Vertic
 
 // writeCheckpoints writes the checkpoints of the served VPAs, the longest unwritten first, until the time
 // budget of the run is spent.
-func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served) {
+func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpas []*servedHvpa) {
 	type job struct {
-		key vpaContainer
-		s   *served
-		a   *recommender.Aggregate
+		key      vpaContainer
+		owner    string // object name
+		kind     string // VerticalPodAutoscaler or Hvpa
+		selector labels.Selector
+		model    *recommender.Model
+		a        *recommender.Aggregate
 	}
 	var jobs []job
 	for _, s := range list {
@@ -112,7 +119,15 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served) {
 		}
 		for name, a := range r.MergedAggregates(s.vpa.Namespace, s.vpa.Name, s.target.Selector, s.model) {
 			if !a.IsEmpty() {
-				jobs = append(jobs, job{vpaContainer{s.vpa.Namespace, s.vpa.Name, name}, s, a})
+				jobs = append(jobs, job{vpaContainer{s.vpa.Namespace, s.vpa.Name, name}, s.vpa.Name, "VerticalPodAutoscaler", s.target.Selector, s.model, a})
+			}
+		}
+	}
+	for _, h := range hvpas {
+		owner := hvpaOwner(h.hvpa.Name)
+		for name, a := range r.MergedAggregates(h.hvpa.Namespace, owner, h.target.Selector, h.model) {
+			if !a.IsEmpty() {
+				jobs = append(jobs, job{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, "Hvpa", h.target.Selector, h.model, a})
 			}
 		}
 	}
@@ -130,8 +145,8 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served) {
 			break
 		}
 		now := r.Clock.Now()
-		status := toCheckpoint(j.s.model.SaveAggregate(j.a, r.feeding(j.key, j.s.target.Selector), now), now)
-		if err := r.saveCheckpoint(ctx, j.s.vpa, j.key.container, status); err != nil {
+		status := toCheckpoint(j.model.SaveAggregate(j.a, r.feeding(j.key, j.selector), now), now)
+		if err := r.saveCheckpoint(ctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
 			log.FromContext(ctx).Error(err, "writing checkpoint", "vpa", j.key.ns+"/"+j.key.vpa, "container", j.key.container)
 			continue
 		}
@@ -156,15 +171,21 @@ func (r *Recommender) feeding(k vpaContainer, sel labels.Selector) []*recommende
 	return out
 }
 
-func (r *Recommender) saveCheckpoint(ctx context.Context, v *vpav1.VerticalPodAutoscaler, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
+func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
 	cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
-	key := types.NamespacedName{Namespace: v.Namespace, Name: CheckpointName(v.Name, container)}
+	name := CheckpointName(owner, container)
+	var lbls map[string]string
+	if kind == "Hvpa" {
+		name = "hvpa-" + name
+		lbls = map[string]string{OwnerKindLabel: "Hvpa"}
+	}
+	key := types.NamespacedName{Namespace: ns, Name: name}
 	err := r.Client.Get(ctx, key, cp)
 	switch {
 	case apierrors.IsNotFound(err):
 		cp = &vpav1.VerticalPodAutoscalerCheckpoint{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-			Spec:       vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: v.Name, ContainerName: container},
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: lbls},
+			Spec:       vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container},
 		}
 		if err := r.Client.Create(ctx, cp); err != nil {
 			return err
@@ -188,6 +209,14 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 	for _, v := range all.Items {
 		exists[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = true
 	}
+	var hvpas hvpav1alpha1.HvpaList
+	if err := r.Client.List(ctx, &hvpas); err != nil {
+		return err
+	}
+	hvpaExists := map[types.NamespacedName]bool{}
+	for _, h := range hvpas.Items {
+		hvpaExists[types.NamespacedName{Namespace: h.Namespace, Name: h.Name}] = true
+	}
 	var l vpav1.VerticalPodAutoscalerCheckpointList
 	if err := r.Client.List(ctx, &l); err != nil {
 		return err
@@ -195,13 +224,19 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 	deleted := 0
 	for i := range l.Items {
 		cp := &l.Items[i]
-		if exists[types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.VPAObjectName}] || strings.HasPrefix(cp.Labels[OwnerKindLabel], "Hvpa") {
+		owner := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.VPAObjectName}
+		isHvpa := cp.Labels[OwnerKindLabel] == "Hvpa"
+		if (!isHvpa && exists[owner]) || (isHvpa && hvpaExists[owner]) {
 			continue
 		}
 		if err := r.Client.Delete(ctx, cp); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
-		delete(r.initial, vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName})
+		key := vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}
+		if isHvpa {
+			key.vpa = hvpaOwner(key.vpa)
+		}
+		delete(r.initial, key)
 		deleted++
 	}
 	if deleted > 0 {
@@ -210,6 +245,6 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 	return nil
 }
 
-// OwnerKindLabel marks checkpoints written for an object other than a VerticalPodAutoscaler (an Hvpa): the
-// VPA garbage collection leaves them to their owner.
+// OwnerKindLabel marks checkpoints written for an Hvpa (named hvpa-<name>-<container>): they are orphans when
+// their Hvpa is gone.
 const OwnerKindLabel = "autoscaling.hvpa.dev/owner-kind"

@@ -94,6 +94,7 @@ type Recommender struct {
 	Metrics  *Metrics
 
 	mu           sync.Mutex
+	hvpa         hvpaRecs
 	aggsByNS     map[string][]aggKey       // rebuilt every run
 	contsByNS    map[string][]containerKey // rebuilt every run
 	models       map[recommender.Config]*recommender.Model
@@ -221,6 +222,13 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		}
 		list = append(list, s)
 	}
+	// a workload that an Hvpa also targets: neither acts (the Hvpa controller reports its side)
+	for key, names := range r.hvpaTargets(ctx) {
+		for _, s := range byTarget[key] {
+			s.err = &TargetError{"MultipleAutoscalers", fmt.Sprintf("%s %s is also the target of Hvpa %s: keep one autoscaler per workload",
+				s.target.GVK.Kind, s.target.Name, strings.Join(names, ", "))}
+		}
+	}
 	for _, group := range byTarget {
 		if len(group) < 2 {
 			continue
@@ -250,11 +258,16 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 			byNS[s.vpa.Namespace] = append(byNS[s.vpa.Namespace], s)
 		}
 	}
-	// with --memory-saver, pods selected by an Hvpa's target are tracked too (the Hvpa's embedded
-	// recommendation aggregates the same usage)
+	// Hvpas with the embedded recommender: their pods are fed with their model; with --memory-saver, pods
+	// selected by any Hvpa's target are tracked too
+	hvpas := r.listHvpas(ctx)
 	var hvpaSelectors map[string][]labels.Selector
 	if r.Opts.MemorySaver {
 		hvpaSelectors = r.hvpaSelectors(ctx)
+	}
+	hvpaByNS := map[string][]*servedHvpa{}
+	for _, h := range hvpas {
+		hvpaByNS[h.hvpa.Namespace] = append(hvpaByNS[h.hvpa.Namespace], h)
 	}
 	podIndex := map[types.NamespacedName]*corev1.Pod{}
 	podModel := map[types.NamespacedName]*recommender.Model{}
@@ -270,6 +283,11 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 				if _, ok := podModel[key]; !ok {
 					podModel[key] = s.model
 				}
+			}
+		}
+		for _, h := range hvpaByNS[p.Namespace] {
+			if _, ok := podModel[key]; !ok && h.target.Selector.Matches(labels.Set(p.Labels)) {
+				podModel[key] = h.model
 			}
 		}
 		_, tracked := podModel[key]
@@ -321,12 +339,13 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 			logger.Error(err, "updating status", "vpa", klog.KObj(s.vpa))
 		}
 	}
+	r.updateHvpaRecommendations(hvpas)
 	r.Metrics.Aggregates.Set(float64(len(r.aggs)))
 	t = step("status", t)
 
 	// 6. checkpoints and garbage collection
 	if r.Opts.Storage == StorageCheckpoint {
-		r.writeCheckpoints(ctx, list)
+		r.writeCheckpoints(ctx, list, hvpas)
 		if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
 			r.lastGC = now
 			if err := r.deleteOrphanCheckpoints(ctx, vpas); err != nil {
@@ -371,6 +390,23 @@ func (r *Recommender) serves(v *vpav1.VerticalPodAutoscaler) bool {
 		return r.Opts.Name == "default"
 	}
 	return v.Spec.Recommenders[0].Name == r.Opts.Name
+}
+
+// hvpaTargets maps the target of every Hvpa (Target.Key) to the Hvpas' names.
+func (r *Recommender) hvpaTargets(ctx context.Context) map[string][]string {
+	var l hvpav1alpha1.HvpaList
+	if err := r.Client.List(ctx, &l); err != nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, h := range l.Items {
+		ref := h.Spec.TargetRef
+		t, err := ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+		if err == nil {
+			out[t.Key()] = append(out[t.Key()], h.Name)
+		}
+	}
+	return out
 }
 
 // hvpaSelectors resolves the targets of every Hvpa to pod selectors, per namespace (unresolvable ones are

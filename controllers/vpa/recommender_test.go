@@ -497,8 +497,12 @@ var _ = Describe("the recommender's scope", func() {
 		// memory saver: only pods some served VPA selects are tracked (web in ns), not untracked's or other's
 		Expect(testutil.ToFloat64(r.Metrics.Aggregates)).To(Equal(1.0))
 		// ... or some Hvpa's target selects
-		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "untracked"}, Spec: hvpav1alpha1.HvpaSpec{
-			TargetRef:        autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "untracked"},
+		deployment(ctx, ns, "scaled", "app")
+		for _, p := range runPods(ctx, ns, "scaled", 1, nil, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+		}
+		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scaled"}, Spec: hvpav1alpha1.HvpaSpec{
+			TargetRef:        autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "scaled"},
 			ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](3)}}}}
 		Expect(k8s.Create(ctx, h)).To(Succeed())
 		runs(r, 1)
@@ -508,6 +512,6 @@ var _ = Describe("the recommender's scope", func() {
 		runs(perf, 2)
 		Expect(containerRec(getVPA(ctx, ns, "custom"), "app")).NotTo(BeNil(), "the recommender named performance serves it")
 		Expect(getVPA(ctx, other, "web").Status.Recommendation).To(BeNil(), "excluded namespace")
-		Expect(testutil.ToFloat64(perf.Metrics.Aggregates)).To(BeNumerically(">=", 4), "without --memory-saver every running pod is tracked")
+		Expect(testutil.ToFloat64(perf.Metrics.Aggregates)).To(BeNumerically(">=", 5), "without --memory-saver every running pod is tracked")
 	})
 })

@@ -83,7 +83,7 @@ func (k *Kubelet) OOMKill(ctx context.Context, pod *corev1.Pod, container string
 
 func ptrTrue() *bool { t := true; return &t }
 
-// RunPending binds every pod of the namespace that has no node yet to this node and marks it Running, as a
+// RunPending binds every pod of the namespace ("" for all) that has no node yet to this node and marks it Running, as a
 // kubelet (and scheduler) would; it returns how many it started. Tests call it in a loop while controllers
 // create pods.
 func (k *Kubelet) RunPending(ctx context.Context, namespace string) (int, error) {

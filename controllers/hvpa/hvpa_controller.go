@@ -1,0 +1,404 @@
+// Package hvpa is the Hvpa controller: it keeps an Hvpa's scale subresource current, owns the HPA that
+// targets it, runs the scaling decision (package scaling) on the target's state, the HPA's desired replicas
+// and the embedded recommendation, applies replicas through the target's /scale, and publishes the per-pod
+// sizing intent in status.desired for the admission webhook and the updater. It never edits pods or the
+// target's pod template.
+package hvpa
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/scaling"
+)
+
+// RecommendationSource gives the embedded recommendation of an Hvpa (the recommender in this process).
+type RecommendationSource interface {
+	HvpaRecommendation(types.NamespacedName) (vpactrl.HvpaRecommendation, bool)
+}
+
+// Reconciler reconciles Hvpa objects.
+type Reconciler struct {
+	Client          client.Client
+	Recommendations RecommendationSource // nil: no embedded recommender runs in this process
+	Recorder        events.EventRecorder
+	Clock           clock.PassiveClock
+	// SyncPeriod is how often an Hvpa is decided again without a change to it (new recommendations, usage).
+	SyncPeriod time.Duration
+	Metrics    *Metrics
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// NewReconciler returns a Reconciler.
+func NewReconciler(c client.Client, recs RecommendationSource, rec events.EventRecorder, clk clock.PassiveClock, sync time.Duration, m *Metrics) *Reconciler {
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Reconciler{Client: c, Recommendations: recs, Recorder: rec, Clock: clk, SyncPeriod: sync, Metrics: m}
+}
+
+// SetupWithManager registers the controller: Hvpas and the HPAs they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).For(&hvpav1alpha1.Hvpa{}).Owns(&autoscalingv2.HorizontalPodAutoscaler{}).Named("hvpa").Complete(r)
+}
+
+// HPAName is the name of the HPA an Hvpa owns.
+func HPAName(h *hvpav1alpha1.Hvpa) string { return h.Name }
+
+// Reconcile decides one Hvpa and applies the decision.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	h := &hvpav1alpha1.Hvpa{}
+	if err := r.Client.Get(ctx, req.NamespacedName, h); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	orig := h.DeepCopy()
+	now := r.Clock.Now()
+	h.Status.ObservedGeneration = h.Generation
+	res, err := r.reconcile(ctx, h, now)
+	if perr := r.patchStatus(ctx, orig, h); perr != nil && err == nil {
+		err = perr
+	}
+	return res, err
+}
+
+func (r *Reconciler) requeue() reconcile.Result { return reconcile.Result{RequeueAfter: r.SyncPeriod} }
+
+// unsupported marks the Hvpa as not acting, with the reason and an event (once per reason).
+func (r *Reconciler) unsupported(h *hvpav1alpha1.Hvpa, now time.Time, reason, msg string) {
+	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported); c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason {
+		r.event(h, corev1.EventTypeWarning, reason, msg)
+	}
+	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, true, reason, msg, now)
+	setCondition(h, hvpav1alpha1.ConditionReady, false, reason, msg, now)
+	setCondition(h, hvpav1alpha1.ConditionScalingActive, false, reason, "no scaling while the configuration is unsupported", now)
+	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(1)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now time.Time) (reconcile.Result, error) {
+	logger := log.FromContext(ctx)
+	spec, errs := scaling.FromHvpa(h)
+	if len(errs) > 0 {
+		r.unsupported(h, now, "InvalidSpec", errs.ToAggregate().Error())
+		return reconcile.Result{}, nil // a spec change triggers the next reconcile
+	}
+	ref := h.Spec.TargetRef
+	target, err := vpactrl.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+	if err != nil {
+		if te, ok := err.(*vpactrl.TargetError); ok {
+			r.unsupported(h, now, te.Reason, te.Message)
+			return r.requeue(), nil
+		}
+		return reconcile.Result{}, err
+	}
+	if others, err := r.otherAutoscalers(ctx, h, target); err != nil {
+		return reconcile.Result{}, err
+	} else if len(others) > 0 {
+		r.unsupported(h, now, "MultipleAutoscalers", fmt.Sprintf("%s %s is also the target of %s: keep one autoscaler per workload; this Hvpa does not act",
+			target.GVK.Kind, target.Name, strings.Join(others, ", ")))
+		return r.requeue(), nil
+	}
+	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(0)
+	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, "Supported", fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
+
+	// the target's scale: the replicas it runs (status, for the HPA) and the replicas it is set to (c)
+	tobj := &unstructured.Unstructured{}
+	tobj.SetGroupVersionKind(target.GVK)
+	tobj.SetNamespace(h.Namespace)
+	tobj.SetName(target.Name)
+	scale := &autoscalingv1.Scale{}
+	if err := r.Client.SubResource("scale").Get(ctx, tobj, scale); err != nil {
+		r.unsupported(h, now, "NoScaleSubresource", fmt.Sprintf("reading the scale of %s %s: %v", target.GVK.Kind, target.Name, err))
+		return r.requeue(), nil
+	}
+	h.Status.Replicas = scale.Status.Replicas
+	h.Status.Selector = target.Selector.String()
+	if h.Spec.Replicas == nil { // the scale subresource of an Hvpa cannot be read without spec.replicas
+		patched := h.DeepCopy()
+		patched.Spec.Replicas = ptr.To(scale.Spec.Replicas)
+		if err := r.Client.Patch(ctx, patched, client.MergeFrom(h)); err != nil {
+			return reconcile.Result{}, fmt.Errorf("initializing spec.replicas: %w", err)
+		}
+		h.Spec.Replicas = patched.Spec.Replicas
+		h.ResourceVersion = patched.ResourceVersion
+	}
+	if err := r.reconcileHPA(ctx, h); err != nil {
+		return reconcile.Result{}, err
+	}
+
+	// observed state
+	st, pods, err := r.observe(ctx, h, target, scale, spec, now)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if r.Recommendations != nil && h.Spec.VPA != nil && h.Spec.VPA.Deploy {
+		if rec, ok := r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name}); ok {
+			h.Status.Recommendation = rec.Recommendation
+			st.Recommendation = recommendations(rec.Recommendation)
+		}
+	}
+	if h.Status.Recommendation != nil {
+		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, true, "RecommendationProvided",
+			fmt.Sprintf("recommendation for %d containers", len(h.Status.Recommendation.ContainerRecommendations)), now)
+	} else {
+		msg := "no recommendation yet"
+		if r.Recommendations == nil || h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
+			msg = "the embedded recommender is off (spec.vpa.deploy) or not running in this process"
+		}
+		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, "NoRecommendation", msg, now)
+	}
+
+	// decide and apply
+	d, err := scaling.Decide(spec, st)
+	if err != nil {
+		r.unsupported(h, now, "DecisionFailed", err.Error())
+		return r.requeue(), nil
+	}
+	c := st.Replicas
+	if d.Replicas != c {
+		scale.Spec.Replicas = d.Replicas
+		if err := r.Client.SubResource("scale").Update(ctx, tobj, client.WithSubResourceBody(scale)); err != nil {
+			return reconcile.Result{}, fmt.Errorf("scaling %s %s to %d: %w", target.GVK.Kind, target.Name, d.Replicas, err)
+		}
+		logger.V(1).Info("scaled", "target", target.Name, "from", c, "to", d.Replicas)
+	}
+	r.record(h, d, st, now, len(pods))
+	return r.requeue(), nil
+}
+
+// otherAutoscalers names the VPAs and other Hvpas whose target is the same workload.
+func (r *Reconciler) otherAutoscalers(ctx context.Context, h *hvpav1alpha1.Hvpa, target vpactrl.Target) ([]string, error) {
+	var out []string
+	var vpas vpav1.VerticalPodAutoscalerList
+	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace)); err != nil {
+		return nil, err
+	}
+	for i := range vpas.Items {
+		t, err := vpactrl.ResolveTarget(ctx, r.Client, h.Namespace, vpas.Items[i].Spec.TargetRef)
+		if err == nil && t.Key() == target.Key() {
+			out = append(out, "VerticalPodAutoscaler "+vpas.Items[i].Name)
+		}
+	}
+	var hvpas hvpav1alpha1.HvpaList
+	if err := r.Client.List(ctx, &hvpas, client.InNamespace(h.Namespace)); err != nil {
+		return nil, err
+	}
+	for _, o := range hvpas.Items {
+		if o.Name == h.Name {
+			continue
+		}
+		ref := o.Spec.TargetRef
+		t, err := vpactrl.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+		if err == nil && t.Key() == target.Key() {
+			out = append(out, "Hvpa "+o.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// reconcileHPA creates, updates or removes the HPA the Hvpa owns (spec.hpa.deploy).
+func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) error {
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: h.Namespace, Name: HPAName(h)}}
+	if h.Spec.HPA == nil || !h.Spec.HPA.Deploy {
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(hpa), hpa); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if metav1.IsControlledBy(hpa, h) {
+			if err := r.Client.Delete(ctx, hpa); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			r.event(h, corev1.EventTypeNormal, "HPARemoved", "spec.hpa.deploy is off: removed HorizontalPodAutoscaler "+hpa.Name)
+		}
+		return nil
+	}
+	t := h.Spec.HPA.Template
+	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, hpa, func() error {
+		hpa.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: hvpav1alpha1.GroupVersion.String(), Kind: "Hvpa", Name: h.Name}
+		hpa.Spec.MinReplicas = t.MinReplicas
+		hpa.Spec.MaxReplicas = t.MaxReplicas
+		hpa.Spec.Metrics = t.Metrics
+		hpa.Spec.Behavior = HPABehavior(t.Behavior)
+		return controllerutil.SetControllerReference(h, hpa, r.Client.Scheme())
+	})
+	if err != nil {
+		return fmt.Errorf("HorizontalPodAutoscaler %s: %w", hpa.Name, err)
+	}
+	if op == controllerutil.OperationResultCreated {
+		r.event(h, corev1.EventTypeNormal, "HPACreated", "created HorizontalPodAutoscaler "+hpa.Name+" targeting this Hvpa's scale subresource")
+	}
+	return nil
+}
+
+// HPABehavior is the HPA behavior an Hvpa deploys: the template's, with a scale-down stabilization window of
+// 0 unless the template sets one (the Hvpa's own hysteresis replaces it; SCALING.md section 2).
+func HPABehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior) *autoscalingv2.HorizontalPodAutoscalerBehavior {
+	out := &autoscalingv2.HorizontalPodAutoscalerBehavior{}
+	if b != nil {
+		out = b.DeepCopy()
+	}
+	if out.ScaleDown == nil {
+		out.ScaleDown = &autoscalingv2.HPAScalingRules{}
+	}
+	if out.ScaleDown.StabilizationWindowSeconds == nil {
+		out.ScaleDown.StabilizationWindowSeconds = ptr.To[int32](0)
+	}
+	return out
+}
+
+// observe reads the state the decision needs: current replicas and per-pod values (from the running pods,
+// else the target's pod template), the HPA input, the last scaling, OOM kills since then, LimitRanges.
+func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target vpactrl.Target, scale *autoscalingv1.Scale, spec *scaling.Spec, now time.Time) (scaling.State, []corev1.Pod, error) {
+	st := scaling.State{Now: now, Replicas: scale.Spec.Replicas}
+	var list corev1.PodList
+	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingLabelsSelector{Selector: target.Selector}); err != nil {
+		return st, nil, err
+	}
+	var pods []corev1.Pod
+	for _, p := range list.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			pods = append(pods, p)
+		}
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	var containers []corev1.Container
+	if len(pods) > 0 {
+		containers = pods[0].Spec.Containers
+	} else {
+		containers = templateContainers(ctx, r.Client, target)
+	}
+	for _, c := range containers {
+		req, _ := scaling.FromResourceList(c.Resources.Requests, nil)
+		lim, _ := scaling.FromResourceList(c.Resources.Limits, nil)
+		st.Containers = append(st.Containers, scaling.Container{Name: c.Name, Requests: req, Limits: lim})
+	}
+	if h.Spec.HPA != nil && h.Spec.Replicas != nil {
+		in := &scaling.HPAInput{Desired: *h.Spec.Replicas}
+		if rec := h.Status.HPA; rec != nil && rec.DesiredReplicas != nil && *rec.DesiredReplicas == in.Desired {
+			in.Basis = map[string]scaling.Values{}
+			for _, b := range rec.Basis {
+				in.Basis[b.Name], _ = scaling.FromResourceList(b.Requests, nil)
+			}
+		}
+		st.HPA = in
+	}
+	if ls := h.Status.LastScaling; ls != nil {
+		t := ls.Time.Time
+		st.LastScaleTime = &t
+	}
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			for _, s := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
+				if t := s.Terminated; t != nil && t.Reason == "OOMKilled" && (st.LastScaleTime == nil || t.FinishedAt.After(*st.LastScaleTime)) {
+					st.OOMSinceLastScaling = true
+				}
+			}
+		}
+	}
+	lr, err := limitRange(ctx, r.Client, h.Namespace)
+	if err != nil {
+		return st, pods, err
+	}
+	st.LimitRange = lr
+	return st, pods, nil
+}
+
+func templateContainers(ctx context.Context, c client.Client, t vpactrl.Target) []corev1.Container {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(t.GVK)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); err != nil {
+		return nil
+	}
+	raw, found, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+	if !found {
+		return nil
+	}
+	var out []corev1.Container
+	for _, x := range raw {
+		m, ok := x.(map[string]any)
+		if !ok {
+			continue
+		}
+		var ct corev1.Container
+		if err := runtimeFromUnstructured(m, &ct); err == nil {
+			out = append(out, ct)
+		}
+	}
+	return out
+}
+
+// limitRange folds the namespace's LimitRanges into the bounds the decision respects (the tightest wins).
+func limitRange(ctx context.Context, c client.Client, ns string) (*scaling.LimitRange, error) {
+	var l corev1.LimitRangeList
+	if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	if len(l.Items) == 0 {
+		return nil, nil
+	}
+	out := &scaling.LimitRange{}
+	tighten := func(dst *scaling.Values, src corev1.ResourceList, lower bool) {
+		v, _ := scaling.FromResourceList(src, nil)
+		for _, res := range scaling.Resources {
+			x, ok := v.Get(res)
+			if !ok {
+				continue
+			}
+			if cur, had := dst.Get(res); !had || (lower && x < cur) || (!lower && x > cur) {
+				dst.Set(res, x)
+			}
+		}
+	}
+	for _, lr := range l.Items {
+		for _, item := range lr.Spec.Limits {
+			switch item.Type {
+			case corev1.LimitTypeContainer:
+				tighten(&out.ContainerMax, item.Max, true)
+				tighten(&out.ContainerMin, item.Min, false)
+			case corev1.LimitTypePod:
+				tighten(&out.PodMax, item.Max, true)
+				tighten(&out.PodMin, item.Min, false)
+			}
+		}
+	}
+	return out, nil
+}
+
+func recommendations(rec *vpav1.RecommendedPodResources) []scaling.Recommendation {
+	if rec == nil {
+		return nil
+	}
+	var out []scaling.Recommendation
+	for _, c := range rec.ContainerRecommendations {
+		t, _ := scaling.FromResourceList(c.Target, nil)
+		u, _ := scaling.FromResourceList(c.UncappedTarget, nil)
+		out = append(out, scaling.Recommendation{Name: c.ContainerName, Target: t, UncappedTarget: u})
+	}
+	return out
+}
+
+var _ = labels.Everything

@@ -1,0 +1,132 @@
+package hvpa
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/scaling"
+)
+
+// Event reasons.
+const (
+	ReasonRescaled       = "Rescaled"
+	ReasonScalingBlocked = "ScalingBlocked"
+)
+
+func setCondition(h *hvpav1alpha1.Hvpa, t string, status bool, reason, msg string, now time.Time) {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg,
+		ObservedGeneration: h.Generation, LastTransitionTime: metav1.NewTime(now)})
+}
+
+func (r *Reconciler) event(h *hvpav1alpha1.Hvpa, typ, reason, msg string) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(h, nil, typ, reason, "Scale", "%s", msg)
+	}
+}
+
+func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa) error {
+	if equality.Semantic.DeepEqual(orig.Status, h.Status) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, h, client.MergeFrom(orig)))
+}
+
+func runtimeFromUnstructured(m map[string]any, into any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
+}
+
+// describe renders the change of a decision, before -> after.
+func describe(d scaling.Decision) string {
+	var parts []string
+	if d.Replicas != d.CurrentReplicas {
+		parts = append(parts, fmt.Sprintf("replicas %d -> %d", d.CurrentReplicas, d.Replicas))
+	}
+	for _, c := range d.Containers {
+		for _, r := range scaling.Resources {
+			before, hadB := c.Current.Requests.Get(r)
+			after, hadA := c.Requests.Get(r)
+			if hadA && (!hadB || before != after) {
+				parts = append(parts, fmt.Sprintf("%s %s %s -> %s", c.Name, r, scaling.Format(r, before), scaling.Format(r, after)))
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// record writes the decision into status (intervals, intent, HPA record, last and blocked scaling,
+// conditions), sends events and updates the metrics.
+func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling.State, now time.Time, pods int) {
+	s := &h.Status
+	s.EffectiveScalingIntervals = scaling.IntervalStatus(d.Intervals)
+	s.Desired = d.DesiredState()
+	if d.HPA != nil {
+		changed := metav1.NewTime(now)
+		if s.HPA != nil && s.HPA.DesiredReplicas != nil && *s.HPA.DesiredReplicas == d.HPA.Desired && s.HPA.LastChangeTime != nil {
+			changed = *s.HPA.LastChangeTime
+		}
+		s.HPA = d.HPAStatus(&changed)
+	} else {
+		s.HPA = nil
+	}
+	if d.Changed {
+		msg := describe(d)
+		s.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now), FromReplicas: d.CurrentReplicas, ToReplicas: d.Replicas,
+			Containers: s.Desired.Containers, Message: msg}
+		r.event(h, corev1.EventTypeNormal, ReasonRescaled, msg)
+		r.Metrics.Scalings.WithLabelValues(h.Namespace, h.Name).Inc()
+	}
+	for _, b := range d.BlockedParts() {
+		r.Metrics.Blocked.WithLabelValues(h.Namespace, h.Name, string(b.Reason)).Inc()
+	}
+	if parts := d.BlockedParts(); len(parts) > 0 {
+		prev := s.LastBlockedScaling
+		s.LastBlockedScaling = &hvpav1alpha1.BlockedScaling{Time: metav1.NewTime(now), Parts: parts}
+		if prev == nil || !sameParts(prev.Parts, parts) {
+			for _, b := range parts {
+				r.event(h, corev1.EventTypeWarning, ReasonScalingBlocked, fmt.Sprintf("%s (%s): %s", b.Part, b.Reason, b.Message))
+			}
+		} else {
+			s.LastBlockedScaling.Time = prev.Time // the same block: keep when it started
+		}
+	}
+	for _, c := range d.Conditions {
+		setCondition(h, c.Type, c.Status == "True", c.Reason, c.Message, now)
+	}
+	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionScalingActive); c != nil && c.Status == metav1.ConditionTrue {
+		setCondition(h, hvpav1alpha1.ConditionReady, true, "Ready", fmt.Sprintf("deciding for %d running pods", pods), now)
+	} else {
+		reason, msg := "NotActive", "scaling is not active"
+		if c != nil {
+			reason, msg = c.Reason, c.Message
+		}
+		setCondition(h, hvpav1alpha1.ConditionReady, false, reason, msg, now)
+	}
+	r.Metrics.observe(h, d, st)
+}
+
+func sameParts(a, b []hvpav1alpha1.BlockedPart) bool {
+	key := func(p []hvpav1alpha1.BlockedPart) string {
+		var s []string
+		for _, x := range p {
+			s = append(s, x.Part+"/"+string(x.Direction)+"/"+string(x.Reason))
+		}
+		sort.Strings(s)
+		return strings.Join(s, ",")
+	}
+	return key(a) == key(b)
+}

@@ -1,0 +1,106 @@
+package vpa
+
+import (
+	"context"
+	"sync"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/recommender"
+)
+
+// HvpaRecommendation is the embedded recommendation of one Hvpa (spec.vpa.deploy), computed by the
+// recommender from the same model and usage as standalone VPAs.
+type HvpaRecommendation struct {
+	Recommendation *vpav1.RecommendedPodResources
+	// Confidence is the days of history behind it.
+	Confidence float64
+}
+
+// hvpaRecs holds the latest embedded recommendations; read by the Hvpa controller.
+type hvpaRecs struct {
+	mu   sync.RWMutex
+	recs map[types.NamespacedName]HvpaRecommendation
+}
+
+// HvpaRecommendation returns the latest embedded recommendation of an Hvpa, if the recommender made one.
+func (r *Recommender) HvpaRecommendation(key types.NamespacedName) (HvpaRecommendation, bool) {
+	r.hvpa.mu.RLock()
+	defer r.hvpa.mu.RUnlock()
+	rec, ok := r.hvpa.recs[key]
+	return rec, ok
+}
+
+// hvpaOwner is the key of an Hvpa's history (checkpoints and initial aggregates).
+func hvpaOwner(name string) string { return "Hvpa/" + name }
+
+// servedHvpa is an Hvpa with the embedded recommender on.
+type servedHvpa struct {
+	hvpa   *hvpav1alpha1.Hvpa
+	target Target
+	model  *recommender.Model
+}
+
+// listHvpas returns the Hvpas with spec.vpa.deploy whose targets resolve (the Hvpa controller reports the
+// others).
+func (r *Recommender) listHvpas(ctx context.Context) []*servedHvpa {
+	var l hvpav1alpha1.HvpaList
+	if err := r.Client.List(ctx, &l); err != nil {
+		log.FromContext(ctx).V(1).Info("listing Hvpas", "error", err.Error())
+		return nil
+	}
+	var out []*servedHvpa
+	for i := range l.Items {
+		h := &l.Items[i]
+		if h.Spec.VPA == nil || !h.Spec.VPA.Deploy || !r.inNamespaces(h.Namespace) {
+			continue
+		}
+		cfg, err := recommender.WithOverrides(r.Base, h.Annotations)
+		if err != nil {
+			continue
+		}
+		ref := h.Spec.TargetRef
+		t, err := ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+		if err != nil {
+			continue
+		}
+		out = append(out, &servedHvpa{hvpa: h, target: t, model: r.model(cfg)})
+	}
+	return out
+}
+
+// updateHvpaRecommendations computes the embedded recommendation of every served Hvpa.
+func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
+	recs := map[types.NamespacedName]HvpaRecommendation{}
+	for _, s := range list {
+		merged := r.MergedAggregates(s.hvpa.Namespace, hvpaOwner(s.hvpa.Name), s.target.Selector, s.model)
+		rec, conf := Recommendation(s.model, merged, s.hvpa.Spec.VPA.Template.ResourcePolicy)
+		if rec != nil {
+			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = HvpaRecommendation{Recommendation: rec, Confidence: conf}
+		}
+	}
+	r.hvpa.mu.Lock()
+	r.hvpa.recs = recs
+	r.hvpa.mu.Unlock()
+}
+
+func (r *Recommender) inNamespaces(ns string) bool {
+	for _, n := range r.Opts.ExcludeNamespaces {
+		if n == ns {
+			return false
+		}
+	}
+	if len(r.Opts.Namespaces) == 0 {
+		return true
+	}
+	for _, n := range r.Opts.Namespaces {
+		if n == ns {
+			return true
+		}
+	}
+	return false
+}
