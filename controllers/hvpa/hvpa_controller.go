@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -45,8 +45,10 @@ type RecommendationSource interface {
 type Reconciler struct {
 	Client          client.Client
 	Recommendations RecommendationSource // nil: no embedded recommender runs in this process
-	Recorder        events.EventRecorder
-	Clock           clock.PassiveClock
+	// Recorder writes core/v1 events: unlike the events.k8s.io series, which keeps only the first note of
+	// events with the same reason, it keeps every scaling's before -> after message.
+	Recorder record.EventRecorder
+	Clock    clock.PassiveClock
 	// SyncPeriod is how often an Hvpa is decided again without a change to it (new recommendations, usage).
 	SyncPeriod time.Duration
 	Metrics    *Metrics
@@ -55,7 +57,7 @@ type Reconciler struct {
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // NewReconciler returns a Reconciler.
-func NewReconciler(c client.Client, recs RecommendationSource, rec events.EventRecorder, clk clock.PassiveClock, sync time.Duration, m *Metrics) *Reconciler {
+func NewReconciler(c client.Client, recs RecommendationSource, rec record.EventRecorder, clk clock.PassiveClock, sync time.Duration, m *Metrics) *Reconciler {
 	if m == nil {
 		m = NewMetrics(nil)
 	}
@@ -126,12 +128,8 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, "Supported", fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
 
 	// the target's scale: the replicas it runs (status, for the HPA) and the replicas it is set to (c)
-	tobj := &unstructured.Unstructured{}
-	tobj.SetGroupVersionKind(target.GVK)
-	tobj.SetNamespace(h.Namespace)
-	tobj.SetName(target.Name)
-	scale := &autoscalingv1.Scale{}
-	if err := r.Client.SubResource("scale").Get(ctx, tobj, scale); err != nil {
+	scale, err := vpactrl.GetScale(ctx, r.Client, target.GVK, h.Namespace, target.Name)
+	if err != nil {
 		r.unsupported(h, now, "NoScaleSubresource", fmt.Sprintf("reading the scale of %s %s: %v", target.GVK.Kind, target.Name, err))
 		return r.requeue(), nil
 	}
@@ -181,7 +179,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	c := st.Replicas
 	if d.Replicas != c {
 		scale.Spec.Replicas = d.Replicas
-		if err := r.Client.SubResource("scale").Update(ctx, tobj, client.WithSubResourceBody(scale)); err != nil {
+		if err := vpactrl.UpdateScale(ctx, r.Client, target.GVK, h.Namespace, target.Name, scale); err != nil {
 			return reconcile.Result{}, fmt.Errorf("scaling %s %s to %d: %w", target.GVK.Kind, target.Name, d.Replicas, err)
 		}
 		logger.V(1).Info("scaled", "target", target.Name, "from", c, "to", d.Replicas)

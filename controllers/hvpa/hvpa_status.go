@@ -35,7 +35,7 @@ func setCondition(h *hvpav1alpha1.Hvpa, t string, status bool, reason, msg strin
 
 func (r *Reconciler) event(h *hvpav1alpha1.Hvpa, typ, reason, msg string) {
 	if r.Recorder != nil {
-		r.Recorder.Eventf(h, nil, typ, reason, "Scale", "%s", msg)
+		r.Recorder.Event(h, typ, reason, msg)
 	}
 }
 
@@ -72,6 +72,7 @@ func describe(d scaling.Decision) string {
 // conditions), sends events and updates the metrics.
 func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling.State, now time.Time, pods int) {
 	s := &h.Status
+	prev := s.Desired
 	s.EffectiveScalingIntervals = scaling.IntervalStatus(d.Intervals)
 	s.Desired = d.DesiredState()
 	if d.HPA != nil {
@@ -83,7 +84,10 @@ func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling
 	} else {
 		s.HPA = nil
 	}
-	if d.Changed {
+	// a scaling is a change of the intent (replicas applied, or per-pod requests and limits in status.desired):
+	// the pods follow the intent through the webhook and the updater, so comparing with the running pods would
+	// count the same change again on every reconcile until they are resized
+	if intentChanged(prev, s.Desired) {
 		msg := describe(d)
 		s.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now), FromReplicas: d.CurrentReplicas, ToReplicas: d.Replicas,
 			Containers: s.Desired.Containers, Message: msg}
@@ -94,14 +98,16 @@ func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling
 		r.Metrics.Blocked.WithLabelValues(h.Namespace, h.Name, string(b.Reason)).Inc()
 	}
 	if parts := d.BlockedParts(); len(parts) > 0 {
-		prev := s.LastBlockedScaling
+		prevBlocked := s.LastBlockedScaling
 		s.LastBlockedScaling = &hvpav1alpha1.BlockedScaling{Time: metav1.NewTime(now), Parts: parts}
-		if prev == nil || !sameParts(prev.Parts, parts) {
+		if prevBlocked == nil || !sameParts(prevBlocked.Parts, parts) {
+			var msgs []string
 			for _, b := range parts {
-				r.event(h, corev1.EventTypeWarning, ReasonScalingBlocked, fmt.Sprintf("%s (%s): %s", b.Part, b.Reason, b.Message))
+				msgs = append(msgs, fmt.Sprintf("%s (%s): %s", b.Part, b.Reason, b.Message))
 			}
+			r.event(h, corev1.EventTypeWarning, ReasonScalingBlocked, strings.Join(msgs, "; "))
 		} else {
-			s.LastBlockedScaling.Time = prev.Time // the same block: keep when it started
+			s.LastBlockedScaling.Time = prevBlocked.Time // the same block: keep when it started
 		}
 	}
 	for _, c := range d.Conditions {
@@ -117,6 +123,14 @@ func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling
 		setCondition(h, hvpav1alpha1.ConditionReady, false, reason, msg, now)
 	}
 	r.Metrics.observe(h, d, st)
+}
+
+// intentChanged compares two sizing intents (nil: none yet).
+func intentChanged(prev, next *hvpav1alpha1.DesiredState) bool {
+	if prev == nil || next == nil {
+		return prev != next
+	}
+	return prev.Replicas != next.Replicas || !equality.Semantic.DeepEqual(prev.Containers, next.Containers)
 }
 
 func sameParts(a, b []hvpav1alpha1.BlockedPart) bool {

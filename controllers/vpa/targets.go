@@ -89,8 +89,8 @@ func ResolveTarget(ctx context.Context, c client.Client, namespace string, ref *
 		}
 		t.Selector = sel
 	default:
-		scale := &autoscalingv1.Scale{}
-		if err := c.SubResource("scale").Get(ctx, obj, scale); err != nil {
+		scale, err := GetScale(ctx, c, gvk, namespace, ref.Name)
+		if err != nil {
 			return Target{}, &TargetError{"NoScaleSubresource", fmt.Sprintf("%s %s has no readable scale subresource (%v): only workloads with a pod selector can be autoscaled", ref.Kind, ref.Name, err)}
 		}
 		sel, err := labels.Parse(scale.Status.Selector)

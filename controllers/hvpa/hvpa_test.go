@@ -1,0 +1,220 @@
+package hvpa_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+const timeout = 60 * time.Second
+
+func newNamespace(ctx context.Context) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hvpa-"}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func deployment(ctx context.Context, ns, name string, replicas int32, cpu string) {
+	labels := map[string]string{"app": name}
+	Expect(k8s.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "app", Image: "played", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					"cpu": resource.MustParse(cpu), "memory": resource.MustParse("1Gi")}}}}}}}})).To(Succeed())
+}
+
+func res(cpu, mem string) *hvpav1alpha1.ScaledResources {
+	c, m := resource.MustParse(cpu), resource.MustParse(mem)
+	return &hvpav1alpha1.ScaledResources{CPU: &c, Memory: &m}
+}
+
+// epHvpa is the EP-0001 kube-apiserver Hvpa on Deployment name (per pod 0.5/1/2/4/8 CPU), 30% overlap.
+func epHvpa(ns, name string) *hvpav1alpha1.Hvpa {
+	return &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: hvpav1alpha1.HvpaSpec{
+		TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+		ScalingIntervals: []hvpav1alpha1.ScalingInterval{
+			{MaxReplicas: ptr.To[int32](1), MaxResources: res("500m", "2Gi")}, {MaxReplicas: ptr.To[int32](2), MaxResources: res("1", "4Gi")},
+			{MaxReplicas: ptr.To[int32](3), MaxResources: res("2", "8Gi")}, {MaxReplicas: ptr.To[int32](4), MaxResources: res("4", "16Gi")},
+			{MaxReplicas: ptr.To[int32](5), MaxResources: res("8", "32Gi")}},
+		ScalingIntervalsOverlap: &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Percentage: ptr.To[int32](30)},
+			Memory: &hvpav1alpha1.ChangeParams{Percentage: ptr.To[int32](30)}},
+	}}
+}
+
+func withHPA(h *hvpav1alpha1.Hvpa, utilization int32) *hvpav1alpha1.Hvpa {
+	h.Spec.HPA = &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: 5,
+		Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(utilization)}}}}}}
+	return h
+}
+
+func getHvpa(ctx context.Context, ns, name string) *hvpav1alpha1.Hvpa {
+	GinkgoHelper()
+	h := &hvpav1alpha1.Hvpa{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, h)).To(Succeed())
+	return h
+}
+
+func deploymentReplicas(ctx context.Context, ns, name string) func() int32 {
+	return func() int32 {
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			return -1
+		}
+		return *d.Spec.Replicas
+	}
+}
+
+func eventReasons(ctx context.Context, ns, name string) []string {
+	var l eventsv1.EventList
+	_ = k8s.List(ctx, &l, client.InNamespace(ns))
+	var out []string
+	for _, e := range l.Items {
+		if e.Regarding.Name == name {
+			out = append(out, e.Reason+": "+e.Note)
+		}
+	}
+	return out
+}
+
+var _ = Describe("an Hvpa", func() {
+	ctx := context.Background()
+
+	It("is the target of a real HPA, whose desired replicas reach spec.replicas and drive the decision", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "web", 1, "500m")
+		loads.set(ns, "web", 400) // 80% of 500m on one pod: the HPA (50% target) wants 2
+		Expect(k8s.Create(ctx, withHPA(epHvpa(ns, "web"), 50))).To(Succeed())
+
+		hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, hpa) }, timeout).Should(Succeed(),
+			func() string {
+				h := getHvpa(ctx, ns, "web")
+				return fmt.Sprintf("hvpa status %+v spec.replicas %v", h.Status, h.Spec.Replicas)
+			})
+		Expect(hpa.Spec.ScaleTargetRef).To(Equal(autoscalingv2.CrossVersionObjectReference{APIVersion: "autoscaling.k8s.io/v1alpha1", Kind: "Hvpa", Name: "web"}))
+		Expect(*hpa.Spec.Behavior.ScaleDown.StabilizationWindowSeconds).To(Equal(int32(0)), "the Hvpa's hysteresis replaces HPA's window")
+		Expect(metav1.GetControllerOf(hpa).Kind).To(Equal("Hvpa"))
+
+		Eventually(func() *int32 { return getHvpa(ctx, ns, "web").Spec.Replicas }, timeout).Should(HaveValue(Equal(int32(2))), "the HPA writes 2 through the Hvpa's scale subresource")
+		Eventually(deploymentReplicas(ctx, ns, "web"), timeout).Should(Equal(int32(2)))
+		// the target is scaled before the decision's status patch lands
+		Eventually(func() int32 {
+			if d := getHvpa(ctx, ns, "web").Status.Desired; d != nil {
+				return d.Replicas
+			}
+			return 0
+		}, timeout).Should(Equal(int32(2)))
+		h := getHvpa(ctx, ns, "web")
+		Expect(h.Status.Selector).To(Equal("app=web"))
+		Expect(h.Status.HPA.Basis).To(HaveLen(1))
+		Expect(h.Status.HPA.Basis[0].Requests.Cpu().String()).To(Equal("500m"), "the per-pod value when HPA's desired replicas changed")
+		Expect(h.Status.LastScaling.Message).To(ContainSubstring("replicas 1 -> 2"))
+		Expect(h.Status.EffectiveScalingIntervals).To(HaveLen(5))
+		Expect(meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionReady)).To(BeTrue())
+		Eventually(func() int32 { return getHvpa(ctx, ns, "web").Status.Replicas }, timeout).Should(Equal(int32(2)), "status.replicas follows the target")
+		Eventually(func() []string { return eventReasons(ctx, ns, "web") }, timeout).Should(ContainElement(ContainSubstring("Rescaled: replicas 1 -> 2")))
+
+		By("deleting the Hvpa: its HPA goes with it, the target keeps its replicas")
+		Expect(k8s.Delete(ctx, h)).To(Succeed())
+		Eventually(func() bool {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &autoscalingv2.HorizontalPodAutoscaler{}) != nil
+		}, timeout).Should(BeTrue(), "the garbage collector removes the owned HPA")
+		loads.set(ns, "web", 5000)
+		Consistently(deploymentReplicas(ctx, ns, "web"), 3*time.Second).Should(Equal(int32(2)))
+	})
+
+	It("walks through the intervals as the recommended total rises", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "api", 1, "500m")
+		h := epHvpa(ns, "api")
+		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+		loads.set(ns, "api", 300) // x1.15 = 345m: inside the 1-replica interval (up 500m)
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		Eventually(func() *vpav1.RecommendedPodResources { return getHvpa(ctx, ns, "api").Status.Recommendation }, timeout).ShouldNot(BeNil())
+		Consistently(deploymentReplicas(ctx, ns, "api"), 2*time.Second).Should(Equal(int32(1)))
+
+		loads.set(ns, "api", 1300) // about 1.5 CPU in total: out of the 1-replica interval (up 500m)
+		Eventually(deploymentReplicas(ctx, ns, "api"), timeout).Should(BeNumerically(">=", 2))
+		// SCALING.md's VPA total is c x the per-pod target; right after a scale-out the per-pod history still
+		// holds samples from fewer pods, so the total can step past the interval of the load (noted for the
+		// design): the walk is checked step by step, not its timing
+		loads.set(ns, "api", 4000) // about 4.6 CPU in total: the 3-replica interval (up 6)
+		Eventually(deploymentReplicas(ctx, ns, "api"), timeout).Should(Equal(int32(3)))
+		// per-pod intent follows SCALING.md section 4 at rest (d == c): p = T / c = the uncapped target, within the
+		// 3-replica interval's per-pod maximum (2 CPU)
+		Eventually(func() string {
+			h := getHvpa(ctx, ns, "api")
+			if h.Status.Recommendation == nil || h.Status.Desired == nil || h.Status.Desired.Replicas != 3 {
+				return "no decision at 3 replicas yet"
+			}
+			uncapped := h.Status.Recommendation.ContainerRecommendations[0].UncappedTarget.Cpu().MilliValue()
+			perPod := h.Status.Desired.Containers[0].Requests.Cpu().MilliValue()
+			if want := min(uncapped, 2000); perPod != want {
+				return fmt.Sprintf("per pod %dm, want min(uncapped %dm, 2000m)", perPod, uncapped)
+			}
+			return ""
+		}, timeout).Should(BeEmpty())
+		Expect(strings.Join(eventReasons(ctx, ns, "api"), "\n")).To(And(ContainSubstring("replicas 1 -> 2"), ContainSubstring("replicas 2 -> 3")))
+	})
+
+	It("shows why a scaling is blocked, in status and events", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "frozen", 1, "500m")
+		h := withHPA(epHvpa(ns, "frozen"), 50)
+		h.Spec.ScaleUp = &hvpav1alpha1.ScaleParams{UpdatePolicy: &hvpav1alpha1.UpdatePolicy{UpdateMode: ptr.To(hvpav1alpha1.UpdateModeOff)}}
+		loads.set(ns, "frozen", 450)
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		Eventually(func() *hvpav1alpha1.BlockedScaling { return getHvpa(ctx, ns, "frozen").Status.LastBlockedScaling }, timeout).ShouldNot(BeNil())
+		b := getHvpa(ctx, ns, "frozen").Status.LastBlockedScaling
+		Expect(b.Parts).To(ContainElement(And(HaveField("Part", "replicas"), HaveField("Direction", hvpav1alpha1.DirectionUp), HaveField("Reason", hvpav1alpha1.BlockReasonUpdatePolicy))))
+		Eventually(func() []string { return eventReasons(ctx, ns, "frozen") }, timeout).Should(ContainElement(And(HavePrefix("ScalingBlocked:"), ContainSubstring("replicas (UpdatePolicy)"))))
+		Consistently(deploymentReplicas(ctx, ns, "frozen"), 2*time.Second).Should(Equal(int32(1)))
+	})
+
+	It("does not act on a workload that a VPA also targets, and says so on both", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "shared", 1, "500m")
+		loads.set(ns, "shared", 3000)
+		Expect(k8s.Create(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared-vpa"},
+			Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "shared"}}})).To(Succeed())
+		h := epHvpa(ns, "shared")
+		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		Eventually(func() string {
+			c := meta.FindStatusCondition(getHvpa(ctx, ns, "shared").Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
+			if c == nil || c.Status != metav1.ConditionTrue {
+				return ""
+			}
+			return c.Reason + ": " + c.Message
+		}, timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("VerticalPodAutoscaler shared-vpa")))
+		Eventually(func() string {
+			v := &vpav1.VerticalPodAutoscaler{}
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shared-vpa"}, v)
+			for _, c := range v.Status.Conditions {
+				if c.Type == vpav1.ConfigUnsupported && c.Status == corev1.ConditionTrue {
+					return c.Message
+				}
+			}
+			return ""
+		}, timeout).Should(ContainSubstring("Hvpa shared"))
+		Consistently(deploymentReplicas(ctx, ns, "shared"), 2*time.Second).Should(Equal(int32(1)))
+	})
+})
