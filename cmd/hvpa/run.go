@@ -25,13 +25,14 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
 
 // components that this build can run.
-var availableComponents = []string{"recommender"}
+var availableComponents = []string{"recommender", "hvpa"}
 
 type runOptions struct {
 	kubeconfig          string
@@ -42,6 +43,7 @@ type runOptions struct {
 	leaderElectionNS    string
 	leaderElectionID    string
 	recommender         vpactrl.Options
+	hvpaSync            time.Duration
 	prometheus          metrics.PrometheusConfig
 	prometheusTokenFile string
 	prometheusPassFile  string
@@ -58,7 +60,11 @@ every component that writes, health (/healthz) and readiness (/readyz) probes, a
 
 Components in this version: ` + strings.Join(availableComponents, ", ") + `.
   recommender  writes recommendations into VerticalPodAutoscaler status from metrics.k8s.io usage and OOM
-               kills; keeps history in VerticalPodAutoscalerCheckpoints (or reads it from Prometheus).`,
+               kills; keeps history in VerticalPodAutoscalerCheckpoints (or reads it from Prometheus); computes
+               the embedded recommendation of Hvpas (spec.vpa.deploy).
+  hvpa         the Hvpa controller: owns the HPA on the Hvpa's scale subresource, decides replicas and the
+               per-pod intent (status.desired), and scales the target. Run it with the recommender for
+               embedded recommendations.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -70,7 +76,7 @@ Components in this version: ` + strings.Join(availableComponents, ", ") + `.
 	zapOpts.BindFlags(logFlags) // --zap-log-level, --zap-devel, --zap-encoder, ...
 	f.AddGoFlagSet(logFlags)
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, or $KUBECONFIG)")
-	f.StringSliceVar(&o.components, "components", []string{"recommender"}, "components to run: "+strings.Join(availableComponents, ", "))
+	f.StringSliceVar(&o.components, "components", []string{"recommender", "hvpa"}, "components to run: "+strings.Join(availableComponents, ", "))
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader (a Lease) so that only one replica writes")
@@ -78,6 +84,7 @@ Components in this version: ` + strings.Join(availableComponents, ", ") + `.
 	f.StringVar(&o.leaderElectionID, "leader-election-id", "hvpa-manager", "name of the leader election Lease")
 	r := &o.recommender
 	f.DurationVar(&r.Interval, "recommender-interval", r.Interval, "time between recommender runs")
+	f.DurationVar(&o.hvpaSync, "hvpa-sync-period", 30*time.Second, "how often every Hvpa is decided again without a change to it")
 	f.StringVar(&r.Name, "recommender-name", r.Name, "serve the VerticalPodAutoscalers whose spec.recommenders names this (\"default\" also serves those naming none)")
 	f.StringSliceVar(&r.Namespaces, "namespaces", nil, "serve only the VerticalPodAutoscalers of these namespaces (default: all)")
 	f.StringSliceVar(&r.ExcludeNamespaces, "exclude-namespaces", nil, "skip the VerticalPodAutoscalers of these namespaces")
@@ -156,9 +163,24 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
+	var rec *vpactrl.Recommender
 	for _, c := range o.components {
 		if c == "recommender" {
-			if err := addRecommender(mgr, cfg, o); err != nil {
+			if rec, err = addRecommender(mgr, cfg, o); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range o.components {
+		if c == "hvpa" {
+			var recs hvpactrl.RecommendationSource
+			if rec != nil {
+				recs = rec
+			}
+			//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
+			r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.hvpaSync,
+				hvpactrl.NewMetrics(crmetrics.Registry))
+			if err := r.SetupWithManager(mgr); err != nil {
 				return err
 			}
 		}
@@ -167,10 +189,10 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	return mgr.Start(ctx)
 }
 
-func addRecommender(mgr ctrl.Manager, cfg *rest.Config, o runOptions) error {
+func addRecommender(mgr ctrl.Manager, cfg *rest.Config, o runOptions) (*vpactrl.Recommender, error) {
 	mc, err := metricsclient.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var history metrics.HistoryProvider
 	if o.recommender.Storage == vpactrl.StoragePrometheus {
@@ -178,27 +200,27 @@ func addRecommender(mgr ctrl.Manager, cfg *rest.Config, o runOptions) error {
 		if o.prometheusTokenFile != "" {
 			b, err := os.ReadFile(o.prometheusTokenFile)
 			if err != nil {
-				return fmt.Errorf("--prometheus-bearer-token-file: %w", err)
+				return nil, fmt.Errorf("--prometheus-bearer-token-file: %w", err)
 			}
 			p.BearerToken = strings.TrimSpace(string(b))
 		}
 		if o.prometheusPassFile != "" {
 			b, err := os.ReadFile(o.prometheusPassFile)
 			if err != nil {
-				return fmt.Errorf("--prometheus-password-file: %w", err)
+				return nil, fmt.Errorf("--prometheus-password-file: %w", err)
 			}
 			p.Password = strings.TrimSpace(string(b))
 		}
 		if history, err = metrics.NewPrometheus(p, time.Now); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, history, mgr.GetEventRecorder("hvpa-recommender"),
 		clock.RealClock{}, recommender.Defaults(), o.recommender, vpactrl.NewMetrics(crmetrics.Registry))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return mgr.Add(rec)
+	return rec, mgr.Add(rec)
 }
 
 func ptrDuration(d time.Duration) *time.Duration { return &d }

@@ -14,13 +14,17 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
 )
@@ -35,9 +39,10 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// TestRunRecommender runs `hvpa run --components=recommender` in process against the local control plane:
+// TestRunRecommender runs `hvpa run --components=recommender,hvpa` in process against the local control plane:
 // leader election takes a Lease, /healthz and /readyz answer, /metrics exports hvpa_recommender_*, and a VPA
-// gets a recommendation through the manager's cached client.
+// gets a recommendation through the manager's cached client, and an Hvpa with the embedded recommender scales
+// its Deployment.
 func TestRunRecommender(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the local control plane")
@@ -83,6 +88,28 @@ func TestRunRecommender(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// an Hvpa with the embedded recommender on another Deployment: 1 pod using 1.5 CPU leaves the 1-replica
+	// interval (500m per pod) for the next one, which without extrapolation is one effective interval at its
+	// maxReplicas, 3
+	api := map[string]string{"app": "api"}
+	if err := c.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: api}, Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: api},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played"}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kubelet.Run(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api-1", Labels: api}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ms.Set("shop", "api-1", "app", playedkubelet.Usage{CPUMilli: 1500, MemoryBytes: 200 << 20})
+	half, one := resource.MustParse("500m"), resource.MustParse("1")
+	if err := c.Create(ctx, &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api"}, Spec: hvpav1alpha1.HvpaSpec{
+		TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"},
+		VPA:       &hvpav1alpha1.VpaSpec{Deploy: true},
+		ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](1), MaxResources: &hvpav1alpha1.ScaledResources{CPU: &half}},
+			{MaxReplicas: ptr.To[int32](3), MaxResources: &hvpav1alpha1.ScaledResources{CPU: &one}}}}}); err != nil {
+		t.Fatal(err)
+	}
+
 	user, err := env.AddUser(envtest.User{Name: "hvpa", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +124,7 @@ func TestRunRecommender(t *testing.T) {
 	}
 	probe, metricsAddr := freePort(t), freePort(t)
 	cmd := newRootCommand()
-	cmd.SetArgs([]string{"run", "--kubeconfig", kubeconfig, "--components", "recommender", "--recommender-interval", "300ms",
+	cmd.SetArgs([]string{"run", "--kubeconfig", kubeconfig, "--components", "recommender,hvpa", "--recommender-interval", "300ms", "--hvpa-sync-period", "300ms",
 		"--leader-election-namespace", "hvpa-system", "--health-probe-bind-address", probe, "--metrics-bind-address", metricsAddr})
 	runCtx, stop := context.WithCancel(ctx)
 	cmd.SetContext(runCtx)
@@ -161,12 +188,22 @@ func TestRunRecommender(t *testing.T) {
 		}
 		return nil
 	})
+	eventually("the Hvpa scales its Deployment to 3", func() error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "api"}, d); err != nil {
+			return err
+		}
+		if *d.Spec.Replicas != 3 {
+			return fmt.Errorf("replicas %d", *d.Spec.Replicas)
+		}
+		return nil
+	})
 	eventually("/metrics exports the recommender's metrics", func() error {
 		body, err := get("http://" + metricsAddr + "/metrics")
 		if err != nil {
 			return err
 		}
-		for _, m := range []string{"hvpa_recommender_aggregates 1", `hvpa_recommender_objects{mode="Auto",supported="true"} 1`, "hvpa_recommender_loop_step_duration_seconds_bucket", "hvpa_recommender_recommendation_latency_seconds_count 1"} {
+		for _, m := range []string{`hvpa_controller_replicas{hvpa="api",kind="applied",namespace="shop"} 3`, `hvpa_recommender_objects{mode="Auto",supported="true"} 1`, "hvpa_recommender_loop_step_duration_seconds_bucket", "hvpa_recommender_recommendation_latency_seconds_count 1"} {
 			if !strings.Contains(body, m) {
 				return fmt.Errorf("no %q in /metrics", m)
 			}
@@ -177,7 +214,7 @@ func TestRunRecommender(t *testing.T) {
 
 func TestRunRefusesUnknownComponents(t *testing.T) {
 	_, err := runCommand(t, "run", "--components", "updater", "--kubeconfig", "/nonexistent")
-	if err == nil || !strings.Contains(err.Error(), `"updater" is not available in this version; available: recommender`) {
+	if err == nil || !strings.Contains(err.Error(), `"updater" is not available in this version; available: recommender, hvpa`) {
 		t.Errorf("error %v", err)
 	}
 }
