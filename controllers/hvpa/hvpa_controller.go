@@ -289,9 +289,22 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target v
 	} else {
 		containers = templateContainers(ctx, r.Client, target)
 	}
+	// the values in force are the current intent (status.desired), which the webhook and the updater bring the
+	// pods to; before any intent, the pods' (or the template's) values. Deciding from the pods instead would
+	// undo a blocked part's previous intent and flip-flop while pods are being resized.
+	intent := map[string]hvpav1alpha1.ContainerResources{}
+	if h.Status.Desired != nil {
+		for _, c := range h.Status.Desired.Containers {
+			intent[c.Name] = c
+		}
+	}
 	for _, c := range containers {
-		req, _ := scaling.FromResourceList(c.Resources.Requests, nil)
-		lim, _ := scaling.FromResourceList(c.Resources.Limits, nil)
+		requests, limits := c.Resources.Requests, c.Resources.Limits
+		if in, ok := intent[c.Name]; ok {
+			requests, limits = in.Requests, in.Limits
+		}
+		req, _ := scaling.FromResourceList(requests, nil)
+		lim, _ := scaling.FromResourceList(limits, nil)
 		st.Containers = append(st.Containers, scaling.Container{Name: c.Name, Requests: req, Limits: lim})
 	}
 	if h.Spec.HPA != nil && h.Spec.Replicas != nil {

@@ -89,6 +89,9 @@ func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling
 	// count the same change again on every reconcile until they are resized
 	if intentChanged(prev, s.Desired) {
 		msg := describe(d)
+		if prev == nil {
+			msg = "initial sizing intent: " + intentSummary(s.Desired)
+		}
 		s.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now), FromReplicas: d.CurrentReplicas, ToReplicas: d.Replicas,
 			Containers: s.Desired.Containers, Message: msg}
 		r.event(h, corev1.EventTypeNormal, ReasonRescaled, msg)
@@ -123,6 +126,14 @@ func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling
 		setCondition(h, hvpav1alpha1.ConditionReady, false, reason, msg, now)
 	}
 	r.Metrics.observe(h, d, st)
+}
+
+func intentSummary(d *hvpav1alpha1.DesiredState) string {
+	parts := []string{fmt.Sprintf("%d replicas", d.Replicas)}
+	for _, c := range d.Containers {
+		parts = append(parts, fmt.Sprintf("%s cpu %s memory %s", c.Name, c.Requests.Cpu(), c.Requests.Memory()))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // intentChanged compares two sizing intents (nil: none yet).

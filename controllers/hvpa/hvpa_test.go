@@ -175,6 +175,28 @@ var _ = Describe("an Hvpa", func() {
 		Expect(strings.Join(eventReasons(ctx, ns, "api"), "\n")).To(And(ContainSubstring("replicas 1 -> 2"), ContainSubstring("replicas 2 -> 3")))
 	})
 
+	It("keeps its intent while the pods are not resized yet (no flip-flop under stabilization)", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "steady", 1, "500m")
+		h := epHvpa(ns, "steady")
+		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+		h.Spec.ScaleUp = &hvpav1alpha1.ScaleParams{StabilizationDuration: &metav1.Duration{Duration: 3 * time.Second}}
+		h.Spec.ScaleDown = &hvpav1alpha1.ScaleParams{StabilizationDuration: &metav1.Duration{Duration: 3 * time.Second}}
+		loads.set(ns, "steady", 300) // the per-pod intent moves from the pods' 500m to about 345m, and stays there
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		Eventually(func() int64 {
+			d := getHvpa(ctx, ns, "steady").Status.Desired
+			if d == nil || len(d.Containers) == 0 {
+				return 1 << 40 // no intent yet
+			}
+			return d.Containers[0].Requests.Cpu().MilliValue()
+		}, timeout).Should(BeNumerically("<", 500))
+		last := getHvpa(ctx, ns, "steady").Status.LastScaling.Time
+		// the pods keep running at 500m (nothing resizes them in this suite): the intent, not the pods, is what the
+		// next decisions start from, so nothing is re-decided and the stabilization clock is not reset
+		Consistently(func() metav1.Time { return getHvpa(ctx, ns, "steady").Status.LastScaling.Time }, 5*time.Second).Should(Equal(last))
+	})
+
 	It("shows why a scaling is blocked, in status and events", func() {
 		ns := newNamespace(ctx)
 		deployment(ctx, ns, "frozen", 1, "500m")

@@ -1,11 +1,16 @@
-// Command demo is `make demo`: it starts the local control plane (kube-apiserver and etcd built by
-// `make controlplane`) with the hvpa CRDs installed, applies examples/hvpa-kube-apiserver.yaml with the real
-// kubectl, shows `kubectl get hvpa`, and keeps the control plane running until Ctrl-C (or --hold runs out).
+// Command demo is `make demo`: the product's main job on a local default. It starts the local control plane
+// (kube-apiserver, etcd and kube-controller-manager with the HPA, deployment, replicaset and garbage collector
+// controllers, all built by `make controlplane`), the hvpa manager (recommender + Hvpa controller) in this
+// process, and a demo Deployment with an Hvpa that deploys an HPA. A PLAYED workload (a simulation: pods are
+// marked Running by a played kubelet and report usage through a played metrics API) raises and lowers its
+// load; a live table shows time, load, replicas, per-pod intent and the last decision. It exits after the
+// scenario (or on Ctrl-C) and stops everything it started.
 package main
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,24 +18,62 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
+	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
 
+// phase is one step of the played load (total CPU of the workload, split across its running pods).
+type phase struct {
+	d     time.Duration
+	milli int64
+	what  string
+}
+
+var scenario = []phase{
+	{25 * time.Second, 300, "quiet"},
+	{35 * time.Second, 1300, "load rises"},
+	{45 * time.Second, 3500, "peak"},
+	{45 * time.Second, 900, "load falls"},
+	{30 * time.Second, 250, "quiet again"},
+}
+
 func main() {
-	hold := flag.String("hold", "forever", "how long to keep the control plane running after the demo: a duration (0s exits at once) or forever (until Ctrl-C)")
+	hold := flag.String("hold", "forever", "after the scenario, keep the control plane running: a duration (0s exits at once) or forever (until Ctrl-C)")
 	flag.Parse()
-	if err := run(*hold, os.Stdout); err != nil {
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if err := run(ctx, *hold, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(hold string, out io.Writer) error {
+func run(ctx context.Context, hold string, out io.Writer) error {
 	holdFor := time.Duration(-1)
 	if hold != "forever" {
 		d, err := time.ParseDuration(hold)
@@ -47,22 +90,53 @@ func run(hold string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 
-	fmt.Fprintln(out, "== starting the local control plane (kube-apiserver + etcd", testenv.K8sVersion+") with the hvpa CRDs")
-	env, _, err := testenv.Start()
+	say("== starting the local control plane: kube-apiserver + etcd + kube-controller-manager %s (HPA, deployment, replicaset, garbage collector)", testenv.K8sVersion)
+	env, cfg, err := testenv.Start()
 	if err != nil {
 		return err
 	}
-	defer func() {
-		fmt.Fprintln(out, "== stopping the local control plane")
-		_ = env.Stop()
-	}()
+	defer func() { say("== stopping the local control plane"); _ = env.Stop() }()
+	kcm, err := testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller", "horizontal-pod-autoscaler-controller"}, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer kcm.Stop()
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	if err != nil {
+		return err
+	}
+
+	say("== SIMULATION: a played kubelet runs the pods and a played metrics API reports the load below (no real containers run here)")
+	for _, ns := range []string{"played-metrics", "demo"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return err
+		}
+	}
+	ms := playedkubelet.StartMetricsServer()
+	defer ms.Close()
+	if err := ms.Register(ctx, c, "played-metrics"); err != nil {
+		return err
+	}
+	kubelet, err := playedkubelet.New(ctx, c, "played-node-1")
+	if err != nil {
+		return err
+	}
+
+	say("== starting the hvpa manager in this process (recommender + Hvpa controller)")
+	say("   demo setting: the recommender's CPU half-life is 1m instead of 24h, so that recommendations follow the load within minutes")
+	mgrCtx, stopMgr := context.WithCancel(ctx)
+	defer stopMgr()
+	if err := startManager(mgrCtx, cfg); err != nil {
+		return err
+	}
 
 	user, err := env.AddUser(envtest.User{Name: "demo", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return err
 	}
-	kubeconfig, err := user.KubeConfig()
+	kc, err := user.KubeConfig()
 	if err != nil {
 		return err
 	}
@@ -71,79 +145,219 @@ func run(hold string, out io.Writer) error {
 		return err
 	}
 	kubeconfigPath := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+	if err := os.WriteFile(kubeconfigPath, kc, 0o600); err != nil {
 		return err
 	}
-	kubectl := func(args ...string) error {
-		fmt.Fprintln(out, "$ kubectl", joinArgs(args))
+	kubectl := func(stdin string, args ...string) (string, error) {
 		cmd := exec.Command(filepath.Join(assets, "kubectl"), append([]string{"--kubeconfig", kubeconfigPath}, args...)...)
-		cmd.Stdout, cmd.Stderr = out, out
-		return cmd.Run()
+		cmd.Stdin = strings.NewReader(stdin)
+		var b bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &b, &b
+		err := cmd.Run()
+		return b.String(), err
+	}
+	show := func(args ...string) {
+		o, _ := kubectl("", args...)
+		say("$ kubectl %s\n%s", strings.Join(args, " "), o)
+	}
+	say("$ kubectl apply -n demo -f - <<< '<Deployment web + Hvpa web (EP-0001 intervals, HPA at 80%% CPU, embedded recommender)>'")
+	if o, err := kubectl(demoManifests, "apply", "-n", "demo", "-f", "-"); err != nil {
+		return fmt.Errorf("kubectl apply: %v\n%s", err, o)
+	} else {
+		say("%s", strings.TrimSpace(o))
 	}
 
-	steps := [][]string{
-		{"create", "namespace", "demo"},
-		{"apply", "-n", "demo", "-f", filepath.Join(root, "examples", "hvpa-kube-apiserver.yaml")},
-		{"get", "hvpa", "-n", "demo"},
-		{"get", "hvpa", "-n", "demo", "-o", "wide"},
-		{"get", "crd", "-o", "custom-columns=NAME:.metadata.name,APPROVED:.metadata.annotations.api-approved\\.kubernetes\\.io"},
-	}
-	for _, s := range steps {
-		if err := kubectl(s...); err != nil {
-			return fmt.Errorf("kubectl %s: %w", joinArgs(s), err)
+	// the played workload: pods run, load split across the running pods
+	var mu sync.Mutex
+	load := scenario[0].milli
+	go func() {
+		for ctx.Err() == nil {
+			_, _ = kubelet.RunPending(ctx, "demo")
+			mu.Lock()
+			l := load
+			mu.Unlock()
+			playLoad(ctx, c, ms, l)
+			time.Sleep(500 * time.Millisecond)
+		}
+	}()
+
+	say("\n== the scenario (%s); a row every 5 s", scenarioLength())
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tPHASE\tLOAD\tHPA WANTS\tREPLICAS\tDESIRED\tCPU/POD\tMEM/POD\tLAST DECISION")
+	tw.Flush()
+	start := time.Now()
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for _, p := range scenario {
+		mu.Lock()
+		load = p.milli
+		mu.Unlock()
+		end := time.Now().Add(p.d)
+		for time.Now().Before(end) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick.C:
+			}
+			row(ctx, c, tw, time.Since(start), p, load)
+			tw.Flush()
 		}
 	}
-	fmt.Fprintln(out, "\n== an Hvpa whose maxReplicas decrease is refused by the API server:")
-	fmt.Fprintln(out, "$ kubectl apply -n demo -f - <<< '<Hvpa with maxReplicas 3, then 2>'")
-	bad := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", kubeconfigPath, "apply", "-n", "demo", "-f", "-")
-	bad.Stdin = bytes.NewBufferString(invalidHvpa)
-	bad.Stdout, bad.Stderr = out, out
-	if err := bad.Run(); err == nil {
-		return fmt.Errorf("the API server accepted an Hvpa with decreasing maxReplicas")
-	}
+	say("")
+	show("get", "hvpa", "-n", "demo", "-o", "wide")
+	show("get", "hpa,deployment", "-n", "demo")
+	show("describe", "hvpa", "-n", "demo", "web")
 
-	fmt.Fprintln(out, "\nThe Hvpa controllers are not part of this build yet, so status columns stay empty; the API,")
-	fmt.Fprintln(out, "its validation and the scale subresource are live. Explore it:")
-	fmt.Fprintf(out, "  export KUBECONFIG=%s\n", kubeconfigPath)
-	fmt.Fprintf(out, "  %s explain hvpa.spec.scalingIntervals\n", filepath.Join(assets, "kubectl"))
-	fmt.Fprintf(out, "  %s get hvpa -n demo kube-apiserver -o yaml\n", filepath.Join(assets, "kubectl"))
-
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
 	switch {
 	case holdFor < 0:
-		fmt.Fprintln(out, "\nThe control plane keeps running; press Ctrl-C to stop it.")
+		say("The control plane keeps running: export KUBECONFIG=%s and use %s; press Ctrl-C to stop everything.", kubeconfigPath, filepath.Join(assets, "kubectl"))
 		<-ctx.Done()
 	case holdFor > 0:
-		fmt.Fprintf(out, "\nThe control plane keeps running for %s; press Ctrl-C to stop it earlier.\n", holdFor)
+		say("The control plane keeps running for %s (KUBECONFIG=%s); Ctrl-C stops it earlier.", holdFor, kubeconfigPath)
 		select {
 		case <-ctx.Done():
 		case <-time.After(holdFor):
 		}
 	}
+	stopMgr()
 	return nil
 }
 
-func joinArgs(args []string) string {
-	s := ""
-	for i, a := range args {
-		if i > 0 {
-			s += " "
-		}
-		s += a
+func scenarioLength() time.Duration {
+	var d time.Duration
+	for _, p := range scenario {
+		d += p.d
 	}
-	return s
+	return d
 }
 
-const invalidHvpa = `apiVersion: autoscaling.k8s.io/v1alpha1
+// startManager runs what `hvpa run --components=recommender,hvpa` runs, in this process, with the demo's
+// faster settings (runs every 2 s; CPU half-life 1m).
+func startManager(ctx context.Context, cfg *rest.Config) error {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
+	if err != nil {
+		return err
+	}
+	mc, err := metricsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	opts := vpactrl.DefaultOptions()
+	opts.Interval = 2 * time.Second
+	model := recommender.Defaults()
+	model.CPUHalfLife = time.Minute
+	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, nil, mgr.GetEventRecorder("hvpa-recommender"),
+		clock.RealClock{}, model, opts, nil)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(rec); err != nil {
+		return err
+	}
+	//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
+	r := hvpactrl.NewReconciler(mgr.GetClient(), rec, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, 2*time.Second, nil)
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return nil
+}
+
+// demoManifests: a Deployment and an Hvpa on the EP-0001 kube-apiserver intervals with an HPA (80% CPU) and
+// the embedded recommender; scale-up and scale-down stabilization of 10 s so that steps are visible.
+const demoManifests = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: registry.example/web:1.0
+          resources:
+            requests: {cpu: 500m, memory: 1Gi}
+---
+apiVersion: autoscaling.k8s.io/v1alpha1
 kind: Hvpa
 metadata:
-  name: out-of-order
+  name: web
 spec:
-  targetRef: {apiVersion: apps/v1, kind: Deployment, name: kube-apiserver}
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  hpa:
+    deploy: true
+    template:
+      minReplicas: 1
+      maxReplicas: 5
+      metrics:
+        - type: Resource
+          resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
+  vpa:
+    deploy: true
   scalingIntervals:
-    - maxReplicas: 3
-      maxResources: {cpu: 1, memory: 2Gi}
-    - maxReplicas: 2
-      maxResources: {cpu: 2, memory: 4Gi}
+    - {maxReplicas: 1, maxResources: {cpu: 500m, memory: 2Gi}}
+    - {maxReplicas: 2, maxResources: {cpu: "1", memory: 4Gi}}
+    - {maxReplicas: 3, maxResources: {cpu: "2", memory: 8Gi}}
+    - {maxReplicas: 4, maxResources: {cpu: "4", memory: 16Gi}}
+    - {maxReplicas: 5, maxResources: {cpu: "8", memory: 32Gi}}
+  scalingIntervalsOverlap:
+    cpu: {percentage: 30}
+    memory: {percentage: 30}
+  baseResourcesPerReplica:
+    cpu: {value: 50m, percentage: 5}
+  scaleUp:
+    stabilizationDuration: 10s
+  scaleDown:
+    stabilizationDuration: 10s
 `
+
+func row(ctx context.Context, c client.Client, w io.Writer, t time.Duration, p phase, load int64) {
+	h := &hvpav1alpha1.Hvpa{}
+	d := &appsv1.Deployment{}
+	if c.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, h) != nil || c.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, d) != nil {
+		return
+	}
+	hpa, desired, cpu, mem, last := "-", "-", "-", "-", "-"
+	if h.Spec.Replicas != nil {
+		hpa = fmt.Sprint(*h.Spec.Replicas)
+	}
+	if ds := h.Status.Desired; ds != nil {
+		desired = fmt.Sprint(ds.Replicas)
+		if len(ds.Containers) > 0 {
+			cpu, mem = ds.Containers[0].Requests.Cpu().String(), ds.Containers[0].Requests.Memory().String()
+		}
+	}
+	if ls := h.Status.LastScaling; ls != nil {
+		last = fmt.Sprintf("%s ago: %s", time.Since(ls.Time.Time).Round(time.Second), ls.Message)
+	}
+	if b := h.Status.LastBlockedScaling; b != nil && (h.Status.LastScaling == nil || b.Time.After(h.Status.LastScaling.Time.Time)) {
+		last = fmt.Sprintf("blocked: %s (%s)", b.Parts[0].Part, b.Parts[0].Reason)
+	}
+	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported); c != nil && c.Status == metav1.ConditionTrue {
+		last = "config unsupported: " + c.Message
+	}
+	fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Round(time.Second), p.what, load, hpa, *d.Spec.Replicas, desired, cpu, mem, last)
+}
+
+func playLoad(ctx context.Context, c client.Client, ms *playedkubelet.MetricsServer, milli int64) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace("demo"), client.MatchingLabels{"app": "web"}); err != nil {
+		return
+	}
+	var running []corev1.Pod
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			running = append(running, p)
+		}
+	}
+	ms.Clear()
+	for _, p := range running {
+		ms.Set("demo", p.Name, "web", playedkubelet.Usage{CPUMilli: milli / int64(len(running)), MemoryBytes: 600 << 20})
+	}
+}
