@@ -156,8 +156,13 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	if r.Recommendations != nil && h.Spec.VPA != nil && h.Spec.VPA.Deploy {
 		if rec, ok := r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name}); ok {
 			h.Status.Recommendation = rec.Recommendation
-			st.Recommendation = recommendations(rec.Recommendation)
 		}
+	}
+	if h.Spec.VPA != nil && h.Spec.VPA.Deploy {
+		// a fresh recommendation, or the one in status until the recommender has one (after a restart)
+		st.Recommendation = recommendations(h.Status.Recommendation)
+	} else {
+		h.Status.Recommendation = nil
 	}
 	if h.Status.Recommendation != nil {
 		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, true, "RecommendationProvided",

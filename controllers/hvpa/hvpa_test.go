@@ -19,8 +19,12 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 )
 
 const timeout = 60 * time.Second
@@ -238,5 +242,89 @@ var _ = Describe("an Hvpa", func() {
 			return ""
 		}, timeout).Should(ContainSubstring("Hvpa shared"))
 		Consistently(deploymentReplicas(ctx, ns, "shared"), 2*time.Second).Should(Equal(int32(1)))
+	})
+})
+
+var _ = Describe("an Hvpa's lifecycle", func() {
+	ctx := context.Background()
+
+	It("removes its HPA when spec.hpa.deploy is turned off", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "toggle", 1, "500m")
+		loads.set(ns, "toggle", 100)
+		Expect(k8s.Create(ctx, withHPA(epHvpa(ns, "toggle"), 80))).To(Succeed())
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "toggle"}, &autoscalingv2.HorizontalPodAutoscaler{})
+		}, timeout).Should(Succeed())
+		h := getHvpa(ctx, ns, "toggle")
+		h.Spec.HPA.Deploy = false
+		Expect(k8s.Update(ctx, h)).To(Succeed())
+		Eventually(func() bool {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "toggle"}, &autoscalingv2.HorizontalPodAutoscaler{}) != nil
+		}, timeout).Should(BeTrue())
+		Eventually(func() []string { return eventReasons(ctx, ns, "toggle") }, timeout).Should(ContainElement(HavePrefix("HPARemoved")))
+	})
+
+	It("does not act when two Hvpas target one workload, and names the other on each", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "twice", 1, "500m")
+		loads.set(ns, "twice", 3000)
+		a, b := epHvpa(ns, "twice"), epHvpa(ns, "again")
+		b.Spec.TargetRef.Name = "twice"
+		a.Spec.VPA, b.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}, &hvpav1alpha1.VpaSpec{Deploy: true}
+		Expect(k8s.Create(ctx, a)).To(Succeed())
+		Expect(k8s.Create(ctx, b)).To(Succeed())
+		for name, other := range map[string]string{"twice": "Hvpa again", "again": "Hvpa twice"} {
+			Eventually(func() string {
+				c := meta.FindStatusCondition(getHvpa(ctx, ns, name).Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
+				if c == nil || c.Status != metav1.ConditionTrue {
+					return ""
+				}
+				return c.Message
+			}, timeout).Should(ContainSubstring(other))
+		}
+		Consistently(deploymentReplicas(ctx, ns, "twice"), 2*time.Second).Should(Equal(int32(1)))
+	})
+
+	It("waits for the maintenance window, and says so", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "nightly", 1, "500m")
+		h := withHPA(epHvpa(ns, "nightly"), 50)
+		// a one-hour window that starts two hours from now (UTC): closed now
+		begin := time.Now().UTC().Add(2 * time.Hour)
+		end := begin.Add(time.Hour)
+		h.Spec.MaintenanceTimeWindow = &hvpav1alpha1.MaintenanceTimeWindow{Begin: begin.Format("150405") + "+0000", End: end.Format("150405") + "+0000"}
+		h.Spec.ScaleUp = &hvpav1alpha1.ScaleParams{UpdatePolicy: &hvpav1alpha1.UpdatePolicy{UpdateMode: ptr.To(hvpav1alpha1.UpdateModeMaintenanceWindow)}}
+		loads.set(ns, "nightly", 450)
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		Eventually(func() []hvpav1alpha1.BlockedPart {
+			if b := getHvpa(ctx, ns, "nightly").Status.LastBlockedScaling; b != nil {
+				return b.Parts
+			}
+			return nil
+		}, timeout).Should(ContainElement(And(HaveField("Part", "replicas"), HaveField("Reason", hvpav1alpha1.BlockReasonMaintenanceWindow))))
+		Eventually(func() []string { return eventReasons(ctx, ns, "nightly") }, timeout).Should(ContainElement(ContainSubstring("(MaintenanceWindow): replicas 1 -> 2: scaleUp waits for the maintenance window")))
+		Consistently(deploymentReplicas(ctx, ns, "nightly"), 2*time.Second).Should(Equal(int32(1)))
+	})
+
+	It("continues from status after a restart without scaling again", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "restart", 1, "500m")
+		h := epHvpa(ns, "restart")
+		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+		loads.set(ns, "restart", 1300)
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		Eventually(func() *hvpav1alpha1.ScalingRecord { return getHvpa(ctx, ns, "restart").Status.LastScaling }, timeout).ShouldNot(BeNil())
+		Eventually(deploymentReplicas(ctx, ns, "restart"), timeout).Should(BeNumerically(">=", 2))
+		loads.set(ns, "restart", -1) // no new samples: the recommendation stays as it is
+		time.Sleep(2 * time.Second)
+		before := getHvpa(ctx, ns, "restart").Status.DeepCopy()
+		// a second controller (a restarted process) decides from the same status: nothing new to apply
+		r := hvpactrl.NewReconciler(k8s, nil, nil, clock.RealClock{}, time.Minute, nil)
+		_, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "restart"}})
+		Expect(err).NotTo(HaveOccurred())
+		after := getHvpa(ctx, ns, "restart").Status
+		Expect(after.LastScaling.Time).To(Equal(before.LastScaling.Time), "no scaling recorded by the restarted controller")
+		Expect(after.Desired.Replicas).To(Equal(before.Desired.Replicas))
 	})
 })

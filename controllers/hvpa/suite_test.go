@@ -41,7 +41,7 @@ var (
 // load is the played workload: a total CPU load per Deployment, split evenly across its running pods.
 type load struct {
 	mu           sync.Mutex
-	byDeployment map[string]int64 // "ns/name" -> millicores in total
+	byDeployment map[string]int64 // "ns/name" -> millicores in total; negative: no samples
 }
 
 func (l *load) set(ns, name string, milli int64) {
@@ -108,6 +108,9 @@ func playLoad(ctx context.Context) {
 	defer loads.mu.Unlock()
 	played.Clear()
 	for key, milli := range loads.byDeployment {
+		if milli < 0 { // no usage samples at all
+			continue
+		}
 		var ns, name string
 		fmt.Sscanf(replaceSlash(key), "%s %s", &ns, &name)
 		var pods corev1.PodList

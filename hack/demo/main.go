@@ -44,6 +44,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 // phase is one step of the played load (total CPU of the workload, split across its running pods).
@@ -56,9 +57,9 @@ type phase struct {
 var scenario = []phase{
 	{25 * time.Second, 300, "quiet"},
 	{35 * time.Second, 1300, "load rises"},
-	{45 * time.Second, 3500, "peak"},
-	{45 * time.Second, 900, "load falls"},
-	{30 * time.Second, 250, "quiet again"},
+	{40 * time.Second, 3500, "peak"},
+	{50 * time.Second, 900, "load falls"},
+	{50 * time.Second, 250, "quiet again"},
 }
 
 func main() {
@@ -125,7 +126,7 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	}
 
 	say("== starting the hvpa manager in this process (recommender + Hvpa controller)")
-	say("   demo setting: the recommender's CPU half-life is 1m instead of 24h, so that recommendations follow the load within minutes")
+	say("   demo setting: the recommender's CPU half-life is 15s instead of 24h, so that recommendations follow the load within the demo")
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	defer stopMgr()
 	if err := startManager(mgrCtx, cfg); err != nil {
@@ -232,7 +233,7 @@ func scenarioLength() time.Duration {
 }
 
 // startManager runs what `hvpa run --components=recommender,hvpa` runs, in this process, with the demo's
-// faster settings (runs every 2 s; CPU half-life 1m).
+// faster settings (runs every 2 s; CPU half-life 15 s).
 func startManager(ctx context.Context, cfg *rest.Config) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
@@ -246,7 +247,7 @@ func startManager(ctx context.Context, cfg *rest.Config) error {
 	opts := vpactrl.DefaultOptions()
 	opts.Interval = 2 * time.Second
 	model := recommender.Defaults()
-	model.CPUHalfLife = time.Minute
+	model.CPUHalfLife = 15 * time.Second
 	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, nil, mgr.GetEventRecorder("hvpa-recommender"),
 		clock.RealClock{}, model, opts, nil)
 	if err != nil {
@@ -330,7 +331,8 @@ func row(ctx context.Context, c client.Client, w io.Writer, t time.Duration, p p
 	if ds := h.Status.Desired; ds != nil {
 		desired = fmt.Sprint(ds.Replicas)
 		if len(ds.Containers) > 0 {
-			cpu, mem = ds.Containers[0].Requests.Cpu().String(), ds.Containers[0].Requests.Memory().String()
+			cpu = ds.Containers[0].Requests.Cpu().String()
+			mem = scaling.Format(scaling.Memory, float64(ds.Containers[0].Requests.Memory().Value()))
 		}
 	}
 	if ls := h.Status.LastScaling; ls != nil {
