@@ -91,7 +91,7 @@ build: ## Build the hvpa binary into bin/hvpa.
 	go build -ldflags "$(LDFLAGS)" -o bin/hvpa ./cmd/hvpa
 
 .PHONY: demo
-demo: controlplane ## Start the local control plane with the CRDs, apply an example Hvpa and show it (Ctrl-C stops).
+demo: controlplane ## A Deployment scaled by an Hvpa and an HPA under a played load, with a live table (Ctrl-C stops).
 	go run ./hack/demo $(DEMO_ARGS)
 
 .PHONY: clean
