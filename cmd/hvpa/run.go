@@ -14,8 +14,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -25,14 +23,10 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
-	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
-
-// components that this build can run.
-var availableComponents = []string{"recommender", "hvpa"}
 
 type runOptions struct {
 	kubeconfig          string
@@ -58,7 +52,7 @@ func newRunCommand() *cobra.Command {
 		Long: `Run the hvpa manager: the components chosen with --components in one process, with leader election for
 every component that writes, health (/healthz) and readiness (/readyz) probes, and Prometheus metrics.
 
-Components in this version: ` + strings.Join(availableComponents, ", ") + `.
+Components in this version: ` + strings.Join(manager.Available, ", ") + `.
   recommender  writes recommendations into VerticalPodAutoscaler status from metrics.k8s.io usage and OOM
                kills; keeps history in VerticalPodAutoscalerCheckpoints (or reads it from Prometheus); computes
                the embedded recommendation of Hvpas (spec.vpa.deploy).
@@ -76,7 +70,7 @@ Components in this version: ` + strings.Join(availableComponents, ", ") + `.
 	zapOpts.BindFlags(logFlags) // --zap-log-level, --zap-devel, --zap-encoder, ...
 	f.AddGoFlagSet(logFlags)
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, or $KUBECONFIG)")
-	f.StringSliceVar(&o.components, "components", []string{"recommender", "hvpa"}, "components to run: "+strings.Join(availableComponents, ", "))
+	f.StringSliceVar(&o.components, "components", []string{"recommender", "hvpa"}, "components to run: "+strings.Join(manager.Available, ", "))
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader (a Lease) so that only one replica writes")
@@ -128,14 +122,8 @@ func Scheme() *runtime.Scheme {
 }
 
 func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
-	for _, c := range o.components {
-		ok := false
-		for _, a := range availableComponents {
-			ok = ok || c == a
-		}
-		if !ok {
-			return fmt.Errorf("--components: %q is not available in this version; available: %s", c, strings.Join(availableComponents, ", "))
-		}
+	if err := manager.CheckComponents(o.components); err != nil {
+		return err
 	}
 	if o.recommender.Interval <= 0 {
 		return fmt.Errorf("--recommender-interval %s: must be positive", o.recommender.Interval)
@@ -163,64 +151,38 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	var rec *vpactrl.Recommender
-	for _, c := range o.components {
-		if c == "recommender" {
-			if rec, err = addRecommender(mgr, cfg, o); err != nil {
-				return err
-			}
+	var history metrics.HistoryProvider
+	if o.recommender.Storage == vpactrl.StoragePrometheus {
+		if history, err = prometheusHistory(o); err != nil {
+			return err
 		}
 	}
-	for _, c := range o.components {
-		if c == "hvpa" {
-			var recs hvpactrl.RecommendationSource
-			if rec != nil {
-				recs = rec
-			}
-			//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
-			r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.hvpaSync,
-				hvpactrl.NewMetrics(crmetrics.Registry))
-			if err := r.SetupWithManager(mgr); err != nil {
-				return err
-			}
-		}
+	if err := manager.Add(mgr, cfg, manager.Options{Components: o.components, Recommender: o.recommender, History: history,
+		HvpaSync: o.hvpaSync, Registry: crmetrics.Registry}); err != nil {
+		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "hvpa: starting %s\n", strings.Join(o.components, ", "))
 	return mgr.Start(ctx)
 }
 
-func addRecommender(mgr ctrl.Manager, cfg *rest.Config, o runOptions) (*vpactrl.Recommender, error) {
-	mc, err := metricsclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	var history metrics.HistoryProvider
-	if o.recommender.Storage == vpactrl.StoragePrometheus {
-		p := o.prometheus
-		if o.prometheusTokenFile != "" {
-			b, err := os.ReadFile(o.prometheusTokenFile)
-			if err != nil {
-				return nil, fmt.Errorf("--prometheus-bearer-token-file: %w", err)
-			}
-			p.BearerToken = strings.TrimSpace(string(b))
+// prometheusHistory builds the Prometheus history provider from the flags (token and password from files).
+func prometheusHistory(o runOptions) (metrics.HistoryProvider, error) {
+	p := o.prometheus
+	if o.prometheusTokenFile != "" {
+		b, err := os.ReadFile(o.prometheusTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--prometheus-bearer-token-file: %w", err)
 		}
-		if o.prometheusPassFile != "" {
-			b, err := os.ReadFile(o.prometheusPassFile)
-			if err != nil {
-				return nil, fmt.Errorf("--prometheus-password-file: %w", err)
-			}
-			p.Password = strings.TrimSpace(string(b))
-		}
-		if history, err = metrics.NewPrometheus(p, time.Now); err != nil {
-			return nil, err
-		}
+		p.BearerToken = strings.TrimSpace(string(b))
 	}
-	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, history, mgr.GetEventRecorder("hvpa-recommender"),
-		clock.RealClock{}, recommender.Defaults(), o.recommender, vpactrl.NewMetrics(crmetrics.Registry))
-	if err != nil {
-		return nil, err
+	if o.prometheusPassFile != "" {
+		b, err := os.ReadFile(o.prometheusPassFile)
+		if err != nil {
+			return nil, fmt.Errorf("--prometheus-password-file: %w", err)
+		}
+		p.Password = strings.TrimSpace(string(b))
 	}
-	return rec, mgr.Add(rec)
+	return metrics.NewPrometheus(p, time.Now)
 }
 
 func ptrDuration(d time.Duration) *time.Duration { return &d }

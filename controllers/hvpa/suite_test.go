@@ -12,19 +12,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
-	"github.com/hvpa-dev/hvpa/recommender"
-	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
 
 var (
@@ -78,16 +74,9 @@ var _ = BeforeSuite(func() {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
 	Expect(err).NotTo(HaveOccurred())
-	mc, err := metricsclient.NewForConfig(cfg)
-	Expect(err).NotTo(HaveOccurred())
 	opts := vpactrl.DefaultOptions()
 	opts.Interval = 300 * time.Millisecond
-	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, nil, mgr.GetEventRecorder("hvpa-recommender"),
-		clock.RealClock{}, recommender.Defaults(), opts, nil)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(mgr.Add(rec)).To(Succeed())
-	r := hvpactrl.NewReconciler(mgr.GetClient(), rec, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, 300*time.Millisecond, nil) //nolint:staticcheck // core/v1 events keep every message
-	Expect(r.SetupWithManager(mgr)).To(Succeed())
+	Expect(manager.Add(mgr, cfg, manager.Options{Components: manager.Available, Recommender: opts, HvpaSync: 300 * time.Millisecond})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

@@ -29,8 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -38,12 +36,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/recommender"
-	"github.com/hvpa-dev/hvpa/recommender/metrics"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -127,6 +124,9 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 
 	say("== starting the hvpa manager in this process (recommender + Hvpa controller)")
 	say("   demo setting: the recommender's CPU half-life is 15s instead of 24h, so that recommendations follow the load within the demo")
+	say("   in this version nothing resizes running pods yet (the admission webhook and the updater come next): the")
+	say("   Hvpa publishes its per-pod intent (DESIRED, CPU/POD, MEM/POD), and the HPA measures utilization against")
+	say("   the pods' original 500m requests")
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	defer stopMgr()
 	if err := startManager(mgrCtx, cfg); err != nil {
@@ -240,25 +240,11 @@ func startManager(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	mc, err := metricsclient.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
 	opts := vpactrl.DefaultOptions()
 	opts.Interval = 2 * time.Second
 	model := recommender.Defaults()
 	model.CPUHalfLife = 15 * time.Second
-	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, nil, mgr.GetEventRecorder("hvpa-recommender"),
-		clock.RealClock{}, model, opts, nil)
-	if err != nil {
-		return err
-	}
-	if err := mgr.Add(rec); err != nil {
-		return err
-	}
-	//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
-	r := hvpactrl.NewReconciler(mgr.GetClient(), rec, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, 2*time.Second, nil)
-	if err := r.SetupWithManager(mgr); err != nil {
+	if err := manager.Add(mgr, cfg, manager.Options{Components: manager.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second}); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(ctx) }()
