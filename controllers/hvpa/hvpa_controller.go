@@ -43,7 +43,10 @@ type RecommendationSource interface {
 
 // Reconciler reconciles Hvpa objects.
 type Reconciler struct {
-	Client          client.Client
+	Client client.Client
+	// Reader reads the Hvpa itself, uncached: a reconcile right after this controller's own status patch must
+	// not decide from the previous status (it would record the same change twice). Nil: Client.
+	Reader          client.Reader
 	Recommendations RecommendationSource // nil: no embedded recommender runs in this process
 	// Recorder writes core/v1 events: unlike the events.k8s.io series, which keeps only the first note of
 	// events with the same reason, it keeps every scaling's before -> after message.
@@ -75,7 +78,11 @@ func HPAName(h *hvpav1alpha1.Hvpa) string { return h.Name }
 // Reconcile decides one Hvpa and applies the decision.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	h := &hvpav1alpha1.Hvpa{}
-	if err := r.Client.Get(ctx, req.NamespacedName, h); err != nil {
+	reader := r.Reader
+	if reader == nil {
+		reader = r.Client
+	}
+	if err := reader.Get(ctx, req.NamespacedName, h); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := h.DeepCopy()

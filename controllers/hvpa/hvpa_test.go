@@ -135,6 +135,15 @@ var _ = Describe("an Hvpa", func() {
 		Expect(meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionReady)).To(BeTrue())
 		Eventually(func() int32 { return getHvpa(ctx, ns, "web").Status.Replicas }, timeout).Should(Equal(int32(2)), "status.replicas follows the target")
 		Eventually(func() []string { return eventReasons(ctx, ns, "web") }, timeout).Should(ContainElement(ContainSubstring("Rescaled: replicas 1 -> 2")))
+		// every change is recorded once: a reconcile right after the controller's own status patch reads the
+		// Hvpa uncached, so it does not record the same change again
+		var evs eventsv1.EventList
+		Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+		for _, e := range evs.Items {
+			if e.Regarding.Name == "web" && e.Reason == "Rescaled" {
+				Expect(e.DeprecatedCount).To(BeNumerically("<=", 1), "event %q recorded %d times", e.Note, e.DeprecatedCount)
+			}
+		}
 
 		By("deleting the Hvpa: its HPA goes with it, the target keeps its replicas")
 		Expect(k8s.Delete(ctx, h)).To(Succeed())

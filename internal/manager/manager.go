@@ -92,6 +92,7 @@ func Add(mgr ctrl.Manager, cfg *rest.Config, o Options) error {
 		//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
 		r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync,
 			hvpactrl.NewMetrics(o.Registry))
+		r.Reader = mgr.GetAPIReader()
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}
