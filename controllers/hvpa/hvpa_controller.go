@@ -7,6 +7,8 @@ package hvpa
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -83,6 +85,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		reader = r.Client
 	}
 	if err := reader.Get(ctx, req.NamespacedName, h); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.forget(req.Namespace, req.Name) // no series of a deleted Hvpa stay behind
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	orig := h.DeepCopy()
@@ -131,8 +136,6 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 			target.GVK.Kind, target.Name, strings.Join(others, ", ")))
 		return r.requeue(), nil
 	}
-	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(0)
-	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, "Supported", fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
 
 	// the target's scale: the replicas it runs (status, for the HPA) and the replicas it is set to (c)
 	scale, err := vpactrl.GetScale(ctx, r.Client, target.GVK, h.Namespace, target.Name)
@@ -142,18 +145,25 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	}
 	h.Status.Replicas = scale.Status.Replicas
 	h.Status.Selector = target.Selector.String()
-	if h.Spec.Replicas == nil { // the scale subresource of an Hvpa cannot be read without spec.replicas
+	// spec.replicas is the HPA's input: the API server cannot serve /scale without it, and an HPA treats 0 as
+	// "scaling disabled", so it starts at the target's replicas (at least 1) and leaves 0 when the target does
+	if h.Spec.Replicas == nil || (*h.Spec.Replicas == 0 && scale.Spec.Replicas > 0) {
 		patched := h.DeepCopy()
-		patched.Spec.Replicas = ptr.To(scale.Spec.Replicas)
+		patched.Spec.Replicas = ptr.To(max(scale.Spec.Replicas, 1))
 		if err := r.Client.Patch(ctx, patched, client.MergeFrom(h)); err != nil {
 			return reconcile.Result{}, fmt.Errorf("initializing spec.replicas: %w", err)
 		}
 		h.Spec.Replicas = patched.Spec.Replicas
 		h.ResourceVersion = patched.ResourceVersion
 	}
-	if err := r.reconcileHPA(ctx, h); err != nil {
+	if msg, err := r.reconcileHPA(ctx, h); err != nil {
 		return reconcile.Result{}, err
+	} else if msg != "" {
+		r.unsupported(h, now, "HPANameTaken", msg)
+		return r.requeue(), nil
 	}
+	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(0)
+	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, "Supported", fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
 
 	// observed state
 	st, pods, err := r.observe(ctx, h, target, scale, spec, now)
@@ -227,27 +237,59 @@ func (r *Reconciler) otherAutoscalers(ctx context.Context, h *hvpav1alpha1.Hvpa,
 			out = append(out, "Hvpa "+o.Name)
 		}
 	}
+	var hpas autoscalingv2.HorizontalPodAutoscalerList
+	if err := r.Client.List(ctx, &hpas, client.InNamespace(h.Namespace)); err != nil {
+		return nil, err
+	}
+	for _, a := range hpas.Items {
+		ref := a.Spec.ScaleTargetRef
+		if ref.Kind == target.GVK.Kind && ref.Name == target.Name {
+			out = append(out, "HorizontalPodAutoscaler "+a.Name)
+		}
+	}
 	sort.Strings(out)
 	return out, nil
 }
 
-// reconcileHPA creates, updates or removes the HPA the Hvpa owns (spec.hpa.deploy).
-func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) error {
+// templateHashAnnotation records which template an owned HPA was written from: the HPA is rewritten only when
+// the template changes (the API server fills defaults in, so comparing specs would rewrite it every time).
+const templateHashAnnotation = "autoscaling.hvpa.dev/template-hash"
+
+// reconcileHPA creates, updates or removes the HPA the Hvpa owns (spec.hpa.deploy). It never takes over an
+// HPA of the same name that it does not own: it returns a message saying so instead.
+func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (string, error) {
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: h.Namespace, Name: HPAName(h)}}
-	if h.Spec.HPA == nil || !h.Spec.HPA.Deploy {
-		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(hpa), hpa); err != nil {
-			return client.IgnoreNotFound(err)
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(hpa), hpa)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", err
+	}
+	exists := err == nil
+	if exists && !metav1.IsControlledBy(hpa, h) {
+		if h.Spec.HPA == nil || !h.Spec.HPA.Deploy {
+			return "", nil
 		}
-		if metav1.IsControlledBy(hpa, h) {
+		return fmt.Sprintf("HorizontalPodAutoscaler %s exists and is not this Hvpa's: rename or delete it, or set spec.hpa.deploy to false", hpa.Name), nil
+	}
+	if h.Spec.HPA == nil || !h.Spec.HPA.Deploy {
+		if exists {
 			if err := r.Client.Delete(ctx, hpa); err != nil && !apierrors.IsNotFound(err) {
-				return err
+				return "", err
 			}
 			r.event(h, corev1.EventTypeNormal, "HPARemoved", "spec.hpa.deploy is off: removed HorizontalPodAutoscaler "+hpa.Name)
 		}
-		return nil
+		return "", nil
 	}
 	t := h.Spec.HPA.Template
+	raw, _ := json.Marshal(t)
+	hash := fmt.Sprintf("%x", sha256.Sum256(raw))[:16]
+	if exists && hpa.Annotations[templateHashAnnotation] == hash {
+		return "", nil
+	}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, hpa, func() error {
+		if hpa.Annotations == nil {
+			hpa.Annotations = map[string]string{}
+		}
+		hpa.Annotations[templateHashAnnotation] = hash
 		hpa.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: hvpav1alpha1.GroupVersion.String(), Kind: "Hvpa", Name: h.Name}
 		hpa.Spec.MinReplicas = t.MinReplicas
 		hpa.Spec.MaxReplicas = t.MaxReplicas
@@ -256,12 +298,14 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) err
 		return controllerutil.SetControllerReference(h, hpa, r.Client.Scheme())
 	})
 	if err != nil {
-		return fmt.Errorf("HorizontalPodAutoscaler %s: %w", hpa.Name, err)
+		return "", fmt.Errorf("HorizontalPodAutoscaler %s: %w", hpa.Name, err)
 	}
 	if op == controllerutil.OperationResultCreated {
 		r.event(h, corev1.EventTypeNormal, "HPACreated", "created HorizontalPodAutoscaler "+hpa.Name+" targeting this Hvpa's scale subresource")
+	} else if op == controllerutil.OperationResultUpdated {
+		r.event(h, corev1.EventTypeNormal, "HPAUpdated", "updated HorizontalPodAutoscaler "+hpa.Name+" from spec.hpa.template")
 	}
-	return nil
+	return "", nil
 }
 
 // HPABehavior is the HPA behavior an Hvpa deploys: the template's, with a scale-down stabilization window of
@@ -319,9 +363,10 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target v
 		lim, _ := scaling.FromResourceList(limits, nil)
 		st.Containers = append(st.Containers, scaling.Container{Name: c.Name, Requests: req, Limits: lim})
 	}
-	if h.Spec.HPA != nil && h.Spec.Replicas != nil {
+	// the HPA input: only while the Hvpa deploys its HPA (otherwise nothing keeps spec.replicas current)
+	if h.Spec.HPA != nil && h.Spec.HPA.Deploy && h.Spec.Replicas != nil {
 		in := &scaling.HPAInput{Desired: *h.Spec.Replicas}
-		if rec := h.Status.HPA; rec != nil && rec.DesiredReplicas != nil && *rec.DesiredReplicas == in.Desired {
+		if rec := h.Status.HPA; rec != nil && rec.DesiredReplicas != nil && *rec.DesiredReplicas == in.Desired && len(rec.Basis) > 0 {
 			in.Basis = map[string]scaling.Values{}
 			for _, b := range rec.Basis {
 				in.Basis[b.Name], _ = scaling.FromResourceList(b.Requests, nil)

@@ -75,43 +75,43 @@ func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling
 	prev := s.Desired
 	s.EffectiveScalingIntervals = scaling.IntervalStatus(d.Intervals)
 	s.Desired = d.DesiredState()
-	if d.HPA != nil {
+	if d.HPA != nil && d.CurrentReplicas > 0 { // a workload at 0 has no per-pod values to record as a basis
 		changed := metav1.NewTime(now)
 		if s.HPA != nil && s.HPA.DesiredReplicas != nil && *s.HPA.DesiredReplicas == d.HPA.Desired && s.HPA.LastChangeTime != nil {
 			changed = *s.HPA.LastChangeTime
 		}
 		s.HPA = d.HPAStatus(&changed)
-	} else {
+	} else if d.HPA == nil {
 		s.HPA = nil
 	}
 	// a scaling is a change of the intent (replicas applied, or per-pod requests and limits in status.desired):
 	// the pods follow the intent through the webhook and the updater, so comparing with the running pods would
 	// count the same change again on every reconcile until they are resized
-	if intentChanged(prev, s.Desired) {
+	switch {
+	case d.CurrentReplicas == 0: // hvpa does not scale a workload at 0 replicas: nothing was decided
+	case prev == nil:
+		// the first intent is not a scaling: it must not start a stabilization window
+		r.event(h, corev1.EventTypeNormal, ReasonRescaled, "initial sizing intent: "+intentSummary(s.Desired))
+	case intentChanged(prev, s.Desired):
 		msg := describe(d)
-		if prev == nil {
-			msg = "initial sizing intent: " + intentSummary(s.Desired)
-		}
 		s.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now), FromReplicas: d.CurrentReplicas, ToReplicas: d.Replicas,
 			Containers: s.Desired.Containers, Message: msg}
 		r.event(h, corev1.EventTypeNormal, ReasonRescaled, msg)
 		r.Metrics.Scalings.WithLabelValues(h.Namespace, h.Name).Inc()
 	}
-	for _, b := range d.BlockedParts() {
-		r.Metrics.Blocked.WithLabelValues(h.Namespace, h.Name, string(b.Reason)).Inc()
-	}
 	if parts := d.BlockedParts(); len(parts) > 0 {
 		prevBlocked := s.LastBlockedScaling
-		s.LastBlockedScaling = &hvpav1alpha1.BlockedScaling{Time: metav1.NewTime(now), Parts: parts}
 		if prevBlocked == nil || !sameParts(prevBlocked.Parts, parts) {
+			s.LastBlockedScaling = &hvpav1alpha1.BlockedScaling{Time: metav1.NewTime(now), Parts: parts}
 			var msgs []string
 			for _, b := range parts {
 				msgs = append(msgs, fmt.Sprintf("%s (%s): %s", b.Part, b.Reason, b.Message))
+				r.Metrics.Blocked.WithLabelValues(h.Namespace, h.Name, string(b.Reason)).Inc()
 			}
 			r.event(h, corev1.EventTypeWarning, ReasonScalingBlocked, strings.Join(msgs, "; "))
-		} else {
-			s.LastBlockedScaling.Time = prevBlocked.Time // the same block: keep when it started
 		}
+		// the same block as before keeps its record as it is (its messages name elapsed times; rewriting them
+		// would patch status on every reconcile)
 	}
 	for _, c := range d.Conditions {
 		setCondition(h, c.Type, c.Status == "True", c.Reason, c.Message, now)

@@ -337,3 +337,41 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		Expect(after.Desired.Replicas).To(Equal(before.Desired.Replicas))
 	})
 })
+
+var _ = Describe("an Hvpa next to other HPAs", func() {
+	ctx := context.Background()
+
+	unsupportedMessage := func(ns, name string) func() string {
+		return func() string {
+			c := meta.FindStatusCondition(getHvpa(ctx, ns, name).Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
+			if c == nil || c.Status != metav1.ConditionTrue {
+				return ""
+			}
+			return c.Reason + ": " + c.Message
+		}
+	}
+
+	It("never takes over a user's HPA of the same name", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "mine", 1, "500m")
+		deployment(ctx, ns, "other", 1, "500m")
+		user := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine"}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "other"}, MaxReplicas: 3}}
+		Expect(k8s.Create(ctx, user)).To(Succeed())
+		Expect(k8s.Create(ctx, withHPA(epHvpa(ns, "mine"), 80))).To(Succeed())
+		Eventually(unsupportedMessage(ns, "mine"), timeout).Should(And(HavePrefix("HPANameTaken"), ContainSubstring("is not this Hvpa's")))
+		got := &autoscalingv2.HorizontalPodAutoscaler{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(user), got)).To(Succeed())
+		Expect(got.Spec.ScaleTargetRef.Name).To(Equal("other"), "the user's HPA is left as it is")
+		Expect(metav1.GetControllerOf(got)).To(BeNil())
+	})
+
+	It("does not act on a workload that an HPA scales directly", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "direct", 1, "500m")
+		Expect(k8s.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "direct-hpa"}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "direct"}, MaxReplicas: 3}})).To(Succeed())
+		Expect(k8s.Create(ctx, epHvpa(ns, "direct"))).To(Succeed())
+		Eventually(unsupportedMessage(ns, "direct"), timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("HorizontalPodAutoscaler direct-hpa")))
+	})
+})

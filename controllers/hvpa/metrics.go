@@ -64,7 +64,20 @@ func (m *Metrics) observe(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling.S
 			}
 		}
 	}
+	m.Totals.DeletePartialMatch(prometheus.Labels{"namespace": h.Namespace, "hvpa": h.Name}) // sources and containers change
 	for _, t := range d.Totals {
 		m.Totals.WithLabelValues(h.Namespace, h.Name, t.Container, t.Resource.String(), string(t.Source)).Set(unit(t.Resource, t.Total))
 	}
+}
+
+// forget deletes every series of one Hvpa (it was deleted).
+func (m *Metrics) forget(ns, name string) {
+	l := prometheus.Labels{"namespace": ns, "hvpa": name}
+	m.Replicas.DeletePartialMatch(l)
+	m.PerPod.DeletePartialMatch(l)
+	m.Totals.DeletePartialMatch(l)
+	m.Blocked.DeletePartialMatch(l)
+	m.Scalings.DeletePartialMatch(l)
+	m.Decisions.DeletePartialMatch(l)
+	m.Unsupported.DeletePartialMatch(l)
 }

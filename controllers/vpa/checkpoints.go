@@ -2,10 +2,12 @@ package vpa
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,11 +56,24 @@ func (r *Recommender) bootstrap(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("reading usage history from Prometheus: %w", err)
 		}
+		var pods corev1.PodList // labels of live pods, for history without pod labels (kube-state-metrics v2 exports none by default)
+		if err := r.Client.List(ctx, &pods); err != nil {
+			return fmt.Errorf("listing pods: %w", err)
+		}
+		live := map[types.NamespacedName]map[string]string{}
+		for _, p := range pods.Items {
+			live[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p.Labels
+		}
 		m := r.model(r.Base)
+		skipped := 0
 		for _, h := range history {
 			lbl := h.Labels
-			if lbl == nil { // the pod's current labels, when Prometheus has none
-				lbl = map[string]string{}
+			if len(lbl) == 0 {
+				lbl = live[types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}]
+			}
+			if len(lbl) == 0 { // neither Prometheus nor the cluster knows the pod's labels: no VPA could select it
+				skipped++
+				continue
 			}
 			ak := aggKey{h.Namespace, h.Container, labelKey(lbl)}
 			a, ok := r.aggs[ak]
@@ -74,7 +89,7 @@ func (r *Recommender) bootstrap(ctx context.Context) error {
 				m.AddMemory(c, s.Time, s.Value)
 			}
 		}
-		logger.Info("loaded usage history from Prometheus", "containers", len(history))
+		logger.Info("loaded usage history from Prometheus", "containers", len(history)-skipped, "withoutLabels", skipped)
 	}
 	return nil
 }
@@ -192,6 +207,9 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 		}
 	case err != nil:
 		return err
+	case cp.Spec.VPAObjectName != owner || cp.Spec.ContainerName != container || (cp.Labels[OwnerKindLabel] == "Hvpa") != (kind == "Hvpa"):
+		return fmt.Errorf("checkpoint %s belongs to %s/%s (%s), not to %s %s container %s: the names collide; rename one of the objects",
+			name, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Labels[OwnerKindLabel], kind, owner, container)
 	}
 	patched := cp.DeepCopy()
 	patched.Status = status
@@ -222,6 +240,7 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 		return err
 	}
 	deleted := 0
+	var errs []error
 	for i := range l.Items {
 		cp := &l.Items[i]
 		owner := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.VPAObjectName}
@@ -230,19 +249,21 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 			continue
 		}
 		if err := r.Client.Delete(ctx, cp); err != nil && !apierrors.IsNotFound(err) {
-			return err
+			errs = append(errs, fmt.Errorf("deleting %s/%s: %w", cp.Namespace, cp.Name, err))
+			continue
 		}
 		key := vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}
 		if isHvpa {
 			key.vpa = hvpaOwner(key.vpa)
 		}
 		delete(r.initial, key)
+		delete(r.written, key)
 		deleted++
 	}
 	if deleted > 0 {
 		log.FromContext(ctx).Info("deleted orphaned checkpoints", "count", deleted)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // OwnerKindLabel marks checkpoints written for an Hvpa (named hvpa-<name>-<container>): they are orphans when

@@ -17,7 +17,7 @@ import (
 
 // observeOOMs records OOM kills from pod status (current or last state terminated with reason OOMKilled) and
 // containers evicted by the kubelet under memory pressure (Evicted events). Each kill is recorded once.
-func (r *Recommender) observeOOMs(ctx context.Context, pods map[types.NamespacedName]*corev1.Pod, models map[types.NamespacedName]*recommender.Model, now time.Time) {
+func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.NamespacedName]*corev1.Pod, models map[types.NamespacedName]*recommender.Model, now time.Time) {
 	record := func(p *corev1.Pod, container string, at time.Time, request float64, key string) {
 		if _, seen := r.oomSeen[key]; seen {
 			return
@@ -61,8 +61,14 @@ func (r *Recommender) observeOOMs(ctx context.Context, pods map[types.Namespaced
 		if ev.Reason != "Evicted" || ev.InvolvedObject.Kind != "Pod" {
 			continue
 		}
-		p := pods[types.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}]
+		// an evicted pod is Failed: it is found among all pods, and is tracked when a served object selects it
+		// (or without --memory-saver)
+		key := types.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
+		p := allPods[key]
 		if p == nil {
+			continue
+		}
+		if _, tracked := models[key]; !tracked && r.Opts.MemorySaver {
 			continue
 		}
 		at := ev.LastTimestamp.Time

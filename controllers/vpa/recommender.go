@@ -192,8 +192,10 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	defer func() { step("total", start) }()
 
 	if !r.bootstrapped {
+		// once: a failed bootstrap (Prometheus down) is logged, and the recommender goes on from live usage
+		// rather than keeping every VPA without a recommendation
 		if err := r.bootstrap(ctx); err != nil {
-			return err
+			logger.Error(err, "loading usage history failed; recommendations start from live usage only")
 		}
 		r.bootstrapped = true
 	}
@@ -271,8 +273,10 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 	podIndex := map[types.NamespacedName]*corev1.Pod{}
 	podModel := map[types.NamespacedName]*recommender.Model{}
+	allPods := map[types.NamespacedName]*corev1.Pod{} // evicted pods are Failed: evictions are looked up here
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		allPods[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
 		if p.Status.Phase != corev1.PodRunning {
 			continue
 		}
@@ -329,7 +333,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	t = step("usage", t)
 
 	// 4. OOM kills from pod status and kubelet evictions
-	r.observeOOMs(ctx, podIndex, podModel, now)
+	r.observeOOMs(ctx, podIndex, allPods, podModel, now)
 	t = step("oom", t)
 
 	// 5. recommendations and status
@@ -354,6 +358,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		}
 	}
 	r.collect(now)
+	r.forgetGone(vpas)
 	step("checkpoints", t)
 	return nil
 }
@@ -440,6 +445,19 @@ func (r *Recommender) indexByNamespace() {
 	}
 }
 
+// forgetGone drops what the recommender remembers about VPAs that no longer exist.
+func (r *Recommender) forgetGone(vpas []vpav1.VerticalPodAutoscaler) {
+	uids := map[types.UID]bool{}
+	for _, v := range vpas {
+		uids[v.UID] = true
+	}
+	for uid := range r.firstRec {
+		if !uids[uid] {
+			delete(r.firstRec, uid)
+		}
+	}
+}
+
 // labelKey is the canonical form of a pod's labels (the aggregation key).
 func labelKey(l map[string]string) string {
 	keys := make([]string, 0, len(l))
@@ -468,6 +486,7 @@ func (r *Recommender) container(m *recommender.Model, p *corev1.Pod, name string
 	a, ok := r.aggs[ak]
 	if !ok {
 		a = &aggState{agg: m.NewAggregate(), labels: labels.Set(p.Labels)}
+		a.agg.LastUpdate = now // an aggregate that never gets a sample expires too
 		r.aggs[ak] = a
 	}
 	cs := &containerState{state: m.NewContainer(a.agg), agg: ak, lastSeen: now}
@@ -485,8 +504,9 @@ func (r *Recommender) collect(now time.Time) {
 		}
 	}
 	for k, a := range r.aggs {
-		if !a.agg.LastUpdate.IsZero() && base.Expired(a.agg, now) {
+		if base.Expired(a.agg, now) {
 			delete(r.aggs, k)
+			delete(r.lastTarget, k)
 		}
 	}
 	for k, seen := range r.oomSeen {

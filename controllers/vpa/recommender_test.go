@@ -332,6 +332,11 @@ var _ = Describe("the recommender", func() {
 			Reason:         "Evicted", Type: corev1.EventTypeWarning, LastTimestamp: metav1.Now(), Source: corev1.EventSource{Component: "kubelet"},
 			Message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container redis was using 900Mi, request is 256Mi, has larger consumption of memory."}
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
+		// the kubelet leaves an evicted pod Failed (reason Evicted)
+		p := pods[0]
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+		p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted"
+		Expect(k8s.Status().Update(ctx, p)).To(Succeed())
 		runs(r, 1)
 		after := containerRec(getVPA(ctx, ns, "cache"), "redis").Target.Memory().Value()
 		// used = max(request 256Mi, window peak 200Mi) -> needed 356Mi; x1.15 within a bucket
@@ -513,5 +518,26 @@ var _ = Describe("the recommender's scope", func() {
 		Expect(containerRec(getVPA(ctx, ns, "custom"), "app")).NotTo(BeNil(), "the recommender named performance serves it")
 		Expect(getVPA(ctx, other, "web").Status.Recommendation).To(BeNil(), "excluded namespace")
 		Expect(testutil.ToFloat64(perf.Metrics.Aggregates)).To(BeNumerically(">=", 5), "without --memory-saver every running pod is tracked")
+	})
+})
+
+type failingHistory struct{}
+
+func (failingHistory) History(context.Context) ([]metrics.ContainerHistory, error) {
+	return nil, fmt.Errorf("prometheus query: connection refused")
+}
+
+var _ = Describe("the recommender with Prometheus down", func() {
+	It("goes on from live usage when the history cannot be read", func() {
+		ctx := context.Background()
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "live", "app")
+		for _, p := range runPods(ctx, ns, "live", 1, nil, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 200, MemoryBytes: 100 * mi})
+		}
+		Expect(k8s.Create(ctx, vpaFor(ns, "live", "live", vpav1.UpdateModeOff))).To(Succeed())
+		r := newRecommender(func(o *vpactrl.Options) { o.Storage = vpactrl.StoragePrometheus }, failingHistory{})
+		runs(r, 2) // RunOnce succeeds: the failed bootstrap is logged, not returned
+		Expect(containerRec(getVPA(ctx, ns, "live"), "app")).NotTo(BeNil())
 	})
 })
