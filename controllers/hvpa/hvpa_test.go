@@ -266,8 +266,10 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "toggle"}, &autoscalingv2.HorizontalPodAutoscaler{})
 		}, timeout).Should(Succeed())
 		h := getHvpa(ctx, ns, "toggle")
-		h.Spec.HPA.Deploy = false
-		Expect(k8s.Update(ctx, h)).To(Succeed())
+		off := h.DeepCopy()
+		off.Spec.HPA.Deploy = false
+		// a merge patch of the one field, as `kubectl patch` does: the HPA and the controller write this object too
+		Expect(k8s.Patch(ctx, off, client.MergeFrom(h))).To(Succeed())
 		Eventually(func() bool {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "toggle"}, &autoscalingv2.HorizontalPodAutoscaler{}) != nil
 		}, timeout).Should(BeTrue())
