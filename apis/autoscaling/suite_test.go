@@ -30,9 +30,7 @@ func TestCRDs(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, cfg, err = testenv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	env, cfg, k8s, err = testenv.StartWithClient()
 	Expect(err).NotTo(HaveOccurred())
 })
 

@@ -47,17 +47,13 @@ func TestRunRecommender(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the local control plane")
 	}
-	env, cfg, err := testenv.Start()
+	env, _, c, err := testenv.StartWithClient()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer env.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, ns := range []string{"played-metrics", "hvpa-system", "shop"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatal(err)

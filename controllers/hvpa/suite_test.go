@@ -56,9 +56,7 @@ func TestHvpa(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, cfg, err = testenv.Start() // the CRDs exist before kube-controller-manager starts (its discovery is slow)
-	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	env, cfg, k8s, err = testenv.StartWithClient()
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	stop = cancel

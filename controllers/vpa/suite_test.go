@@ -40,9 +40,7 @@ func TestRecommender(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, cfg, err = testenv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8s, err = client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	env, cfg, k8s, err = testenv.StartWithClient()
 	Expect(err).NotTo(HaveOccurred())
 	ctx := context.Background()
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "played-metrics"}})).To(Succeed())

@@ -21,7 +21,7 @@ func TestControllerManager(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the local control plane")
 	}
-	env, cfg, err := testenv.Start()
+	env, _, c, err := testenv.StartWithClient()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,6 @@ func TestControllerManager(t *testing.T) {
 	}
 	defer cm.Stop()
 	ctx := context.Background()
-	c, _ := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
 	k, err := playedkubelet.New(ctx, c, "node-1")
 	if err != nil {
 		t.Fatal(err)

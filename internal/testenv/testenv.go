@@ -14,6 +14,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -98,4 +99,18 @@ func Start() (*envtest.Environment, *rest.Config, error) {
 		return nil, nil, fmt.Errorf("testenv: starting the local control plane from %s: %w", assets, err)
 	}
 	return env, cfg, nil
+}
+
+// StartWithClient starts the local control plane (Start) and returns a client with Scheme.
+func StartWithClient() (*envtest.Environment, *rest.Config, client.Client, error) {
+	env, cfg, err := Start()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		_ = env.Stop()
+		return nil, nil, nil, err
+	}
+	return env, cfg, c, nil
 }
