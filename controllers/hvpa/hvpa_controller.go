@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -412,7 +412,7 @@ func templateContainers(ctx context.Context, c client.Client, t vpactrl.Target) 
 			continue
 		}
 		var ct corev1.Container
-		if err := runtimeFromUnstructured(m, &ct); err == nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ct); err == nil {
 			out = append(out, ct)
 		}
 	}
@@ -468,5 +468,3 @@ func recommendations(rec *vpav1.RecommendedPodResources) []scaling.Recommendatio
 	}
 	return out
 }
-
-var _ = labels.Everything

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
@@ -44,10 +43,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa
 		return nil
 	}
 	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, h, client.MergeFrom(orig)))
-}
-
-func runtimeFromUnstructured(m map[string]any, into any) error {
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
 }
 
 // describe renders the change of a decision, before -> after.

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -45,17 +46,33 @@ type servedHvpa struct {
 	model  *recommender.Model
 }
 
-// listHvpas returns the Hvpas with spec.vpa.deploy whose targets resolve (the Hvpa controller reports the
-// others).
-func (r *Recommender) listHvpas(ctx context.Context) []*servedHvpa {
+// hvpaView is what one run needs to know about Hvpas, from one list and one target resolution per Hvpa.
+type hvpaView struct {
+	// served are the Hvpas with spec.vpa.deploy whose targets resolve (the Hvpa controller reports the others).
+	served []*servedHvpa
+	// targets maps every resolvable Hvpa's target (Target.Key) to the Hvpas' names (conflicts with VPAs).
+	targets map[string][]string
+	// selectors are every resolvable Hvpa's pod selectors per namespace (--memory-saver).
+	selectors map[string][]labels.Selector
+}
+
+// resolveHvpas lists the Hvpas and resolves each one's target once.
+func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
+	v := hvpaView{targets: map[string][]string{}, selectors: map[string][]labels.Selector{}}
 	var l hvpav1alpha1.HvpaList
 	if err := r.Client.List(ctx, &l); err != nil {
 		log.FromContext(ctx).V(1).Info("listing Hvpas", "error", err.Error())
-		return nil
+		return v
 	}
-	var out []*servedHvpa
 	for i := range l.Items {
 		h := &l.Items[i]
+		ref := h.Spec.TargetRef
+		t, err := ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+		if err != nil {
+			continue
+		}
+		v.targets[t.Key()] = append(v.targets[t.Key()], h.Name)
+		v.selectors[h.Namespace] = append(v.selectors[h.Namespace], t.Selector)
 		if h.Spec.VPA == nil || !h.Spec.VPA.Deploy || !r.inNamespaces(h.Namespace) {
 			continue
 		}
@@ -63,14 +80,9 @@ func (r *Recommender) listHvpas(ctx context.Context) []*servedHvpa {
 		if err != nil {
 			continue
 		}
-		ref := h.Spec.TargetRef
-		t, err := ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
-		if err != nil {
-			continue
-		}
-		out = append(out, &servedHvpa{hvpa: h, target: t, model: r.model(cfg)})
+		v.served = append(v.served, &servedHvpa{hvpa: h, target: t, model: r.model(cfg)})
 	}
-	return out
+	return v
 }
 
 // updateHvpaRecommendations computes the embedded recommendation of every served Hvpa.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -115,7 +116,7 @@ var evictedContainer = regexp.MustCompile(`Container (\S+) was using (\S+), requ
 // 512Mi, has larger consumption of memory." Messages about other resources give nothing.
 func ParseMemoryEviction(msg string) []MemoryEviction {
 	var out []MemoryEviction
-	if !regexp.MustCompile(`low on resource: memory`).MatchString(msg) {
+	if !strings.Contains(msg, "low on resource: memory") {
 		return nil
 	}
 	for _, m := range evictedContainer.FindAllStringSubmatch(msg, -1) {

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
-	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
@@ -225,7 +223,8 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		list = append(list, s)
 	}
 	// a workload that an Hvpa also targets: neither acts (the Hvpa controller reports its side)
-	for key, names := range r.hvpaTargets(ctx) {
+	hv := r.resolveHvpas(ctx)
+	for key, names := range hv.targets {
 		for _, s := range byTarget[key] {
 			s.err = &TargetError{"MultipleAutoscalers", fmt.Sprintf("%s %s is also the target of Hvpa %s: keep one autoscaler per workload",
 				s.target.GVK.Kind, s.target.Name, strings.Join(names, ", "))}
@@ -262,10 +261,10 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 	// Hvpas with the embedded recommender: their pods are fed with their model; with --memory-saver, pods
 	// selected by any Hvpa's target are tracked too
-	hvpas := r.listHvpas(ctx)
+	hvpas := hv.served
 	var hvpaSelectors map[string][]labels.Selector
 	if r.Opts.MemorySaver {
-		hvpaSelectors = r.hvpaSelectors(ctx)
+		hvpaSelectors = hv.selectors
 	}
 	hvpaByNS := map[string][]*servedHvpa{}
 	for _, h := range hvpas {
@@ -395,42 +394,6 @@ func (r *Recommender) serves(v *vpav1.VerticalPodAutoscaler) bool {
 		return r.Opts.Name == "default"
 	}
 	return v.Spec.Recommenders[0].Name == r.Opts.Name
-}
-
-// hvpaTargets maps the target of every Hvpa (Target.Key) to the Hvpas' names.
-func (r *Recommender) hvpaTargets(ctx context.Context) map[string][]string {
-	var l hvpav1alpha1.HvpaList
-	if err := r.Client.List(ctx, &l); err != nil {
-		return nil
-	}
-	out := map[string][]string{}
-	for _, h := range l.Items {
-		ref := h.Spec.TargetRef
-		t, err := ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
-		if err == nil {
-			out[t.Key()] = append(out[t.Key()], h.Name)
-		}
-	}
-	return out
-}
-
-// hvpaSelectors resolves the targets of every Hvpa to pod selectors, per namespace (unresolvable ones are
-// skipped: the Hvpa controller reports them).
-func (r *Recommender) hvpaSelectors(ctx context.Context) map[string][]labels.Selector {
-	var l hvpav1alpha1.HvpaList
-	if err := r.Client.List(ctx, &l); err != nil {
-		log.FromContext(ctx).V(1).Info("listing Hvpas for --memory-saver", "error", err.Error())
-		return nil
-	}
-	out := map[string][]labels.Selector{}
-	for _, h := range l.Items {
-		ref := h.Spec.TargetRef
-		t, err := ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
-		if err == nil {
-			out[h.Namespace] = append(out[h.Namespace], t.Selector)
-		}
-	}
-	return out
 }
 
 // indexByNamespace rebuilds the per-namespace index of aggregates and pod containers.
