@@ -54,20 +54,16 @@ func TestRunRecommender(t *testing.T) {
 	defer env.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, ns := range []string{"played-metrics", "hvpa-system", "shop"} {
+	for _, ns := range []string{"hvpa-system", "shop"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ms := playedkubelet.StartMetricsServer()
-	defer ms.Close()
-	if err := ms.Register(ctx, c, "played-metrics"); err != nil {
-		t.Fatal(err)
-	}
-	kubelet, err := playedkubelet.New(ctx, c, "node-1")
+	ms, kubelet, err := playedkubelet.Start(ctx, c, "node-1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer ms.Close()
 	labels := map[string]string{"app": "web"}
 	if err := c.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},

@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,10 +59,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	stop = cancel
-	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "played-metrics"}})).To(Succeed())
-	played = playedkubelet.StartMetricsServer()
-	Expect(played.Register(ctx, k8s, "played-metrics")).To(Succeed())
-	kubelet, err = playedkubelet.New(ctx, k8s, "played-node-1")
+	played, kubelet, err = playedkubelet.Start(ctx, k8s, "played-node-1")
 	Expect(err).NotTo(HaveOccurred())
 	kcm, err = testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller",
 		"horizontal-pod-autoscaler-controller"}, time.Second)

@@ -6,8 +6,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
@@ -43,10 +41,7 @@ var _ = BeforeSuite(func() {
 	env, cfg, k8s, err = testenv.StartWithClient()
 	Expect(err).NotTo(HaveOccurred())
 	ctx := context.Background()
-	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "played-metrics"}})).To(Succeed())
-	played = playedkubelet.StartMetricsServer()
-	Expect(played.Register(ctx, k8s, "played-metrics")).To(Succeed())
-	kubelet, err = playedkubelet.New(ctx, k8s, "played-node-1")
+	played, kubelet, err = playedkubelet.Start(ctx, k8s, "played-node-1")
 	Expect(err).NotTo(HaveOccurred())
 	mclient, err = metricsclient.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())

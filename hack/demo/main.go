@@ -107,20 +107,16 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	}
 
 	say("== SIMULATION: a played kubelet runs the pods and a played metrics API reports the load below (no real containers run here)")
-	for _, ns := range []string{"played-metrics", "demo"} {
+	for _, ns := range []string{"demo"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			return err
 		}
 	}
-	ms := playedkubelet.StartMetricsServer()
-	defer ms.Close()
-	if err := ms.Register(ctx, c, "played-metrics"); err != nil {
-		return err
-	}
-	kubelet, err := playedkubelet.New(ctx, c, "played-node-1")
+	ms, kubelet, err := playedkubelet.Start(ctx, c, "played-node-1")
 	if err != nil {
 		return err
 	}
+	defer ms.Close()
 
 	say("== starting the hvpa manager in this process (recommender + Hvpa controller)")
 	say("   demo setting: the recommender's CPU half-life is 15s instead of 24h, so that recommendations follow the load within the demo")

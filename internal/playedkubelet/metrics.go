@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -133,10 +134,33 @@ func (m *MetricsServer) list(ns string) metricsv1beta1.PodMetricsList {
 	return out
 }
 
+// Namespace holds the played metrics Service.
+const Namespace = "played-metrics"
+
+// Start plays a one-node cluster for tests and the demo: a metrics server registered as metrics.k8s.io and
+// the kubelet of a Node called node. Close the metrics server when done.
+func Start(ctx context.Context, c client.Client, node string) (*MetricsServer, *Kubelet, error) {
+	ms := StartMetricsServer()
+	if err := ms.Register(ctx, c); err != nil {
+		ms.Close()
+		return nil, nil, err
+	}
+	k, err := New(ctx, c, node)
+	if err != nil {
+		ms.Close()
+		return nil, nil, err
+	}
+	return ms, k, nil
+}
+
 // Register makes the API server serve metrics.k8s.io from this server: a Service of type ExternalName
-// pointing at localhost (Endpoints refuse loopback addresses, and there is no kube-proxy) and an APIService
-// for v1beta1.metrics.k8s.io. It waits until the API answers.
-func (m *MetricsServer) Register(ctx context.Context, c client.Client, namespace string) error {
+// pointing at localhost (Endpoints refuse loopback addresses, and there is no kube-proxy) in Namespace, and an
+// APIService for v1beta1.metrics.k8s.io. It waits until the API answers.
+func (m *MetricsServer) Register(ctx context.Context, c client.Client) error {
+	namespace := Namespace
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "played-metrics-server"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost",
 			Ports: []corev1.ServicePort{{Name: "https", Port: int32(m.Port())}}}}
