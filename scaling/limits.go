@@ -138,7 +138,11 @@ func ApplyPodLimitRange(cs []ContainerDecision, fixed []Container, lr LimitRange
 		if fixedSum+scaledSum <= m || scaledSum == 0 {
 			continue
 		}
-		f := max(m-fixedSum, 0) / scaledSum
+		if fixedSum >= m {
+			notes = append(notes, fmt.Sprintf("%s: the containers not scaled already use the LimitRange pod max %s; the scaled containers are left unfitted", r, Format(r, m)))
+			continue
+		}
+		f := (m - fixedSum) / scaledSum
 		for i := range cs {
 			c := &cs[i]
 			if _, hasLim := c.Limits.Get(r); c.RequestsOnly && hasLim {
@@ -150,7 +154,7 @@ func ApplyPodLimitRange(cs []ContainerDecision, fixed []Container, lr LimitRange
 				c.Limits.Set(r, l)
 			}
 			if q, ok := c.Requests.Get(r); ok {
-				q = RoundDown(q * f)
+				q = max(RoundDown(q*f), min(q, 1)) // a request never rounds down to nothing
 				if hasLim {
 					q = min(q, l)
 				}

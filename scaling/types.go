@@ -185,14 +185,18 @@ type Spec struct {
 
 // PolicyFor returns the policy of a container: its own, else the "*" policy, else the default (controlled
 // cpu and memory, RequestsAndLimits).
-func (s *Spec) PolicyFor(name string) ContainerPolicy {
+func (s *Spec) PolicyFor(name string) ContainerPolicy { return PolicyFor(s.Policies, name) }
+
+// PolicyFor returns the policy of container name among policies: its own, else the "*" policy, else the
+// default (controlled cpu and memory, RequestsAndLimits).
+func PolicyFor(policies []ContainerPolicy, name string) ContainerPolicy {
 	var wildcard *ContainerPolicy
-	for i := range s.Policies {
-		switch s.Policies[i].Name {
+	for i := range policies {
+		switch policies[i].Name {
 		case name:
-			return s.Policies[i]
+			return policies[i]
 		case "*":
-			wildcard = &s.Policies[i]
+			wildcard = &policies[i]
 		}
 	}
 	if wildcard != nil {
