@@ -63,8 +63,8 @@ func TestSizePod(t *testing.T) {
 		"LimitRange pod max lowers the sized containers together": {
 			containers: []Container{{Name: "a", Requests: V(100, -1), Limits: V(200, -1)}, {Name: "b", Requests: V(100, -1), Limits: V(200, -1)}, {Name: "fixed", Requests: V(200, -1), Limits: V(200, -1)}},
 			targets:    map[string]Values{"a": V(400, -1), "b": V(400, -1)}, lr: &LimitRange{PodMax: V(1000, -1)},
-			want:       []sized{{"a", V(200, -1), V(400, -1)}, {"b", V(200, -1), V(400, -1)}},
-			wantNotes:  []string{"cpu of the scaled containers lowered by 0.500 to fit the LimitRange pod max 1"}},
+			want:      []sized{{"a", V(200, -1), V(400, -1)}, {"b", V(200, -1), V(400, -1)}},
+			wantNotes: []string{"cpu of the scaled containers lowered by 0.500 to fit the LimitRange pod max 1"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
