@@ -352,3 +352,37 @@ func utilizationOnly(metrics []autoscalingv2.MetricSpec) bool {
 
 // finite turns an unbounded amount into a ResourceList-free marker for printing.
 func finite(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
+
+// FromLimitRanges folds a namespace's LimitRanges into the bounds pods are sized within: the tightest of
+// each wins. No LimitRange gives nil.
+func FromLimitRanges(items []corev1.LimitRange) *LimitRange {
+	if len(items) == 0 {
+		return nil
+	}
+	out := &LimitRange{}
+	tighten := func(dst *Values, src corev1.ResourceList, lower bool) {
+		v, _ := FromResourceList(src, nil)
+		for _, res := range Resources {
+			x, ok := v.Get(res)
+			if !ok {
+				continue
+			}
+			if cur, had := dst.Get(res); !had || (lower && x < cur) || (!lower && x > cur) {
+				dst.Set(res, x)
+			}
+		}
+	}
+	for _, lr := range items {
+		for _, item := range lr.Spec.Limits {
+			switch item.Type {
+			case corev1.LimitTypeContainer:
+				tighten(&out.ContainerMax, item.Max, true)
+				tighten(&out.ContainerMin, item.Min, false)
+			case corev1.LimitTypePod:
+				tighten(&out.PodMax, item.Max, true)
+				tighten(&out.PodMin, item.Min, false)
+			}
+		}
+	}
+	return out
+}

@@ -35,6 +35,7 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -121,9 +122,9 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		return reconcile.Result{}, nil // a spec change triggers the next reconcile
 	}
 	ref := h.Spec.TargetRef
-	target, err := vpactrl.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+	target, err := workload.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 	if err != nil {
-		if te, ok := err.(*vpactrl.TargetError); ok {
+		if te, ok := err.(*workload.TargetError); ok {
 			r.unsupported(h, now, te.Reason, te.Message)
 			return r.requeue(), nil
 		}
@@ -138,7 +139,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	}
 
 	// the target's scale: the replicas it runs (status, for the HPA) and the replicas it is set to (c)
-	scale, err := vpactrl.GetScale(ctx, r.Client, target.GVK, h.Namespace, target.Name)
+	scale, err := workload.GetScale(ctx, r.Client, target.GVK, h.Namespace, target.Name)
 	if err != nil {
 		r.unsupported(h, now, "NoScaleSubresource", fmt.Sprintf("reading the scale of %s %s: %v", target.GVK.Kind, target.Name, err))
 		return r.requeue(), nil
@@ -201,7 +202,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	c := st.Replicas
 	if d.Replicas != c {
 		scale.Spec.Replicas = d.Replicas
-		if err := vpactrl.UpdateScale(ctx, r.Client, target.GVK, h.Namespace, target.Name, scale); err != nil {
+		if err := workload.UpdateScale(ctx, r.Client, target.GVK, h.Namespace, target.Name, scale); err != nil {
 			return reconcile.Result{}, fmt.Errorf("scaling %s %s to %d: %w", target.GVK.Kind, target.Name, d.Replicas, err)
 		}
 		logger.V(1).Info("scaled", "target", target.Name, "from", c, "to", d.Replicas)
@@ -211,14 +212,14 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 }
 
 // otherAutoscalers names the VPAs and other Hvpas whose target is the same workload.
-func (r *Reconciler) otherAutoscalers(ctx context.Context, h *hvpav1alpha1.Hvpa, target vpactrl.Target) ([]string, error) {
+func (r *Reconciler) otherAutoscalers(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target) ([]string, error) {
 	var out []string
 	var vpas vpav1.VerticalPodAutoscalerList
 	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace)); err != nil {
 		return nil, err
 	}
 	for i := range vpas.Items {
-		t, err := vpactrl.ResolveTarget(ctx, r.Client, h.Namespace, vpas.Items[i].Spec.TargetRef)
+		t, err := workload.ResolveTarget(ctx, r.Client, h.Namespace, vpas.Items[i].Spec.TargetRef)
 		if err == nil && t.Key() == target.Key() {
 			out = append(out, "VerticalPodAutoscaler "+vpas.Items[i].Name)
 		}
@@ -232,7 +233,7 @@ func (r *Reconciler) otherAutoscalers(ctx context.Context, h *hvpav1alpha1.Hvpa,
 			continue
 		}
 		ref := o.Spec.TargetRef
-		t, err := vpactrl.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+		t, err := workload.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 		if err == nil && t.Key() == target.Key() {
 			out = append(out, "Hvpa "+o.Name)
 		}
@@ -326,7 +327,7 @@ func HPABehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior) *autoscalingv
 
 // observe reads the state the decision needs: current replicas and per-pod values (from the running pods,
 // else the target's pod template), the HPA input, the last scaling, OOM kills since then, LimitRanges.
-func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target vpactrl.Target, scale *autoscalingv1.Scale, spec *scaling.Spec, now time.Time) (scaling.State, []corev1.Pod, error) {
+func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target, scale *autoscalingv1.Scale, spec *scaling.Spec, now time.Time) (scaling.State, []corev1.Pod, error) {
 	st := scaling.State{Now: now, Replicas: scale.Spec.Replicas}
 	var list corev1.PodList
 	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingLabelsSelector{Selector: target.Selector}); err != nil {
@@ -395,7 +396,7 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target v
 	return st, pods, nil
 }
 
-func templateContainers(ctx context.Context, c client.Client, t vpactrl.Target) []corev1.Container {
+func templateContainers(ctx context.Context, c client.Client, t workload.Target) []corev1.Container {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(t.GVK)
 	if err := c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); err != nil {
@@ -425,35 +426,7 @@ func limitRange(ctx context.Context, c client.Client, ns string) (*scaling.Limit
 	if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
-	if len(l.Items) == 0 {
-		return nil, nil
-	}
-	out := &scaling.LimitRange{}
-	tighten := func(dst *scaling.Values, src corev1.ResourceList, lower bool) {
-		v, _ := scaling.FromResourceList(src, nil)
-		for _, res := range scaling.Resources {
-			x, ok := v.Get(res)
-			if !ok {
-				continue
-			}
-			if cur, had := dst.Get(res); !had || (lower && x < cur) || (!lower && x > cur) {
-				dst.Set(res, x)
-			}
-		}
-	}
-	for _, lr := range l.Items {
-		for _, item := range lr.Spec.Limits {
-			switch item.Type {
-			case corev1.LimitTypeContainer:
-				tighten(&out.ContainerMax, item.Max, true)
-				tighten(&out.ContainerMin, item.Min, false)
-			case corev1.LimitTypePod:
-				tighten(&out.PodMax, item.Max, true)
-				tighten(&out.PodMin, item.Min, false)
-			}
-		}
-	}
-	return out, nil
+	return scaling.FromLimitRanges(l.Items), nil
 }
 
 func recommendations(rec *vpav1.RecommendedPodResources) []scaling.Recommendation {

@@ -11,6 +11,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 )
 
@@ -42,7 +43,7 @@ func hvpaOwner(name string) string { return "Hvpa/" + name }
 // servedHvpa is an Hvpa with the embedded recommender on.
 type servedHvpa struct {
 	hvpa   *hvpav1alpha1.Hvpa
-	target Target
+	target workload.Target
 	model  *recommender.Model
 }
 
@@ -50,7 +51,7 @@ type servedHvpa struct {
 type hvpaView struct {
 	// served are the Hvpas with spec.vpa.deploy whose targets resolve (the Hvpa controller reports the others).
 	served []*servedHvpa
-	// targets maps every resolvable Hvpa's target (Target.Key) to the Hvpas' names (conflicts with VPAs).
+	// targets maps every resolvable Hvpa's target (workload.Target.Key) to the Hvpas' names (conflicts with VPAs).
 	targets map[string][]string
 	// selectors are every resolvable Hvpa's pod selectors per namespace (--memory-saver).
 	selectors map[string][]labels.Selector
@@ -67,7 +68,7 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 	for i := range l.Items {
 		h := &l.Items[i]
 		ref := h.Spec.TargetRef
-		t, err := ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+		t, err := workload.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 		if err != nil {
 			continue
 		}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
@@ -170,7 +171,7 @@ func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
 // served is a VPA this recommender serves, with its resolved target and model.
 type served struct {
 	vpa     *vpav1.VerticalPodAutoscaler
-	target  Target
+	target  workload.Target
 	err     error // ConfigUnsupported
 	model   *recommender.Model
 	matched int // running pods its selector matches
@@ -210,12 +211,12 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		v := &vpas[i]
 		s := &served{vpa: v, model: r.model(r.Base)}
 		if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
-			s.err = &TargetError{"InvalidOverride", err.Error()}
+			s.err = &workload.TargetError{Reason: "InvalidOverride", Message: err.Error()}
 		} else {
 			s.model = r.model(cfg)
 		}
 		if s.err == nil {
-			s.target, s.err = ResolveTarget(ctx, r.Client, v.Namespace, v.Spec.TargetRef)
+			s.target, s.err = workload.ResolveTarget(ctx, r.Client, v.Namespace, v.Spec.TargetRef)
 		}
 		if s.err == nil {
 			byTarget[s.target.Key()] = append(byTarget[s.target.Key()], s)
@@ -226,7 +227,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	hv := r.resolveHvpas(ctx)
 	for key, names := range hv.targets {
 		for _, s := range byTarget[key] {
-			s.err = &TargetError{"MultipleAutoscalers", fmt.Sprintf("%s %s is also the target of Hvpa %s: keep one autoscaler per workload",
+			s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: fmt.Sprintf("%s %s is also the target of Hvpa %s: keep one autoscaler per workload",
 				s.target.GVK.Kind, s.target.Name, strings.Join(names, ", "))}
 		}
 	}
@@ -241,7 +242,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 					others = append(others, o.vpa.Name)
 				}
 			}
-			s.err = &TargetError{"MultipleAutoscalers", fmt.Sprintf("%s %s is also the target of VerticalPodAutoscaler %s: keep one autoscaler per workload",
+			s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: fmt.Sprintf("%s %s is also the target of VerticalPodAutoscaler %s: keep one autoscaler per workload",
 				s.target.GVK.Kind, s.target.Name, strings.Join(others, ", "))}
 		}
 	}

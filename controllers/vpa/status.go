@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 )
 
@@ -135,7 +136,7 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 	if v.Spec.ResourcePolicy != nil {
 		rp = v.Spec.ResourcePolicy
 	}
-	var te *TargetError
+	var te *workload.TargetError
 	switch {
 	case s.err != nil && errors.As(s.err, &te):
 		st.Recommendation = nil

@@ -1,4 +1,4 @@
-package vpa
+package workload
 
 import (
 	"context"

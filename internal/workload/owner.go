@@ -1,0 +1,69 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// maxOwnerDepth bounds the walk up the controller chain (a cycle of owner references must not hang a caller).
+const maxOwnerDepth = 8
+
+// Ref names a workload by group, kind and name (the version does not matter for identity).
+type Ref struct {
+	Group, Kind, Name string
+}
+
+func (r Ref) String() string {
+	if r.Group == "" {
+		return r.Kind + "/" + r.Name
+	}
+	return r.Kind + "." + r.Group + "/" + r.Name
+}
+
+// RefOf makes a Ref from an apiVersion, a kind and a name (a targetRef's or an ownerReference's fields).
+func RefOf(apiVersion, kind, name string) Ref {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return Ref{Kind: kind, Name: name}
+	}
+	return Ref{Group: gv.Group, Kind: kind, Name: name}
+}
+
+// TopController follows an object's controller ownerReferences up to the top-most controller (a pod's
+// Deployment through its ReplicaSet, a CronJob through its Job), reading only metadata. cached serves most
+// reads; live (may be nil) answers when the cache has not seen a just-created owner yet. An owner that cannot
+// be read ends the walk there. ok is false when the object has no controller.
+func TopController(ctx context.Context, cached, live client.Reader, namespace string, obj metav1.Object) (Ref, bool, error) {
+	owner := metav1.GetControllerOfNoCopy(obj)
+	if owner == nil {
+		return Ref{}, false, nil
+	}
+	top := RefOf(owner.APIVersion, owner.Kind, owner.Name)
+	for range maxOwnerDepth {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind))
+		key := client.ObjectKey{Namespace: namespace, Name: owner.Name}
+		err := cached.Get(ctx, key, m)
+		if apierrors.IsNotFound(err) && live != nil {
+			err = live.Get(ctx, key, m)
+		}
+		switch {
+		case apierrors.IsNotFound(err), isNoMatch(err):
+			return top, true, nil // a kind the API does not serve, or gone: the walk ends at what is known
+		case err != nil:
+			return top, true, fmt.Errorf("reading %s %s/%s: %w", owner.Kind, namespace, owner.Name, err)
+		}
+		next := metav1.GetControllerOfNoCopy(m)
+		if next == nil {
+			return top, true, nil
+		}
+		owner = next
+		top = RefOf(owner.APIVersion, owner.Kind, owner.Name)
+	}
+	return top, true, fmt.Errorf("%s %s/%s: controller chain deeper than %d", top.Kind, namespace, top.Name, maxOwnerDepth)
+}
