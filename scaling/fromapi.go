@@ -386,3 +386,16 @@ func FromLimitRanges(items []corev1.LimitRange) *LimitRange {
 	}
 	return out
 }
+
+// HvpaSizing returns what sizes an Hvpa's pods: its container policies (spec.vpa.template.resourcePolicy)
+// and limitsRequestsGapScaleParams. The rest of the spec (intervals, policies of the decision) plays no part.
+func HvpaSizing(h *hvpav1alpha1.Hvpa) ([]ContainerPolicy, [NumResources]*ChangeParams, field.ErrorList) {
+	sp := field.NewPath("spec")
+	var policies []ContainerPolicy
+	var errs field.ErrorList
+	if h.Spec.VPA != nil {
+		policies, errs = ContainerPolicies(h.Spec.VPA.Template.ResourcePolicy, sp.Child("vpa", "template", "resourcePolicy"))
+	}
+	gap, e := resourceChangeParams(h.Spec.LimitsRequestsGapScaleParams, sp.Child("limitsRequestsGapScaleParams"))
+	return policies, gap, append(errs, e...)
+}

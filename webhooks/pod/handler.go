@@ -1,0 +1,369 @@
+package pod
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/workload"
+	"github.com/hvpa-dev/hvpa/scaling"
+)
+
+// Annotations the webhook writes on the pods it sizes.
+const (
+	// AnnotationSizedBy names the object the pod was sized from, e.g. "VerticalPodAutoscaler/web".
+	AnnotationSizedBy = "autoscaling.hvpa.dev/sized-by"
+	// AnnotationAlsoMatched lists the other objects that control the pod's workload (the oldest wins).
+	AnnotationAlsoMatched = "autoscaling.hvpa.dev/also-matched"
+	// AnnotationResources lists what was changed, before -> after, per container.
+	AnnotationResources = "autoscaling.hvpa.dev/resources"
+	// AnnotationNotes says why values are what they are (maxAllowed, LimitRange, the limit's source).
+	AnnotationNotes = "autoscaling.hvpa.dev/sizing-notes"
+)
+
+// selectorTTL is how long a standalone VPA's resolved target selector is reused.
+const selectorTTL = time.Minute
+
+// Handler is the pod admission handler.
+type Handler struct {
+	// Client reads VPAs, Hvpas, LimitRanges and owner metadata, normally from the manager's cache.
+	Client client.Reader
+	// Live reads what the cache may not have seen yet (a just-created ReplicaSet) and resolves VPA targets.
+	Live    client.Client
+	Gates   featuregate.FeatureGate
+	Metrics *Metrics
+	Clock   clock.PassiveClock
+
+	mu        sync.Mutex
+	selectors map[types.UID]cachedSelector
+}
+
+type cachedSelector struct {
+	ref string
+	sel labels.Selector
+	at  time.Time
+}
+
+var _ admission.Handler = &Handler{}
+
+// NewHandler returns a pod handler.
+func NewHandler(cached client.Reader, live client.Client, gates featuregate.FeatureGate, m *Metrics, clk clock.PassiveClock) *Handler {
+	return &Handler{Client: cached, Live: live, Gates: gates, Metrics: m, Clock: clk, selectors: map[types.UID]cachedSelector{}}
+}
+
+// Handle sizes a pod being created. It never denies: every failure admits the pod as it is.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	start := h.Clock.Now()
+	resp, outcome := h.handle(ctx, req)
+	h.Metrics.Observe(resourcePods, outcome, h.Clock.Since(start))
+	return resp
+}
+
+func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.Response, string) {
+	log := logf.FromContext(ctx)
+	if req.Operation != admissionv1.Create || req.Kind.Kind != "Pod" || req.SubResource != "" {
+		return admission.Allowed(""), OutcomeNotApplicable
+	}
+	pod := &corev1.Pod{}
+	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the pod: %w", err)), OutcomeError
+	}
+	ns := req.Namespace
+	if ns == "" {
+		ns = pod.Namespace
+	}
+	choice, outcome, err := h.choose(ctx, ns, pod)
+	if err != nil {
+		log.Error(err, "admitting the pod unsized", "namespace", ns, "pod", podName(pod))
+		return admission.Allowed("hvpa could not size the pod: " + err.Error()), OutcomeError
+	}
+	if choice == nil {
+		return admission.Allowed(""), outcome
+	}
+	sized, outcome := h.size(ctx, ns, pod, choice)
+	if sized == nil {
+		return admission.Allowed(""), outcome
+	}
+	raw, err := json.Marshal(sized)
+	if err != nil {
+		return admission.Allowed("hvpa could not size the pod: " + err.Error()), OutcomeError
+	}
+	log.V(1).Info("sizing pod", "namespace", ns, "pod", podName(pod), "by", choice.String(), "resources", sized.Annotations[AnnotationResources])
+	return admission.PatchResponseFromRaw(req.Object.Raw, raw), outcome
+}
+
+// candidate is a VPA or Hvpa that controls the pod's workload.
+type candidate struct {
+	kind    string
+	name    string
+	created time.Time
+	vpa     *vpav1.VerticalPodAutoscaler
+	hvpa    *hvpav1alpha1.Hvpa
+}
+
+func (c *candidate) String() string { return c.kind + "/" + c.name }
+
+// chosen is the candidate that sizes the pod and the others that matched too.
+type chosen struct {
+	*candidate
+	others []*candidate
+}
+
+// choose finds the objects that control the pod and picks the oldest. nil without a match.
+func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chosen, string, error) {
+	var vpas vpav1.VerticalPodAutoscalerList
+	if err := h.Client.List(ctx, &vpas, client.InNamespace(ns)); err != nil {
+		return nil, OutcomeError, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
+	}
+	var hvpas hvpav1alpha1.HvpaList
+	if err := h.Client.List(ctx, &hvpas, client.InNamespace(ns)); err != nil {
+		return nil, OutcomeError, fmt.Errorf("listing Hvpas: %w", err)
+	}
+	if len(vpas.Items) == 0 && len(hvpas.Items) == 0 {
+		return nil, OutcomeUntargeted, nil
+	}
+	top, ok, err := workload.TopController(ctx, h.Client, h.Live, ns, pod)
+	if err != nil {
+		return nil, OutcomeError, err
+	}
+	if !ok {
+		return nil, OutcomeUntargeted, nil
+	}
+	podLabels := labels.Set(pod.Labels)
+	var cands []*candidate
+	for i := range vpas.Items {
+		v := &vpas.Items[i]
+		if v.Spec.TargetRef == nil || workload.RefOf(v.Spec.TargetRef.APIVersion, v.Spec.TargetRef.Kind, v.Spec.TargetRef.Name) != top {
+			continue
+		}
+		sel, err := h.vpaSelector(ctx, v)
+		if err != nil {
+			logf.FromContext(ctx).V(1).Info("VPA target unresolvable, not sizing from it", "vpa", v.Name, "reason", err.Error())
+			continue
+		}
+		if sel.Matches(podLabels) {
+			cands = append(cands, &candidate{kind: "VerticalPodAutoscaler", name: v.Name, created: v.CreationTimestamp.Time, vpa: v})
+		}
+	}
+	for i := range hvpas.Items {
+		x := &hvpas.Items[i]
+		ref := x.Spec.TargetRef
+		if workload.RefOf(ref.APIVersion, ref.Kind, ref.Name) != top || x.Status.Selector == "" {
+			continue
+		}
+		sel, err := labels.Parse(x.Status.Selector)
+		if err != nil || !sel.Matches(podLabels) {
+			continue
+		}
+		cands = append(cands, &candidate{kind: "Hvpa", name: x.Name, created: x.CreationTimestamp.Time, hvpa: x})
+	}
+	if len(cands) == 0 {
+		return nil, OutcomeUntargeted, nil
+	}
+	sortCandidates(cands)
+	return &chosen{candidate: cands[0], others: cands[1:]}, "", nil
+}
+
+// sortCandidates orders by age (oldest first), then kind, then name: a stable, visible choice.
+func sortCandidates(c []*candidate) {
+	sort.Slice(c, func(i, j int) bool {
+		if !c[i].created.Equal(c[j].created) {
+			return c[i].created.Before(c[j].created)
+		}
+		if c[i].kind != c[j].kind {
+			return c[i].kind < c[j].kind
+		}
+		return c[i].name < c[j].name
+	})
+}
+
+// vpaSelector resolves a VPA's target selector, reusing it for selectorTTL.
+func (h *Handler) vpaSelector(ctx context.Context, v *vpav1.VerticalPodAutoscaler) (labels.Selector, error) {
+	ref := v.Spec.TargetRef.String()
+	now := h.Clock.Now()
+	h.mu.Lock()
+	c, ok := h.selectors[v.UID]
+	h.mu.Unlock()
+	if ok && c.ref == ref && now.Sub(c.at) < selectorTTL {
+		return c.sel, nil
+	}
+	t, err := workload.ResolveTarget(ctx, h.Live, v.Namespace, v.Spec.TargetRef)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if len(h.selectors) > 10000 { // forget everything rather than grow without bound
+		h.selectors = map[types.UID]cachedSelector{}
+	}
+	h.selectors[v.UID] = cachedSelector{ref: ref, sel: t.Selector, at: now}
+	h.mu.Unlock()
+	return t.Selector, nil
+}
+
+// size returns the pod with its containers sized and annotated, or nil when nothing is to be done.
+func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chosen) (*corev1.Pod, string) {
+	var targets map[string]scaling.Values
+	var policies []scaling.ContainerPolicy
+	var gap [scaling.NumResources]*scaling.ChangeParams
+	switch {
+	case c.vpa != nil:
+		if m := c.vpa.Spec.UpdatePolicy; m != nil && m.UpdateMode != nil && *m.UpdateMode == vpav1.UpdateModeOff {
+			return nil, OutcomeOff
+		}
+		rec := c.vpa.Status.Recommendation
+		if rec == nil || len(rec.ContainerRecommendations) == 0 {
+			return nil, OutcomeNoRecommend
+		}
+		targets = map[string]scaling.Values{}
+		for _, cr := range rec.ContainerRecommendations {
+			targets[cr.ContainerName], _ = scaling.FromResourceList(cr.Target, nil)
+		}
+		pols, fe := scaling.ContainerPolicies(c.vpa.Spec.ResourcePolicy, nil)
+		if len(fe) > 0 {
+			logf.FromContext(ctx).Info("VPA policy unreadable, pod left unsized", "vpa", c.name, "error", fe.ToAggregate())
+			return nil, OutcomeInvalidPolicy
+		}
+		policies = pols
+	default:
+		d := c.hvpa.Status.Desired
+		if d == nil || len(d.Containers) == 0 {
+			return nil, OutcomeNoRecommend
+		}
+		targets = map[string]scaling.Values{}
+		for _, dc := range d.Containers {
+			targets[dc.Name], _ = scaling.FromResourceList(dc.Requests, nil)
+		}
+		var fe field.ErrorList
+		policies, gap, fe = scaling.HvpaSizing(c.hvpa)
+		if len(fe) > 0 {
+			logf.FromContext(ctx).Info("Hvpa policy unreadable, pod left unsized", "hvpa", c.name, "error", fe.ToAggregate())
+			return nil, OutcomeInvalidPolicy
+		}
+	}
+	if !h.Gates.Enabled(features.RequestToLimitRatio) {
+		policies = scaling.WithoutRatios(policies)
+	}
+	var lrs corev1.LimitRangeList
+	if err := h.Client.List(ctx, &lrs, client.InNamespace(ns)); err != nil {
+		logf.FromContext(ctx).Error(err, "listing LimitRanges; pod left unsized")
+		return nil, OutcomeError
+	}
+	containers := make([]scaling.Container, len(pod.Spec.Containers))
+	for i, k := range pod.Spec.Containers {
+		req, _ := scaling.FromResourceList(k.Resources.Requests, nil)
+		lim, _ := scaling.FromResourceList(k.Resources.Limits, nil)
+		containers[i] = scaling.Container{Name: k.Name, Requests: req, Limits: lim}
+	}
+	decisions := scaling.SizePod(containers, targets, policies, gap, scaling.FromLimitRanges(lrs.Items))
+	out := pod.DeepCopy()
+	changes, notes := Apply(out, decisions)
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[AnnotationSizedBy] = c.String()
+	if len(c.others) > 0 {
+		names := make([]string, len(c.others))
+		for i, o := range c.others {
+			names[i] = o.String()
+		}
+		out.Annotations[AnnotationAlsoMatched] = strings.Join(names, ", ") + " (the oldest, " + c.String() + ", sizes the pod)"
+	}
+	outcome := OutcomeUnchanged
+	if len(changes) > 0 {
+		out.Annotations[AnnotationResources] = strings.Join(changes, "; ")
+		outcome = OutcomeSized
+	}
+	if len(notes) > 0 {
+		out.Annotations[AnnotationNotes] = strings.Join(notes, "; ")
+	}
+	return out, outcome
+}
+
+// Apply writes sized containers into a pod spec and says what changed (before -> after) and why, per
+// container. Only values a decision holds are written; nothing else in the pod is touched.
+func Apply(pod *corev1.Pod, decisions []scaling.ContainerDecision) (changes, notes []string) {
+	for _, d := range decisions {
+		var k *corev1.Container
+		for i := range pod.Spec.Containers {
+			if pod.Spec.Containers[i].Name == d.Name {
+				k = &pod.Spec.Containers[i]
+			}
+		}
+		if k == nil {
+			continue
+		}
+		var what []string
+		for _, r := range scaling.Resources {
+			what = append(what, set(&k.Resources.Requests, r, d.Requests, "request")...)
+			limit := set(&k.Resources.Limits, r, d.Limits, "limit")
+			what = append(what, limit...)
+			if len(limit) > 0 && !hasLimitNote(d.Notes, r) {
+				d.Notes = append(d.Notes, fmt.Sprintf("%s limit keeps the original limit/request ratio", r))
+			}
+		}
+		if len(what) > 0 {
+			changes = append(changes, d.Name+": "+strings.Join(what, ", "))
+		}
+		if len(d.Notes) > 0 {
+			notes = append(notes, d.Name+": "+strings.Join(d.Notes, ", "))
+		}
+	}
+	return changes, notes
+}
+
+func set(l *corev1.ResourceList, r scaling.Resource, v scaling.Values, what string) []string {
+	x, ok := v.Get(r)
+	if !ok {
+		return nil
+	}
+	q := scaling.Quantity(r, x)
+	old, had := (*l)[r.ResourceName()]
+	if had && old.Cmp(q) == 0 {
+		return nil
+	}
+	if *l == nil {
+		*l = corev1.ResourceList{}
+	}
+	(*l)[r.ResourceName()] = q
+	before := "unset"
+	if had {
+		before = old.String()
+	}
+	return []string{fmt.Sprintf("%s %s %s -> %s", r, what, before, q.String())}
+}
+
+// hasLimitNote: a note already says where r's limit comes from (requestToLimitRatio, gap, LimitRange).
+func hasLimitNote(notes []string, r scaling.Resource) bool {
+	for _, n := range notes {
+		if strings.HasPrefix(n, r.String()+" limit") || strings.HasPrefix(n, r.String()+" request and limit") {
+			return true
+		}
+	}
+	return false
+}
+
+func podName(p *corev1.Pod) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.GenerateName + "*"
+}

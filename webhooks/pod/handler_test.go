@@ -1,0 +1,239 @@
+package pod
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func rl(cpu, mem string) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	if cpu != "" {
+		l[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if mem != "" {
+		l[corev1.ResourceMemory] = resource.MustParse(mem)
+	}
+	return l
+}
+
+// world is a namespace with a Deployment "web" (its ReplicaSet "web-1") and whatever a case adds.
+func world(objs ...client.Object) []client.Object {
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "dep-uid"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", UID: "rs-uid",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "dep-uid", Controller: ptr.To(true)}}},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	return append([]client.Object{dep, rs}, objs...)
+}
+
+func webPod(containers ...corev1.Container) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", GenerateName: "web-1-", Labels: map[string]string{"app": "web"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-uid", Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{Containers: containers}}
+}
+
+func ctr(name string, req, lim corev1.ResourceList) corev1.Container {
+	return corev1.Container{Name: name, Image: "x", Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}
+}
+
+func vpa(name string, created time.Time, mode vpav1.UpdateMode, recs ...vpav1.RecommendedContainerResources) *vpav1.VerticalPodAutoscaler {
+	v := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: k8stypes.UID("uid-vpa-" + name), CreationTimestamp: metav1.NewTime(created)},
+		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &mode}}}
+	if len(recs) > 0 {
+		v.Status.Recommendation = &vpav1.RecommendedPodResources{ContainerRecommendations: recs}
+	}
+	return v
+}
+
+func rec(name, cpu, mem string) vpav1.RecommendedContainerResources {
+	return vpav1.RecommendedContainerResources{ContainerName: name, Target: rl(cpu, mem)}
+}
+
+func newTestHandler(t testing.TB, ratioGate bool, objs ...client.Object) *Handler {
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).Build()
+	g := features.New()
+	if err := g.SetFromMap(map[string]bool{string(features.RequestToLimitRatio): ratioGate}); err != nil {
+		t.Fatal(err)
+	}
+	return NewHandler(c, c, g, NewMetrics(nil), clocktesting.NewFakeClock(t0))
+}
+
+func request(t testing.TB, p *corev1.Pod) admission.Request {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "ns",
+		Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Object: runtime.RawExtension{Raw: raw}}}
+}
+
+// admit runs the handler and applies its patch, returning the pod as the API server would store it.
+func admit(t testing.TB, h *Handler, p *corev1.Pod) (*corev1.Pod, admission.Response) {
+	req := request(t, p)
+	resp := h.Handle(context.Background(), req)
+	if !resp.Allowed {
+		t.Fatalf("pod denied: %v", resp.Result)
+	}
+	if len(resp.Patches) == 0 {
+		return p, resp
+	}
+	raw, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := applyPatch(req.Object.Raw, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &corev1.Pod{}
+	if err := json.Unmarshal(out, got); err != nil {
+		t.Fatal(err)
+	}
+	return got, resp
+}
+
+type resources struct{ Requests, Limits corev1.ResourceList }
+
+func sizes(p *corev1.Pod) map[string]resources {
+	out := map[string]resources{}
+	for _, c := range p.Spec.Containers {
+		out[c.Name] = resources{c.Resources.Requests, c.Resources.Limits}
+	}
+	return out
+}
+
+func TestHandler(t *testing.T) {
+	factor2 := &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{{ContainerName: "app",
+		RequestToLimitRatio: &vpav1.RequestToLimitRatio{CPU: &vpav1.ResourceRequestToLimitRatio{Type: vpav1.RequestToLimitRatioFactor, Factor: ptr.To(2.0)}}}}}
+	withPolicy := func(v *vpav1.VerticalPodAutoscaler, p *vpav1.PodResourcePolicy) *vpav1.VerticalPodAutoscaler {
+		v.Spec.ResourcePolicy = p
+		return v
+	}
+	hvpa := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", CreationTimestamp: metav1.NewTime(t0)},
+		Spec: hvpav1alpha1.HvpaSpec{TargetRef: autoscalingv2Ref(), ScalingIntervals: []hvpav1alpha1.ScalingInterval{{}}},
+		Status: hvpav1alpha1.HvpaStatus{Selector: "app=web", Desired: &hvpav1alpha1.DesiredState{Replicas: 2,
+			Containers: []hvpav1alpha1.ContainerResources{{Name: "app", Requests: rl("700m", "1Gi")}}}}}
+	lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "lr"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
+		{Type: corev1.LimitTypeContainer, Max: rl("600m", "")}}}}
+	cases := map[string]struct {
+		objs        []client.Object
+		gate        bool
+		pod         *corev1.Pod
+		want        map[string]resources
+		outcome     string
+		annotations map[string]string
+	}{
+		"target requests and proportional limits": {
+			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeRecreate, rec("app", "250m", "200Mi"))},
+			pod:  webPod(ctr("app", rl("100m", "100Mi"), rl("200m", "300Mi")), ctr("sidecar", rl("10m", ""), nil)),
+			want: map[string]resources{"app": {rl("250m", "200Mi"), rl("500m", "600Mi")}, "sidecar": {rl("10m", ""), nil}}, outcome: OutcomeSized,
+			annotations: map[string]string{AnnotationSizedBy: "VerticalPodAutoscaler/web",
+				AnnotationResources: "app: cpu request 100m -> 250m, cpu limit 200m -> 500m, memory request 100Mi -> 200Mi, memory limit 300Mi -> 600Mi",
+				AnnotationNotes:     "app: cpu limit keeps the original limit/request ratio, memory limit keeps the original limit/request ratio"}},
+		"mode Off leaves the pod": {
+			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeOff, rec("app", "250m", "200Mi"))},
+			pod:  webPod(ctr("app", rl("100m", ""), nil)), want: map[string]resources{"app": {rl("100m", ""), nil}}, outcome: OutcomeOff},
+		"no recommendation leaves the pod": {
+			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeInitial)},
+			pod:  webPod(ctr("app", rl("100m", ""), nil)), want: map[string]resources{"app": {rl("100m", ""), nil}}, outcome: OutcomeNoRecommend},
+		"a pod of another workload is untouched": {
+			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", ""))},
+			pod: func() *corev1.Pod {
+				p := webPod(ctr("app", rl("100m", ""), nil))
+				p.OwnerReferences = nil
+				return p
+			}(), want: map[string]resources{"app": {rl("100m", ""), nil}}, outcome: OutcomeUntargeted},
+		"the oldest of two VPAs wins, visibly": {
+			objs: []client.Object{vpa("newer", t0.Add(time.Hour), vpav1.UpdateModeInitial, rec("app", "900m", "")), vpa("older", t0, vpav1.UpdateModeInitial, rec("app", "300m", ""))},
+			pod:  webPod(ctr("app", rl("100m", ""), nil)), want: map[string]resources{"app": {rl("300m", ""), nil}}, outcome: OutcomeSized,
+			annotations: map[string]string{AnnotationSizedBy: "VerticalPodAutoscaler/older", AnnotationResources: "app: cpu request 100m -> 300m",
+				AnnotationAlsoMatched: "VerticalPodAutoscaler/newer (the oldest, VerticalPodAutoscaler/older, sizes the pod)"}},
+		"requestToLimitRatio Factor 2 with the gate on": {gate: true,
+			objs: []client.Object{withPolicy(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", "")), factor2)},
+			pod:  webPod(ctr("app", rl("100m", ""), rl("1", ""))), want: map[string]resources{"app": {rl("250m", ""), rl("500m", "")}}, outcome: OutcomeSized},
+		"requestToLimitRatio is ignored with the gate off": {
+			objs: []client.Object{withPolicy(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", "")), factor2)},
+			pod:  webPod(ctr("app", rl("100m", ""), rl("1", ""))), want: map[string]resources{"app": {rl("250m", ""), rl("2500m", "")}}, outcome: OutcomeSized},
+		"a LimitRange max moves request and limit together": {
+			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "200m", "")), lr},
+			pod:  webPod(ctr("app", rl("100m", ""), rl("400m", ""))), want: map[string]resources{"app": {rl("150m", ""), rl("600m", "")}}, outcome: OutcomeSized,
+			annotations: map[string]string{AnnotationSizedBy: "VerticalPodAutoscaler/web", AnnotationResources: "app: cpu request 100m -> 150m, cpu limit 400m -> 600m",
+				AnnotationNotes: "app: cpu request and limit lowered together to fit the LimitRange container max 600m"}},
+		"an Hvpa's status.desired": {
+			objs: []client.Object{hvpa},
+			pod:  webPod(ctr("app", rl("100m", "100Mi"), nil)), want: map[string]resources{"app": {rl("700m", "1Gi"), nil}}, outcome: OutcomeSized},
+		"already sized: admitted unchanged": {
+			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", ""))},
+			pod:  webPod(ctr("app", rl("250m", ""), nil)), want: map[string]resources{"app": {rl("250m", ""), nil}}, outcome: OutcomeUnchanged},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newTestHandler(t, tc.gate, world(tc.objs...)...)
+			got, _ := admit(t, h, tc.pod)
+			if d := cmp.Diff(tc.want, sizes(got), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); d != "" {
+				t.Errorf("resources (-want +got):\n%s", d)
+			}
+			if n := testutilCount(h.Metrics, tc.outcome); n != 1 {
+				t.Errorf("outcome %q counted %v times, want 1", tc.outcome, n)
+			}
+			for k, v := range tc.annotations {
+				if got.Annotations[k] != v {
+					t.Errorf("annotation %s = %q, want %q", k, got.Annotations[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestHandlerIgnoresOtherOperations(t *testing.T) {
+	h := newTestHandler(t, false, world(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", "")))...)
+	req := request(t, webPod(ctr("app", rl("100m", ""), nil)))
+	req.Operation = admissionv1.Update
+	if resp := h.Handle(context.Background(), req); !resp.Allowed || len(resp.Patches) != 0 {
+		t.Errorf("an UPDATE was patched or denied: %+v", resp)
+	}
+}
+
+func autoscalingv2Ref() autoscalingv2.CrossVersionObjectReference {
+	return autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+}
+
+func applyPatch(doc, patch []byte) ([]byte, error) {
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return nil, err
+	}
+	return p.Apply(doc)
+}
+
+func testutilCount(m *Metrics, outcome string) float64 {
+	return testutil.ToFloat64(m.Admissions.WithLabelValues(resourcePods, outcome))
+}
