@@ -1,3 +1,5 @@
-// Package webhooks will hold the pod admission handler that sizes new pods through the scaling package, the
-// VPA and Hvpa object validation, and certificate management (issue 7). Nothing is implemented here yet.
+// Package webhooks wires hvpa's admission webhooks: the pod sizing webhook (webhooks/pod), the
+// VerticalPodAutoscaler and Hvpa validation webhooks (webhooks/validation), their configurations
+// (failurePolicy Ignore, short timeouts) and the self-managed serving certificates (webhooks/certs).
+// The webhooks run on every replica of the admission component; nothing here is leader-gated.
 package webhooks

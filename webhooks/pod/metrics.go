@@ -8,18 +8,18 @@ import (
 
 // Outcomes of a pod admission (the outcome label).
 const (
-	OutcomeSized          = "sized"           // the pod's resources were set
-	OutcomeUnchanged      = "unchanged"       // a controlling object matched and the pod already had its values
-	OutcomeUntargeted     = "untargeted"      // no VPA or Hvpa controls the pod
-	OutcomeOff            = "off"             // the controlling VPA's updateMode is Off
-	OutcomeNoRecommend    = "no_intent"       // the controlling object has no recommendation / intent yet
-	OutcomeInvalidPolicy  = "invalid_policy"  // the controlling object's policy cannot be read
-	OutcomeError          = "error"           // reading the cluster failed; the pod is admitted as it is
-	OutcomeNotApplicable  = "not_applicable"  // not a pod CREATE
-	OutcomeAllowed        = "allowed"         // object validation: allowed
-	OutcomeWarned         = "allowed_warning" // object validation: allowed with warnings
-	OutcomeRejected       = "rejected"        // object validation: rejected
-	resourcePods          = "pods"
+	OutcomeSized         = "sized"           // the pod's resources were set
+	OutcomeUnchanged     = "unchanged"       // a controlling object matched and the pod already had its values
+	OutcomeUntargeted    = "untargeted"      // no VPA or Hvpa controls the pod
+	OutcomeOff           = "off"             // the controlling VPA's updateMode is Off
+	OutcomeNoRecommend   = "no_intent"       // the controlling object has no recommendation / intent yet
+	OutcomeInvalidPolicy = "invalid_policy"  // the controlling object's policy cannot be read
+	OutcomeError         = "error"           // reading the cluster failed; the pod is admitted as it is
+	OutcomeNotApplicable = "not_applicable"  // not a pod CREATE
+	OutcomeAllowed       = "allowed"         // object validation: allowed
+	OutcomeWarned        = "allowed_warning" // object validation: allowed with warnings
+	OutcomeRejected      = "rejected"        // object validation: rejected
+	resourcePods         = "pods"
 )
 
 // Metrics are the webhook's metrics (namespace hvpa, subsystem webhook).
