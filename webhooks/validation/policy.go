@@ -1,0 +1,250 @@
+package validation
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/component-base/featuregate"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/features"
+)
+
+// wildcard is the containerName of the policy that applies to every container without its own policy.
+const wildcard = "*"
+
+// enabled reports whether gate f is on. A nil gate, or one that does not know f, counts as off: the webhook
+// then refuses the gated fields instead of panicking.
+func enabled(g featuregate.FeatureGate, f featuregate.Feature) (on bool) {
+	if g == nil {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			on = false
+		}
+	}()
+	return g.Enabled(f)
+}
+
+// gateMessage is the refusal of a field (or value) whose feature gate is off.
+func gateMessage(what string, f featuregate.Feature) string {
+	return fmt.Sprintf("in order to use %s, you must enable feature gate %s (--feature-gates=%s=true)", what, f, f)
+}
+
+// policyByName returns the policy named name in rp, or nil.
+func policyByName(rp *vpav1.PodResourcePolicy, name string) *vpav1.ContainerResourcePolicy {
+	if rp == nil {
+		return nil
+	}
+	for i := range rp.ContainerPolicies {
+		if rp.ContainerPolicies[i].ContainerName == name {
+			return &rp.ContainerPolicies[i]
+		}
+	}
+	return nil
+}
+
+// resourcePolicy validates the container policies of a VPA (or of an Hvpa's VPA template). old is the
+// policy of the object being updated; isUpdate says whether there is an old object at all (old may be nil
+// on an update that adds the policy). Fields guarded by a feature gate that is off are accepted when the
+// old object already had them unchanged; a warning says they are ignored.
+func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featuregate.FeatureGate, path *field.Path) (field.ErrorList, []string) {
+	if rp == nil {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	var warnings []string
+	seen := map[string]int{}
+	for i := range rp.ContainerPolicies {
+		p := &rp.ContainerPolicies[i]
+		pp := path.Child("containerPolicies").Index(i)
+		var oldP *vpav1.ContainerResourcePolicy
+		if isUpdate {
+			oldP = policyByName(old, p.ContainerName)
+		}
+
+		errs = append(errs, containerName(p.ContainerName, oldP != nil, pp.Child("containerName"))...)
+		if p.ContainerName != "" {
+			if j, dup := seen[p.ContainerName]; dup {
+				errs = append(errs, &field.Error{Type: field.ErrorTypeDuplicate, Field: pp.Child("containerName").String(), BadValue: p.ContainerName,
+					Detail: fmt.Sprintf("containerPolicies[%d] has the same containerName; merge the two policies into one", j)})
+			} else {
+				seen[p.ContainerName] = i
+			}
+		}
+
+		if p.Mode != nil && *p.Mode != vpav1.ContainerScalingModeAuto && *p.Mode != vpav1.ContainerScalingModeOff {
+			errs = append(errs, field.NotSupported(pp.Child("mode"), *p.Mode,
+				[]string{string(vpav1.ContainerScalingModeAuto), string(vpav1.ContainerScalingModeOff)}))
+		}
+
+		errs = append(errs, bounds(p, pp)...)
+
+		if cv := p.ControlledValues; cv != nil {
+			switch *cv {
+			case vpav1.ContainerControlledValuesRequestsAndLimits, vpav1.ContainerControlledValuesRequestsOnly:
+			default:
+				errs = append(errs, field.NotSupported(pp.Child("controlledValues"), *cv,
+					[]string{string(vpav1.ContainerControlledValuesRequestsAndLimits), string(vpav1.ContainerControlledValuesRequestsOnly)}))
+			}
+			// upstream refuses exactly this combination (RequestsOnly with mode Off is accepted there too)
+			if p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff && *cv == vpav1.ContainerControlledValuesRequestsAndLimits {
+				errs = append(errs, field.Forbidden(pp.Child("controlledValues"),
+					"controlledValues shouldn't be specified if container scaling mode is off; remove controlledValues or set mode to Auto"))
+			}
+		}
+
+		if p.RequestToLimitRatio != nil {
+			ratioPath := pp.Child("requestToLimitRatio")
+			if !enabled(gates, features.RequestToLimitRatio) {
+				if oldP != nil && equality.Semantic.DeepEqual(oldP.RequestToLimitRatio, p.RequestToLimitRatio) {
+					warnings = append(warnings, fmt.Sprintf("%s is ignored while feature gate %s is off: limits keep the pod's original limit/request ratio",
+						ratioPath, features.RequestToLimitRatio))
+				} else {
+					errs = append(errs, field.Forbidden(ratioPath, gateMessage("requestToLimitRatio", features.RequestToLimitRatio)+"; otherwise remove requestToLimitRatio"))
+				}
+			}
+			errs = append(errs, ratio(p, ratioPath)...)
+		}
+	}
+	return errs, warnings
+}
+
+// containerName checks that a policy names a container (a DNS-1123 label, like a pod's container names) or
+// is the "*" policy. A name that the old object already had is not checked for its form again: upstream
+// accepts any non-empty name, and such objects must stay updatable.
+func containerName(name string, existed bool, path *field.Path) field.ErrorList {
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(path, `name the container this policy applies to, or "*" for every container without its own policy`)}
+	case name == wildcard || existed:
+		return nil
+	case len(utilvalidation.IsDNS1123Label(name)) > 0:
+		return field.ErrorList{field.Invalid(path, name,
+			`must be "*" or a container name (a DNS-1123 label such as "app"); patterns such as "app-*" are not supported`)}
+	}
+	return nil
+}
+
+// bounds checks minAllowed and maxAllowed: not negative, a resolution the pod can carry (whole millicores,
+// whole bytes) and min <= max (with the upstream message, on maxAllowed).
+func bounds(p *vpav1.ContainerResourcePolicy, pp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, b := range []struct {
+		name string
+		list corev1.ResourceList
+	}{{"minAllowed", p.MinAllowed}, {"maxAllowed", p.MaxAllowed}} {
+		for _, r := range sortedNames(b.list) {
+			q := b.list[r]
+			path := pp.Child(b.name).Key(string(r))
+			if q.Sign() < 0 {
+				errs = append(errs, field.Invalid(path, q.String(), "must not be negative"))
+				continue
+			}
+			errs = append(errs, resolution(r, q, path)...)
+		}
+	}
+	for _, r := range sortedNames(p.MinAllowed) {
+		lo := p.MinAllowed[r]
+		if hi, ok := p.MaxAllowed[r]; ok && hi.Cmp(lo) < 0 {
+			errs = append(errs, field.Invalid(pp.Child("maxAllowed").Key(string(r)), hi.String(),
+				fmt.Sprintf("max resource for %s is lower than min of %q; raise maxAllowed.%s or lower minAllowed.%s", r, lo.String(), r, r)))
+		}
+	}
+	return errs
+}
+
+// resolution checks that a cpu quantity is whole millicores and a memory quantity whole bytes (the upstream
+// messages); other resources are not checked.
+func resolution(r corev1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
+	switch r {
+	case corev1.ResourceCPU:
+		if _, exact := q.AsScale(resource.Milli); !exact {
+			return field.ErrorList{field.Invalid(path, q.String(), "must be a whole number of milli CPUs")}
+		}
+	case corev1.ResourceMemory:
+		if _, exact := q.AsScale(0); !exact {
+			return field.ErrorList{field.Invalid(path, q.String(), "must be a whole number of bytes")}
+		}
+	}
+	return nil
+}
+
+// ratio checks a requestToLimitRatio (AEP-8515). The first two checks repeat CEL rules of the CRD, so that
+// a caller of the pure function (and an object stored before the rule) gets the same answer as the API.
+func ratio(p *vpav1.ContainerResourcePolicy, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	rl := p.RequestToLimitRatio
+	if p.ControlledValues != nil && *p.ControlledValues != vpav1.ContainerControlledValuesRequestsAndLimits {
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf(
+			"requestToLimitRatio sets limits: it needs controlledValues RequestsAndLimits (the default), not %s; remove requestToLimitRatio or set controlledValues to RequestsAndLimits",
+			*p.ControlledValues)))
+	}
+	for _, x := range []struct {
+		name corev1.ResourceName
+		r    *vpav1.ResourceRequestToLimitRatio
+	}{{corev1.ResourceCPU, rl.CPU}, {corev1.ResourceMemory, rl.Memory}} {
+		if x.r == nil {
+			continue
+		}
+		rp := path.Child(string(x.name))
+		if p.ControlledResources != nil && !contains(*p.ControlledResources, x.name) {
+			errs = append(errs, field.Forbidden(rp, fmt.Sprintf(
+				"%s is not in controlledResources, so its limit is never set; add %s to controlledResources or remove requestToLimitRatio.%s",
+				x.name, x.name, x.name)))
+		}
+		switch x.r.Type {
+		case vpav1.RequestToLimitRatioFactor:
+			switch f := x.r.Factor; {
+			case f == nil:
+				errs = append(errs, field.Required(rp.Child("factor"), "type Factor needs factor (a number >= 1, limit = request x factor)"))
+			case !(*f >= 1): // also refuses NaN
+				errs = append(errs, field.Invalid(rp.Child("factor"), *f, "must be at least 1 (a limit below the request is not allowed); use 1 for limit = request"))
+			}
+			if x.r.Quantity != nil {
+				errs = append(errs, field.Forbidden(rp.Child("quantity"), "quantity is only used with type Quantity; remove it or set type to Quantity"))
+			}
+		case vpav1.RequestToLimitRatioQuantity:
+			switch q := x.r.Quantity; {
+			case q == nil:
+				errs = append(errs, field.Required(rp.Child("quantity"), "type Quantity needs quantity (limit = request + quantity, e.g. 200Mi)"))
+			case q.Sign() < 0:
+				errs = append(errs, field.Invalid(rp.Child("quantity"), q.String(), "must not be negative (a limit below the request is not allowed); use 0 for limit = request"))
+			default:
+				errs = append(errs, resolution(x.name, *q, rp.Child("quantity"))...)
+			}
+			if x.r.Factor != nil {
+				errs = append(errs, field.Forbidden(rp.Child("factor"), "factor is only used with type Factor; remove it or set type to Factor"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(rp.Child("type"), x.r.Type,
+				[]string{string(vpav1.RequestToLimitRatioFactor), string(vpav1.RequestToLimitRatioQuantity)}))
+		}
+	}
+	return errs
+}
+
+func contains(names []corev1.ResourceName, n corev1.ResourceName) bool {
+	for _, x := range names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedNames returns the resource names of l in order, so that errors come out in a stable order.
+func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
+	out := make([]corev1.ResourceName, 0, len(l))
+	for r := range l {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,86 @@
+package validation
+
+import (
+	"fmt"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/component-base/featuregate"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/features"
+)
+
+// VPA validates a VerticalPodAutoscaler beyond its CRD schema; old is nil on CREATE. gates says which
+// feature gates are on (nil: all off). An UPDATE that leaves the spec unchanged is always accepted.
+func VPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.FeatureGate) field.ErrorList {
+	errs, _ := validateVPA(vpa, old, gates)
+	return errs
+}
+
+// validateVPA is VPA plus the warnings the admission response carries.
+func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.FeatureGate) (field.ErrorList, []string) {
+	if old != nil && equality.Semantic.DeepEqual(old.Spec, vpa.Spec) {
+		return nil, nil
+	}
+	sp := field.NewPath("spec")
+	errs := vpaTargetRef(vpa.Spec.TargetRef, sp.Child("targetRef"))
+	var warnings []string
+
+	if up := vpa.Spec.UpdatePolicy; up != nil {
+		pp := sp.Child("updatePolicy")
+		if m := up.UpdateMode; m != nil {
+			switch *m {
+			case vpav1.UpdateModeOff, vpav1.UpdateModeInitial, vpav1.UpdateModeRecreate, vpav1.UpdateModeAuto,
+				vpav1.UpdateModeInPlaceOrRecreate, vpav1.UpdateModeInPlace:
+			default:
+				errs = append(errs, field.NotSupported(pp.Child("updateMode"), *m, []string{
+					string(vpav1.UpdateModeOff), string(vpav1.UpdateModeInitial), string(vpav1.UpdateModeRecreate),
+					string(vpav1.UpdateModeAuto), string(vpav1.UpdateModeInPlaceOrRecreate), string(vpav1.UpdateModeInPlace)}))
+			}
+			if *m == vpav1.UpdateModeInPlace && !enabled(gates, features.InPlace) {
+				if oldMode(old) == vpav1.UpdateModeInPlace {
+					warnings = append(warnings, fmt.Sprintf("%s InPlace is kept from the existing object, but feature gate %s is off; enable the gate or choose InPlaceOrRecreate",
+						pp.Child("updateMode"), features.InPlace))
+				} else {
+					errs = append(errs, field.Forbidden(pp.Child("updateMode"),
+						gateMessage("UpdateMode InPlace", features.InPlace)+"; otherwise use InPlaceOrRecreate"))
+				}
+			}
+		}
+		if mr := up.MinReplicas; mr != nil && *mr <= 0 {
+			errs = append(errs, field.Invalid(pp.Child("minReplicas"), *mr,
+				"minReplicas has to be positive; set at least 1, or remove it to use the updater's --min-replicas"))
+		}
+	}
+
+	var oldRP *vpav1.PodResourcePolicy
+	if old != nil {
+		oldRP = old.Spec.ResourcePolicy
+	}
+	e, w := resourcePolicy(vpa.Spec.ResourcePolicy, oldRP, old != nil, gates, sp.Child("resourcePolicy"))
+	errs = append(errs, e...)
+	warnings = append(warnings, w...)
+
+	if n := len(vpa.Spec.Recommenders); n > 1 {
+		errs = append(errs, &field.Error{Type: field.ErrorTypeTooMany, Field: sp.Child("recommenders").String(), BadValue: n,
+			Detail: "The current version of VPA object shouldn't specify more than one recommenders; keep only the recommender that should serve this object"})
+	}
+	return errs, warnings
+}
+
+func oldMode(old *vpav1.VerticalPodAutoscaler) vpav1.UpdateMode {
+	if old == nil || old.Spec.UpdatePolicy == nil || old.Spec.UpdatePolicy.UpdateMode == nil {
+		return ""
+	}
+	return *old.Spec.UpdatePolicy.UpdateMode
+}
+
+// vpaTargetRef checks a VPA's targetRef: present, then as targetRef does with the kinds that own no pods.
+func vpaTargetRef(ref *autoscalingv1.CrossVersionObjectReference, path *field.Path) field.ErrorList {
+	if ref == nil {
+		return field.ErrorList{field.Required(path, "point targetRef at the workload whose pods to size, e.g. apiVersion apps/v1, kind Deployment and its name")}
+	}
+	return targetRef(ref.APIVersion, ref.Kind, ref.Name, notAWorkload, path)
+}
