@@ -4,7 +4,9 @@ import (
 	"context"
 	goflag "flag"
 	"fmt"
+	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,18 +16,22 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/webhooks/certs"
 )
 
 type runOptions struct {
@@ -41,10 +47,17 @@ type runOptions struct {
 	prometheus          metrics.PrometheusConfig
 	prometheusTokenFile string
 	prometheusPassFile  string
+	gates               featuregate.MutableFeatureGate
+	webhookHost         string
+	webhookPort         int
+	webhookNamespace    string
+	webhookConfigName   string
+	certs               certs.Options
+	certIPs             []net.IP
 }
 
 func newRunCommand() *cobra.Command {
-	o := runOptions{recommender: vpactrl.DefaultOptions(), prometheus: metrics.DefaultPrometheusConfig()}
+	o := runOptions{recommender: vpactrl.DefaultOptions(), prometheus: metrics.DefaultPrometheusConfig(), gates: features.New(), certs: certs.DefaultOptions()}
 	zapOpts := zap.Options{}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -58,7 +71,12 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
                the embedded recommendation of Hvpas (spec.vpa.deploy).
   hvpa         the Hvpa controller: owns the HPA on the Hvpa's scale subresource, decides replicas and the
                per-pod intent (status.desired), and scales the target. Run it with the recommender for
-               embedded recommendations.`,
+               embedded recommendations.
+  admission    the admission webhooks, on every replica (no leader election): sizes new pods from their
+               VerticalPodAutoscaler's recommendation or their Hvpa's status.desired, and validates
+               VerticalPodAutoscaler and Hvpa objects. By default it keeps its own serving certificate in a
+               Secret and the caBundle of the webhook configurations named by --webhook-config-name current
+               (--cert-mode=external for cert-manager or a mounted Secret in --cert-dir).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -100,6 +118,22 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	f.StringVar(&o.prometheusTokenFile, "prometheus-bearer-token-file", "", "file holding a bearer token for Prometheus")
 	f.StringVar(&p.Username, "prometheus-username", "", "basic-auth user for Prometheus")
 	f.StringVar(&o.prometheusPassFile, "prometheus-password-file", "", "file holding the basic-auth password for Prometheus")
+	o.gates.AddFlag(f)
+	f.StringVar(&o.webhookHost, "webhook-host", "", "address the admission webhook server listens on (default: all)")
+	f.IntVar(&o.webhookPort, "webhook-port", 9443, "port of the admission webhook server")
+	c := &o.certs
+	f.StringVar((*string)(&c.Mode), "cert-mode", string(c.Mode), "who provides the webhook's serving certificate: self-managed (a CA and certificate kept in a Secret, rotated before expiry) or external (files in --cert-dir, e.g. from cert-manager)")
+	f.StringVar(&c.CertDir, "cert-dir", c.CertDir, "folder of the webhook's serving certificate (tls.crt, tls.key); reloaded when the files change")
+	defaultNS := os.Getenv("POD_NAMESPACE")
+	if defaultNS == "" {
+		defaultNS = "hvpa-system"
+	}
+	f.StringVar(&o.webhookNamespace, "webhook-namespace", defaultNS, "namespace of the webhook Service and certificate Secret (default: $POD_NAMESPACE, else hvpa-system)")
+	f.StringVar(&c.ServiceName, "webhook-service-name", "hvpa-webhook", "name of the webhook Service (the serving certificate is for its DNS names)")
+	f.StringVar(&c.SecretName, "webhook-secret-name", "hvpa-webhook-certs", "name of the Secret holding the self-managed CA and serving certificate")
+	f.StringVar(&o.webhookConfigName, "webhook-config-name", "hvpa", "name of the Mutating- and ValidatingWebhookConfiguration whose caBundle is kept current")
+	f.StringSliceVar(&c.ExtraDNSNames, "webhook-cert-dns-names", nil, "more DNS names for the serving certificate")
+	f.IPSliceVar(&o.certIPs, "webhook-cert-ips", nil, "IP addresses for the serving certificate")
 	return cmd
 }
 
@@ -132,7 +166,19 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
+	wantAdmission := slices.Contains(o.components, manager.Admission)
+	o.certs.SecretNamespace, o.certs.ServiceNamespace, o.certs.IPAddresses = o.webhookNamespace, o.webhookNamespace, o.certIPs
+	o.certs.MutatingWebhookConfigurations = []string{o.webhookConfigName}
+	o.certs.ValidatingWebhookConfigurations = []string{o.webhookConfigName}
+	if wantAdmission {
+		if err := o.certs.Validate(); err != nil {
+			return fmt.Errorf("webhook certificate flags: %w", err)
+		}
+	}
+	whOpts := o.certs.WebhookServerOptions()
+	whOpts.Host, whOpts.Port = o.webhookHost, o.webhookPort
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		WebhookServer:           webhook.NewServer(whOpts),
 		Scheme:                  Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
@@ -157,8 +203,12 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 			return err
 		}
 	}
-	if err := manager.Add(mgr, cfg, manager.Options{Components: o.components, Recommender: o.recommender, History: history,
-		HvpaSync: o.hvpaSync, Registry: crmetrics.Registry}); err != nil {
+	mo := manager.Options{Components: o.components, Recommender: o.recommender, History: history,
+		HvpaSync: o.hvpaSync, Registry: crmetrics.Registry, Gates: o.gates}
+	if wantAdmission {
+		mo.Certs = &o.certs
+	}
+	if err := manager.Add(ctx, mgr, cfg, mo); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "hvpa: starting %s\n", strings.Join(o.components, ", "))

@@ -206,7 +206,7 @@ func TestRunRecommender(t *testing.T) {
 
 func TestRunRefusesUnknownComponents(t *testing.T) {
 	_, err := runCommand(t, "run", "--components", "updater", "--kubeconfig", "/nonexistent")
-	if err == nil || !strings.Contains(err.Error(), `"updater" is not available in this version; available: recommender, hvpa`) {
+	if err == nil || !strings.Contains(err.Error(), `"updater" is not available in this version; available: recommender, hvpa, admission`) {
 		t.Errorf("error %v", err)
 	}
 }

@@ -70,7 +70,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	opts := vpactrl.DefaultOptions()
 	opts.Interval = 300 * time.Millisecond
-	Expect(manager.Add(mgr, cfg, manager.Options{Components: manager.Available, Recommender: opts, HvpaSync: 300 * time.Millisecond})).To(Succeed())
+	Expect(manager.Add(ctx, mgr, cfg, manager.Options{Components: []string{manager.Recommender, manager.Hvpa}, Recommender: opts, HvpaSync: 300 * time.Millisecond})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

@@ -240,7 +240,7 @@ func startManager(ctx context.Context, cfg *rest.Config) error {
 	opts.Interval = 2 * time.Second
 	model := recommender.Defaults()
 	model.CPUHalfLife = 15 * time.Second
-	if err := manager.Add(mgr, cfg, manager.Options{Components: manager.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second}); err != nil {
+	if err := manager.Add(ctx, mgr, cfg, manager.Options{Components: []string{manager.Recommender, manager.Hvpa}, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second}); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(ctx) }()

@@ -3,29 +3,38 @@
 package manager
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-base/featuregate"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/webhooks"
+	"github.com/hvpa-dev/hvpa/webhooks/certs"
+	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
 
 // Components that can run.
 const (
 	Recommender = "recommender"
 	Hvpa        = "hvpa"
+	Admission   = "admission"
 )
 
 // Available lists the components of this version.
-var Available = []string{Recommender, Hvpa}
+var Available = []string{Recommender, Hvpa, Admission}
 
 // Options choose and configure the components.
 type Options struct {
@@ -39,6 +48,11 @@ type Options struct {
 	HvpaSync time.Duration
 	// Registry receives the components' metrics (nil: not registered).
 	Registry prometheus.Registerer
+	// Gates are the feature gates (nil: every gate at its default).
+	Gates featuregate.FeatureGate
+	// Certs configure the admission webhook's serving certificate (nil: the files in the webhook server's
+	// CertDir are provided by someone else and not checked).
+	Certs *certs.Options
 }
 
 // CheckComponents refuses components this version does not have.
@@ -49,21 +63,30 @@ func CheckComponents(components []string) error {
 			ok = ok || c == a
 		}
 		if !ok {
-			return fmt.Errorf("--components: %q is not available in this version; available: %s, %s", c, Recommender, Hvpa)
+			return fmt.Errorf("--components: %q is not available in this version; available: %s", c, strings.Join(Available, ", "))
 		}
 	}
 	return nil
 }
 
 // Add adds the chosen components to mgr. The Hvpa controller takes its embedded recommendations from the
-// recommender when both run in the process.
-func Add(mgr ctrl.Manager, cfg *rest.Config, o Options) error {
+// recommender when both run in the process. With the admission component and Certs, the serving certificate
+// is made ready (ctx bounds that) before Add returns, since the webhook server needs it to start.
+func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) error {
 	if err := CheckComponents(o.Components); err != nil {
 		return err
 	}
 	want := map[string]bool{}
 	for _, c := range o.Components {
 		want[c] = true
+	}
+	if o.Gates == nil {
+		o.Gates = features.New()
+	}
+	if want[Admission] {
+		if err := addAdmission(ctx, mgr, cfg, o); err != nil {
+			return err
+		}
 	}
 	var rec *vpactrl.Recommender
 	if want[Recommender] {
@@ -98,4 +121,35 @@ func Add(mgr ctrl.Manager, cfg *rest.Config, o Options) error {
 		}
 	}
 	return nil
+}
+
+// addAdmission adds the webhooks (served by every replica) and, with Certs, the certificate rotator.
+func addAdmission(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) error {
+	live, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return err
+	}
+	if o.Certs != nil {
+		rot, err := certs.NewRotator(live, clock.RealClock{}, *o.Certs)
+		if err != nil {
+			return err
+		}
+		if err := rot.Ensure(ctx); err != nil {
+			if rot.ReadyCheck(nil) != nil {
+				return fmt.Errorf("webhook certificates: %w", err)
+			}
+			// the files from an earlier sync still serve; the rotator retries every interval
+			ctrl.Log.WithName("webhook-certificates").Error(err, "sync failed; serving the certificate on disk")
+		}
+		if err := mgr.Add(rot); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("webhook-certificate", rot.ReadyCheck); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return err
+	}
+	return webhooks.Register(mgr, webhooks.Options{Gates: o.Gates, Metrics: pod.NewMetrics(o.Registry), Live: live})
 }

@@ -1,0 +1,243 @@
+package webhooks_test
+
+import (
+	"context"
+	"net"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/webhooks"
+	"github.com/hvpa-dev/hvpa/webhooks/pod"
+)
+
+func rl(cpu, mem string) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	if cpu != "" {
+		l[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if mem != "" {
+		l[corev1.ResourceMemory] = resource.MustParse(mem)
+	}
+	return l
+}
+
+func container(name string, req, lim corev1.ResourceList) corev1.Container {
+	return corev1.Container{Name: name, Image: "registry.example/app:1", Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}
+}
+
+func deployment(ns, name string, containers ...corev1.Container) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: containers}}}}
+}
+
+func vpaFor(ns, name, target string, mode vpav1.UpdateMode, policies ...vpav1.ContainerResourcePolicy) *vpav1.VerticalPodAutoscaler {
+	v := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: target},
+			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &mode}}}
+	if len(policies) > 0 {
+		v.Spec.ResourcePolicy = &vpav1.PodResourcePolicy{ContainerPolicies: policies}
+	}
+	return v
+}
+
+// badVPA is refused by the validation webhook only (the schema cannot compare minAllowed with maxAllowed).
+func badVPA(name string) *vpav1.VerticalPodAutoscaler {
+	return vpaFor("default", name, "web", vpav1.UpdateModeOff, vpav1.ContainerResourcePolicy{ContainerName: "app",
+		MinAllowed: rl("2", ""), MaxAllowed: rl("1", "")})
+}
+
+// recommend plays the recommender's output: it writes the VPA's status (the recommender suites test how
+// it is computed) and waits until the webhook's cache has it.
+func recommend(v *vpav1.VerticalPodAutoscaler, recs ...vpav1.RecommendedContainerResources) {
+	ctx := context.Background()
+	v.Status.Recommendation = &vpav1.RecommendedPodResources{ContainerRecommendations: recs}
+	Expect(k8s.Status().Update(ctx, v)).To(Succeed())
+	Eventually(func() bool {
+		var got vpav1.VerticalPodAutoscaler
+		return cached.Get(ctx, client.ObjectKeyFromObject(v), &got) == nil && got.Status.Recommendation != nil
+	}, timeout, poll).Should(BeTrue())
+}
+
+func target(name, cpu, mem string) vpav1.RecommendedContainerResources {
+	return vpav1.RecommendedContainerResources{ContainerName: name, Target: rl(cpu, mem)}
+}
+
+// podOf waits for the first pod of a Deployment (the ReplicaSet controller creates it).
+func podOf(ns, app string) *corev1.Pod {
+	var p *corev1.Pod
+	Eventually(func() int {
+		var pods corev1.PodList
+		Expect(k8s.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": app})).To(Succeed())
+		if len(pods.Items) > 0 {
+			p = &pods.Items[0]
+		}
+		return len(pods.Items)
+	}, timeout, poll).Should(BeNumerically(">", 0))
+	return p
+}
+
+func resourcesOf(p *corev1.Pod, name string) corev1.ResourceRequirements {
+	for _, c := range p.Spec.Containers {
+		if c.Name == name {
+			return c.Resources
+		}
+	}
+	Fail("no container " + name)
+	return corev1.ResourceRequirements{}
+}
+
+func expectResources(got corev1.ResourceRequirements, req, lim corev1.ResourceList) {
+	GinkgoHelper()
+	Expect(got.Requests).To(HaveLen(len(req)))
+	for k, v := range req {
+		q := got.Requests[k]
+		Expect(q.Cmp(v)).To(BeZero(), "request %s: got %s, want %s", k, &q, &v)
+	}
+	Expect(got.Limits).To(HaveLen(len(lim)))
+	for k, v := range lim {
+		q := got.Limits[k]
+		Expect(q.Cmp(v)).To(BeZero(), "limit %s: got %s, want %s", k, &q, &v)
+	}
+}
+
+var _ = Describe("Pod sizing", func() {
+	ctx := context.Background()
+
+	It("gives a Deployment's new pod the VPA's target requests and proportional limits, and says so", func() {
+		ns := newNamespace("proportional")
+		v := vpaFor(ns, "web", "web", vpav1.UpdateModeRecreate)
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		recommend(v, target("app", "250m", "200Mi"))
+		Expect(k8s.Create(ctx, deployment(ns, "web", container("app", rl("100m", "100Mi"), rl("200m", "300Mi")), container("log", rl("10m", ""), nil)))).To(Succeed())
+		p := podOf(ns, "web")
+		expectResources(resourcesOf(p, "app"), rl("250m", "200Mi"), rl("500m", "600Mi"))
+		expectResources(resourcesOf(p, "log"), rl("10m", ""), nil)
+		Expect(p.Annotations).To(HaveKeyWithValue(pod.AnnotationSizedBy, "VerticalPodAutoscaler/web"))
+		Expect(p.Annotations).To(HaveKeyWithValue(pod.AnnotationResources,
+			"app: cpu request 100m -> 250m, cpu limit 200m -> 500m, memory request 100Mi -> 200Mi, memory limit 300Mi -> 600Mi"))
+	})
+
+	It("keeps limits with controlledValues RequestsOnly", func() {
+		ns := newNamespace("requests-only")
+		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial, vpav1.ContainerResourcePolicy{ContainerName: "*", ControlledValues: ptr.To(vpav1.ContainerControlledValuesRequestsOnly)})
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		recommend(v, target("app", "250m", "200Mi"))
+		Expect(k8s.Create(ctx, deployment(ns, "web", container("app", rl("100m", "100Mi"), rl("1", "1Gi"))))).To(Succeed())
+		expectResources(resourcesOf(podOf(ns, "web"), "app"), rl("250m", "200Mi"), rl("1", "1Gi"))
+	})
+
+	It("sets limits by requestToLimitRatio Factor 2 and Quantity 200Mi with the gate on, and refuses the field with the gate off", func() {
+		ns := newNamespace("ratio")
+		policy := vpav1.ContainerResourcePolicy{ContainerName: "app", ControlledValues: ptr.To(vpav1.ContainerControlledValuesRequestsAndLimits),
+			RequestToLimitRatio: &vpav1.RequestToLimitRatio{
+				CPU:    &vpav1.ResourceRequestToLimitRatio{Type: vpav1.RequestToLimitRatioFactor, Factor: ptr.To(2.0)},
+				Memory: &vpav1.ResourceRequestToLimitRatio{Type: vpav1.RequestToLimitRatioQuantity, Quantity: ptr.To(resource.MustParse("200Mi"))}}}
+
+		Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": false})).To(Succeed())
+		err := k8s.Create(ctx, vpaFor(ns, "web", "web", vpav1.UpdateModeInitial, policy))
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(And(ContainSubstring("RequestToLimitRatio"), ContainSubstring("requestToLimitRatio")))
+
+		Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": true})).To(Succeed())
+		DeferCleanup(func() { Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": false})).To(Succeed()) })
+		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial, policy)
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		recommend(v, target("app", "300m", "300Mi"))
+		Expect(k8s.Create(ctx, deployment(ns, "web", container("app", rl("100m", "100Mi"), rl("1", "1Gi"))))).To(Succeed())
+		p := podOf(ns, "web")
+		expectResources(resourcesOf(p, "app"), rl("300m", "300Mi"), rl("600m", "500Mi"))
+		Expect(p.Annotations[pod.AnnotationNotes]).To(And(ContainSubstring("cpu limit = request x 2 (requestToLimitRatio)"),
+			ContainSubstring("memory limit = request + 200Mi (requestToLimitRatio)")))
+	})
+
+	It("respects a LimitRange max by moving request and limit together (the AEP-8515 example)", func() {
+		ns := newNamespace("limitrange")
+		Expect(k8s.Create(ctx, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "max"},
+			Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: rl("600m", "")}}}})).To(Succeed())
+		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial)
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		recommend(v, target("app", "200m", ""))
+		Eventually(func() int {
+			var l corev1.LimitRangeList
+			_ = cached.List(ctx, &l, client.InNamespace(ns))
+			return len(l.Items)
+		}, timeout, poll).Should(Equal(1))
+		// ratio 1:4 in the template; the API server's LimitRanger then admits the sized pod
+		Expect(k8s.Create(ctx, deployment(ns, "web", container("app", rl("100m", ""), rl("400m", ""))))).To(Succeed())
+		p := podOf(ns, "web")
+		expectResources(resourcesOf(p, "app"), rl("150m", ""), rl("600m", ""))
+		Expect(p.Annotations[pod.AnnotationNotes]).To(ContainSubstring("cpu request and limit lowered together to fit the LimitRange container max 600m"))
+	})
+
+	It("gives an Hvpa's pods its status.desired and leaves pods of other workloads alone", func() {
+		ns := newNamespace("hvpa")
+		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: hvpav1alpha1.HvpaSpec{TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+				HPA: &hvpav1alpha1.HpaSpec{Template: hvpav1alpha1.HpaTemplate{MaxReplicas: 3}},
+				ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](3),
+					MaxResources: &hvpav1alpha1.ScaledResources{CPU: ptr.To(resource.MustParse("2")), Memory: ptr.To(resource.MustParse("4Gi"))}}}}}
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		// plays the Hvpa controller's output (its own suite tests the decision)
+		h.Status.Selector = "app=web"
+		h.Status.Desired = &hvpav1alpha1.DesiredState{Replicas: 1, Containers: []hvpav1alpha1.ContainerResources{{Name: "app", Requests: rl("700m", "1Gi")}}}
+		Expect(k8s.Status().Update(ctx, h)).To(Succeed())
+		Eventually(func() bool {
+			var got hvpav1alpha1.Hvpa
+			return cached.Get(ctx, client.ObjectKeyFromObject(h), &got) == nil && got.Status.Desired != nil
+		}, timeout, poll).Should(BeTrue())
+
+		Expect(k8s.Create(ctx, deployment(ns, "web", container("app", rl("100m", "100Mi"), nil)))).To(Succeed())
+		Expect(k8s.Create(ctx, deployment(ns, "other", container("app", rl("100m", "100Mi"), nil)))).To(Succeed())
+		p := podOf(ns, "web")
+		expectResources(resourcesOf(p, "app"), rl("700m", "1Gi"), nil)
+		Expect(p.Annotations).To(HaveKeyWithValue(pod.AnnotationSizedBy, "Hvpa/web"))
+		other := podOf(ns, "other")
+		expectResources(resourcesOf(other, "app"), rl("100m", "100Mi"), nil)
+		Expect(other.Annotations).NotTo(HaveKey(pod.AnnotationSizedBy))
+	})
+
+	It("admits pods unsized when the webhook server is down or hangs (failurePolicy Ignore, within the timeout)", func() {
+		ns := newNamespace("down")
+		// a listener that accepts connections and never answers: a hung webhook server
+		hung, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(hung.Close)
+		go func() {
+			for {
+				c, err := hung.Accept()
+				if err != nil {
+					return
+				}
+				DeferCleanup(c.Close)
+			}
+		}()
+		for name, p := range map[string]int{"hvpa-stopped": freePort(), "hvpa-hung": hung.Addr().(*net.TCPAddr).Port} {
+			mutating, _ := webhooks.Configurations(name, urlConfig(p), webhooks.DefaultTimeoutSeconds)
+			mutating.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
+			Expect(k8s.Create(ctx, mutating)).To(Succeed())
+			DeferCleanup(func() { Expect(k8s.Delete(ctx, mutating)).To(Succeed()) })
+		}
+		start := time.Now()
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("app", rl("100m", ""), nil)}}}
+		Expect(k8s.Create(ctx, p)).To(Succeed())
+		took := time.Since(start)
+		AddReportEntry("pod creation with one stopped and one hung webhook", took.String())
+		Expect(took).To(BeNumerically("<", time.Duration(webhooks.DefaultTimeoutSeconds+5)*time.Second),
+			"the API server gives up on the hung webhook after its timeout (%ds)", webhooks.DefaultTimeoutSeconds)
+		expectResources(p.Spec.Containers[0].Resources, rl("100m", ""), nil)
+	})
+})

@@ -1,0 +1,139 @@
+package webhooks_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/manager"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/webhooks"
+	"github.com/hvpa-dev/hvpa/webhooks/certs"
+)
+
+const (
+	timeout = 30 * time.Second
+	poll    = 100 * time.Millisecond
+)
+
+var (
+	env      *envtest.Environment
+	cfg      *rest.Config
+	k8s      client.Client
+	cached   client.Client // the manager's client: what the webhook reads
+	kcm      *testenv.ControllerManager
+	stop     context.CancelFunc
+	gates    featuregate.MutableFeatureGate
+	registry *prometheus.Registry
+	port     int
+)
+
+func TestWebhooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the webhook suite needs the local control plane; runs in `make test`, not under -short")
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Webhooks suite")
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// urlConfig points the API server at a webhook server on this machine.
+func urlConfig(port int) func(string) admissionregistrationv1.WebhookClientConfig {
+	return func(path string) admissionregistrationv1.WebhookClientConfig {
+		u := (&url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", port), Path: path}).String()
+		return admissionregistrationv1.WebhookClientConfig{URL: &u}
+	}
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	env, cfg, k8s, err = testenv.StartWithClient()
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	stop = cancel
+	kcm, err = testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller"}, time.Second)
+	Expect(err).NotTo(HaveOccurred())
+
+	// The webhook configurations as the chart installs them, pointed at this machine, without a caBundle:
+	// the certificate rotator must fill it in.
+	port = freePort()
+	mutating, validating := webhooks.Configurations("hvpa", urlConfig(port), webhooks.DefaultTimeoutSeconds)
+	Expect(k8s.Create(ctx, mutating)).To(Succeed())
+	Expect(k8s.Create(ctx, validating)).To(Succeed())
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "hvpa-system"}})).To(Succeed())
+
+	co := certs.DefaultOptions()
+	co.CertDir = GinkgoT().TempDir()
+	co.SecretNamespace, co.SecretName = "hvpa-system", "hvpa-webhook-certs"
+	co.ServiceNamespace, co.ServiceName = "hvpa-system", "hvpa-webhook"
+	co.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	co.MutatingWebhookConfigurations, co.ValidatingWebhookConfigurations = []string{"hvpa"}, []string{"hvpa"}
+	whOpts := co.WebhookServerOptions()
+	whOpts.Host, whOpts.Port = "127.0.0.1", port
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(whOpts)})
+	Expect(err).NotTo(HaveOccurred())
+	cached = mgr.GetClient()
+	gates = features.New()
+	registry = prometheus.NewRegistry()
+	Expect(manager.Add(ctx, mgr, cfg, manager.Options{Components: []string{manager.Admission}, Gates: gates, Certs: &co, Registry: registry})).To(Succeed())
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	// serving: the API server reaches the webhook over TLS with the patched caBundle and gets our answer
+	Eventually(func() string {
+		err := k8s.Create(ctx, badVPA("probe"), client.DryRunAll)
+		if err == nil {
+			return "admitted"
+		}
+		return err.Error()
+	}, timeout, poll).Should(ContainSubstring("minAllowed"))
+})
+
+var _ = AfterSuite(func() {
+	if stop != nil {
+		stop()
+	}
+	if kcm != nil {
+		kcm.Stop()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// newNamespace creates a namespace for one spec.
+func newNamespace(prefix string) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	return ns.Name
+}
+
+var _ = ptr.To[int32]

@@ -1,0 +1,88 @@
+package webhooks_test
+
+import (
+	"context"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+)
+
+// warnings collects the admission warnings the API server passes on to a client.
+type warnings struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+func (w *warnings) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.seen...)
+}
+
+var _ = Describe("Object validation through the API server", func() {
+	ctx := context.Background()
+
+	It("refuses a VPA with minAllowed above maxAllowed, naming the field and the fix", func() {
+		err := k8s.Create(ctx, badVPA("refused"))
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(And(ContainSubstring("spec.resourcePolicy.containerPolicies[0].maxAllowed[cpu]"),
+			ContainSubstring(`max resource for cpu is lower than min of "2"; raise maxAllowed.cpu or lower minAllowed.cpu`)))
+	})
+
+	It("keeps requestToLimitRatio on an existing VPA through unrelated updates after the gate is turned off", func() {
+		ns := newNamespace("ratchet")
+		Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": true})).To(Succeed())
+		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial, vpav1.ContainerResourcePolicy{ContainerName: "app",
+			RequestToLimitRatio: &vpav1.RequestToLimitRatio{CPU: &vpav1.ResourceRequestToLimitRatio{Type: vpav1.RequestToLimitRatioFactor, Factor: ptr.To(2.0)}}})
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": false})).To(Succeed())
+
+		v.Spec.UpdatePolicy.UpdateMode = ptr.To(vpav1.UpdateModeRecreate) // unrelated to the ratio
+		Expect(k8s.Update(ctx, v)).To(Succeed())
+		v.Spec.ResourcePolicy.ContainerPolicies[0].RequestToLimitRatio.CPU.Factor = ptr.To(3.0) // the ratio itself
+		err := k8s.Update(ctx, v)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(And(ContainSubstring("spec.resourcePolicy.containerPolicies[0].requestToLimitRatio"),
+			ContainSubstring("feature gate RequestToLimitRatio")))
+	})
+
+	It("refuses an Hvpa whose intervals go past the HPA's maxReplicas and warns about an HPA scale-down window", func() {
+		ns := newNamespace("hvpa-validation")
+		seen := &warnings{}
+		wcfg := rest.CopyConfig(cfg)
+		wcfg.WarningHandler = seen
+		wc, err := client.New(wcfg, client.Options{Scheme: testenv.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: hvpav1alpha1.HvpaSpec{TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+				HPA: &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MaxReplicas: 3,
+					Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](300)}}}},
+				ScalingIntervals: []hvpav1alpha1.ScalingInterval{
+					{MaxReplicas: ptr.To[int32](2), MaxResources: &hvpav1alpha1.ScaledResources{CPU: ptr.To(resource.MustParse("1"))}},
+					{MaxReplicas: ptr.To[int32](5), MaxResources: &hvpav1alpha1.ScaledResources{CPU: ptr.To(resource.MustParse("2"))}}}}}
+		err = wc.Create(ctx, h)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(And(ContainSubstring("spec.scalingIntervals[1].maxReplicas"), ContainSubstring("is above hpa.template.maxReplicas 3")))
+
+		h.Spec.ScalingIntervals[1].MaxReplicas = ptr.To[int32](3)
+		Expect(wc.Create(ctx, h)).To(Succeed())
+		Expect(seen.all()).To(ContainElement(ContainSubstring("spec.hpa.template.behavior.scaleDown.stabilizationWindowSeconds is 300")))
+	})
+})
