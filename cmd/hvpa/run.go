@@ -27,6 +27,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/manager"
@@ -54,10 +55,13 @@ type runOptions struct {
 	webhookConfigName   string
 	certs               certs.Options
 	certIPs             []net.IP
+	updater             updater.Options
+	admissionLease      string
 }
 
 func newRunCommand() *cobra.Command {
-	o := runOptions{recommender: vpactrl.DefaultOptions(), prometheus: metrics.DefaultPrometheusConfig(), gates: features.New(), certs: certs.DefaultOptions()}
+	o := runOptions{recommender: vpactrl.DefaultOptions(), prometheus: metrics.DefaultPrometheusConfig(), gates: features.New(), certs: certs.DefaultOptions(),
+		updater: updater.DefaultOptions()}
 	zapOpts := zap.Options{}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -76,7 +80,11 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
                VerticalPodAutoscaler's recommendation or their Hvpa's status.desired, and validates
                VerticalPodAutoscaler and Hvpa objects. By default it keeps its own serving certificate in a
                Secret and the caBundle of the webhook configurations named by --webhook-config-name current
-               (--cert-mode=external for cert-manager or a mounted Secret in --cert-dir).`,
+               (--cert-mode=external for cert-manager or a mounted Secret in --cert-dir).
+  updater      brings running pods to their VerticalPodAutoscaler's recommendation or their Hvpa's
+               status.desired: in place through pods/resize (InPlaceOrRecreate, InPlace), else by eviction
+               through the Eviction API (Recreate, Auto), within PodDisruptionBudgets, --eviction-tolerance,
+               --min-replicas and a rate limit; never evicts while the admission Lease is stale.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -134,6 +142,20 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	f.StringVar(&o.webhookConfigName, "webhook-config-name", "hvpa", "name of the Mutating- and ValidatingWebhookConfiguration whose caBundle is kept current")
 	f.StringSliceVar(&c.ExtraDNSNames, "webhook-cert-dns-names", nil, "more DNS names for the serving certificate")
 	f.IPSliceVar(&o.certIPs, "webhook-cert-ips", nil, "IP addresses for the serving certificate")
+	f.StringVar(&o.admissionLease, "admission-lease", "", "Lease (namespace/name) the admission webhook renews while serving and the updater checks before evicting (default: <webhook-namespace>/hvpa-admission; \"-\" for none)")
+	u := &o.updater
+	f.DurationVar(&u.Interval, "updater-interval", u.Interval, "time between update loops")
+	f.Float64Var(&u.UpdateThreshold, "pod-update-threshold", u.UpdateThreshold, "a pod older than --pod-min-age whose request differs from its target by more than this fraction is updated")
+	f.DurationVar(&u.MinPodAge, "pod-min-age", u.MinPodAge, "age before a within-bounds difference above --pod-update-threshold is acted on")
+	f.DurationVar(&u.OOMWindow, "oom-window", u.OOMWindow, "a container OOM-killed within this time of starting makes its pod a candidate")
+	f.Float64Var(&u.EvictionTolerance, "eviction-tolerance", u.EvictionTolerance, "fraction of a workload's replicas that may be disrupted per loop (at least one)")
+	f.Int32Var(&u.MinReplicas, "min-replicas", u.MinReplicas, "no evictions while a workload has fewer live pods (updatePolicy.minReplicas overrides)")
+	f.Float64Var(&u.EvictionRateLimit, "eviction-rate-limit", u.EvictionRateLimit, "evictions per second across the cluster (0: unlimited)")
+	f.IntVar(&u.EvictionBurst, "eviction-rate-burst", u.EvictionBurst, "burst of the eviction rate limit")
+	f.DurationVar(&u.DeferredTimeout, "in-place-deferred-timeout", u.DeferredTimeout, "a resize the kubelet defers longer than this falls back to eviction (InPlaceOrRecreate)")
+	f.DurationVar(&u.InProgressTimeout, "in-place-in-progress-timeout", u.InProgressTimeout, "a resize in progress longer than this falls back to eviction (InPlaceOrRecreate)")
+	f.DurationVar(&u.LoopWindow, "update-loop-window", u.LoopWindow, "a pod resized twice for the same change within this time is not touched again for it")
+	f.DurationVar(&u.AdmissionLeaseMaxAge, "admission-lease-max-age", u.AdmissionLeaseMaxAge, "the updater evicts only while the admission Lease was renewed within this time")
 	return cmd
 }
 
@@ -203,8 +225,22 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 			return err
 		}
 	}
+	lease := o.admissionLease
+	switch lease {
+	case "":
+		lease = o.webhookNamespace + "/hvpa-admission"
+	case "-":
+		lease = ""
+	}
+	if lease != "" && !strings.Contains(lease, "/") {
+		return fmt.Errorf("--admission-lease %q: must be namespace/name, or - for none", lease)
+	}
+	if o.updater.Interval <= 0 || o.updater.EvictionTolerance < 0 || o.updater.EvictionTolerance > 1 || o.updater.UpdateThreshold < 0 {
+		return fmt.Errorf("updater flags: --updater-interval must be positive (%s), --eviction-tolerance within 0..1 (%g), --pod-update-threshold not negative (%g)",
+			o.updater.Interval, o.updater.EvictionTolerance, o.updater.UpdateThreshold)
+	}
 	mo := manager.Options{Components: o.components, Recommender: o.recommender, History: history,
-		HvpaSync: o.hvpaSync, Registry: crmetrics.Registry, Gates: o.gates}
+		HvpaSync: o.hvpaSync, Registry: crmetrics.Registry, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
 	if wantAdmission {
 		mo.Certs = &o.certs
 	}

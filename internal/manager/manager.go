@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
+	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/recommender"
@@ -31,10 +32,11 @@ const (
 	Recommender = "recommender"
 	Hvpa        = "hvpa"
 	Admission   = "admission"
+	Updater     = "updater"
 )
 
 // Available lists the components of this version.
-var Available = []string{Recommender, Hvpa, Admission}
+var Available = []string{Recommender, Hvpa, Admission, Updater}
 
 // Options choose and configure the components.
 type Options struct {
@@ -50,6 +52,11 @@ type Options struct {
 	Registry prometheus.Registerer
 	// Gates are the feature gates (nil: every gate at its default).
 	Gates featuregate.FeatureGate
+	// Updater configures the updater.
+	Updater updater.Options
+	// AdmissionLease ("namespace/name") is the Lease the admission webhook renews while serving and the
+	// updater checks before evicting (empty: no Lease).
+	AdmissionLease string
 	// Certs configure the admission webhook's serving certificate (nil: the files in the webhook server's
 	// CertDir are provided by someone else and not checked).
 	Certs *certs.Options
@@ -85,6 +92,19 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 	}
 	if want[Admission] {
 		if err := addAdmission(ctx, mgr, cfg, o); err != nil {
+			return err
+		}
+	}
+	if want[Updater] {
+		live, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+		if err != nil {
+			return err
+		}
+		uo := o.Updater
+		uo.AdmissionLease = o.AdmissionLease
+		//nolint:staticcheck // core/v1 events: the pod's event stream shows every resize and eviction with its reason
+		u := updater.New(mgr.GetClient(), live, mgr.GetEventRecorderFor("hvpa-updater"), clock.RealClock{}, o.Gates, uo, updater.NewMetrics(o.Registry))
+		if err := mgr.Add(u); err != nil {
 			return err
 		}
 	}
@@ -150,6 +170,13 @@ func addAdmission(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Opt
 	}
 	if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return err
+	}
+	if ns, name, ok := strings.Cut(o.AdmissionLease, "/"); ok {
+		hb := &webhooks.Heartbeat{Client: live, Namespace: ns, Name: name, Interval: 10 * time.Second,
+			Serving: mgr.GetWebhookServer().StartedChecker(), Clock: clock.RealClock{}}
+		if err := mgr.Add(hb); err != nil {
+			return err
+		}
 	}
 	return webhooks.Register(mgr, webhooks.Options{Gates: o.Gates, Metrics: pod.NewMetrics(o.Registry), Live: live})
 }

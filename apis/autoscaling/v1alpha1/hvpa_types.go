@@ -161,6 +161,12 @@ type VpaTemplate struct {
 	// controlledValues, requestToLimitRatio), as in a VerticalPodAutoscaler.
 	// +optional
 	ResourcePolicy *vpav1.PodResourcePolicy `json:"resourcePolicy,omitempty"`
+
+	// updatePolicy says how the updater brings running pods to status.desired: updateMode (default
+	// InPlaceOrRecreate; Off and Initial leave running pods to the admission webhook at their next
+	// creation), minReplicas and evictionRequirements, as in a VerticalPodAutoscaler.
+	// +optional
+	UpdatePolicy *vpav1.PodUpdatePolicy `json:"updatePolicy,omitempty"`
 }
 
 // Extrapolation says how effective intervals are made inside one scaling interval.

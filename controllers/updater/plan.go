@@ -1,0 +1,378 @@
+package updater
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/scaling"
+)
+
+// Options are the updater's knobs (flags of `hvpa run`).
+type Options struct {
+	// Interval between update loops.
+	Interval time.Duration
+	// UpdateThreshold: a VPA pod older than MinPodAge is updated when a request differs from its target by
+	// more than this fraction (--pod-update-threshold).
+	UpdateThreshold float64
+	// MinPodAge before a within-bounds difference is acted on (12h).
+	MinPodAge time.Duration
+	// OOMWindow: a container OOM-killed within this time of starting makes its pod a candidate (10m).
+	OOMWindow time.Duration
+	// DeferredTimeout: a resize the kubelet defers longer than this falls back to eviction (5m).
+	DeferredTimeout time.Duration
+	// InProgressTimeout: a resize in progress longer than this falls back to eviction (1h).
+	InProgressTimeout time.Duration
+	// EvictionTolerance is the fraction of a workload's replicas that may be disrupted per loop (at least one).
+	EvictionTolerance float64
+	// MinReplicas: no evictions while fewer pods are live (a VPA's updatePolicy.minReplicas overrides).
+	MinReplicas int32
+	// EvictionRateLimit (evictions per second, 0: unlimited) and EvictionBurst bound evictions cluster-wide.
+	EvictionRateLimit float64
+	EvictionBurst     int
+	// LoopWindow: a pod resized twice for the same change within it is not touched again for it (1h).
+	LoopWindow time.Duration
+	// AdmissionLease names the Lease the admission webhook renews ("namespace/name"); with it set, nothing
+	// is evicted while the Lease is older than AdmissionLeaseMaxAge (evicted pods would come back unsized).
+	AdmissionLease       string
+	AdmissionLeaseMaxAge time.Duration
+}
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() Options {
+	return Options{Interval: time.Minute, UpdateThreshold: 0.1, MinPodAge: 12 * time.Hour, OOMWindow: 10 * time.Minute,
+		DeferredTimeout: 5 * time.Minute, InProgressTimeout: time.Hour, EvictionTolerance: 0.5, MinReplicas: 2,
+		EvictionBurst: 1, LoopWindow: time.Hour, AdmissionLeaseMaxAge: time.Minute}
+}
+
+// Controller is a VPA or an Hvpa as the updater sees it: how its pods are updated and what they are sized to.
+type Controller struct {
+	Kind, Namespace, Name string
+	UID                   types.UID
+	Mode                  vpav1.UpdateMode
+	// Exact: the targets are an intent to apply as they are (an Hvpa's status.desired): any difference beyond
+	// rounding counts, at any pod age. Otherwise they are a recommendation with bounds (a VPA).
+	Exact        bool
+	Targets      map[string]scaling.Values
+	Lower, Upper map[string]scaling.Values
+	Policies     []scaling.ContainerPolicy
+	Gap          [scaling.NumResources]*scaling.ChangeParams
+	LimitRange   *scaling.LimitRange
+	// EvictionRequirements: every one must hold for an eviction.
+	EvictionRequirements []vpav1.EvictionRequirement
+	MinReplicas          int32
+}
+
+// Key identifies the controller.
+func (c *Controller) Key() string { return c.Kind + "/" + c.Namespace + "/" + c.Name }
+
+// Pod is a pod of a controller's workload as the updater sees it.
+type Pod struct {
+	Name    string
+	UID     types.UID
+	Created time.Time
+	// Live: running, ready and not terminating.
+	Live bool
+	// Containers hold the spec's requests and limits.
+	Containers []scaling.Container
+	// OOMKilledEarly: a container was OOM-killed within OOMWindow of its start.
+	OOMKilledEarly bool
+	// Resizing: the spec's resources differ from what the kubelet reports (a resize was asked and not done).
+	Resizing bool
+	// ResizePending is the reason of a PodResizePending condition (Infeasible, Deferred), since its time.
+	ResizePending      string
+	ResizePendingSince time.Time
+	// ResizeInProgressSince is set while a PodResizeInProgress condition is.
+	ResizeInProgressSince *time.Time
+	// QoS is the pod's QoS class.
+	QoS corev1.PodQOSClass
+}
+
+// Kind of action.
+type Kind string
+
+// The actions.
+const (
+	Resize Kind = "Resize"
+	Evict  Kind = "Evict"
+	Skip   Kind = "Skip"
+	Wait   Kind = "Wait" // a resize is under way: nothing to do, nothing to report
+)
+
+// Reasons (event reasons of skipped updates and of evictions that replace a resize).
+const (
+	ReasonInfeasible        = "ResizeInfeasible"
+	ReasonDeferredTooLong   = "ResizeDeferredTooLong"
+	ReasonInProgressTooLong = "ResizeInProgressTooLong"
+	ReasonQoSChange         = "QoSClassWouldChange"
+	ReasonEvictionReqs      = "EvictionRequirementsNotMet"
+	ReasonMinReplicas       = "TooFewReplicas"
+	ReasonTolerance         = "EvictionToleranceReached"
+	ReasonModeInPlace       = "InPlaceOnly"
+)
+
+// Action is what the updater does with one pod.
+type Action struct {
+	Pod    *Pod
+	Kind   Kind
+	Reason string
+	// Message says why, before -> after.
+	Message string
+	// Sized are the containers' new requests and limits (Resize, Evict).
+	Sized []scaling.ContainerDecision
+	// Fingerprint identifies the change (the sized values), for loop detection.
+	Fingerprint string
+	// Up: some request grows. Change: the size of the change (sum of relative request changes).
+	Up     bool
+	Change float64
+	// FromResize: an eviction replacing a resize that failed (not subject to evictionRequirements).
+	FromResize bool
+}
+
+// need says whether a pod must be updated and how much: the sized containers and the change.
+type need struct {
+	sized   []scaling.ContainerDecision
+	up      bool
+	change  float64
+	why     []string
+	changes []string
+}
+
+// assess compares a pod's requests with what it should be sized to.
+func assess(c *Controller, p *Pod, now time.Time, o Options) *need {
+	sized := scaling.SizePod(p.Containers, c.Targets, c.Policies, c.Gap, c.LimitRange)
+	n := &need{sized: sized}
+	differs, outside, beyond := false, false, false
+	for _, d := range sized {
+		for _, r := range scaling.Resources {
+			newReq, ok := d.Requests.Get(r)
+			if !ok {
+				continue
+			}
+			curReq, hasCur := d.Current.Requests.Get(r)
+			newLim, hasNewLim := d.Limits.Get(r)
+			curLim, hasCurLim := d.Current.Limits.Get(r)
+			reqMoved := !hasCur || !roughlyEqual(newReq, curReq)
+			limMoved := hasNewLim && (!hasCurLim || !roughlyEqual(newLim, curLim))
+			if !reqMoved && !limMoved {
+				continue
+			}
+			differs = true
+			rel := math.Inf(1)
+			if hasCur && curReq > 0 {
+				rel = math.Abs(newReq-curReq) / curReq
+			}
+			if reqMoved {
+				n.change += min(rel, 10)
+				n.up = n.up || !hasCur || newReq > curReq
+				n.changes = append(n.changes, fmt.Sprintf("%s %s %s -> %s", d.Name, r, fmtOpt(r, curReq, hasCur), scaling.Format(r, newReq)))
+			}
+			if rel > o.UpdateThreshold {
+				beyond = true
+			}
+			if lo, ok := c.Lower[d.Name].Get(r); ok && hasCur && curReq < lo {
+				outside = true
+			}
+			if hi, ok := c.Upper[d.Name].Get(r); ok && hasCur && curReq > hi {
+				outside = true
+			}
+		}
+	}
+	switch {
+	case !differs:
+		return nil
+	case c.Exact:
+		n.why = append(n.why, "the pod differs from the intent")
+	case outside:
+		n.why = append(n.why, "a request is outside the recommendation's bounds")
+	case p.OOMKilledEarly && n.up:
+		n.why = append(n.why, fmt.Sprintf("a container was OOM-killed within %s of starting", o.OOMWindow))
+	case beyond && now.Sub(p.Created) >= o.MinPodAge:
+		n.why = append(n.why, fmt.Sprintf("a request differs from its target by more than %.0f%% and the pod is older than %s", 100*o.UpdateThreshold, o.MinPodAge))
+	default:
+		return nil
+	}
+	return n
+}
+
+// roughlyEqual forgives the rounding that sizing a sized pod again can show (see scaling.SizePod).
+func roughlyEqual(a, b float64) bool { return math.Abs(a-b) <= max(3, 0.02*math.Abs(b)) }
+
+func fmtOpt(r scaling.Resource, x float64, ok bool) string {
+	if !ok {
+		return "unset"
+	}
+	return scaling.Format(r, x)
+}
+
+// Plan decides, for the pods of one controller, which to resize in place, which to evict and which to
+// leave (with a reason), in the order the updater acts: scale-ups first, then larger changes. It does not
+// check PodDisruptionBudgets (the Eviction API does), the admission Lease, the rate limit or loop detection
+// (the updater does, at the time it acts).
+func Plan(c *Controller, pods []Pod, now time.Time, o Options) []Action {
+	if c.Mode == vpav1.UpdateModeOff || c.Mode == vpav1.UpdateModeInitial {
+		return nil
+	}
+	var out []Action
+	live := 0
+	for i := range pods {
+		if pods[i].Live {
+			live++
+		}
+	}
+	inPlace := c.Mode == vpav1.UpdateModeInPlaceOrRecreate || c.Mode == vpav1.UpdateModeInPlace
+	for i := range pods {
+		p := &pods[i]
+		if !p.Live {
+			continue
+		}
+		if p.Resizing && inPlace {
+			out = append(out, resizeFollowUp(c, p, now, o))
+			continue
+		}
+		n := assess(c, p, now, o)
+		if n == nil {
+			continue
+		}
+		a := Action{Pod: p, Sized: n.sized, Up: n.up, Change: n.change, Fingerprint: fingerprint(n.sized),
+			Message: strings.Join(n.changes, ", ") + ": " + strings.Join(n.why, "; ")}
+		qosChange := inPlace && QoSAfter(p.Containers, n.sized) != p.QoS
+		switch {
+		case c.Mode == vpav1.UpdateModeInPlace && qosChange:
+			a.Kind, a.Reason = Skip, ReasonQoSChange
+			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do, and updateMode InPlace never evicts", p.QoS, QoSAfter(p.Containers, n.sized))
+		case inPlace && !qosChange:
+			a.Kind = Resize
+		default:
+			a.Kind = Evict
+			if qosChange {
+				a.Reason = ReasonQoSChange
+				a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", p.QoS, QoSAfter(p.Containers, n.sized))
+			}
+		}
+		out = append(out, a)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Up != out[j].Up {
+			return out[i].Up
+		}
+		return out[i].Change > out[j].Change
+	})
+	return limitEvictions(c, out, live, len(pods), o)
+}
+
+// resizeFollowUp watches a resize the kubelet has not finished: Infeasible, or Deferred / InProgress past
+// their timeouts, fall back to eviction (InPlaceOrRecreate) or are reported and left (InPlace).
+func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options) Action {
+	a := Action{Pod: p, Kind: Wait}
+	switch {
+	case p.ResizePending == corev1.PodReasonInfeasible:
+		a.Reason, a.Message = ReasonInfeasible, "the kubelet refused the resize as infeasible"
+	case p.ResizePending == corev1.PodReasonDeferred && now.Sub(p.ResizePendingSince) > o.DeferredTimeout:
+		a.Reason, a.Message = ReasonDeferredTooLong, fmt.Sprintf("the kubelet deferred the resize for %s (more than %s)", now.Sub(p.ResizePendingSince).Round(time.Second), o.DeferredTimeout)
+	case p.ResizeInProgressSince != nil && now.Sub(*p.ResizeInProgressSince) > o.InProgressTimeout:
+		a.Reason, a.Message = ReasonInProgressTooLong, fmt.Sprintf("the resize has been in progress for %s (more than %s)", now.Sub(*p.ResizeInProgressSince).Round(time.Second), o.InProgressTimeout)
+	default:
+		return a
+	}
+	if c.Mode == vpav1.UpdateModeInPlace {
+		a.Kind = Skip
+		a.Message += "; updateMode InPlace never evicts"
+		return a
+	}
+	a.Kind, a.FromResize = Evict, true
+	a.Up = true // a pod stuck on a resize goes first
+	a.Message += "; evicting so that the pod is recreated with the new size"
+	a.Sized = scaling.SizePod(p.Containers, c.Targets, c.Policies, c.Gap, c.LimitRange)
+	a.Fingerprint = fingerprint(a.Sized)
+	return a
+}
+
+// limitEvictions applies evictionRequirements, minReplicas and the eviction tolerance to the evictions of
+// one workload; over-budget evictions become skips with their reason.
+func limitEvictions(c *Controller, actions []Action, live, replicas int, o Options) []Action {
+	minReplicas := o.MinReplicas
+	if c.MinReplicas > 0 {
+		minReplicas = c.MinReplicas
+	}
+	budget := max(1, int(math.Floor(o.EvictionTolerance*float64(replicas)))) - (replicas - live)
+	for i := range actions {
+		a := &actions[i]
+		if a.Kind != Evict {
+			continue
+		}
+		switch {
+		case !a.FromResize && !requirementsMet(c.EvictionRequirements, a.Sized):
+			a.Kind, a.Reason = Skip, ReasonEvictionReqs
+			a.Message += "; updatePolicy.evictionRequirements do not allow this change"
+		case int32(live) < minReplicas:
+			a.Kind, a.Reason = Skip, ReasonMinReplicas
+			a.Message += fmt.Sprintf("; %d live replicas, evictions need at least %d (updatePolicy.minReplicas or --min-replicas)", live, minReplicas)
+		case budget <= 0:
+			a.Kind, a.Reason = Skip, ReasonTolerance
+			a.Message += fmt.Sprintf("; already %d of %d replicas disrupted this loop (--eviction-tolerance %.2f)", replicas-live+countEvicted(actions[:i]), replicas, o.EvictionTolerance)
+		default:
+			budget--
+		}
+	}
+	return actions
+}
+
+func countEvicted(actions []Action) int {
+	n := 0
+	for _, a := range actions {
+		if a.Kind == Evict {
+			n++
+		}
+	}
+	return n
+}
+
+// requirementsMet: every evictionRequirement's direction holds for every listed resource of every sized
+// container (a resource with no change passes).
+func requirementsMet(reqs []vpav1.EvictionRequirement, sized []scaling.ContainerDecision) bool {
+	for _, req := range reqs {
+		for _, name := range req.Resources {
+			for _, r := range scaling.Resources {
+				if r.ResourceName() != name {
+					continue
+				}
+				for _, d := range sized {
+					t, ok := d.Requests.Get(r)
+					cur, hasCur := d.Current.Requests.Get(r)
+					if !ok || !hasCur || t == cur {
+						continue
+					}
+					if (req.ChangeRequirement == vpav1.TargetHigherThanRequests) != (t > cur) {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// fingerprint names a change by the values it sets.
+func fingerprint(sized []scaling.ContainerDecision) string {
+	var b strings.Builder
+	for _, d := range sized {
+		b.WriteString(d.Name)
+		for _, r := range scaling.Resources {
+			if x, ok := d.Requests.Get(r); ok {
+				fmt.Fprintf(&b, " %s=%.0f", r, x)
+			}
+			if x, ok := d.Limits.Get(r); ok {
+				fmt.Fprintf(&b, " %s-limit=%.0f", r, x)
+			}
+		}
+		b.WriteString(";")
+	}
+	return b.String()
+}

@@ -1,0 +1,152 @@
+package updater
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/scaling"
+)
+
+var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// pod is a live Burstable pod with one container "app" at cpu request/limit (millicores).
+func pod(name string, age time.Duration, req, lim float64) Pod {
+	c := scaling.Container{Name: "app", Requests: scaling.V(req, -1)}
+	if lim > 0 {
+		c.Limits = scaling.V(lim, -1)
+	}
+	return Pod{Name: name, UID: types.UID(name), Created: now.Add(-age), Live: true, Containers: []scaling.Container{c}, QoS: QoS([]scaling.Container{c})}
+}
+
+func vpaCtl(mode vpav1.UpdateMode, target, lower, upper float64) *Controller {
+	return &Controller{Kind: "VerticalPodAutoscaler", Namespace: "ns", Name: "web", Mode: mode,
+		Targets: map[string]scaling.Values{"app": scaling.V(target, -1)},
+		Lower:   map[string]scaling.Values{"app": scaling.V(lower, -1)}, Upper: map[string]scaling.Values{"app": scaling.V(upper, -1)}}
+}
+
+type got struct{ Pod, Kind, Reason string }
+
+func summary(actions []Action) []got {
+	var out []got
+	for _, a := range actions {
+		out = append(out, got{a.Pod.Name, string(a.Kind), a.Reason})
+	}
+	return out
+}
+
+func TestPlan(t *testing.T) {
+	o := DefaultOptions()
+	with := func(p Pod, f func(*Pod)) Pod { f(&p); return p }
+	cases := map[string]struct {
+		ctl  *Controller
+		pods []Pod
+		want []got
+	}{
+		"Off and Initial never touch running pods": {ctl: vpaCtl(vpav1.UpdateModeInitial, 500, 400, 600),
+			pods: []Pod{pod("a", time.Hour, 100, 0), pod("b", time.Hour, 100, 0)}},
+		"Recreate evicts a pod outside the bounds": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600),
+			pods: []Pod{pod("a", time.Hour, 100, 0), pod("b", time.Hour, 500, 0)}, want: []got{{"a", "Evict", ""}}},
+		"within the bounds: only pods older than 12h beyond the threshold": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 300, 700),
+			pods: []Pod{pod("young", time.Hour, 400, 0), pod("old", 13*time.Hour, 400, 0), pod("close", 13*time.Hour, 480, 0)},
+			want: []got{{"old", "Evict", ""}}},
+		"InPlaceOrRecreate resizes": {ctl: vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600),
+			pods: []Pod{pod("a", time.Hour, 100, 200), pod("b", time.Hour, 100, 200)}, want: []got{{"a", "Resize", ""}, {"b", "Resize", ""}}},
+		"InPlaceOrRecreate evicts when the QoS class would change": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600)
+			c.Policies = []scaling.ContainerPolicy{{Name: "app", Controlled: [2]bool{true, true}, ControlledValues: scaling.RequestsAndLimits,
+				Ratio: [2]*scaling.Ratio{{Type: scaling.RatioFactor, Factor: 1}}}}
+			return c
+		}(), pods: []Pod{with(pod("a", time.Hour, 100, 200), func(p *Pod) {
+			p.Containers[0].Requests.Set(scaling.Memory, 1<<20)
+			p.Containers[0].Limits.Set(scaling.Memory, 1<<20)
+		}),
+			with(pod("b", time.Hour, 100, 200), func(p *Pod) {
+				p.Containers[0].Requests.Set(scaling.Memory, 1<<20)
+				p.Containers[0].Limits.Set(scaling.Memory, 1<<20)
+			})},
+			want: []got{{"a", "Evict", ReasonQoSChange}, {"b", "Skip", ReasonTolerance}}},
+		"InPlace skips a QoS-changing update": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeInPlace, 500, 400, 600)
+			c.Policies = []scaling.ContainerPolicy{{Name: "app", Controlled: [2]bool{true, true}, ControlledValues: scaling.RequestsAndLimits,
+				Ratio: [2]*scaling.Ratio{{Type: scaling.RatioFactor, Factor: 1}}}}
+			return c
+		}(), pods: []Pod{with(pod("a", time.Hour, 100, 200), func(p *Pod) {
+			p.Containers[0].Requests.Set(scaling.Memory, 1<<20)
+			p.Containers[0].Limits.Set(scaling.Memory, 1<<20)
+		})},
+			want: []got{{"a", "Skip", ReasonQoSChange}}},
+		"an infeasible resize falls back to eviction; a fresh deferral waits": {ctl: vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600),
+			pods: []Pod{with(pod("inf", time.Hour, 500, 0), func(p *Pod) { p.Resizing, p.ResizePending = true, corev1.PodReasonInfeasible }),
+				with(pod("def", time.Hour, 500, 0), func(p *Pod) {
+					p.Resizing, p.ResizePending, p.ResizePendingSince = true, corev1.PodReasonDeferred, now.Add(-time.Minute)
+				}),
+				pod("c", time.Hour, 500, 0), pod("d", time.Hour, 500, 0)},
+			want: []got{{"inf", "Evict", ReasonInfeasible}, {"def", "Wait", ""}}},
+		"a deferral past its timeout falls back to eviction; InPlace only reports": {ctl: vpaCtl(vpav1.UpdateModeInPlace, 500, 400, 600),
+			pods: []Pod{with(pod("def", time.Hour, 500, 0), func(p *Pod) {
+				p.Resizing, p.ResizePending, p.ResizePendingSince = true, corev1.PodReasonDeferred, now.Add(-6*time.Minute)
+			})},
+			want: []got{{"def", "Skip", ReasonDeferredTooLong}}},
+		"a single replica is not evicted": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600),
+			pods: []Pod{pod("a", time.Hour, 100, 0)}, want: []got{{"a", "Skip", ReasonMinReplicas}}},
+		"unless minReplicas is 1": {ctl: func() *Controller { c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600); c.MinReplicas = 1; return c }(),
+			pods: []Pod{pod("a", time.Hour, 100, 0)}, want: []got{{"a", "Evict", ""}}},
+		"at most half of the replicas per loop, the biggest change first": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600),
+			pods: []Pod{pod("a", time.Hour, 300, 0), pod("b", time.Hour, 100, 0), pod("c", time.Hour, 200, 0), pod("d", time.Hour, 350, 0)},
+			want: []got{{"b", "Evict", ""}, {"c", "Evict", ""}, {"a", "Skip", ReasonTolerance}, {"d", "Skip", ReasonTolerance}}},
+		"pods already disrupted use up the tolerance": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600),
+			pods: []Pod{pod("a", time.Hour, 100, 0), with(pod("b", time.Hour, 500, 0), func(p *Pod) { p.Live = false }), pod("c", time.Hour, 500, 0), pod("d", time.Hour, 500, 0)},
+			want: []got{{"a", "Evict", ""}}},
+		"scale-ups go first": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600),
+			pods: []Pod{pod("down", time.Hour, 100000, 0), pod("up", time.Hour, 380, 0), pod("x", time.Hour, 500, 0), pod("y", time.Hour, 500, 0)},
+			want: []got{{"up", "Evict", ""}, {"down", "Evict", ""}}},
+		"evictionRequirements TargetHigherThanRequests refuse a decrease": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
+			c.EvictionRequirements = []vpav1.EvictionRequirement{{Resources: []corev1.ResourceName{corev1.ResourceCPU}, ChangeRequirement: vpav1.TargetHigherThanRequests}}
+			return c
+		}(), pods: []Pod{pod("down", time.Hour, 5000, 0), pod("up", time.Hour, 100, 0)},
+			want: []got{{"up", "Evict", ""}, {"down", "Skip", ReasonEvictionReqs}}},
+		"an Hvpa's intent is applied at any age, beyond rounding only": {ctl: &Controller{Kind: "Hvpa", Namespace: "ns", Name: "web", Mode: vpav1.UpdateModeInPlaceOrRecreate, Exact: true,
+			Targets: map[string]scaling.Values{"app": scaling.V(525, -1)}},
+			pods: []Pod{pod("a", time.Minute, 500, 1000), pod("b", time.Minute, 524, 1048)}, want: []got{{"a", "Resize", ""}}},
+		"an early OOM kill makes a young pod within bounds a candidate": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 300, 700),
+			pods: []Pod{with(pod("oom", time.Hour, 400, 0), func(p *Pod) { p.OOMKilledEarly = true }), pod("b", time.Hour, 400, 0)},
+			want: []got{{"oom", "Evict", ""}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, summary(Plan(tc.ctl, tc.pods, now, o))); d != "" {
+				t.Errorf("actions (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestQoS(t *testing.T) {
+	c := func(req, lim scaling.Values) scaling.Container {
+		return scaling.Container{Name: "c", Requests: req, Limits: lim}
+	}
+	cases := map[string]struct {
+		cs   []scaling.Container
+		want corev1.PodQOSClass
+	}{
+		"nothing set":                         {[]scaling.Container{c(scaling.Values{}, scaling.Values{})}, corev1.PodQOSBestEffort},
+		"limits equal requests":               {[]scaling.Container{c(scaling.V(100, 1<<20), scaling.V(100, 1<<20))}, corev1.PodQOSGuaranteed},
+		"limits only (requests default)":      {[]scaling.Container{c(scaling.Values{}, scaling.V(100, 1<<20))}, corev1.PodQOSGuaranteed},
+		"a memory limit missing":              {[]scaling.Container{c(scaling.V(100, 1<<20), scaling.V(100, -1))}, corev1.PodQOSBurstable},
+		"one container of two not Guaranteed": {[]scaling.Container{c(scaling.V(100, 1<<20), scaling.V(100, 1<<20)), c(scaling.V(100, -1), scaling.Values{})}, corev1.PodQOSBurstable},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := QoS(tc.cs); got != tc.want {
+				t.Errorf("QoS = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+

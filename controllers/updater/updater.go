@@ -1,0 +1,496 @@
+package updater
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/workload"
+	"github.com/hvpa-dev/hvpa/scaling"
+	"github.com/hvpa-dev/hvpa/webhooks"
+)
+
+// Updater brings running pods to their VPA's recommendation or their Hvpa's intent: in place through the
+// pods/resize subresource, or by eviction through the Eviction API (PodDisruptionBudgets decide). It runs
+// on the leader only.
+type Updater struct {
+	// Client reads VPAs, Hvpas, pods and LimitRanges (cached) and writes resizes, evictions.
+	Client client.Client
+	// Live reads the admission Lease and resolves targets without the cache.
+	Live     client.Client
+	Recorder record.EventRecorder
+	Clock    clock.WithTicker
+	Gates    featuregate.FeatureGate
+	Options  Options
+	Metrics  *Metrics
+
+	limiter *rate.Limiter
+	// resized counts resizes per (pod UID, change) for loop detection; evicted remembers evictions per
+	// (controller, change).
+	resized  map[string][]time.Time
+	evicted  map[string]time.Time
+	converge map[string]convergence
+}
+
+type convergence struct {
+	targets string
+	since   time.Time
+	done    bool
+}
+
+var (
+	_ manager.Runnable               = &Updater{}
+	_ manager.LeaderElectionRunnable = &Updater{}
+)
+
+// New returns an Updater.
+func New(c, live client.Client, rec record.EventRecorder, clk clock.WithTicker, gates featuregate.FeatureGate, o Options, m *Metrics) *Updater {
+	lim := rate.NewLimiter(rate.Inf, 0)
+	if o.EvictionRateLimit > 0 {
+		lim = rate.NewLimiter(rate.Limit(o.EvictionRateLimit), max(1, o.EvictionBurst))
+	}
+	return &Updater{Client: c, Live: live, Recorder: rec, Clock: clk, Gates: gates, Options: o, Metrics: m, limiter: lim,
+		resized: map[string][]time.Time{}, evicted: map[string]time.Time{}, converge: map[string]convergence{}}
+}
+
+// NeedLeaderElection: one updater acts at a time.
+func (u *Updater) NeedLeaderElection() bool { return true }
+
+// Start runs an update loop every Interval until ctx ends.
+func (u *Updater) Start(ctx context.Context) error {
+	t := u.Clock.NewTicker(u.Options.Interval)
+	defer t.Stop()
+	for {
+		if err := u.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			logf.FromContext(ctx).Error(err, "update loop")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
+// RunOnce runs one update loop over every VPA and Hvpa.
+func (u *Updater) RunOnce(ctx context.Context) error {
+	start := u.Clock.Now()
+	defer func() { u.Metrics.Loop.Observe(u.Clock.Since(start).Seconds()) }()
+	now := u.Clock.Now()
+	controllers, errs := u.controllers(ctx)
+	admission, why := true, ""
+	if ns, name, ok := strings.Cut(u.Options.AdmissionLease, "/"); ok {
+		admission, why = webhooks.AdmissionServing(ctx, u.Live, ns, name, u.Options.AdmissionLeaseMaxAge, now)
+	}
+	candidates := map[string]int{}
+	for _, c := range controllers {
+		pods, err := u.pods(ctx, c)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c.ctl.Key(), err))
+			continue
+		}
+		states := make([]Pod, len(pods))
+		for i := range pods {
+			states[i] = podState(&pods[i], now, u.Options)
+		}
+		actions := Plan(&c.ctl, states, now, u.Options)
+		u.trackConvergence(&c.ctl, actions, now)
+		for i := range actions {
+			a := &actions[i]
+			if a.Kind != Wait {
+				candidates[c.ctl.Kind]++
+			}
+			u.act(ctx, c, &pods[indexOf(pods, a.Pod.UID)], a, admission, why, now)
+		}
+	}
+	for _, kind := range []string{"VerticalPodAutoscaler", "Hvpa"} {
+		u.Metrics.Candidates.WithLabelValues(kind).Set(float64(candidates[kind]))
+	}
+	u.forget(now)
+	return errors.Join(errs...)
+}
+
+func indexOf(pods []corev1.Pod, uid types.UID) int {
+	for i := range pods {
+		if pods[i].UID == uid {
+			return i
+		}
+	}
+	return -1
+}
+
+// served is a controller with its resolved target and the object events about it go to.
+type served struct {
+	ctl    Controller
+	target workload.Ref
+	sel    labels.Selector
+	obj    runtime.Object
+}
+
+// controllers lists the VPAs and Hvpas whose running pods the updater may change.
+func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
+	var out []served
+	var errs []error
+	var vpas vpav1.VerticalPodAutoscalerList
+	if err := u.Client.List(ctx, &vpas); err != nil {
+		errs = append(errs, fmt.Errorf("listing VerticalPodAutoscalers: %w", err))
+	}
+	for i := range vpas.Items {
+		v := &vpas.Items[i]
+		mode := vpav1.UpdateModeAuto
+		if v.Spec.UpdatePolicy != nil && v.Spec.UpdatePolicy.UpdateMode != nil {
+			mode = *v.Spec.UpdatePolicy.UpdateMode
+		}
+		if !u.modeActs(mode) || v.Status.Recommendation == nil || vpaUnsupported(v) || v.Spec.TargetRef == nil {
+			continue
+		}
+		t, err := workload.ResolveTarget(ctx, u.Live, v.Namespace, v.Spec.TargetRef)
+		if err != nil {
+			continue // the recommender reports unresolvable targets in the VPA's conditions
+		}
+		pols, fe := scaling.ContainerPolicies(v.Spec.ResourcePolicy, nil)
+		if len(fe) > 0 {
+			continue
+		}
+		c := Controller{Kind: "VerticalPodAutoscaler", Namespace: v.Namespace, Name: v.Name, UID: v.UID, Mode: mode, Policies: pols,
+			Targets: map[string]scaling.Values{}, Lower: map[string]scaling.Values{}, Upper: map[string]scaling.Values{}}
+		for _, r := range v.Status.Recommendation.ContainerRecommendations {
+			c.Targets[r.ContainerName], _ = scaling.FromResourceList(r.Target, nil)
+			c.Lower[r.ContainerName], _ = scaling.FromResourceList(r.LowerBound, nil)
+			c.Upper[r.ContainerName], _ = scaling.FromResourceList(r.UpperBound, nil)
+		}
+		u.applyPolicy(&c, v.Spec.UpdatePolicy)
+		out = append(out, served{ctl: c, target: workload.RefOf(v.Spec.TargetRef.APIVersion, v.Spec.TargetRef.Kind, v.Spec.TargetRef.Name), sel: t.Selector, obj: v})
+	}
+	var hvpas hvpav1alpha1.HvpaList
+	if err := u.Client.List(ctx, &hvpas); err != nil {
+		errs = append(errs, fmt.Errorf("listing Hvpas: %w", err))
+	}
+	for i := range hvpas.Items {
+		h := &hvpas.Items[i]
+		var up *vpav1.PodUpdatePolicy
+		if h.Spec.VPA != nil {
+			up = h.Spec.VPA.Template.UpdatePolicy
+		}
+		mode := vpav1.UpdateModeInPlaceOrRecreate
+		if up != nil && up.UpdateMode != nil {
+			mode = *up.UpdateMode
+		}
+		d := h.Status.Desired
+		if !u.modeActs(mode) || d == nil || len(d.Containers) == 0 || h.Status.Selector == "" ||
+			meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported) {
+			continue
+		}
+		sel, err := labels.Parse(h.Status.Selector)
+		if err != nil {
+			continue
+		}
+		pols, gap, fe := scaling.HvpaSizing(h)
+		if len(fe) > 0 {
+			continue
+		}
+		c := Controller{Kind: "Hvpa", Namespace: h.Namespace, Name: h.Name, UID: h.UID, Mode: mode, Exact: true, Policies: pols, Gap: gap,
+			Targets: map[string]scaling.Values{}}
+		for _, dc := range d.Containers {
+			c.Targets[dc.Name], _ = scaling.FromResourceList(dc.Requests, nil)
+		}
+		u.applyPolicy(&c, up)
+		ref := h.Spec.TargetRef
+		out = append(out, served{ctl: c, target: workload.RefOf(ref.APIVersion, ref.Kind, ref.Name), sel: sel, obj: h})
+	}
+	for i := range out {
+		c := &out[i].ctl
+		var lrs corev1.LimitRangeList
+		if err := u.Client.List(ctx, &lrs, client.InNamespace(c.Namespace)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.LimitRange = scaling.FromLimitRanges(lrs.Items)
+		if !u.Gates.Enabled(features.RequestToLimitRatio) {
+			c.Policies = scaling.WithoutRatios(c.Policies)
+		}
+	}
+	return out, errs
+}
+
+func (u *Updater) modeActs(m vpav1.UpdateMode) bool {
+	switch m {
+	case vpav1.UpdateModeRecreate, vpav1.UpdateModeAuto, vpav1.UpdateModeInPlaceOrRecreate:
+		return true
+	case vpav1.UpdateModeInPlace:
+		return u.Gates.Enabled(features.InPlace)
+	}
+	return false
+}
+
+func (u *Updater) applyPolicy(c *Controller, p *vpav1.PodUpdatePolicy) {
+	if p == nil {
+		return
+	}
+	if p.MinReplicas != nil {
+		c.MinReplicas = *p.MinReplicas
+	}
+	for _, r := range p.EvictionRequirements {
+		if r != nil {
+			c.EvictionRequirements = append(c.EvictionRequirements, *r)
+		}
+	}
+}
+
+func vpaUnsupported(v *vpav1.VerticalPodAutoscaler) bool {
+	for _, c := range v.Status.Conditions {
+		if c.Type == vpav1.ConfigUnsupported && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// pods lists the controller's pods: selected by its selector and controlled (top-most) by its target.
+func (u *Updater) pods(ctx context.Context, c served) ([]corev1.Pod, error) {
+	var l corev1.PodList
+	if err := u.Client.List(ctx, &l, client.InNamespace(c.ctl.Namespace), client.MatchingLabelsSelector{Selector: c.sel}); err != nil {
+		return nil, err
+	}
+	out := l.Items[:0]
+	for _, p := range l.Items {
+		top, ok, err := workload.TopController(ctx, u.Client, u.Live, p.Namespace, &p)
+		if err != nil || !ok || top != c.target {
+			continue
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// podState reads what the planner needs from a pod.
+func podState(p *corev1.Pod, now time.Time, o Options) Pod {
+	s := Pod{Name: p.Name, UID: p.UID, Created: p.CreationTimestamp.Time, QoS: p.Status.QOSClass}
+	ready := false
+	for _, c := range p.Status.Conditions {
+		switch c.Type {
+		case corev1.PodReady:
+			ready = c.Status == corev1.ConditionTrue
+		case corev1.PodResizePending:
+			// a condition about an older resize (the API keeps it until the kubelet answers the new one) says nothing
+			if c.Status == corev1.ConditionTrue && (c.ObservedGeneration == 0 || c.ObservedGeneration == p.Generation) {
+				s.ResizePending, s.ResizePendingSince = c.Reason, c.LastTransitionTime.Time
+			}
+		case corev1.PodResizeInProgress:
+			if c.Status == corev1.ConditionTrue && (c.ObservedGeneration == 0 || c.ObservedGeneration == p.Generation) {
+				t := c.LastTransitionTime.Time
+				s.ResizeInProgressSince = &t
+			}
+		}
+	}
+	s.Live = p.Status.Phase == corev1.PodRunning && ready && p.DeletionTimestamp == nil
+	for _, k := range p.Spec.Containers {
+		req, _ := scaling.FromResourceList(k.Resources.Requests, nil)
+		lim, _ := scaling.FromResourceList(k.Resources.Limits, nil)
+		s.Containers = append(s.Containers, scaling.Container{Name: k.Name, Requests: req, Limits: lim})
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name != k.Name {
+				continue
+			}
+			if cs.Resources != nil && !sameResources(k.Resources, *cs.Resources) {
+				s.Resizing = true
+			}
+			if t := cs.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" && t.FinishedAt.Sub(t.StartedAt.Time) < o.OOMWindow &&
+				now.Sub(t.FinishedAt.Time) < o.LoopWindow {
+				s.OOMKilledEarly = true
+			}
+		}
+	}
+	if s.QoS == "" {
+		s.QoS = QoS(s.Containers)
+	}
+	return s
+}
+
+// sameResources compares the cpu and memory requests and limits of a spec with what the kubelet reports.
+func sameResources(spec, status corev1.ResourceRequirements) bool {
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		for _, pair := range [][2]corev1.ResourceList{{spec.Requests, status.Requests}, {spec.Limits, status.Limits}} {
+			a, okA := pair[0][r]
+			b, okB := pair[1][r]
+			if okA != okB || (okA && a.Cmp(b) != 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// act carries out one action.
+func (u *Updater) act(ctx context.Context, c served, pod *corev1.Pod, a *Action, admission bool, why string, now time.Time) {
+	log := logf.FromContext(ctx).WithValues("pod", pod.Namespace+"/"+pod.Name, "by", c.ctl.Key())
+	switch a.Kind {
+	case Wait:
+		return
+	case Skip:
+		u.Metrics.Skips.WithLabelValues(a.Reason).Inc()
+		u.Recorder.Event(pod, corev1.EventTypeWarning, EventUpdateSkipped, a.Reason+": "+a.Message)
+		return
+	case Resize:
+		key := string(pod.UID) + "|" + a.Fingerprint
+		if n := u.recent(u.resized[key], now); n >= 2 {
+			u.Metrics.Resizes.WithLabelValues("loop").Inc()
+			u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventLoopDetected,
+				"not resizing again: the pod was resized %d times within %s for the same change (%s) and still differs; the same recommendation will not be applied to it again", n, u.Options.LoopWindow, a.Message)
+			return
+		}
+		err := u.resize(ctx, pod, a.Sized)
+		if err == nil {
+			u.resized[key] = append(u.resized[key], now)
+			u.Metrics.Resizes.WithLabelValues("requested").Inc()
+			u.Recorder.Event(pod, corev1.EventTypeNormal, EventResizedInPlace, a.Message)
+			u.Recorder.Eventf(c.obj, corev1.EventTypeNormal, EventResizedInPlace, "pod %s: %s", pod.Name, a.Message)
+			log.V(1).Info("resized in place", "change", a.Message)
+			return
+		}
+		u.Metrics.Resizes.WithLabelValues("refused").Inc()
+		log.Info("resize refused", "error", err.Error())
+		if c.ctl.Mode == vpav1.UpdateModeInPlace {
+			u.Metrics.Skips.WithLabelValues("ResizeRefused").Inc()
+			u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventUpdateSkipped, "ResizeRefused: %s; updateMode InPlace never evicts (%v)", a.Message, err)
+			return
+		}
+		a.Kind, a.FromResize = Evict, true
+		a.Message += fmt.Sprintf("; the API refused the resize (%v)", err)
+	}
+	u.evict(ctx, c, pod, a, admission, why, now)
+}
+
+// resize PATCHes the pods/resize subresource with the sized containers' requests and limits.
+func (u *Updater) resize(ctx context.Context, pod *corev1.Pod, sized []scaling.ContainerDecision) error {
+	type res struct {
+		Requests corev1.ResourceList `json:"requests,omitempty"`
+		Limits   corev1.ResourceList `json:"limits,omitempty"`
+	}
+	type ctr struct {
+		Name      string `json:"name"`
+		Resources res    `json:"resources"`
+	}
+	var cs []ctr
+	for _, d := range sized {
+		cs = append(cs, ctr{Name: d.Name, Resources: res{Requests: scaling.ToResourceList(d.Requests), Limits: scaling.ToResourceList(d.Limits)}})
+	}
+	body, err := json.Marshal(map[string]any{"spec": map[string]any{"containers": cs}})
+	if err != nil {
+		return err
+	}
+	return u.Client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, body))
+}
+
+// evict evicts a pod through the Eviction API, unless the admission webhook is not serving, the rate limit
+// is reached or the eviction would repeat one that did not help.
+func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Action, admission bool, why string, now time.Time) {
+	key := c.ctl.Key() + "|" + a.Fingerprint
+	if at, ok := u.evicted[key]; ok && pod.CreationTimestamp.Time.After(at) && now.Sub(at) < u.Options.LoopWindow {
+		u.Metrics.Evictions.WithLabelValues("loop").Inc()
+		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventLoopDetected,
+			"not evicting: this pod was created after an eviction for the same change (%s) at %s and still needs it, so evicting it again would not help; is the admission webhook sizing pods?",
+			a.Message, at.Format(time.RFC3339))
+		return
+	}
+	if !admission {
+		u.Metrics.Evictions.WithLabelValues("no_admission").Inc()
+		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventUpdateSkipped, "AdmissionNotServing: %s; not evicting: %s", a.Message, why)
+		return
+	}
+	if !u.limiter.Allow() {
+		u.Metrics.Evictions.WithLabelValues("rate_limited").Inc()
+		return
+	}
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}}
+	err := u.Client.SubResource("eviction").Create(ctx, pod, ev)
+	switch {
+	case apierrors.IsTooManyRequests(err):
+		u.Metrics.Evictions.WithLabelValues("blocked_by_pdb").Inc()
+		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventEvictionBlocked, "%s; the Eviction API refused: %v", a.Message, err)
+		return
+	case err != nil:
+		u.Metrics.Evictions.WithLabelValues("error").Inc()
+		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventEvictionBlocked, "%s; eviction failed: %v", a.Message, err)
+		return
+	}
+	u.evicted[key] = now
+	reason, outcome := EventEvicted, "evicted"
+	if a.FromResize {
+		reason, outcome = EventResizeFallbackEviction, "fallback"
+	}
+	u.Metrics.Evictions.WithLabelValues(outcome).Inc()
+	msg := a.Message
+	if a.Reason != "" {
+		msg = a.Reason + ": " + msg
+	}
+	u.Recorder.Event(pod, corev1.EventTypeNormal, reason, msg)
+	u.Recorder.Eventf(c.obj, corev1.EventTypeNormal, reason, "pod %s: %s", pod.Name, msg)
+}
+
+func (u *Updater) recent(ts []time.Time, now time.Time) int {
+	n := 0
+	for _, t := range ts {
+		if now.Sub(t) < u.Options.LoopWindow {
+			n++
+		}
+	}
+	return n
+}
+
+// forget drops loop-detection records older than the window.
+func (u *Updater) forget(now time.Time) {
+	for k, ts := range u.resized {
+		if u.recent(ts, now) == 0 {
+			delete(u.resized, k)
+		}
+	}
+	for k, t := range u.evicted {
+		if now.Sub(t) >= u.Options.LoopWindow {
+			delete(u.evicted, k)
+		}
+	}
+}
+
+// trackConvergence observes the time from a change of a controller's targets until a loop finds nothing
+// left to do for it.
+func (u *Updater) trackConvergence(c *Controller, actions []Action, now time.Time) {
+	targets := fmt.Sprint(c.Targets)
+	cv, ok := u.converge[c.Key()]
+	if !ok || cv.targets != targets {
+		cv = convergence{targets: targets, since: now, done: !ok} // the first sight of an object is no change
+	}
+	pending := false
+	for _, a := range actions {
+		pending = pending || a.Kind == Resize || a.Kind == Evict || a.Kind == Wait
+	}
+	if !pending && !cv.done {
+		u.Metrics.Convergence.WithLabelValues(c.Kind).Observe(now.Sub(cv.since).Seconds())
+		cv.done = true
+	}
+	u.converge[c.Key()] = cv
+}
