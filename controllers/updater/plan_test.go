@@ -149,4 +149,3 @@ func TestQoS(t *testing.T) {
 		})
 	}
 }
-
