@@ -2,16 +2,12 @@ package webhooks_test
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"net/url"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -26,8 +22,6 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
-	"github.com/hvpa-dev/hvpa/webhooks"
-	"github.com/hvpa-dev/hvpa/webhooks/certs"
 )
 
 const (
@@ -56,19 +50,12 @@ func TestWebhooks(t *testing.T) {
 }
 
 func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := testenv.FreePort()
 	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
-// urlConfig points the API server at a webhook server on this machine.
-func urlConfig(port int) func(string) admissionregistrationv1.WebhookClientConfig {
-	return func(path string) admissionregistrationv1.WebhookClientConfig {
-		u := (&url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", port), Path: path}).String()
-		return admissionregistrationv1.WebhookClientConfig{URL: &u}
-	}
-}
+var urlConfig = testenv.URLConfig
 
 var _ = BeforeSuite(func() {
 	var err error
@@ -82,19 +69,8 @@ var _ = BeforeSuite(func() {
 	// The webhook configurations as the chart installs them, pointed at this machine, without a caBundle:
 	// the certificate rotator must fill it in.
 	port = freePort()
-	mutating, validating := webhooks.Configurations("hvpa", urlConfig(port), webhooks.DefaultTimeoutSeconds)
-	Expect(k8s.Create(ctx, mutating)).To(Succeed())
-	Expect(k8s.Create(ctx, validating)).To(Succeed())
-	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "hvpa-system"}})).To(Succeed())
-
-	co := certs.DefaultOptions()
-	co.CertDir = GinkgoT().TempDir()
-	co.SecretNamespace, co.SecretName = "hvpa-system", "hvpa-webhook-certs"
-	co.ServiceNamespace, co.ServiceName = "hvpa-system", "hvpa-webhook"
-	co.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	co.MutatingWebhookConfigurations, co.ValidatingWebhookConfigurations = []string{"hvpa"}, []string{"hvpa"}
-	whOpts := co.WebhookServerOptions()
-	whOpts.Host, whOpts.Port = "127.0.0.1", port
+	co, whOpts, err := testenv.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
+	Expect(err).NotTo(HaveOccurred())
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(whOpts)})

@@ -51,8 +51,15 @@ type Updater struct {
 	// resized counts resizes per (pod UID, change) for loop detection; evicted remembers evictions per
 	// (controller, change).
 	resized  map[string][]time.Time
-	evicted  map[string]time.Time
+	evicted  map[string]eviction
 	converge map[string]convergence
+}
+
+// eviction remembers an eviction for a change: when, and which pods of the workload existed then (a pod
+// not among them is a replacement; creation timestamps have only second precision).
+type eviction struct {
+	at    time.Time
+	known map[types.UID]bool
 }
 
 type convergence struct {
@@ -73,7 +80,7 @@ func New(c, live client.Client, rec record.EventRecorder, clk clock.WithTicker, 
 		lim = rate.NewLimiter(rate.Limit(o.EvictionRateLimit), max(1, o.EvictionBurst))
 	}
 	return &Updater{Client: c, Live: live, Recorder: rec, Clock: clk, Gates: gates, Options: o, Metrics: m, limiter: lim,
-		resized: map[string][]time.Time{}, evicted: map[string]time.Time{}, converge: map[string]convergence{}}
+		resized: map[string][]time.Time{}, evicted: map[string]eviction{}, converge: map[string]convergence{}}
 }
 
 // NeedLeaderElection: one updater acts at a time.
@@ -118,6 +125,10 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 		}
 		actions := Plan(&c.ctl, states, now, u.Options)
 		u.trackConvergence(&c.ctl, actions, now)
+		c.known = map[types.UID]bool{}
+		for _, p := range pods {
+			c.known[p.UID] = true
+		}
 		for i := range actions {
 			a := &actions[i]
 			if a.Kind != Wait {
@@ -148,6 +159,7 @@ type served struct {
 	target workload.Ref
 	sel    labels.Selector
 	obj    runtime.Object
+	known  map[types.UID]bool // the workload's pods in this loop
 }
 
 // controllers lists the VPAs and Hvpas whose running pods the updater may change.
@@ -410,7 +422,8 @@ func (u *Updater) resize(ctx context.Context, pod *corev1.Pod, sized []scaling.C
 // is reached or the eviction would repeat one that did not help.
 func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Action, admission bool, why string, now time.Time) {
 	key := c.ctl.Key() + "|" + a.Fingerprint
-	if at, ok := u.evicted[key]; ok && pod.CreationTimestamp.Time.After(at) && now.Sub(at) < u.Options.LoopWindow {
+	if prev, ok := u.evicted[key]; ok && !prev.known[pod.UID] && now.Sub(prev.at) < u.Options.LoopWindow {
+		at := prev.at
 		u.Metrics.Evictions.WithLabelValues("loop").Inc()
 		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventLoopDetected,
 			"not evicting: this pod was created after an eviction for the same change (%s) at %s and still needs it, so evicting it again would not help; is the admission webhook sizing pods?",
@@ -438,7 +451,14 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventEvictionBlocked, "%s; eviction failed: %v", a.Message, err)
 		return
 	}
-	u.evicted[key] = now
+	// The first eviction for a change remembers the pods that existed then; later ones keep that set, so
+	// that the replacements of evicted pods stay recognisable for the whole window.
+	if prev, ok := u.evicted[key]; ok && now.Sub(prev.at) < u.Options.LoopWindow {
+		prev.at = now
+		u.evicted[key] = prev
+	} else {
+		u.evicted[key] = eviction{at: now, known: c.known}
+	}
 	reason, outcome := EventEvicted, "evicted"
 	if a.FromResize {
 		reason, outcome = EventResizeFallbackEviction, "fallback"
@@ -469,8 +489,8 @@ func (u *Updater) forget(now time.Time) {
 			delete(u.resized, k)
 		}
 	}
-	for k, t := range u.evicted {
-		if now.Sub(t) >= u.Options.LoopWindow {
+	for k, e := range u.evicted {
+		if now.Sub(e.at) >= u.Options.LoopWindow {
 			delete(u.evicted, k)
 		}
 	}
