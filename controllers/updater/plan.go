@@ -171,7 +171,10 @@ func assess(c *Controller, p *Pod, now time.Time, o Options) *need {
 			if reqMoved {
 				n.change += min(rel, 10)
 				n.up = n.up || !hasCur || newReq > curReq
-				n.changes = append(n.changes, fmt.Sprintf("%s %s %s -> %s", d.Name, r, fmtOpt(r, curReq, hasCur), scaling.Format(r, newReq)))
+				n.changes = append(n.changes, fmt.Sprintf("%s %s request %s -> %s", d.Name, r, fmtOpt(r, curReq, hasCur), scaling.Format(r, newReq)))
+			}
+			if limMoved {
+				n.changes = append(n.changes, fmt.Sprintf("%s %s limit %s -> %s", d.Name, r, fmtOpt(r, curLim, hasCurLim), scaling.Format(r, newLim)))
 			}
 			if rel > o.UpdateThreshold {
 				beyond = true

@@ -196,7 +196,10 @@ var _ = Describe("Updater", func() {
 			pods := livePods(ns, "web")
 			return len(pods) == 2 && hasRequests("300m", "")(pods) && !containsAny(uids(pods), before)
 		}, timeout, poll).Should(BeTrue())
-		Eventually(func() []string { return eventStream(ns) }, timeout, poll).Should(ContainElement(And(ContainSubstring("ResizeFallbackEviction"), ContainSubstring("ResizeInfeasible"))))
+		var stream []string
+		Eventually(func() []string { stream = eventStream(ns); return stream }, timeout, poll).Should(ContainElement(And(ContainSubstring("ResizeFallbackEviction"), ContainSubstring("ResizeInfeasible"))))
+		AddReportEntry("InPlaceOrRecreate with an Infeasible resize: event stream", strings.Join(stream, "\n"))
+		GinkgoWriter.Println(strings.Join(stream, "\n"))
 	})
 
 	It("InPlaceOrRecreate: a resize deferred past the timeout falls back to eviction", func() {
