@@ -2,8 +2,6 @@ package hvpa_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,20 +28,13 @@ var (
 	kubelet *playedkubelet.Kubelet
 	kcm     *testenv.ControllerManager
 	stop    context.CancelFunc
-	loads   = &load{byDeployment: map[string]int64{}}
+	loads   = &playedLoads{}
 )
 
-// load is the played workload: a total CPU load per Deployment, split evenly across its running pods.
-type load struct {
-	mu           sync.Mutex
-	byDeployment map[string]int64 // "ns/name" -> millicores in total; negative: no samples
-}
+// playedLoads is the played workload: a total CPU load per Deployment, split evenly across its running pods.
+type playedLoads struct{ playedkubelet.Workloads }
 
-func (l *load) set(ns, name string, milli int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.byDeployment[ns+"/"+name] = milli
-}
+func (l *playedLoads) set(ns, name string, milli int64) { l.Set(ns, name, milli, 300<<20) }
 
 func TestHvpa(t *testing.T) {
 	if testing.Short() {
@@ -80,48 +71,11 @@ var _ = BeforeSuite(func() {
 	go func() {
 		for ctx.Err() == nil {
 			_, _ = kubelet.RunPending(ctx, "")
-			playLoad(ctx)
+			loads.Play(ctx, k8s, played)
 			time.Sleep(150 * time.Millisecond)
 		}
 	}()
 })
-
-func playLoad(ctx context.Context) {
-	loads.mu.Lock()
-	defer loads.mu.Unlock()
-	played.Clear()
-	for key, milli := range loads.byDeployment {
-		if milli < 0 { // no usage samples at all
-			continue
-		}
-		var ns, name string
-		fmt.Sscanf(replaceSlash(key), "%s %s", &ns, &name)
-		var pods corev1.PodList
-		if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
-			continue
-		}
-		var running []corev1.Pod
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-				running = append(running, p)
-			}
-		}
-		for _, p := range running {
-			for _, c := range p.Spec.Containers {
-				played.Set(ns, p.Name, c.Name, playedkubelet.Usage{CPUMilli: milli / int64(len(running)), MemoryBytes: 300 << 20})
-			}
-		}
-	}
-}
-
-func replaceSlash(s string) string {
-	for i := range s {
-		if s[i] == '/' {
-			return s[:i] + " " + s[i+1:]
-		}
-	}
-	return s
-}
 
 var _ = AfterSuite(func() {
 	if stop != nil {

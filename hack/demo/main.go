@@ -19,7 +19,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -165,15 +164,13 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	}
 
 	// the played workload: pods run, load split across the running pods
-	var mu sync.Mutex
+	var played playedkubelet.Workloads
 	load := scenario[0].milli
+	played.Set("demo", "web", load, 600<<20)
 	go func() {
 		for ctx.Err() == nil {
 			_, _ = kubelet.RunPending(ctx, "demo")
-			mu.Lock()
-			l := load
-			mu.Unlock()
-			playLoad(ctx, c, ms, l)
+			played.Play(ctx, c, ms)
 			time.Sleep(500 * time.Millisecond)
 		}
 	}()
@@ -186,9 +183,8 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	for _, p := range scenario {
-		mu.Lock()
 		load = p.milli
-		mu.Unlock()
+		played.Set("demo", "web", load, 600<<20)
 		end := time.Now().Add(p.d)
 		for time.Now().Before(end) {
 			select {
@@ -327,21 +323,4 @@ func row(ctx context.Context, c client.Client, w io.Writer, t time.Duration, p p
 		last = "config unsupported: " + c.Message
 	}
 	fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Round(time.Second), p.what, load, hpa, *d.Spec.Replicas, desired, cpu, mem, last)
-}
-
-func playLoad(ctx context.Context, c client.Client, ms *playedkubelet.MetricsServer, milli int64) {
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace("demo"), client.MatchingLabels{"app": "web"}); err != nil {
-		return
-	}
-	var running []corev1.Pod
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			running = append(running, p)
-		}
-	}
-	ms.Clear()
-	for _, p := range running {
-		ms.Set("demo", p.Name, "web", playedkubelet.Usage{CPUMilli: milli / int64(len(running)), MemoryBytes: 600 << 20})
-	}
 }

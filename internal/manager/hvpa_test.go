@@ -1,0 +1,153 @@
+package manager_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+// cpuHvpa scales Deployment name on cpu only, HPA-driven (Utilization of cpu), with per-pod cpu maxima per
+// interval and the HPA's scale-down window as given.
+func cpuHvpa(ns, name string, utilization int32, window int32, overlapPct int32, perPod ...string) *hvpav1alpha1.Hvpa {
+	var iv []hvpav1alpha1.ScalingInterval
+	for i, cpu := range perPod {
+		q := resource.MustParse(cpu)
+		iv = append(iv, hvpav1alpha1.ScalingInterval{MaxReplicas: ptr.To(int32(i + 1)), MaxResources: &hvpav1alpha1.ScaledResources{CPU: &q}})
+	}
+	h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: hvpav1alpha1.HvpaSpec{
+		TargetRef:        autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+		ScalingIntervals: iv,
+		HPA: &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: int32(len(perPod)),
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(utilization)}}}},
+			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To(window)}}}},
+		VPA: &hvpav1alpha1.VpaSpec{Template: hvpav1alpha1.VpaTemplate{ResourcePolicy: &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{{
+			ContainerName: "*", ControlledResources: &[]corev1.ResourceName{corev1.ResourceCPU}}}}}},
+	}}
+	if overlapPct > 0 {
+		h.Spec.ScalingIntervalsOverlap = &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Percentage: ptr.To(overlapPct)}}
+	}
+	return h
+}
+
+func newNamespace(ctx context.Context, prefix string) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func deployment(ctx context.Context, ns, name string, replicas int32, cpu string) {
+	labels := map[string]string{"app": name}
+	Expect(k8s.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "app", Image: "played", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					"cpu": resource.MustParse(cpu), "memory": resource.MustParse("1Gi")}}}}}}}})).To(Succeed())
+}
+
+// provided is what the workload runs with now: its live pods and their cpu requests in total (millicores).
+type provided struct {
+	pods    int
+	total   int64
+	perPods []int64
+}
+
+func (p provided) String() string { return fmt.Sprintf("%d pods, %dm in total %v", p.pods, p.total, p.perPods) }
+
+func measure(ctx context.Context, ns, app string) provided {
+	var l corev1.PodList
+	Expect(k8s.List(ctx, &l, client.InNamespace(ns), client.MatchingLabels{"app": app})).To(Succeed())
+	var out provided
+	for _, p := range l.Items {
+		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+			continue
+		}
+		m := p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
+		out.pods++
+		out.total += m
+		out.perPods = append(out.perPods, m)
+	}
+	return out
+}
+
+var _ = Describe("an Hvpa with every component running", func() {
+	ctx := context.Background()
+
+	It("does not ratchet under an HPA with a user-set 300 s scale-down window: the provided total stays within 1.5x usage/target and settles", func() {
+		ns := newNamespace(ctx, "ratchet")
+		deployment(ctx, ns, "web", 3, "1")
+		const usage, target = 5000, 0.8 // 5 CPU in total, constant; the HPA aims at 80% of the requests
+		loads.Set(ns, "web", usage, 300<<20)
+		Expect(k8s.Create(ctx, cpuHvpa(ns, "web", 80, 300, 0, "500m", "1", "2", "4", "8", "8", "8", "8", "8", "8"))).To(Succeed())
+
+		bound := int64(1.5 * usage / target)
+		var series []string
+		last, since := "", time.Now()
+		deadline := time.Now().Add(50 * time.Second)
+		for time.Now().Before(deadline) {
+			p := measure(ctx, ns, "web")
+			Expect(p.total).To(BeNumerically("<=", bound), "provided %s, above 1.5 x usage/target = %dm", p, bound)
+			if s := p.String(); s != last {
+				series = append(series, fmt.Sprintf("%5.1fs %s", time.Since(deadline.Add(-50*time.Second)).Seconds(), s))
+				last, since = s, time.Now()
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		AddReportEntry("provided cpu over time (changes only)", strings.Join(series, "\n"))
+		GinkgoWriter.Println(strings.Join(series, "\n"))
+		Expect(time.Since(since)).To(BeNumerically(">", 20*time.Second), "settled: unchanged for the last 20 s of the run (%s)", strings.Join(series, "; "))
+		final := measure(ctx, ns, "web")
+		Expect(final.pods).To(Equal(4))
+		Expect(final.perPods).To(HaveEach(Equal(int64(1750))), "4 x 1750m, the SCALING.md reference settlement")
+	})
+
+	It("scales out with the load and back in once it falls past the overlap, with the pods sized to the intent", func() {
+		ns := newNamespace(ctx, "updown")
+		deployment(ctx, ns, "web", 1, "500m")
+		loads.Set(ns, "web", 300, 300<<20)
+		Expect(k8s.Create(ctx, cpuHvpa(ns, "web", 50, 0, 30, "500m", "1", "2", "4", "8"))).To(Succeed())
+		intentMet := func(wantPods int) func() string {
+			return func() string {
+				h := &hvpav1alpha1.Hvpa{}
+				Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, h)).To(Succeed())
+				p := measure(ctx, ns, "web")
+				if h.Status.Desired == nil || len(h.Status.Desired.Containers) == 0 {
+					return "no intent yet; " + p.String()
+				}
+				want := h.Status.Desired.Containers[0].Requests.Cpu().MilliValue()
+				if int(h.Status.Desired.Replicas) != wantPods || p.pods != wantPods {
+					return fmt.Sprintf("intent %d x %dm, running %s; hpa %+v totals %+v blocked %+v", h.Status.Desired.Replicas, want, p, h.Status.HPA, h.Status.Desired.Totals, h.Status.LastBlockedScaling)
+				}
+				for _, m := range p.perPods {
+					if m != want {
+						return fmt.Sprintf("intent %d x %dm, running %s", h.Status.Desired.Replicas, want, p)
+					}
+				}
+				return ""
+			}
+		}
+		loads.Set(ns, "web", 3000, 300<<20) // 3 CPU: the HPA at 50% asks for 6 CPU of requests
+		Eventually(intentMet(3), 90*time.Second, 250*time.Millisecond).Should(BeEmpty())
+		scaledOut := measure(ctx, ns, "web")
+		// down to 0.1 CPU: the HPA at 50% asks for 1 pod of the size in force (833m), a total of 833m: the
+		// 2-replica interval, below the 3-replica interval's down boundary. (It cannot ask for less: at its
+		// minReplicas its desired replicas stop changing, so their basis does too; see the issue note.)
+		loads.Set(ns, "web", 100, 300<<20)
+		Eventually(intentMet(2), 90*time.Second, 250*time.Millisecond).Should(BeEmpty())
+		AddReportEntry("scale out and back in", fmt.Sprintf("at 3 CPU: %s; at 0.1 CPU: %s", scaledOut, measure(ctx, ns, "web")))
+	})
+})

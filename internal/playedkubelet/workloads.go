@@ -1,0 +1,56 @@
+package playedkubelet
+
+import (
+	"context"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Workloads plays the usage of whole workloads: a CPU total per workload (pods labelled app=<name>), split
+// evenly across its running pods, and a memory working set per pod.
+type Workloads struct {
+	mu     sync.Mutex
+	totals map[[2]string]workloadLoad
+}
+
+type workloadLoad struct{ cpuMilli, memoryPerPod int64 }
+
+// Set plays a workload's total CPU (millicores; negative: no samples at all) and per-pod memory (bytes).
+func (w *Workloads) Set(ns, app string, cpuMilli, memoryPerPod int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.totals == nil {
+		w.totals = map[[2]string]workloadLoad{}
+	}
+	w.totals[[2]string{ns, app}] = workloadLoad{cpuMilli, memoryPerPod}
+}
+
+// Play reports the usage of every running container of the played workloads through ms (replacing what
+// it reported before).
+func (w *Workloads) Play(ctx context.Context, c client.Reader, ms *MetricsServer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ms.Clear()
+	for key, l := range w.totals {
+		if l.cpuMilli < 0 {
+			continue
+		}
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(key[0]), client.MatchingLabels{"app": key[1]}); err != nil {
+			continue
+		}
+		var running []corev1.Pod
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				running = append(running, p)
+			}
+		}
+		for _, p := range running {
+			for _, k := range p.Spec.Containers {
+				ms.Set(key[0], p.Name, k.Name, Usage{CPUMilli: l.cpuMilli / int64(len(running)), MemoryBytes: l.memoryPerPod})
+			}
+		}
+	}
+}
