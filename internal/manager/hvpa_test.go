@@ -66,7 +66,9 @@ type provided struct {
 	perPods []int64
 }
 
-func (p provided) String() string { return fmt.Sprintf("%d pods, %dm in total %v", p.pods, p.total, p.perPods) }
+func (p provided) String() string {
+	return fmt.Sprintf("%d pods, %dm in total %v", p.pods, p.total, p.perPods)
+}
 
 func measure(ctx context.Context, ns, app string) provided {
 	var l corev1.PodList
