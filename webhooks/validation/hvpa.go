@@ -43,6 +43,16 @@ func Hvpa(h, old *hvpav1alpha1.Hvpa, gates featuregate.FeatureGate) (field.Error
 	policyErrs, w := resourcePolicy(rp, oldRP, old != nil, gates, sp.Child("vpa", "template", "resourcePolicy"))
 	errs = append(errs, policyErrs...)
 	warnings = append(warnings, w...)
+	var up, oldUP *vpav1.PodUpdatePolicy
+	if h.Spec.VPA != nil {
+		up = h.Spec.VPA.Template.UpdatePolicy
+	}
+	if old != nil && old.Spec.VPA != nil {
+		oldUP = old.Spec.VPA.Template.UpdatePolicy
+	}
+	ue, uw := updatePolicy(up, oldUP, gates, sp.Child("vpa", "template", "updatePolicy"))
+	errs = append(errs, ue...)
+	warnings = append(warnings, uw...)
 
 	// the conversion the controller runs: what it refuses, the webhook refuses first
 	s, convErrs := scaling.FromHvpa(h)

@@ -304,6 +304,24 @@ func TestHvpa(t *testing.T) {
 			mutate: hvpaRatio(factor(2)),
 			want:   []fe{{tp0 + ".requestToLimitRatio", field.ErrorTypeForbidden, "you must enable feature gate RequestToLimitRatio"}},
 		},
+		"template updateMode InPlace with the gate off": {
+			mutate: func(h *hvpav1alpha1.Hvpa) {
+				h.Spec.VPA.Template.UpdatePolicy = &vpav1.PodUpdatePolicy{UpdateMode: ptr.To(vpav1.UpdateModeInPlace)}
+			},
+			want: []fe{{"spec.vpa.template.updatePolicy.updateMode", field.ErrorTypeForbidden, "you must enable feature gate InPlace"}},
+		},
+		"template updateMode InPlace with the gate on": {
+			mutate: func(h *hvpav1alpha1.Hvpa) {
+				h.Spec.VPA.Template.UpdatePolicy = &vpav1.PodUpdatePolicy{UpdateMode: ptr.To(vpav1.UpdateModeInPlace)}
+			},
+			gates: []featuregate.Feature{features.InPlace},
+		},
+		"template minReplicas 0": {
+			mutate: func(h *hvpav1alpha1.Hvpa) {
+				h.Spec.VPA.Template.UpdatePolicy = &vpav1.PodUpdatePolicy{MinReplicas: ptr.To[int32](0)}
+			},
+			want: []fe{{"spec.vpa.template.updatePolicy.minReplicas", field.ErrorTypeInvalid, "minReplicas has to be positive"}},
+		},
 		"template ratio with the gate on": {
 			mutate: hvpaRatio(factor(2)),
 			gates:  []featuregate.Feature{features.RequestToLimitRatio},

@@ -28,38 +28,19 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 	errs := vpaTargetRef(vpa.Spec.TargetRef, sp.Child("targetRef"))
 	var warnings []string
 
-	if up := vpa.Spec.UpdatePolicy; up != nil {
-		pp := sp.Child("updatePolicy")
-		if m := up.UpdateMode; m != nil {
-			switch *m {
-			case vpav1.UpdateModeOff, vpav1.UpdateModeInitial, vpav1.UpdateModeRecreate, vpav1.UpdateModeAuto,
-				vpav1.UpdateModeInPlaceOrRecreate, vpav1.UpdateModeInPlace:
-			default:
-				errs = append(errs, field.NotSupported(pp.Child("updateMode"), *m, []string{
-					string(vpav1.UpdateModeOff), string(vpav1.UpdateModeInitial), string(vpav1.UpdateModeRecreate),
-					string(vpav1.UpdateModeAuto), string(vpav1.UpdateModeInPlaceOrRecreate), string(vpav1.UpdateModeInPlace)}))
-			}
-			if *m == vpav1.UpdateModeInPlace && !enabled(gates, features.InPlace) {
-				if oldMode(old) == vpav1.UpdateModeInPlace {
-					warnings = append(warnings, fmt.Sprintf("%s InPlace is kept from the existing object, but feature gate %s is off; enable the gate or choose InPlaceOrRecreate",
-						pp.Child("updateMode"), features.InPlace))
-				} else {
-					errs = append(errs, field.Forbidden(pp.Child("updateMode"),
-						gateMessage("UpdateMode InPlace", features.InPlace)+"; otherwise use InPlaceOrRecreate"))
-				}
-			}
-		}
-		if mr := up.MinReplicas; mr != nil && *mr <= 0 {
-			errs = append(errs, field.Invalid(pp.Child("minReplicas"), *mr,
-				"minReplicas has to be positive; set at least 1, or remove it to use the updater's --min-replicas"))
-		}
+	var oldUP *vpav1.PodUpdatePolicy
+	if old != nil {
+		oldUP = old.Spec.UpdatePolicy
 	}
+	e, w := updatePolicy(vpa.Spec.UpdatePolicy, oldUP, gates, sp.Child("updatePolicy"))
+	errs = append(errs, e...)
+	warnings = append(warnings, w...)
 
 	var oldRP *vpav1.PodResourcePolicy
 	if old != nil {
 		oldRP = old.Spec.ResourcePolicy
 	}
-	e, w := resourcePolicy(vpa.Spec.ResourcePolicy, oldRP, old != nil, gates, sp.Child("resourcePolicy"))
+	e, w = resourcePolicy(vpa.Spec.ResourcePolicy, oldRP, old != nil, gates, sp.Child("resourcePolicy"))
 	errs = append(errs, e...)
 	warnings = append(warnings, w...)
 
@@ -70,11 +51,38 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 	return errs, warnings
 }
 
-func oldMode(old *vpav1.VerticalPodAutoscaler) vpav1.UpdateMode {
-	if old == nil || old.Spec.UpdatePolicy == nil || old.Spec.UpdatePolicy.UpdateMode == nil {
-		return ""
+// updatePolicy checks an updatePolicy (a VPA's, or an Hvpa's spec.vpa.template.updatePolicy); old is the
+// existing object's, nil on CREATE.
+func updatePolicy(up, old *vpav1.PodUpdatePolicy, gates featuregate.FeatureGate, pp *field.Path) (field.ErrorList, []string) {
+	var errs field.ErrorList
+	var warnings []string
+	if up == nil {
+		return nil, nil
 	}
-	return *old.Spec.UpdatePolicy.UpdateMode
+	if m := up.UpdateMode; m != nil {
+		switch *m {
+		case vpav1.UpdateModeOff, vpav1.UpdateModeInitial, vpav1.UpdateModeRecreate, vpav1.UpdateModeAuto,
+			vpav1.UpdateModeInPlaceOrRecreate, vpav1.UpdateModeInPlace:
+		default:
+			errs = append(errs, field.NotSupported(pp.Child("updateMode"), *m, []string{
+				string(vpav1.UpdateModeOff), string(vpav1.UpdateModeInitial), string(vpav1.UpdateModeRecreate),
+				string(vpav1.UpdateModeAuto), string(vpav1.UpdateModeInPlaceOrRecreate), string(vpav1.UpdateModeInPlace)}))
+		}
+		if *m == vpav1.UpdateModeInPlace && !enabled(gates, features.InPlace) {
+			if old != nil && old.UpdateMode != nil && *old.UpdateMode == vpav1.UpdateModeInPlace {
+				warnings = append(warnings, fmt.Sprintf("%s InPlace is kept from the existing object, but feature gate %s is off; enable the gate or choose InPlaceOrRecreate",
+					pp.Child("updateMode"), features.InPlace))
+			} else {
+				errs = append(errs, field.Forbidden(pp.Child("updateMode"),
+					gateMessage("UpdateMode InPlace", features.InPlace)+"; otherwise use InPlaceOrRecreate"))
+			}
+		}
+	}
+	if mr := up.MinReplicas; mr != nil && *mr <= 0 {
+		errs = append(errs, field.Invalid(pp.Child("minReplicas"), *mr,
+			"minReplicas has to be positive; set at least 1, or remove it to use the updater's --min-replicas"))
+	}
+	return errs, warnings
 }
 
 // vpaTargetRef checks a VPA's targetRef: present, then as targetRef does with the kinds that own no pods.
