@@ -1,10 +1,11 @@
 // Command demo is `make demo`: the product's main job on a local default. It starts the local control plane
-// (kube-apiserver, etcd and kube-controller-manager with the HPA, deployment, replicaset and garbage collector
-// controllers, all built by `make controlplane`), the hvpa manager (recommender + Hvpa controller) in this
-// process, and a demo Deployment with an Hvpa that deploys an HPA. A PLAYED workload (a simulation: pods are
-// marked Running by a played kubelet and report usage through a played metrics API) raises and lowers its
-// load; a live table shows time, load, replicas, per-pod intent and the last decision. It exits after the
-// scenario (or on Ctrl-C) and stops everything it started.
+// (kube-apiserver, etcd and kube-controller-manager with the HPA, deployment, replicaset, disruption and
+// garbage collector controllers, all built by `make controlplane`), the hvpa manager (recommender, Hvpa
+// controller, admission webhooks, updater) in this process, and a demo Deployment with an Hvpa that deploys
+// an HPA. A PLAYED workload (a simulation: pods are marked Running by a played kubelet, which also accepts
+// in-place resizes, and report usage through a played metrics API) raises and lowers its load; a live table
+// shows time, load, replicas, per-pod intent, the pods' actual requests and the last decision. It exits after
+// the scenario (or on Ctrl-C) and stops everything it started.
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -33,8 +35,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
@@ -95,7 +99,8 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 		return err
 	}
 	defer func() { say("== stopping the local control plane"); _ = env.Stop() }()
-	kcm, err := testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller", "horizontal-pod-autoscaler-controller"}, 2*time.Second)
+	kcm, err := testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller",
+		"horizontal-pod-autoscaler-controller", "disruption-controller"}, 2*time.Second)
 	if err != nil {
 		return err
 	}
@@ -117,14 +122,13 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	}
 	defer ms.Close()
 
-	say("== starting the hvpa manager in this process (recommender + Hvpa controller)")
+	say("== starting the hvpa manager in this process (recommender, Hvpa controller, admission webhooks, updater)")
 	say("   demo setting: the recommender's CPU half-life is 15s instead of 24h, so that recommendations follow the load within the demo")
-	say("   in this version nothing resizes running pods yet (the admission webhook and the updater come next): the")
-	say("   Hvpa publishes its per-pod intent (DESIRED, CPU/POD, MEM/POD), and the HPA measures utilization against")
-	say("   the pods' original 500m requests")
+	say("   the Hvpa publishes its per-pod intent (DESIRED, CPU/POD, MEM/POD); the admission webhook sizes new pods and")
+	say("   the updater resizes running ones in place (the played kubelet accepts resizes): RUNNING shows the pods' requests")
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	defer stopMgr()
-	if err := startManager(mgrCtx, cfg); err != nil {
+	if err := startManager(mgrCtx, cfg, c); err != nil {
 		return err
 	}
 
@@ -170,6 +174,8 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	go func() {
 		for ctx.Err() == nil {
 			_, _ = kubelet.RunPending(ctx, "demo")
+			_, _ = kubelet.AnswerResizes(ctx, "demo", func(*corev1.Pod) playedkubelet.ResizeAnswer { return playedkubelet.ResizeAccept })
+			_, _ = kubelet.FinishTerminating(ctx, "demo")
 			played.Play(ctx, c, ms)
 			time.Sleep(500 * time.Millisecond)
 		}
@@ -177,7 +183,7 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 
 	say("\n== the scenario (%s); a row every 5 s", scenarioLength())
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tPHASE\tLOAD\tHPA WANTS\tREPLICAS\tDESIRED\tCPU/POD\tMEM/POD\tLAST DECISION")
+	fmt.Fprintln(tw, "TIME\tPHASE\tLOAD\tHPA WANTS\tREPLICAS\tDESIRED\tCPU/POD\tMEM/POD\tRUNNING\tLAST DECISION")
 	tw.Flush()
 	start := time.Now()
 	tick := time.NewTicker(5 * time.Second)
@@ -224,11 +230,25 @@ func scenarioLength() time.Duration {
 	return d
 }
 
-// startManager runs what `hvpa run --components=recommender,hvpa` runs, in this process, with the demo's
-// faster settings (runs every 2 s; CPU half-life 15 s).
-func startManager(ctx context.Context, cfg *rest.Config) error {
+// startManager runs what `hvpa run --components=recommender,hvpa,admission,updater` runs, in this process,
+// with the demo's faster settings (runs every 2 s; CPU half-life 15 s). The webhook configurations point at
+// this process on 127.0.0.1, with a self-managed certificate.
+func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error {
+	dir, err := os.MkdirTemp("", "hvpa-demo-certs-")
+	if err != nil {
+		return err
+	}
+	go func() { <-ctx.Done(); _ = os.RemoveAll(dir) }()
+	port, err := testenv.FreePort()
+	if err != nil {
+		return err
+	}
+	co, wo, err := testenv.InstallAdmission(ctx, c, "hvpa", port, dir)
+	if err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
+		WebhookServer: webhook.NewServer(wo), Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
 	if err != nil {
 		return err
 	}
@@ -236,7 +256,10 @@ func startManager(ctx context.Context, cfg *rest.Config) error {
 	opts.Interval = 2 * time.Second
 	model := recommender.Defaults()
 	model.CPUHalfLife = 15 * time.Second
-	if err := manager.Add(ctx, mgr, cfg, manager.Options{Components: []string{manager.Recommender, manager.Hvpa}, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second}); err != nil {
+	uo := updater.DefaultOptions()
+	uo.Interval = 2 * time.Second
+	if err := manager.Add(ctx, mgr, cfg, manager.Options{Components: manager.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second,
+		Updater: uo, Certs: &co, AdmissionLease: testenv.AdmissionNamespace + "/hvpa-admission"}); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(ctx) }()
@@ -322,5 +345,34 @@ func row(ctx context.Context, c client.Client, w io.Writer, t time.Duration, p p
 	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported); c != nil && c.Status == metav1.ConditionTrue {
 		last = "config unsupported: " + c.Message
 	}
-	fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Round(time.Second), p.what, load, hpa, *d.Spec.Replicas, desired, cpu, mem, last)
+	fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Round(time.Second), p.what, load, hpa, *d.Spec.Replicas, desired, cpu, mem, running(ctx, c), last)
+}
+
+// running summarises the live pods' cpu requests, e.g. "3x750m" or "1x500m+2x750m" while pods are resized.
+func running(ctx context.Context, c client.Client) string {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace("demo"), client.MatchingLabels{"app": "web"}); err != nil {
+		return "?"
+	}
+	count := map[string]int{}
+	var order []string
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+			continue
+		}
+		q := p.Spec.Containers[0].Resources.Requests.Cpu().String()
+		if count[q] == 0 {
+			order = append(order, q)
+		}
+		count[q]++
+	}
+	sort.Strings(order)
+	var parts []string
+	for _, q := range order {
+		parts = append(parts, fmt.Sprintf("%dx%s", count[q], q))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, "+")
 }
