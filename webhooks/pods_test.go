@@ -18,20 +18,13 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
 
-func rl(cpu, mem string) corev1.ResourceList {
-	l := corev1.ResourceList{}
-	if cpu != "" {
-		l[corev1.ResourceCPU] = resource.MustParse(cpu)
-	}
-	if mem != "" {
-		l[corev1.ResourceMemory] = resource.MustParse(mem)
-	}
-	return l
-}
+// rl is a cpu and memory ResourceList (an empty string leaves one out).
+var rl = testenv.Resources
 
 func container(name string, req, lim corev1.ResourceList) corev1.Container {
 	return corev1.Container{Name: name, Image: "registry.example/app:1", Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}

@@ -22,6 +22,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
 )
 
 const (
@@ -55,7 +56,7 @@ func freePort() int {
 	return p
 }
 
-var urlConfig = testenv.URLConfig
+var urlConfig = testadmission.URLConfig
 
 var _ = BeforeSuite(func() {
 	var err error
@@ -69,7 +70,7 @@ var _ = BeforeSuite(func() {
 	// The webhook configurations as the chart installs them, pointed at this machine, without a caBundle:
 	// the certificate rotator must fill it in.
 	port = freePort()
-	co, whOpts, err := testenv.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
+	co, whOpts, err := testadmission.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},

@@ -21,6 +21,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
 )
 
 const (
@@ -29,7 +30,7 @@ const (
 	// resizeLabel tells the played kubelet how to answer a pod's resizes: accept (default), infeasible, deferred.
 	resizeLabel = "played.hvpa.dev/resize"
 	// leaseName is the admission Lease the suite's webhook renews.
-	leaseName = testenv.AdmissionNamespace + "/hvpa-admission"
+	leaseName = testadmission.AdmissionNamespace + "/hvpa-admission"
 )
 
 var (
@@ -67,7 +68,7 @@ var _ = BeforeSuite(func() {
 	// renews the Lease the updater checks
 	port, err := testenv.FreePort()
 	Expect(err).NotTo(HaveOccurred())
-	co, wo, err := testenv.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
+	co, wo, err := testadmission.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(wo), Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})

@@ -27,18 +27,11 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
 )
 
-func rl(cpu, mem string) corev1.ResourceList {
-	l := corev1.ResourceList{}
-	if cpu != "" {
-		l[corev1.ResourceCPU] = resource.MustParse(cpu)
-	}
-	if mem != "" {
-		l[corev1.ResourceMemory] = resource.MustParse(mem)
-	}
-	return l
-}
+// rl is a cpu and memory ResourceList (an empty string leaves one out).
+var rl = testenv.Resources
 
 func newNamespace(prefix string) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
@@ -286,13 +279,13 @@ var _ = Describe("Updater", func() {
 	It("does not evict while the admission Lease is stale", func() {
 		ns := newNamespace("stale-lease")
 		renewed := metav1.NewMicroTime(time.Now().Add(-10 * time.Minute))
-		Expect(k8s.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.AdmissionNamespace, Name: "stale-" + ns},
+		Expect(k8s.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: testadmission.AdmissionNamespace, Name: "stale-" + ns},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("gone"), RenewTime: &renewed}})).To(Succeed())
 		deployment(ns, "web", 2, "accept", rl("100m", ""), nil)
 		before := uids(livePods(ns, "web"))
 		vpa(ns, "web", vpav1.UpdateModeRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
 		o := testOptions()
-		o.AdmissionLease = testenv.AdmissionNamespace + "/stale-" + ns
+		o.AdmissionLease = testadmission.AdmissionNamespace + "/stale-" + ns
 		startUpdater(o)
 		Eventually(func() []string { return eventStream(ns) }, timeout, poll).Should(ContainElement(ContainSubstring("AdmissionNotServing")))
 		Consistently(func() []types.UID { return uids(livePods(ns, "web")) }, 2*time.Second, poll).Should(Equal(before))

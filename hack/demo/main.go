@@ -43,6 +43,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -243,7 +244,7 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 	if err != nil {
 		return err
 	}
-	co, wo, err := testenv.InstallAdmission(ctx, c, "hvpa", port, dir)
+	co, wo, err := testadmission.InstallAdmission(ctx, c, "hvpa", port, dir)
 	if err != nil {
 		return err
 	}
@@ -259,7 +260,7 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 	uo := updater.DefaultOptions()
 	uo.Interval = 2 * time.Second
 	if err := manager.Add(ctx, mgr, cfg, manager.Options{Components: manager.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second,
-		Updater: uo, Certs: &co, AdmissionLease: testenv.AdmissionNamespace + "/hvpa-admission"}); err != nil {
+		Updater: uo, Certs: &co, AdmissionLease: testadmission.AdmissionNamespace + "/hvpa-admission"}); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(ctx) }()

@@ -20,6 +20,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
 )
 
 var (
@@ -58,7 +59,7 @@ var _ = BeforeSuite(func() {
 
 	port, err := testenv.FreePort()
 	Expect(err).NotTo(HaveOccurred())
-	co, wo, err := testenv.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
+	co, wo, err := testadmission.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(wo), Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
@@ -68,7 +69,7 @@ var _ = BeforeSuite(func() {
 	uo := updater.DefaultOptions()
 	uo.Interval = 300 * time.Millisecond
 	Expect(manager.Add(ctx, mgr, cfg, manager.Options{Components: manager.Available, Recommender: ro, HvpaSync: 300 * time.Millisecond,
-		Updater: uo, Certs: &co, AdmissionLease: testenv.AdmissionNamespace + "/hvpa-admission"})).To(Succeed())
+		Updater: uo, Certs: &co, AdmissionLease: testadmission.AdmissionNamespace + "/hvpa-admission"})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

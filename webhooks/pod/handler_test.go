@@ -32,16 +32,8 @@ import (
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-func rl(cpu, mem string) corev1.ResourceList {
-	l := corev1.ResourceList{}
-	if cpu != "" {
-		l[corev1.ResourceCPU] = resource.MustParse(cpu)
-	}
-	if mem != "" {
-		l[corev1.ResourceMemory] = resource.MustParse(mem)
-	}
-	return l
-}
+// rl is a cpu and memory ResourceList (an empty string leaves one out).
+var rl = testenv.Resources
 
 // world is a namespace with a Deployment "web" (its ReplicaSet "web-1") and whatever a case adds.
 func world(objs ...client.Object) []client.Object {

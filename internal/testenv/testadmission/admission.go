@@ -1,4 +1,6 @@
-package testenv
+// Package testadmission installs hvpa's admission webhooks into a local control plane for the suites and
+// the demo: the configurations pointed at a webhook server on 127.0.0.1, and the certificate options.
+package testadmission
 
 import (
 	"context"
@@ -19,16 +21,6 @@ import (
 
 // AdmissionNamespace holds the webhook's certificate Secret and the admission Lease in the suites.
 const AdmissionNamespace = "hvpa-system"
-
-// FreePort returns a TCP port free on 127.0.0.1 now.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
 
 // URLConfig points the API server at a webhook server on this machine.
 func URLConfig(port int) func(string) admissionregistrationv1.WebhookClientConfig {
