@@ -205,8 +205,8 @@ func TestRunRecommender(t *testing.T) {
 }
 
 func TestRunRefusesUnknownComponents(t *testing.T) {
-	_, err := runCommand(t, "run", "--components", "updater", "--kubeconfig", "/nonexistent")
-	if err == nil || !strings.Contains(err.Error(), `"updater" is not available in this version; available: recommender, hvpa, admission`) {
+	_, err := runCommand(t, "run", "--components", "autopilot", "--kubeconfig", "/nonexistent")
+	if err == nil || !strings.Contains(err.Error(), `"autopilot" is not available in this version; available: recommender, hvpa, admission, updater`) {
 		t.Errorf("error %v", err)
 	}
 }
