@@ -92,6 +92,15 @@ func TestPlan(t *testing.T) {
 				p.Resizing, p.ResizePending, p.ResizePendingSince = true, corev1.PodReasonDeferred, now.Add(-6*time.Minute)
 			})},
 			want: []got{{"def", "Skip", ReasonDeferredTooLong}}},
+		"a resize in progress past its timeout falls back to eviction": {ctl: vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600),
+			pods: []Pod{with(pod("slow", time.Hour, 500, 0), func(p *Pod) {
+				since := now.Add(-61 * time.Minute)
+				p.Resizing, p.ResizeInProgressSince = true, &since
+			}), with(pod("recent", time.Hour, 500, 0), func(p *Pod) {
+				since := now.Add(-59 * time.Minute)
+				p.Resizing, p.ResizeInProgressSince = true, &since
+			}), pod("c", time.Hour, 500, 0), pod("d", time.Hour, 500, 0)},
+			want: []got{{"slow", "Evict", ReasonInProgressTooLong}, {"recent", "Wait", ""}}},
 		"a single replica is not evicted": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600),
 			pods: []Pod{pod("a", time.Hour, 100, 0)}, want: []got{{"a", "Skip", ReasonMinReplicas}}},
 		"unless minReplicas is 1": {ctl: func() *Controller { c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600); c.MinReplicas = 1; return c }(),
