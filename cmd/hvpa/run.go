@@ -57,6 +57,7 @@ type runOptions struct {
 	certIPs             []net.IP
 	updater             updater.Options
 	admissionLease      string
+	shutdownTimeout     time.Duration
 }
 
 func newRunCommand() *cobra.Command {
@@ -96,7 +97,8 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	zapOpts.BindFlags(logFlags) // --zap-log-level, --zap-devel, --zap-encoder, ...
 	f.AddGoFlagSet(logFlags)
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, or $KUBECONFIG)")
-	f.StringSliceVar(&o.components, "components", []string{"recommender", "hvpa"}, "components to run: "+strings.Join(manager.Available, ", "))
+	f.StringSliceVar(&o.components, "components", manager.Available, "components to run: "+strings.Join(manager.Available, ", "))
+	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "on SIGTERM, how long the components get to stop before the process exits")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader (a Lease) so that only one replica writes")
@@ -208,6 +210,7 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		LeaderElectionID:        o.leaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNS,
 		LeaseDuration:           ptrDuration(15 * time.Second),
+		GracefulShutdownTimeout: ptrDuration(o.shutdownTimeout),
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}},
 	})
 	if err != nil {

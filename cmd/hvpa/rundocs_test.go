@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// runReference renders docs/run.md from the run command itself: its description and every flag with its
+// default and meaning, so the page cannot miss or misstate a flag.
+func runReference() string {
+	cmd := newRunCommand()
+	var b strings.Builder
+	b.WriteString("# hvpa run\n\n")
+	b.WriteString("<!-- generated from `hvpa run --help` by `go test ./cmd/hvpa -run RunReference -update`; a test checks it -->\n\n")
+	b.WriteString("```text\n" + cmd.Long + "\n```\n\n")
+	b.WriteString("| flag | default | meaning |\n|---|---|---|\n")
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		def := f.DefValue
+		switch {
+		case def == "" || def == "[]":
+			def = "-"
+		case f.Name == "webhook-namespace":
+			def = "$POD_NAMESPACE, else hvpa-system"
+		case f.Name == "cert-dir":
+			def = "$TMPDIR/k8s-webhook-server/serving-certs"
+		}
+		usage := strings.ReplaceAll(f.Usage, "|", "\\|")
+		fmt.Fprintf(&b, "| `--%s` | `%s` | %s |\n", f.Name, strings.ReplaceAll(def, "|", "\\|"), usage)
+	})
+	return b.String()
+}
+
+func TestRunReference(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "")
+	path := filepath.Join("..", "..", "docs", "run.md")
+	want := runReference()
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("docs/run.md differs from `hvpa run --help`; run `go test ./cmd/hvpa -run RunReference -update` and review the diff")
+	}
+	// every flag appears in the page
+	newRunCommand().Flags().VisitAll(func(f *pflag.Flag) {
+		if !strings.Contains(string(got), "`--"+f.Name+"`") {
+			t.Errorf("docs/run.md does not document --%s", f.Name)
+		}
+	})
+}
