@@ -1,0 +1,272 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+func rl(cpu, mem string) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	if cpu != "" {
+		l[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if mem != "" {
+		l[corev1.ResourceMemory] = resource.MustParse(mem)
+	}
+	return l
+}
+
+func newNamespace(prefix string) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	return ns.Name
+}
+
+func deployment(ns, name string, replicas int32, answer string, req, lim corev1.ResourceList) *appsv1.Deployment {
+	sel := map[string]string{"app": name}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, resizeLabel: answer}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1",
+					Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}}}}}}
+	Expect(k8s.Create(context.Background(), d)).To(Succeed())
+	return d
+}
+
+func livePods(ns, app string) []corev1.Pod {
+	var l corev1.PodList
+	Expect(k8s.List(context.Background(), &l, client.InNamespace(ns), client.MatchingLabels{"app": app})).To(Succeed())
+	var out []corev1.Pod
+	for _, p := range l.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func uidSet(pods []corev1.Pod) map[types.UID]bool {
+	out := map[types.UID]bool{}
+	for _, p := range pods {
+		out[p.UID] = true
+	}
+	return out
+}
+
+func vpaFor(ns, name string, mode vpav1.UpdateMode) *vpav1.VerticalPodAutoscaler {
+	v := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &mode}}}
+	Expect(k8s.Create(context.Background(), v)).To(Succeed())
+	return v
+}
+
+// target is the VPA's current cpu target in millicores (0 without a recommendation).
+func target(ns, name string) (cpu, mem int64, rec *vpav1.RecommendedContainerResources) {
+	var v vpav1.VerticalPodAutoscaler
+	Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &v)).To(Succeed())
+	if v.Status.Recommendation == nil || len(v.Status.Recommendation.ContainerRecommendations) == 0 {
+		return 0, 0, nil
+	}
+	r := &v.Status.Recommendation.ContainerRecommendations[0]
+	return r.Target.Cpu().MilliValue(), r.Target.Memory().Value(), r
+}
+
+// sizedNear: every live pod's cpu request is within 15% of the VPA's target.
+func sizedNear(ns, name string) func() string {
+	return func() string {
+		cpu, _, _ := target(ns, name)
+		pods := livePods(ns, name)
+		if cpu == 0 || len(pods) == 0 {
+			return "no recommendation or no pods yet"
+		}
+		for _, p := range pods {
+			got := p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
+			if float64(got) < 0.85*float64(cpu) || float64(got) > 1.15*float64(cpu) {
+				return fmt.Sprintf("pod %s at %dm, target %dm", p.Name, got, cpu)
+			}
+		}
+		return ""
+	}
+}
+
+var _ = Describe("the hvpa binary", Ordered, func() {
+	ctx := context.Background()
+	var modesNS, hvpaNS string
+
+	It("serves standalone VPAs in every mode: Off, Initial, Recreate, InPlaceOrRecreate, and an infeasible resize falls back to eviction", func() {
+		modesNS = newNamespace("modes")
+		apps := map[string]vpav1.UpdateMode{"off": vpav1.UpdateModeOff, "initial": vpav1.UpdateModeInitial, "recreate": vpav1.UpdateModeRecreate,
+			"inplace": vpav1.UpdateModeInPlaceOrRecreate, "infeasible": vpav1.UpdateModeInPlaceOrRecreate}
+		before := map[string]map[types.UID]bool{}
+		for app, mode := range apps {
+			answer := "accept"
+			if app == "infeasible" {
+				answer = "infeasible"
+			}
+			deployment(modesNS, app, 2, answer, rl("100m", "100Mi"), rl("200m", "200Mi"))
+			loads.Set(modesNS, app, 1200, 300<<20) // 600m per pod: six times the request
+			Eventually(func() int { return len(livePods(modesNS, app)) }, timeout, poll).Should(Equal(2))
+			before[app] = uidSet(livePods(modesNS, app))
+			vpaFor(modesNS, app, mode)
+		}
+		for app := range apps {
+			Eventually(func() int64 { c, _, _ := target(modesNS, app); return c }, timeout, poll).Should(BeNumerically(">", 400), "VPA %s recommends", app)
+		}
+		By("Recreate: evicted and recreated at the target")
+		Eventually(sizedNear(modesNS, "recreate"), timeout, poll).Should(BeEmpty())
+		for _, p := range livePods(modesNS, "recreate") {
+			Expect(before["recreate"]).NotTo(HaveKey(p.UID), "recreated, not resized")
+		}
+		By("InPlaceOrRecreate: the same pods, resized")
+		Eventually(sizedNear(modesNS, "inplace"), timeout, poll).Should(BeEmpty())
+		Expect(uidSet(livePods(modesNS, "inplace"))).To(Equal(before["inplace"]))
+		By("InPlaceOrRecreate with an Infeasible resize: evicted, recreated at the target")
+		// the refused resize already changed the pods' spec: wait for their replacements
+		Eventually(func() string {
+			for _, p := range livePods(modesNS, "infeasible") {
+				if before["infeasible"][p.UID] {
+					return "pod " + p.Name + " not replaced yet"
+				}
+			}
+			return sizedNear(modesNS, "infeasible")()
+		}, timeout, poll).Should(BeEmpty())
+		By("Initial: running pods untouched, a new pod sized")
+		for _, p := range livePods(modesNS, "initial") {
+			Expect(p.Spec.Containers[0].Resources.Requests.Cpu().String()).To(Equal("100m"))
+		}
+		var d appsv1.Deployment
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: modesNS, Name: "initial"}, &d)).To(Succeed())
+		d.Spec.Replicas = ptr.To[int32](3)
+		Expect(k8s.Update(ctx, &d)).To(Succeed())
+		Eventually(func() int {
+			n := 0
+			for _, p := range livePods(modesNS, "initial") {
+				if !before["initial"][p.UID] && p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue() > 400 {
+					n++
+				}
+			}
+			return n
+		}, timeout, poll).Should(Equal(1))
+		By("Off: nothing changes")
+		Expect(uidSet(livePods(modesNS, "off"))).To(Equal(before["off"]))
+		for _, p := range livePods(modesNS, "off") {
+			Expect(p.Spec.Containers[0].Resources.Requests.Cpu().String()).To(Equal("100m"))
+		}
+	})
+
+	It("scales an Hvpa's workload out with the HPA and back in, with the pods sized to the intent", func() {
+		hvpaNS = newNamespace("hvpa")
+		deployment(hvpaNS, "web", 1, "accept", rl("500m", "1Gi"), nil)
+		loads.Set(hvpaNS, "web", 300, 300<<20)
+		var iv []hvpav1alpha1.ScalingInterval
+		for i, cpu := range []string{"500m", "1", "2", "4", "8"} {
+			q := resource.MustParse(cpu)
+			iv = append(iv, hvpav1alpha1.ScalingInterval{MaxReplicas: ptr.To(int32(i + 1)), MaxResources: &hvpav1alpha1.ScaledResources{CPU: &q}})
+		}
+		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: hvpaNS, Name: "web"}, Spec: hvpav1alpha1.HvpaSpec{
+			TargetRef:               autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			ScalingIntervals:        iv,
+			ScalingIntervalsOverlap: &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Percentage: ptr.To[int32](30)}},
+			HPA: &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: 5,
+				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}}}},
+			VPA: &hvpav1alpha1.VpaSpec{Template: hvpav1alpha1.VpaTemplate{ResourcePolicy: &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{{
+				ContainerName: "*", ControlledResources: &[]corev1.ResourceName{corev1.ResourceCPU}}}}}},
+		}}
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		atIntent := func(pods int) func() string {
+			return func() string {
+				var got hvpav1alpha1.Hvpa
+				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(h), &got)).To(Succeed())
+				live := livePods(hvpaNS, "web")
+				d := got.Status.Desired
+				if d == nil || len(d.Containers) == 0 || int(d.Replicas) != pods || len(live) != pods {
+					return fmt.Sprintf("intent %+v, %d live pods", d, len(live))
+				}
+				for _, p := range live {
+					if p.Spec.Containers[0].Resources.Requests.Cpu().Cmp(*d.Containers[0].Requests.Cpu()) != 0 {
+						return fmt.Sprintf("pod %s at %s, intent %s", p.Name, p.Spec.Containers[0].Resources.Requests.Cpu(), d.Containers[0].Requests.Cpu())
+					}
+				}
+				return ""
+			}
+		}
+		loads.Set(hvpaNS, "web", 3000, 300<<20)
+		Eventually(atIntent(3), 2*timeout, poll).Should(BeEmpty())
+		loads.Set(hvpaNS, "web", 100, 300<<20)
+		Eventually(atIntent(2), 2*timeout, poll).Should(BeEmpty())
+	})
+
+	It("raises the memory recommendation after an OOM kill", func() {
+		ns := newNamespace("oom")
+		deployment(ns, "oom", 1, "accept", rl("100m", "100Mi"), rl("200m", "100Mi"))
+		loads.Set(ns, "oom", 100, 90<<20)
+		vpaFor(ns, "oom", vpav1.UpdateModeOff)
+		var before int64
+		Eventually(func() int64 { _, m, _ := target(ns, "oom"); before = m; return m }, timeout, poll).Should(BeNumerically(">", 0))
+		pods := livePods(ns, "oom")
+		Expect(pods).To(HaveLen(1))
+		Expect(kubelet.OOMKill(ctx, &pods[0], "app", time.Now())).To(Succeed())
+		// OOM: memory needed = max(used + 100Mi, used x 1.2) with used >= the 100Mi request
+		Eventually(func() int64 { _, m, _ := target(ns, "oom"); return m }, timeout, poll).Should(BeNumerically(">=", 200<<20), "before the OOM: %d", before)
+	})
+
+	It("restarts without losing recommendations or scaling again, and pods are created while it is down", func() {
+		_, _, rec := target(modesNS, "off")
+		Expect(rec).NotTo(BeNil())
+		upperBefore := rec.UpperBound.Cpu().MilliValue()
+		var cps vpav1.VerticalPodAutoscalerCheckpointList
+		Eventually(func() int {
+			Expect(k8s.List(ctx, &cps, client.InNamespace(modesNS))).To(Succeed())
+			return len(cps.Items)
+		}, timeout, poll).Should(BeNumerically(">=", 1), "checkpoints written")
+		var h hvpav1alpha1.Hvpa
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: hvpaNS, Name: "web"}, &h)).To(Succeed())
+		lastScaling := h.Status.LastScaling.Time
+
+		By("SIGTERM: a graceful stop")
+		hvpa.stopGracefully()
+
+		By("pods are created while the webhook is down (failurePolicy Ignore)")
+		down := newNamespace("down")
+		vpaFor(down, "web", vpav1.UpdateModeInitial)
+		start := time.Now()
+		Expect(k8s.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: down, Name: "plain", Labels: map[string]string{"app": "web"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1", Resources: corev1.ResourceRequirements{Requests: rl("100m", "")}}}}})).To(Succeed())
+		Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
+
+		By("restarting")
+		hvpa = startHvpa()
+		Consistently(func() metav1.Time {
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: hvpaNS, Name: "web"}, &h)).To(Succeed())
+			return h.Status.LastScaling.Time
+		}, 8*time.Second, poll).Should(Equal(lastScaling), "no scaling after the restart")
+		Expect(livePods(hvpaNS, "web")).To(HaveLen(2))
+		// restored from checkpoints, the recommendation keeps its confidence: a model starting empty would
+		// widen the upper bound again on its first runs
+		Eventually(hvpa.logText, timeout, poll).Should(MatchRegexp(`"loaded checkpoints","count":[1-9]`))
+		Eventually(func() float64 { return scrape("hvpa_recommender_loop_step_duration_seconds_count{step=\"total\"}") }, timeout, poll).Should(BeNumerically(">=", 3),
+			"three recommender runs of the new process")
+		_, _, rec = target(modesNS, "off")
+		Expect(rec.UpperBound.Cpu().MilliValue()).To(BeNumerically("<=", upperBefore*3/2+1))
+		_, _, rec = target(modesNS, "off")
+		AddReportEntry("cpu upper bound before and after the restart", fmt.Sprintf("%dm -> %dm (%d checkpoints)", upperBefore, rec.UpperBound.Cpu().MilliValue(), len(cps.Items)))
+	})
+})
