@@ -16,6 +16,7 @@ type Metrics struct {
 	Scalings    *prometheus.CounterVec
 	Decisions   *prometheus.CounterVec
 	Unsupported *prometheus.GaugeVec
+	Interval    *prometheus.GaugeVec // index of the spec scaling interval that holds the applied replicas
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
@@ -36,9 +37,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Decisions made."}, []string{"namespace", "hvpa"}),
 		Unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "config_unsupported",
 			Help: "1 when an Hvpa does not act because its configuration is unsupported."}, []string{"namespace", "hvpa"}),
+		Interval: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "scaling_interval",
+			Help: "Index (from 0) of the spec.scalingIntervals entry whose effective interval holds the applied replicas."}, []string{"namespace", "hvpa"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Replicas, m.PerPod, m.Totals, m.Blocked, m.Scalings, m.Decisions, m.Unsupported)
+		reg.MustRegister(m.Replicas, m.PerPod, m.Totals, m.Blocked, m.Scalings, m.Decisions, m.Unsupported, m.Interval)
 	}
 	return m
 }
@@ -50,6 +53,9 @@ func (m *Metrics) observe(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling.S
 	m.Replicas.WithLabelValues(h.Namespace, h.Name, "applied").Set(float64(d.Replicas))
 	if st.HPA != nil {
 		m.Replicas.WithLabelValues(h.Namespace, h.Name, "hpa").Set(float64(st.HPA.Desired))
+	}
+	if i, ok := specInterval(d.Intervals, d.Replicas); ok {
+		m.Interval.WithLabelValues(h.Namespace, h.Name).Set(float64(i))
 	}
 	unit := func(r scaling.Resource, x float64) float64 {
 		if r == scaling.CPU {
@@ -80,4 +86,19 @@ func (m *Metrics) forget(ns, name string) {
 	m.Scalings.DeletePartialMatch(l)
 	m.Decisions.DeletePartialMatch(l)
 	m.Unsupported.DeletePartialMatch(l)
+	m.Interval.DeletePartialMatch(l)
+}
+
+// specInterval is the index of the spec interval whose effective interval holds n replicas: the one with n
+// replicas, else the first with more, else the last (as the decision sizes pods).
+func specInterval(iv []scaling.EffectiveInterval, n int32) (int, bool) {
+	if len(iv) == 0 {
+		return 0, false
+	}
+	for _, e := range iv {
+		if e.Replicas >= n {
+			return e.Source, true
+		}
+	}
+	return iv[len(iv)-1].Source, true
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
@@ -19,6 +21,12 @@ type Metrics struct {
 	Quality               *prometheus.HistogramVec
 	OOMs                  prometheus.Counter
 	CheckpointsWritten    prometheus.Counter
+	// Target and Usage are per object (VerticalPodAutoscaler or Hvpa), container and resource: the target
+	// recommended per pod, and the mean usage per pod of the object's running pods from the latest read.
+	Target *prometheus.GaugeVec
+	Usage  *prometheus.GaugeVec
+
+	targetSeries, usageSeries map[objectSeries]bool // set by the last run: the ones a run no longer sets go
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
@@ -41,9 +49,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "OOM kills and memory-pressure evictions recorded into the model."}),
 		CheckpointsWritten: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "checkpoints_written_total",
 			Help: "VerticalPodAutoscalerCheckpoint objects written."}),
+		Target: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "target",
+			Help: "Recommended per-pod target of a container of a VerticalPodAutoscaler or an Hvpa (kind), in cores or bytes."},
+			[]string{"namespace", "kind", "object", "container", "resource"}),
+		Usage: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "usage",
+			Help: "Mean usage per pod of a container over the running pods a VerticalPodAutoscaler or an Hvpa (kind) selects, from the latest metrics API read, in cores or bytes."},
+			[]string{"namespace", "kind", "object", "container", "resource"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Objects, m.StepDuration, m.Aggregates, m.MetricsAPIErrors, m.RecommendationLatency, m.Quality, m.OOMs, m.CheckpointsWritten)
+		reg.MustRegister(m.Objects, m.StepDuration, m.Aggregates, m.MetricsAPIErrors, m.RecommendationLatency, m.Quality, m.OOMs, m.CheckpointsWritten,
+			m.Target, m.Usage)
 	}
 	return m
 }
@@ -79,4 +94,89 @@ func (m *Metrics) observeQuality(r *Recommender, cs *containerState, u metrics.C
 	if u.MemoryBytes >= 0 && t.MemoryBytes > 0 {
 		m.Quality.WithLabelValues("memory").Observe(float64(u.MemoryBytes) / float64(t.MemoryBytes))
 	}
+}
+
+// Kinds of the objects the recommender recommends for (the kind label).
+const (
+	kindVPA  = "VerticalPodAutoscaler"
+	kindHvpa = "Hvpa"
+)
+
+// objectRef names a VerticalPodAutoscaler or an Hvpa in the namespace at hand.
+type objectRef struct{ kind, name string }
+
+// objectSeries is one series of the Target and Usage gauges.
+type objectSeries struct{ namespace, kind, object, container, resource string }
+
+// publish sets g to values and deletes the series of prev (the previous call's) that values lacks.
+func publish(g *prometheus.GaugeVec, prev map[objectSeries]bool, values map[objectSeries]float64) map[objectSeries]bool {
+	for s := range prev {
+		if _, ok := values[s]; !ok {
+			g.DeleteLabelValues(s.namespace, s.kind, s.object, s.container, s.resource)
+		}
+	}
+	next := make(map[objectSeries]bool, len(values))
+	for s, v := range values {
+		g.WithLabelValues(s.namespace, s.kind, s.object, s.container, s.resource).Set(v)
+		next[s] = true
+	}
+	return next
+}
+
+// setTargets publishes the targets of this run's recommendations: the VPAs' and the Hvpas' embedded ones.
+func (m *Metrics) setTargets(list []*served, hvpas map[types.NamespacedName]HvpaRecommendation) {
+	values := map[objectSeries]float64{}
+	add := func(ns string, o objectRef, rec *vpav1.RecommendedPodResources) {
+		if rec == nil {
+			return
+		}
+		for _, c := range rec.ContainerRecommendations {
+			if q, ok := c.Target[corev1.ResourceCPU]; ok {
+				values[objectSeries{ns, o.kind, o.name, c.ContainerName, "cpu"}] = float64(q.MilliValue()) / 1000
+			}
+			if q, ok := c.Target[corev1.ResourceMemory]; ok {
+				values[objectSeries{ns, o.kind, o.name, c.ContainerName, "memory"}] = float64(q.Value())
+			}
+		}
+	}
+	for _, s := range list {
+		add(s.vpa.Namespace, objectRef{kindVPA, s.vpa.Name}, s.rec)
+	}
+	for k, r := range hvpas {
+		add(k.Namespace, objectRef{kindHvpa, k.Name}, r.Recommendation)
+	}
+	m.targetSeries = publish(m.Target, m.targetSeries, values)
+}
+
+// usageSums adds up one read of container usage per object, container and resource: [sum, samples].
+type usageSums map[objectSeries]*[2]float64
+
+// add counts a usage sample of a pod towards the objects that select the pod (owners, in namespace ns).
+func (u usageSums) add(ns string, owners []objectRef, s metrics.ContainerUsage) {
+	one := func(k objectSeries, v float64) {
+		a := u[k]
+		if a == nil {
+			a = &[2]float64{}
+			u[k] = a
+		}
+		a[0] += v
+		a[1]++
+	}
+	for _, o := range owners {
+		if s.CPUMilli >= 0 {
+			one(objectSeries{ns, o.kind, o.name, s.Container, "cpu"}, float64(s.CPUMilli)/1000)
+		}
+		if s.MemoryBytes >= 0 {
+			one(objectSeries{ns, o.kind, o.name, s.Container, "memory"}, float64(s.MemoryBytes))
+		}
+	}
+}
+
+// setUsage publishes the mean per pod of one read (a failed read publishes nothing: the series go).
+func (m *Metrics) setUsage(u usageSums) {
+	values := make(map[objectSeries]float64, len(u))
+	for k, a := range u {
+		values[k] = a[0] / a[1]
+	}
+	m.usageSeries = publish(m.Usage, m.usageSeries, values)
 }

@@ -175,6 +175,8 @@ type served struct {
 	err     error // ConfigUnsupported
 	model   *recommender.Model
 	matched int // running pods its selector matches
+
+	rec *vpav1.RecommendedPodResources // the recommendation in status after this run (the target metric)
 }
 
 // RunOnce does one run: list, resolve, feed, recommend, write status, checkpoints and garbage collection.
@@ -273,6 +275,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 	podIndex := map[types.NamespacedName]*corev1.Pod{}
 	podModel := map[types.NamespacedName]*recommender.Model{}
+	owners := map[types.NamespacedName][]objectRef{}  // the VPAs and Hvpas that select a pod (the usage metric)
 	allPods := map[types.NamespacedName]*corev1.Pod{} // evicted pods are Failed: evictions are looked up here
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -284,14 +287,18 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		for _, s := range byNS[p.Namespace] {
 			if s.target.Selector.Matches(labels.Set(p.Labels)) {
 				s.matched++
+				owners[key] = append(owners[key], objectRef{kindVPA, s.vpa.Name})
 				if _, ok := podModel[key]; !ok {
 					podModel[key] = s.model
 				}
 			}
 		}
 		for _, h := range hvpaByNS[p.Namespace] {
-			if _, ok := podModel[key]; !ok && h.target.Selector.Matches(labels.Set(p.Labels)) {
-				podModel[key] = h.model
+			if h.target.Selector.Matches(labels.Set(p.Labels)) {
+				owners[key] = append(owners[key], objectRef{kindHvpa, h.hvpa.Name})
+				if _, ok := podModel[key]; !ok {
+					podModel[key] = h.model
+				}
 			}
 		}
 		_, tracked := podModel[key]
@@ -311,12 +318,14 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		logger.Error(err, "reading container usage; recommendations keep their history")
 	}
 	now := r.Clock.Now()
+	sums := usageSums{}
 	for _, u := range usage {
 		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Pod}
 		p, ok := podIndex[key]
 		if !ok {
 			continue
 		}
+		sums.add(u.Namespace, owners[key], u)
 		m := podModel[key]
 		if m == nil {
 			m = r.model(r.Base)
@@ -330,6 +339,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		}
 		r.Metrics.observeQuality(r, cs, u)
 	}
+	r.Metrics.setUsage(sums)
 	t = step("usage", t)
 
 	// 4. OOM kills from pod status and kubelet evictions
@@ -344,6 +354,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		}
 	}
 	r.updateHvpaRecommendations(hvpas)
+	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
 	r.Metrics.Aggregates.Set(float64(len(r.aggs)))
 	t = step("status", t)
 

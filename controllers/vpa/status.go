@@ -132,6 +132,7 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 	v := s.vpa
 	now := r.Clock.Now()
 	st := v.Status.DeepCopy()
+	s.rec = v.Status.Recommendation // a transient error keeps the status as it is
 	var rp *vpav1.PodResourcePolicy
 	if v.Spec.ResourcePolicy != nil {
 		rp = v.Spec.ResourcePolicy
@@ -185,6 +186,7 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 		}
 	}
 	sort.Slice(st.Conditions, func(i, j int) bool { return st.Conditions[i].Type < st.Conditions[j].Type })
+	s.rec = st.Recommendation
 	if equality.Semantic.DeepEqual(*st, v.Status) {
 		return nil
 	}

@@ -1,0 +1,16 @@
+// Command metricsdoc prints docs/metrics.md, the reference of the metrics the hvpa binary exports:
+//
+//	go run ./hack/metricsdoc > docs/metrics.md
+//
+// A test (internal/metricsdoc) checks that the committed page is current.
+package main
+
+import (
+	"fmt"
+
+	"github.com/hvpa-dev/hvpa/internal/metricsdoc"
+)
+
+func main() {
+	fmt.Print(metricsdoc.Markdown())
+}

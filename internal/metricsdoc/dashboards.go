@@ -1,0 +1,177 @@
+package metricsdoc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// DashboardsDir is the folder of the Grafana dashboards, from the repository root.
+const DashboardsDir = "charts/hvpa/dashboards"
+
+// Dashboard is the part of a Grafana dashboard (JSON model) that the checks and the renderer read.
+type Dashboard struct {
+	File          string  `json:"-"`
+	UID           string  `json:"uid"`
+	Title         string  `json:"title"`
+	Description   string  `json:"description"`
+	SchemaVersion int     `json:"schemaVersion"`
+	Panels        []Panel `json:"panels"`
+	Templating    struct {
+		List []TemplateVariable `json:"list"`
+	} `json:"templating"`
+}
+
+// Panel is a Grafana panel; a collapsed row holds its panels in Panels.
+type Panel struct {
+	ID          int         `json:"id"`
+	Type        string      `json:"type"`
+	Title       string      `json:"title"`
+	Description string      `json:"description"`
+	GridPos     GridPos     `json:"gridPos"`
+	Datasource  *Datasource `json:"datasource"`
+	Targets     []Target    `json:"targets"`
+	Panels      []Panel     `json:"panels"`
+	Collapsed   bool        `json:"collapsed"`
+	FieldConfig struct {
+		Defaults struct {
+			Unit     string   `json:"unit"`
+			Min      *float64 `json:"min"`
+			Max      *float64 `json:"max"`
+			Decimals *int     `json:"decimals"`
+			Custom   struct {
+				LineInterpolation string `json:"lineInterpolation"` // linear, smooth, stepBefore, stepAfter
+			} `json:"custom"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
+}
+
+// GridPos places a panel on Grafana's grid: 24 columns, rows of 30 pixels.
+type GridPos struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+	W int `json:"w"`
+	H int `json:"h"`
+}
+
+// Datasource references a data source, here always the ${datasource} variable.
+type Datasource struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+// Target is one query of a panel.
+type Target struct {
+	RefID        string      `json:"refId"`
+	Expr         string      `json:"expr"`
+	LegendFormat string      `json:"legendFormat"`
+	Hide         bool        `json:"hide"`
+	Datasource   *Datasource `json:"datasource"`
+}
+
+// TemplateVariable is a template variable of a dashboard.
+type TemplateVariable struct {
+	Name       string          `json:"name"`
+	Type       string          `json:"type"` // datasource, query, custom, interval, ...
+	Query      json.RawMessage `json:"query"`
+	Datasource *Datasource     `json:"datasource"`
+	IncludeAll bool            `json:"includeAll"`
+	AllValue   string          `json:"allValue"`
+	Multi      bool            `json:"multi"`
+}
+
+// QueryString is the variable's query: the query field, a string or an object with a query string.
+func (v TemplateVariable) QueryString() string {
+	var s string
+	if json.Unmarshal(v.Query, &s) == nil {
+		return s
+	}
+	var o struct {
+		Query string `json:"query"`
+	}
+	if json.Unmarshal(v.Query, &o) == nil {
+		return o.Query
+	}
+	return ""
+}
+
+// LoadDashboards reads every *.json file of dir, sorted by file name.
+func LoadDashboards(dir string) ([]Dashboard, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var out []Dashboard
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var d Dashboard
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		d.File = filepath.Base(f)
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// AllPanels lists the panels in order, with the panels of collapsed rows after their row.
+func (d *Dashboard) AllPanels() []Panel {
+	var out []Panel
+	var walk func([]Panel)
+	walk = func(ps []Panel) {
+		for _, p := range ps {
+			out = append(out, p)
+			walk(p.Panels)
+		}
+	}
+	walk(d.Panels)
+	return out
+}
+
+// Query is one PromQL expression of a dashboard and where it is.
+type Query struct {
+	Where string // "panel 3 (Replicas) target A" or "variable namespace"
+	Expr  string
+}
+
+var (
+	labelValues = regexp.MustCompile(`^\s*label_values\(\s*(.*?)\s*(?:,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*)?\)\s*$`)
+	queryResult = regexp.MustCompile(`^\s*query_result\((.*)\)\s*$`)
+)
+
+// Queries lists the PromQL expressions of the dashboard: the panels' targets' expr, and the PromQL inside
+// the query variables (label_values(selector, label), query_result(expr)).
+func (d *Dashboard) Queries() []Query {
+	var out []Query
+	for _, p := range d.AllPanels() {
+		for _, t := range p.Targets {
+			out = append(out, Query{Where: fmt.Sprintf("panel %d (%s) target %s", p.ID, p.Title, t.RefID), Expr: t.Expr})
+		}
+	}
+	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		q := v.QueryString()
+		switch m := labelValues.FindStringSubmatch(q); {
+		case m != nil && m[2] != "":
+			out = append(out, Query{Where: "variable " + v.Name, Expr: m[1]})
+		case m != nil: // label_values(label): no metric
+		case queryResult.MatchString(q):
+			out = append(out, Query{Where: "variable " + v.Name, Expr: queryResult.FindStringSubmatch(q)[1]})
+		default:
+			if strings.TrimSpace(q) != "" {
+				out = append(out, Query{Where: "variable " + v.Name, Expr: q})
+			}
+		}
+	}
+	return out
+}
