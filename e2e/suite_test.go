@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
+	"github.com/hvpa-dev/hvpa/internal/recording"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
 )
@@ -186,6 +187,24 @@ var _ = BeforeSuite(func() {
 	_, _, err = testadmission.InstallAdmission(ctx, k8s, "hvpa", webhook, filepath.Join(workDir, "unused"))
 	Expect(err).NotTo(HaveOccurred())
 	hvpa = startHvpa()
+
+	// the binary's /metrics over the whole run, for the dashboard images (HVPA_E2E_RECORDING keeps the file)
+	recPath := os.Getenv("HVPA_E2E_RECORDING")
+	if recPath == "" {
+		recPath = filepath.Join(workDir, "metrics.prom.gz")
+	}
+	recorder := &recording.Recorder{}
+	recDone := make(chan struct{})
+	go func() {
+		defer close(recDone)
+		_ = recorder.Start(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics), recPath, time.Second)
+	}()
+	DeferCleanup(func() {
+		stop()
+		<-recDone
+		n, failed := recorder.Counts()
+		GinkgoWriter.Printf("recorded %d scrapes of /metrics (%d failed: the binary was restarted) into %s\n", n, failed, recPath)
+	})
 
 	// the played kubelet: runs pods, answers resizes by each pod's label, finishes evicted pods; the played
 	// metrics API reports each workload's load
