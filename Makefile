@@ -16,6 +16,8 @@ FUZZTIME ?= 5s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/hvpa-dev/hvpa/internal/version.Version=$(VERSION)
 CONTROLPLANE_STAMP := $(CONTROLPLANE_BIN)/kube-apiserver $(CONTROLPLANE_BIN)/kube-controller-manager $(CONTROLPLANE_BIN)/kubectl $(CONTROLPLANE_BIN)/etcd
+HELM_VERSION ?= v3.22.0
+export HELM_VERSION
 
 ##@ General
 .PHONY: help
@@ -57,9 +59,14 @@ controlplane: $(CONTROLPLANE_STAMP) ## Build kube-apiserver, kube-controller-man
 $(CONTROLPLANE_STAMP):
 	bash hack/controlplane.sh
 
+##@ Tools
+.PHONY: helm
+helm: ## Build helm (HELM_VERSION) from its Go module into .cache/tools/bin (cached; the chart test runs it).
+	@bash hack/tools.sh helm >/dev/null
+
 ##@ Test
 .PHONY: test
-test: controlplane ## Unit tests and integration suites against a real kube-apiserver (builds the control plane when missing).
+test: controlplane helm ## Unit tests and integration suites against a real kube-apiserver (builds the control plane and helm when missing).
 	go test $(GO_TEST_FLAGS) -count=1 $$(go list ./... | grep -v /e2e)
 
 .PHONY: test-unit
@@ -67,7 +74,7 @@ test-unit: ## Unit tests only (fuzz seed corpora included; envtest suites skip u
 	go test $(GO_TEST_FLAGS) -short $$(go list ./... | grep -v /e2e)
 
 .PHONY: test-integration
-test-integration: controlplane ## Only the Ginkgo suites on envtest with the local control plane.
+test-integration: controlplane helm ## Only the Ginkgo suites on envtest with the local control plane.
 	go test $(GO_TEST_FLAGS) -count=1 $$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep internal/testenv | cut -d' ' -f1)
 
 .PHONY: test-e2e

@@ -36,16 +36,16 @@ func (h *Heartbeat) NeedLeaderElection() bool { return false }
 
 // Start renews the Lease every Interval until ctx ends.
 func (h *Heartbeat) Start(ctx context.Context) error {
-	t := time.NewTicker(h.Interval)
-	defer t.Stop()
 	for {
+		wait := h.Interval
 		if err := h.Beat(ctx); err != nil {
 			logf.FromContext(ctx).Info("admission Lease not renewed", "lease", h.Namespace+"/"+h.Name, "reason", err.Error())
+			wait = min(wait, time.Second) // e.g. the server is still starting: try again soon
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-time.After(wait):
 		}
 	}
 }
