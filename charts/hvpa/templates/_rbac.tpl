@@ -1,0 +1,47 @@
+{{/*
+Rule blocks several components share. Every rule says what its verbs are for; chart_test.go checks that each
+rule has such a comment and that no rule has a wildcard.
+*/}}
+
+{{/* The built-in workload kinds: the targets VPAs and Hvpas may point at, and the owners of pods. */}}
+{{- define "hvpa.rules.workloads" -}}
+# workloads (apps): {{ .why }}
+- apiGroups: ["apps"]
+  resources: ["deployments", "statefulsets", "replicasets", "daemonsets"]
+  verbs: [{{ .verbs }}]
+# workloads (batch): {{ .why }}
+- apiGroups: ["batch"]
+  resources: ["jobs", "cronjobs"]
+  verbs: [{{ .verbs }}]
+# workloads (core): {{ .why }}
+- apiGroups: [""]
+  resources: ["replicationcontrollers"]
+  verbs: [{{ .verbs }}]
+{{- end }}
+
+{{/* rbac.extraTargets: each resource with .verbs, and its scale subresource with .scaleVerbs. */}}
+{{- define "hvpa.rules.extraTargets" -}}
+{{- range .root.Values.rbac.extraTargets }}
+# {{ .resource }}.{{ .apiGroup }} (rbac.extraTargets): {{ $.why }}
+- apiGroups: [{{ .apiGroup | quote }}]
+  resources: [{{ .resource | quote }}]
+  verbs: [{{ $.verbs }}]
+# {{ .resource }}/scale (rbac.extraTargets): {{ $.scaleWhy }}
+- apiGroups: [{{ .apiGroup | quote }}]
+  resources: [{{ printf "%s/scale" .resource | quote }}]
+  verbs: [{{ $.scaleVerbs }}]
+{{- end }}
+{{- end }}
+
+{{/* Leader election: a Lease named after the component in the release namespace, and events about it. */}}
+{{- define "hvpa.rules.leaderElection" -}}
+# leader election: read and renew this component's Lease
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  resourceNames: [{{ .id | quote }}]
+  verbs: ["get", "update"]
+# leader election: create the Lease the first time (create cannot be restricted by resourceNames)
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["create"]
+{{- end }}

@@ -1,0 +1,1081 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/manager"
+	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/webhooks"
+)
+
+// chartNamespace is the release namespace the chart is rendered for.
+const chartNamespace = "hvpa-system"
+
+// renderedObject is one document of `helm template`: the object and its text (with the chart's comments).
+type renderedObject struct {
+	obj  *unstructured.Unstructured
+	text string
+}
+
+func (r renderedObject) String() string {
+	if r.obj.GetNamespace() == "" {
+		return r.obj.GetKind() + " " + r.obj.GetName()
+	}
+	return r.obj.GetKind() + " " + r.obj.GetNamespace() + "/" + r.obj.GetName()
+}
+
+// TestChart renders charts/hvpa with helm (default values and ci/nondefault-values.yaml) and checks it against
+// the product: every Deployment's args parse with `hvpa run`'s flags, the webhook configurations equal
+// webhooks.Configurations but for clientConfig, the names the components are given (webhook configurations,
+// Service, Secret, Leases, ServiceAccounts) are the ones the chart's other objects carry, the RBAC is free of
+// wildcards and cluster-admin with a comment on every rule, and the local API server accepts every object in a
+// server-side dry run. helm lint runs on both value sets.
+func TestChart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs helm and the local control plane")
+	}
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm := filepath.Join(root, ".cache", "tools", "bin", "helm")
+	if _, err := os.Stat(helm); err != nil {
+		t.Fatalf("helm not found at %s: run `make helm` (it builds helm from its Go module)", helm)
+	}
+	chart := filepath.Join(root, "charts", "hvpa")
+	valueSets := []struct {
+		name       string
+		args       []string
+		dashboards bool
+	}{
+		{"default values", nil, false},
+		{"ci/nondefault-values.yaml", []string{"-f", filepath.Join(chart, "ci", "nondefault-values.yaml")}, true},
+	}
+
+	for _, vs := range valueSets {
+		out, err := runHelm(helm, append([]string{"lint", chart, "--namespace", chartNamespace}, vs.args...)...)
+		if err != nil || strings.Contains(out, "[ERROR]") {
+			t.Fatalf("helm lint with %s: %v\n%s", vs.name, err, out)
+		}
+	}
+
+	env, _, c, err := testenv.StartWithClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chartNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, vs := range valueSets {
+		t.Run(vs.name, func(t *testing.T) {
+			out, err := runHelm(helm, append([]string{"template", "hvpa", chart, "--namespace", chartNamespace, "--include-crds"}, vs.args...)...)
+			if err != nil {
+				t.Fatalf("helm template: %v\n%s", err, out)
+			}
+			objs, err := decodeRendered(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deps := deployments(t, objs)
+			t.Run("deployments run hvpa with flags it knows", func(t *testing.T) { checkDeployments(t, deps) })
+			t.Run("webhook configurations equal webhooks.Configurations", func(t *testing.T) { checkWebhooks(t, objs, deps) })
+			t.Run("RBAC has no wildcards, no cluster-admin, a comment on every rule", func(t *testing.T) { checkRBAC(t, objs, deps) })
+			t.Run("a dashboard ConfigMap per dashboard file", func(t *testing.T) { checkDashboards(t, chart, objs, vs.dashboards) })
+			t.Run("the API server accepts every object (server-side dry run)", func(t *testing.T) { dryRun(ctx, t, c, objs) })
+		})
+	}
+}
+
+func runHelm(helm string, args ...string) (string, error) {
+	cmd := exec.Command(helm, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		return stdout.String() + stderr.String(), err
+	}
+	if strings.Contains(stderr.String(), "warning") {
+		return stdout.String(), fmt.Errorf("helm %s warned: %s", args[0], stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// decodeRendered splits helm's output into objects, keeping each document's text.
+func decodeRendered(out string) ([]renderedObject, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(out)))
+	var objs []renderedObject
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]any{}
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			return nil, fmt.Errorf("%w\n%s", err, doc)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		objs = append(objs, renderedObject{obj: &unstructured.Unstructured{Object: m}, text: string(doc)})
+	}
+}
+
+func byKind(objs []renderedObject, kind string) []renderedObject {
+	var out []renderedObject
+	for _, o := range objs {
+		if o.obj.GetKind() == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func convert[T any](t *testing.T, o renderedObject) *T {
+	t.Helper()
+	var x T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.obj.Object, &x, true); err != nil {
+		t.Fatalf("%s: %v", o, err)
+	}
+	return &x
+}
+
+// deployed is a Deployment of the chart with its container's args parsed by `hvpa run`'s flag set.
+type deployed struct {
+	dep        *appsv1.Deployment
+	args       []string
+	components []string
+	flag       func(name string) string
+}
+
+func (d deployed) has(component string) bool { return slices.Contains(d.components, component) }
+
+func deployments(t *testing.T, objs []renderedObject) []deployed {
+	var out []deployed
+	for _, o := range byKind(objs, "Deployment") {
+		dep := convert[appsv1.Deployment](t, o)
+		if n := len(dep.Spec.Template.Spec.Containers); n != 1 {
+			t.Fatalf("Deployment %s: %d containers, want 1", dep.Name, n)
+		}
+		ct := dep.Spec.Template.Spec.Containers[0]
+		d := deployed{dep: dep, args: ct.Args}
+		if len(ct.Command) > 0 || len(ct.Args) == 0 || ct.Args[0] != "run" {
+			t.Fatalf("Deployment %s: command %q args %q: want the image's hvpa entrypoint with `run` first", dep.Name, ct.Command, ct.Args)
+		}
+		cmd := newRunCommand()
+		if err := cmd.Flags().Parse(ct.Args[1:]); err != nil {
+			t.Fatalf("Deployment %s: `hvpa run` refuses its args: %v\nargs: %q", dep.Name, err, ct.Args)
+		}
+		if rest := cmd.Flags().Args(); len(rest) > 0 {
+			t.Fatalf("Deployment %s: `hvpa run` takes no positional arguments, got %q", dep.Name, rest)
+		}
+		d.components, _ = cmd.Flags().GetStringSlice("components")
+		if err := manager.CheckComponents(d.components); err != nil {
+			t.Fatalf("Deployment %s: %v", dep.Name, err)
+		}
+		if !cmd.Flags().Changed("components") {
+			t.Fatalf("Deployment %s: --components is not set (the default runs every component)", dep.Name)
+		}
+		flags := cmd.Flags()
+		d.flag = func(name string) string { return flags.Lookup(name).Value.String() }
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		t.Fatal("no Deployment rendered")
+	}
+	return out
+}
+
+func checkDeployments(t *testing.T, deps []deployed) {
+	seen := map[string]string{}
+	leases := map[string]string{}
+	for _, d := range deps {
+		for _, comp := range d.components {
+			if other, ok := seen[comp]; ok {
+				t.Errorf("component %s runs in Deployments %s and %s", comp, other, d.dep.Name)
+			}
+			seen[comp] = d.dep.Name
+		}
+		spec := d.dep.Spec.Template.Spec
+		ct := spec.Containers[0]
+		if d.has(manager.Admission) {
+			if len(d.components) != 1 || d.flag("leader-elect") != "false" {
+				t.Errorf("Deployment %s: admission runs alone without leader election (every replica serves), got --components=%s --leader-elect=%s",
+					d.dep.Name, strings.Join(d.components, ","), d.flag("leader-elect"))
+			}
+		} else if d.flag("leader-elect") == "true" {
+			id := d.flag("leader-election-id")
+			if other, ok := leases[id]; ok {
+				t.Errorf("Deployments %s and %s elect a leader on the same Lease %s", other, d.dep.Name, id)
+			}
+			leases[id] = d.dep.Name
+		}
+		var podNamespace bool
+		for _, e := range ct.Env {
+			podNamespace = podNamespace || (e.Name == "POD_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace")
+		}
+		if !podNamespace {
+			t.Errorf("Deployment %s: no POD_NAMESPACE from the downward API", d.dep.Name)
+		}
+		ports := map[string]int32{}
+		for _, p := range ct.Ports {
+			ports[p.Name] = p.ContainerPort
+		}
+		if ports["metrics"] != 8080 || !strings.HasSuffix(d.flag("metrics-bind-address"), ":8080") ||
+			!strings.HasSuffix(d.flag("health-probe-bind-address"), fmt.Sprintf(":%d", probePort(t, d, ct))) {
+			t.Errorf("Deployment %s: ports %v, --metrics-bind-address=%s --health-probe-bind-address=%s: want metrics on 8080 and the probes' port",
+				d.dep.Name, ports, d.flag("metrics-bind-address"), d.flag("health-probe-bind-address"))
+		}
+		if ct.LivenessProbe == nil || ct.LivenessProbe.HTTPGet == nil || ct.LivenessProbe.HTTPGet.Path != "/healthz" ||
+			ct.ReadinessProbe == nil || ct.ReadinessProbe.HTTPGet == nil || ct.ReadinessProbe.HTTPGet.Path != "/readyz" {
+			t.Errorf("Deployment %s: want a liveness probe on /healthz and a readiness probe on /readyz", d.dep.Name)
+		}
+		sc := ct.SecurityContext
+		if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+			sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) ||
+			sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("Deployment %s: container securityContext %+v: want runAsNonRoot, readOnlyRootFilesystem, no privilege escalation, drop ALL, seccomp RuntimeDefault", d.dep.Name, sc)
+		}
+		if d.has(manager.Admission) {
+			if ports["webhook"] != int32(mustAtoi(t, d.flag("webhook-port"))) {
+				t.Errorf("Deployment %s: containerPort webhook %d, --webhook-port=%s", d.dep.Name, ports["webhook"], d.flag("webhook-port"))
+			}
+			if d.flag("webhook-namespace") != chartNamespace {
+				t.Errorf("Deployment %s: --webhook-namespace=%s, want the release namespace %s", d.dep.Name, d.flag("webhook-namespace"), chartNamespace)
+			}
+			var mounted bool
+			for _, m := range ct.VolumeMounts {
+				mounted = mounted || m.MountPath == d.flag("cert-dir")
+			}
+			if !mounted {
+				t.Errorf("Deployment %s: nothing is mounted at --cert-dir=%s (read-only root filesystem)", d.dep.Name, d.flag("cert-dir"))
+			}
+		}
+	}
+	if u, a := findComponent(deps, manager.Updater), findComponent(deps, manager.Admission); u != nil && a != nil && u.flag("admission-lease") != a.flag("admission-lease") {
+		t.Errorf("the updater checks --admission-lease=%s, the admission webhook renews --admission-lease=%s", u.flag("admission-lease"), a.flag("admission-lease"))
+	}
+}
+
+func probePort(t *testing.T, d deployed, ct corev1.Container) int32 {
+	if ct.ReadinessProbe == nil || ct.ReadinessProbe.HTTPGet == nil {
+		return 0
+	}
+	p := ct.ReadinessProbe.HTTPGet.Port
+	if p.StrVal == "" {
+		return p.IntVal
+	}
+	for _, cp := range ct.Ports {
+		if cp.Name == p.StrVal {
+			return cp.ContainerPort
+		}
+	}
+	t.Errorf("Deployment %s: the readiness probe's port %s is not a container port", d.dep.Name, p.StrVal)
+	return 0
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return n
+}
+
+func findComponent(deps []deployed, component string) *deployed {
+	for i := range deps {
+		if deps[i].has(component) {
+			return &deps[i]
+		}
+	}
+	return nil
+}
+
+// checkWebhooks compares the chart's webhook configurations with webhooks.Configurations (everything but
+// clientConfig, whose paths are compared on their own) and checks that they point at the chart's webhook Service
+// and carry what the certificate mode needs.
+func checkWebhooks(t *testing.T, objs []renderedObject, deps []deployed) {
+	adm := findComponent(deps, manager.Admission)
+	mutating, validating := byKind(objs, "MutatingWebhookConfiguration"), byKind(objs, "ValidatingWebhookConfiguration")
+	if adm == nil {
+		if len(mutating)+len(validating) > 0 {
+			t.Error("webhook configurations without the admission component")
+		}
+		return
+	}
+	if len(mutating) != 1 || len(validating) != 1 {
+		t.Fatalf("%d MutatingWebhookConfigurations and %d ValidatingWebhookConfigurations, want one each", len(mutating), len(validating))
+	}
+	name := adm.flag("webhook-config-name")
+	paths := map[string]string{} // webhook name -> path
+	wantM, wantV := webhooks.Configurations(name, func(path string) admissionregistrationv1.WebhookClientConfig {
+		return admissionregistrationv1.WebhookClientConfig{URL: &path}
+	}, webhooks.DefaultTimeoutSeconds)
+	for _, w := range wantM.Webhooks {
+		paths[w.Name] = *w.ClientConfig.URL
+	}
+	for _, w := range wantV.Webhooks {
+		paths[w.Name] = *w.ClientConfig.URL
+	}
+	gotM := convert[admissionregistrationv1.MutatingWebhookConfiguration](t, mutating[0])
+	gotV := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, validating[0])
+
+	svc := webhookService(t, objs, adm)
+	mode := adm.flag("cert-mode")
+	for i := range gotM.Webhooks {
+		checkClientConfig(t, gotM.Webhooks[i].Name, gotM.Webhooks[i].ClientConfig, paths, svc, mode)
+		gotM.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{}
+	}
+	for i := range gotV.Webhooks {
+		checkClientConfig(t, gotV.Webhooks[i].Name, gotV.Webhooks[i].ClientConfig, paths, svc, mode)
+		gotV.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{}
+	}
+	for i := range wantM.Webhooks {
+		wantM.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{}
+	}
+	for i := range wantV.Webhooks {
+		wantV.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{}
+	}
+	if gotM.Name != name || gotV.Name != name {
+		t.Errorf("webhook configurations %s and %s; the admission component keeps the caBundle of --webhook-config-name=%s", gotM.Name, gotV.Name, name)
+	}
+	if d := cmp.Diff(wantM.Webhooks, gotM.Webhooks); d != "" {
+		t.Errorf("MutatingWebhookConfiguration differs from webhooks.Configurations (-product +chart):\n%s", d)
+	}
+	if d := cmp.Diff(wantV.Webhooks, gotV.Webhooks); d != "" {
+		t.Errorf("ValidatingWebhookConfiguration differs from webhooks.Configurations (-product +chart):\n%s", d)
+	}
+	for _, obj := range []metav1.Object{gotM, gotV} {
+		inject := obj.GetAnnotations()["cert-manager.io/inject-ca-from"]
+		switch {
+		case mode == "external" && len(byKind(objs, "Certificate")) > 0:
+			cert := byKind(objs, "Certificate")[0].obj
+			if inject != cert.GetNamespace()+"/"+cert.GetName() {
+				t.Errorf("%s: cert-manager.io/inject-ca-from %q, want the Certificate %s/%s", obj.GetName(), inject, cert.GetNamespace(), cert.GetName())
+			}
+		case inject != "":
+			t.Errorf("%s: cert-manager.io/inject-ca-from %q without a cert-manager Certificate", obj.GetName(), inject)
+		}
+	}
+}
+
+func webhookService(t *testing.T, objs []renderedObject, adm *deployed) *corev1.Service {
+	name := adm.flag("webhook-service-name")
+	for _, o := range byKind(objs, "Service") {
+		if o.obj.GetName() != name {
+			continue
+		}
+		svc := convert[corev1.Service](t, o)
+		sel := svc.Spec.Selector
+		for k, v := range sel {
+			if adm.dep.Spec.Template.Labels[k] != v {
+				t.Errorf("Service %s selects %v, which the admission pods (%v) do not match", name, sel, adm.dep.Spec.Template.Labels)
+			}
+		}
+		return svc
+	}
+	t.Fatalf("no Service %s (--webhook-service-name of the admission component)", name)
+	return nil
+}
+
+func checkClientConfig(t *testing.T, webhook string, cc admissionregistrationv1.WebhookClientConfig, paths map[string]string, svc *corev1.Service, mode string) {
+	s := cc.Service
+	if s == nil || cc.URL != nil {
+		t.Errorf("webhook %s: clientConfig %+v, want the webhook Service", webhook, cc)
+		return
+	}
+	if s.Name != svc.Name || s.Namespace != svc.Namespace || s.Path == nil || *s.Path != paths[webhook] {
+		t.Errorf("webhook %s: clientConfig.service %s/%s path %v, want %s/%s path %s", webhook, s.Namespace, s.Name, ptrString(s.Path), svc.Namespace, svc.Name, paths[webhook])
+	}
+	port := int32(443)
+	if s.Port != nil {
+		port = *s.Port
+	}
+	var found bool
+	for _, p := range svc.Spec.Ports {
+		found = found || (p.Port == port && p.TargetPort.StrVal == "webhook")
+	}
+	if !found {
+		t.Errorf("webhook %s: Service %s has no port %d to the container port named webhook", webhook, svc.Name, port)
+	}
+	if mode == "self-managed" && len(cc.CABundle) > 0 {
+		t.Errorf("webhook %s: caBundle set with self-managed certificates (the running webhook sets it)", webhook)
+	}
+}
+
+func ptrString(p *string) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return *p
+}
+
+// rbacRuleLine starts a rule in a Role or ClusterRole as the chart writes them.
+var rbacRuleLine = regexp.MustCompile(`^\s*- apiGroups:`)
+
+// checkRBAC: no wildcard anywhere, no binding to a role the chart does not render (cluster-admin or any other
+// built-in role), Secrets and webhook configurations only by name (create excepted), a YAML comment before every
+// rule, every Deployment's ServiceAccount rendered and bound, and allowed to use the objects its flags name.
+func checkRBAC(t *testing.T, objs []renderedObject, deps []deployed) {
+	roles := map[string][]rbacv1.PolicyRule{}
+	for _, kind := range []string{"ClusterRole", "Role"} {
+		for _, o := range byKind(objs, kind) {
+			r := convert[rbacv1.ClusterRole](t, o) // a Role has the same rules
+			roles[kind+"/"+o.obj.GetNamespace()+"/"+o.obj.GetName()] = r.Rules
+			if r.AggregationRule != nil {
+				t.Errorf("%s: aggregationRule (it would gather permissions the chart does not list)", o)
+			}
+			if len(r.Rules) == 0 {
+				t.Errorf("%s: no rules", o)
+			}
+			for _, rule := range r.Rules {
+				for _, field := range [][]string{rule.Verbs, rule.APIGroups, rule.Resources, rule.ResourceNames, rule.NonResourceURLs} {
+					for _, v := range field {
+						if strings.Contains(v, "*") {
+							t.Errorf("%s: wildcard %q in rule %+v", o, v, rule)
+						}
+					}
+				}
+				for _, res := range rule.Resources {
+					sensitive := res == "secrets" || strings.HasSuffix(res, "webhookconfigurations")
+					if sensitive && len(rule.ResourceNames) == 0 && !slices.Equal(rule.Verbs, []string{"create"}) {
+						t.Errorf("%s: %v on %s for any name (only create cannot be restricted by resourceNames)", o, rule.Verbs, res)
+					}
+				}
+			}
+			lines := strings.Split(o.text, "\n")
+			for i, l := range lines {
+				if !rbacRuleLine.MatchString(l) {
+					continue
+				}
+				if i == 0 || !strings.HasPrefix(strings.TrimSpace(lines[i-1]), "#") {
+					t.Errorf("%s: the rule at %q has no comment saying what its verbs are for", o, strings.TrimSpace(l))
+				}
+			}
+		}
+	}
+	bound := map[string]bool{}
+	granted := map[string][]grant{} // ServiceAccount -> rules and where they apply
+	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+		for _, o := range byKind(objs, kind) {
+			b := convert[rbacv1.RoleBinding](t, o) // a ClusterRoleBinding has the same fields
+			ref := b.RoleRef.Kind + "/"
+			if b.RoleRef.Kind == "Role" {
+				ref += o.obj.GetNamespace()
+			}
+			ref += "/" + b.RoleRef.Name
+			rules, ok := roles[ref]
+			if b.RoleRef.Name == "cluster-admin" || !ok {
+				t.Errorf("%s binds %s, which the chart does not render", o, ref)
+			}
+			for _, s := range b.Subjects {
+				if s.Kind != rbacv1.ServiceAccountKind || s.Namespace != chartNamespace {
+					t.Errorf("%s: subject %+v, want a ServiceAccount of the release namespace", o, s)
+				}
+				bound[s.Name] = true
+				for _, r := range rules {
+					granted[s.Name] = append(granted[s.Name], grant{rule: r, namespace: o.obj.GetNamespace()})
+				}
+			}
+		}
+	}
+	accounts := map[string]bool{}
+	for _, o := range byKind(objs, "ServiceAccount") {
+		accounts[o.obj.GetName()] = true
+	}
+	for _, d := range deps {
+		sa := d.dep.Spec.Template.Spec.ServiceAccountName
+		if !accounts[sa] || !bound[sa] {
+			t.Errorf("Deployment %s runs as ServiceAccount %q: rendered %t, bound %t", d.dep.Name, sa, accounts[sa], bound[sa])
+		}
+		// the objects the flags name: the component must be allowed exactly those
+		type want struct{ group, resource, namespace, name, verb string }
+		var wants []want
+		lease := func(flag string) (string, string) {
+			ns, name, ok := strings.Cut(d.flag(flag), "/")
+			if !ok {
+				return chartNamespace, d.flag(flag)
+			}
+			return ns, name
+		}
+		if d.flag("leader-elect") == "true" {
+			ns := d.flag("leader-election-namespace")
+			for _, v := range []string{"get", "update", "create"} {
+				wants = append(wants, want{"coordination.k8s.io", "leases", ns, d.flag("leader-election-id"), v})
+			}
+		}
+		if d.has(manager.Admission) {
+			ns, name := lease("admission-lease")
+			for _, v := range []string{"get", "update", "create"} {
+				wants = append(wants, want{"coordination.k8s.io", "leases", ns, name, v})
+			}
+			if d.flag("cert-mode") == "self-managed" {
+				for _, v := range []string{"get", "update", "create"} {
+					wants = append(wants, want{"", "secrets", d.flag("webhook-namespace"), d.flag("webhook-secret-name"), v})
+				}
+				for _, v := range []string{"get", "update"} {
+					for _, r := range []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"} {
+						wants = append(wants, want{"admissionregistration.k8s.io", r, "", d.flag("webhook-config-name"), v})
+					}
+				}
+			}
+		}
+		if d.has(manager.Updater) {
+			ns, name := lease("admission-lease")
+			wants = append(wants, want{"coordination.k8s.io", "leases", ns, name, "get"})
+		}
+		for _, w := range wants {
+			if !allowed(granted[sa], w.group, w.resource, w.namespace, w.name, w.verb) {
+				t.Errorf("Deployment %s (ServiceAccount %s): not allowed to %s %s %q in %q, which its flags name", d.dep.Name, sa, w.verb, w.resource, w.name, w.namespace)
+			}
+		}
+	}
+}
+
+// grant is a rule and the namespace it applies in ("" everywhere: a ClusterRoleBinding).
+type grant struct {
+	rule      rbacv1.PolicyRule
+	namespace string
+}
+
+// allowed says whether the grants allow verb on the named object (create: any name, as the API server checks it).
+func allowed(grants []grant, group, resource, namespace, name, verb string) bool {
+	for _, g := range grants {
+		r := g.rule
+		if (g.namespace != "" && g.namespace != namespace) || !slices.Contains(r.APIGroups, group) || !slices.Contains(r.Resources, resource) || !slices.Contains(r.Verbs, verb) {
+			continue
+		}
+		if len(r.ResourceNames) == 0 || (verb != "create" && slices.Contains(r.ResourceNames, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDashboards: with dashboards on, one ConfigMap per charts/hvpa/dashboards/*.json, labelled for the
+// Grafana sidecar, holding the file's JSON.
+func checkDashboards(t *testing.T, chart string, objs []renderedObject, enabled bool) {
+	files, err := filepath.Glob(filepath.Join(chart, "dashboards", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	if enabled {
+		want = len(files)
+	}
+	var got []string
+	for _, o := range byKind(objs, "ConfigMap") {
+		if o.obj.GetLabels()["grafana_dashboard"] != "1" {
+			continue
+		}
+		cm := convert[corev1.ConfigMap](t, o)
+		for k, v := range cm.Data {
+			got = append(got, k)
+			if !json.Valid([]byte(v)) {
+				t.Errorf("ConfigMap %s: %s is not JSON", cm.Name, k)
+			}
+		}
+	}
+	if len(got) != want {
+		sort.Strings(got)
+		t.Errorf("dashboards %v in ConfigMaps labelled grafana_dashboard=1, want %d (files %v, enabled %t)", got, want, files, enabled)
+	}
+	if enabled && len(files) == 0 {
+		t.Log("note: charts/hvpa/dashboards has no *.json yet: no dashboard ConfigMap to check")
+	}
+}
+
+// dryRun creates every object with a server-side dry run (CRDs, which the local control plane installs from
+// the same files, are applied instead). Kinds the bare API server does not serve (ServiceMonitor, cert-manager
+// Certificate and Issuer) are skipped with a note.
+func dryRun(ctx context.Context, t *testing.T, c client.Client, objs []renderedObject) {
+	for _, o := range objs {
+		u := o.obj.DeepCopy()
+		gvk := u.GroupVersionKind()
+		if _, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			if meta.IsNoMatchError(err) {
+				t.Logf("note: skipped %s: the local API server does not serve %s", o, gvk)
+				continue
+			}
+			t.Fatalf("%s: %v", o, err)
+		}
+		var err error
+		if gvk.Kind == "CustomResourceDefinition" {
+			err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("chart-test"), client.ForceOwnership, client.DryRunAll)
+		} else {
+			err = c.Create(ctx, u, client.DryRunAll)
+		}
+		if err != nil {
+			t.Errorf("%s: the API server refuses it: %v", o, err)
+		}
+	}
+}
+
+// chartHelperEnv makes the test binary run `hvpa` with the JSON-encoded args it holds (TestChartHelperProcess),
+// so that each component of the chart runs in a process of its own, as in the cluster.
+const chartHelperEnv = "HVPA_CHART_TEST_HVPA_ARGS"
+
+// TestChartHelperProcess is not a test: it is `hvpa` for TestChartRBAC's component processes.
+func TestChartHelperProcess(t *testing.T) {
+	raw := os.Getenv(chartHelperEnv)
+	if raw == "" {
+		t.Skip("runs only as a component process of TestChartRBAC")
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	cmd := newRootCommand()
+	cmd.SetArgs(args)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "hvpa:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// auditEvent is the part of an audit.k8s.io/v1 Event the RBAC test reads.
+type auditEvent struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	User  struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		APIGroup    string `json:"apiGroup"`
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+	} `json:"objectRef"`
+	RequestURI     string `json:"requestURI"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+}
+
+func (e auditEvent) permission() string {
+	if e.ObjectRef == nil {
+		return e.Verb + " " + e.RequestURI
+	}
+	r := e.ObjectRef.Resource
+	if e.ObjectRef.Subresource != "" {
+		r += "/" + e.ObjectRef.Subresource
+	}
+	if e.ObjectRef.APIGroup != "" {
+		r += "." + e.ObjectRef.APIGroup
+	}
+	scope := "cluster-wide"
+	if e.ObjectRef.Namespace != "" {
+		scope = "in " + e.ObjectRef.Namespace
+	}
+	return fmt.Sprintf("%s %s %s", e.Verb, r, scope)
+}
+
+// TestChartRBAC runs the components of the chart (default values) each as its own process and as its own
+// ServiceAccount, with the chart's RBAC applied to the local control plane (which authorizes with RBAC), through a
+// scenario that makes every component act: a VPA gets a recommendation and its pods are evicted by the updater,
+// a new pod is sized by the webhook, an Hvpa scales its Deployment, another one creates its HPA, the webhook
+// keeps its certificate Secret, caBundle and Lease. The API server's audit log must show no request of a chart
+// ServiceAccount refused; the permissions used are logged.
+func TestChartRBAC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs helm and the local control plane")
+	}
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm := filepath.Join(root, ".cache", "tools", "bin", "helm")
+	if _, err := os.Stat(helm); err != nil {
+		t.Fatalf("helm not found at %s: run `make helm` (it builds helm from its Go module)", helm)
+	}
+	out, err := runHelm(helm, "template", "hvpa", filepath.Join(root, "charts", "hvpa"), "--namespace", chartNamespace)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	objs, err := decodeRendered(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := deployments(t, objs)
+
+	// the local control plane, with an audit log of the requests of the release namespace's ServiceAccounts
+	dir := t.TempDir()
+	auditLog := filepath.Join(dir, "audit.log")
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(`apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: Metadata
+    userGroups: ["system:serviceaccounts:`+chartNamespace+`"]
+  - level: None
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	assets, err := testenv.AssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(root, "charts", "hvpa", "crds")}, ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets, Scheme: testenv.Scheme()}
+	env.ControlPlane.GetAPIServer().Configure().Set("audit-policy-file", policy).Set("audit-log-path", auditLog)
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	defer checkAudit(t, auditLog) // after the components stopped, also when the scenario failed
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	for _, ns := range []string{chartNamespace, "shop"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// the chart's ServiceAccounts, RBAC and webhook configurations, the latter pointed at 127.0.0.1 (no Service
+	// network here)
+	webhookPort := mustAtoi(t, strings.TrimPrefix(freePort(t), "127.0.0.1:"))
+	for _, o := range objs {
+		switch o.obj.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+			hooks, _, _ := unstructured.NestedSlice(o.obj.Object, "webhooks")
+			for _, h := range hooks {
+				cc := h.(map[string]any)["clientConfig"].(map[string]any)
+				path := cc["service"].(map[string]any)["path"].(string)
+				delete(cc, "service")
+				cc["url"] = fmt.Sprintf("https://127.0.0.1:%d%s", webhookPort, path)
+			}
+			if err := unstructured.SetNestedSlice(o.obj.Object, hooks, "webhooks"); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			continue
+		}
+		if err := c.Create(ctx, o.obj.DeepCopy()); err != nil {
+			t.Fatalf("%s: %v", o, err)
+		}
+	}
+
+	ms, kubelet, err := playedkubelet.Start(ctx, c, "node-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms.Close()
+
+	// every Deployment of the chart as a process with its args and its ServiceAccount's identity; the local
+	// differences: a kubeconfig, loopback addresses, short intervals, the webhook on 127.0.0.1
+	var procs []*exec.Cmd
+	var logs []string
+	defer func() {
+		for _, p := range procs {
+			_ = p.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range procs {
+			done := make(chan struct{})
+			go func() { _ = p.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = p.Process.Kill()
+				<-done
+			}
+		}
+		if t.Failed() {
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				t.Logf("%s (last 4000 bytes):\n%s", filepath.Base(l), tail(string(b), 4000))
+			}
+		}
+	}()
+	for _, d := range deps {
+		sa := d.dep.Spec.Template.Spec.ServiceAccountName
+		user, err := env.AddUser(envtest.User{Name: "system:serviceaccount:" + chartNamespace + ":" + sa,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + chartNamespace, "system:authenticated"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc, err := user.KubeConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kubeconfig := filepath.Join(dir, sa+".kubeconfig")
+		if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args := append(slices.Clone(d.args), "--kubeconfig="+kubeconfig, "--metrics-bind-address="+freePort(t), "--health-probe-bind-address="+freePort(t),
+			"--graceful-shutdown-timeout=5s", "--recommender-interval=300ms", "--hvpa-sync-period=300ms", "--updater-interval=500ms")
+		if d.has(manager.Admission) {
+			args = append(args, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-ips=127.0.0.1",
+				"--cert-dir="+filepath.Join(dir, "certs"))
+		}
+		raw, _ := json.Marshal(args)
+		logPath := filepath.Join(dir, d.dep.Name+".log")
+		logFile, err := os.Create(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer logFile.Close()
+		p := exec.Command(os.Args[0], "-test.run=^TestChartHelperProcess$")
+		p.Env = append(os.Environ(), chartHelperEnv+"="+string(raw), "POD_NAMESPACE="+chartNamespace)
+		p.Stdout, p.Stderr = logFile, logFile
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs, logs = append(procs, p), append(logs, logPath)
+	}
+
+	eventually := func(what string, f func() error) {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			err := f()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	adm := findComponent(deps, manager.Admission)
+	configName := adm.flag("webhook-config-name")
+	eventually("the webhook keeps its Secret, the caBundle of both configurations and its Lease", func() error {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: chartNamespace, Name: adm.flag("webhook-secret-name")}, &corev1.Secret{}); err != nil {
+			return err
+		}
+		m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := c.Get(ctx, client.ObjectKey{Name: configName}, m); err != nil {
+			return err
+		}
+		if err := c.Get(ctx, client.ObjectKey{Name: configName}, v); err != nil {
+			return err
+		}
+		if len(m.Webhooks[0].ClientConfig.CABundle) == 0 || len(v.Webhooks[0].ClientConfig.CABundle) == 0 {
+			return errors.New("no caBundle yet")
+		}
+		ns, name, _ := strings.Cut(adm.flag("admission-lease"), "/")
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &coordinationv1.Lease{})
+	})
+
+	// workloads: a Deployment with a VPA (Recreate) whose pods run far below their usage, an Hvpa with the embedded
+	// recommender on another, and an Hvpa that deploys an HPA on a third; pods owned through a ReplicaSet, as the
+	// deployment controller would make them
+	small := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("10Mi")}}
+	workload := func(name string, replicas int32) (*appsv1.ReplicaSet, map[string]string) {
+		labels := map[string]string{"app": name}
+		tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played", Resources: small}}}}
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl}}
+		if err := c.Create(ctx, dep); err != nil {
+			t.Fatal(err)
+		}
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name + "-1", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: name, UID: dep.UID, Controller: ptr.To(true)}}},
+			Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl}}
+		if err := c.Create(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+		return rs, labels
+	}
+	runPod := func(rs *appsv1.ReplicaSet, name string, usage playedkubelet.Usage) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: rs.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}},
+			Spec: *rs.Spec.Template.Spec.DeepCopy()}
+		if err := kubelet.Run(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ms.Set("shop", name, "app", usage)
+		return p
+	}
+	busy := playedkubelet.Usage{CPUMilli: 500, MemoryBytes: 200 << 20}
+	if err := c.Create(ctx, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "limits"},
+		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	webRS, _ := workload("web", 2)
+	recreate := vpav1.UpdateModeRecreate
+	if err := c.Create(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &recreate}}}); err != nil {
+		t.Fatal(err)
+	}
+	runPod(webRS, "web-1", busy)
+	runPod(webRS, "web-2", busy)
+	apiRS, _ := workload("api", 1)
+	runPod(apiRS, "api-1", playedkubelet.Usage{CPUMilli: 1500, MemoryBytes: 200 << 20})
+	half, one := resource.MustParse("500m"), resource.MustParse("1")
+	intervals := []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](1), MaxResources: &hvpav1alpha1.ScaledResources{CPU: &half}},
+		{MaxReplicas: ptr.To[int32](3), MaxResources: &hvpav1alpha1.ScaledResources{CPU: &one}}}
+	if err := c.Create(ctx, &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api"}, Spec: hvpav1alpha1.HvpaSpec{
+		TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"},
+		VPA:       &hvpav1alpha1.VpaSpec{Deploy: true}, ScalingIntervals: intervals}}); err != nil {
+		t.Fatal(err)
+	}
+	jobsRS, _ := workload("jobs", 1)
+	runPod(jobsRS, "jobs-1", busy)
+	if err := c.Create(ctx, &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "jobs"}, Spec: hvpav1alpha1.HvpaSpec{
+		TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "jobs"},
+		HPA:       &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MaxReplicas: 3}},
+		VPA:       &hvpav1alpha1.VpaSpec{Deploy: true}, ScalingIntervals: intervals}}); err != nil {
+		t.Fatal(err)
+	}
+
+	eventually("the recommender writes the VPA's recommendation", func() error {
+		v := &vpav1.VerticalPodAutoscaler{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, v); err != nil {
+			return err
+		}
+		if v.Status.Recommendation == nil {
+			return fmt.Errorf("no recommendation: %+v", v.Status.Conditions)
+		}
+		return nil
+	})
+	created := 2
+	eventually("the webhook sizes a new pod of web from the VPA's recommendation", func() error {
+		// the webhook's cache may see the recommendation a moment after this client: a new pod each time
+		created++
+		p := runPod(webRS, fmt.Sprintf("web-%d", created), busy)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		if by := p.Annotations["autoscaling.hvpa.dev/sized-by"]; by != "VerticalPodAutoscaler/web" {
+			return fmt.Errorf("pod %s not sized from the VPA (annotations %v)", p.Name, p.Annotations)
+		}
+		return nil
+	})
+	eventually("the Hvpa controller scales Deployment api to 3 through its scale subresource", func() error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "api"}, d); err != nil {
+			return err
+		}
+		if *d.Spec.Replicas != 3 {
+			return fmt.Errorf("replicas %d", *d.Spec.Replicas)
+		}
+		return nil
+	})
+	eventually("the Hvpa controller creates Hvpa jobs's HPA", func() error {
+		return c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "jobs"}, &autoscalingv2.HorizontalPodAutoscaler{})
+	})
+	eventually("the updater evicts an undersized pod of web", func() error {
+		for _, name := range []string{"web-1", "web-2"} {
+			p := &corev1.Pod{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: name}, p); err != nil || p.DeletionTimestamp != nil {
+				return nil
+			}
+		}
+		return errors.New("web-1 and web-2 are still running")
+	})
+	time.Sleep(2 * time.Second) // a few more loops of every component
+}
+
+// checkAudit reads the audit log: every request of a chart ServiceAccount the API server refused fails the test;
+// the permissions used are logged per ServiceAccount.
+func checkAudit(t *testing.T, auditLog string) {
+	b, err := os.ReadFile(auditLog)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	used := map[string]map[string]bool{}
+	var refused []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		var e auditEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Errorf("audit log: %v: %s", err, line)
+			return
+		}
+		if e.ResponseStatus == nil {
+			continue
+		}
+		who := strings.TrimPrefix(e.User.Username, "system:serviceaccount:"+chartNamespace+":")
+		switch {
+		case e.ResponseStatus.Code == 403:
+			refused = append(refused, fmt.Sprintf("%s: %s (%s)", who, e.permission(), e.RequestURI))
+		case e.ResponseStatus.Code < 300 || e.ResponseStatus.Code == 404 || e.ResponseStatus.Code == 409:
+			if used[who] == nil {
+				used[who] = map[string]bool{}
+			}
+			used[who][e.permission()] = true
+		}
+	}
+	for who, perms := range used {
+		var l []string
+		for p := range perms {
+			l = append(l, p)
+		}
+		sort.Strings(l)
+		t.Logf("%s used:\n  %s", who, strings.Join(l, "\n  "))
+	}
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		t.Errorf("the API server refused requests of the chart's ServiceAccounts (the chart's RBAC misses these):\n  %s", strings.Join(slices.Compact(refused), "\n  "))
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
