@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,9 @@ import (
 
 // maxOwnerDepth bounds the walk up the controller chain (a cycle of owner references must not hang a caller).
 const maxOwnerDepth = 8
+
+// cacheWait bounds a cache read in the owner walk before it falls back to the API server.
+const cacheWait = time.Second
 
 // Ref names a workload by group, kind and name (the version does not matter for identity).
 type Ref struct {
@@ -48,8 +52,12 @@ func TopController(ctx context.Context, cached, live client.Reader, namespace st
 		m := &metav1.PartialObjectMetadata{}
 		m.SetGroupVersionKind(schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind))
 		key := client.ObjectKey{Namespace: namespace, Name: owner.Name}
-		err := cached.Get(ctx, key, m)
-		if apierrors.IsNotFound(err) && live != nil {
+		// a cache read of a kind not yet cached starts an informer and waits for its sync; bound that wait
+		// (a kind the caller may not list never syncs) and ask the API server instead
+		cctx, cancel := context.WithTimeout(ctx, cacheWait)
+		err := cached.Get(cctx, key, m)
+		cancel()
+		if live != nil && (apierrors.IsNotFound(err) || (err != nil && ctx.Err() == nil && cctx.Err() != nil)) {
 			err = live.Get(ctx, key, m)
 		}
 		switch {
