@@ -26,8 +26,9 @@ help: ## Show every target with its description.
 
 ##@ Development
 .PHONY: generate
-generate: ## Generate deepcopy code from the API types (controller-gen).
+generate: ## Generate deepcopy code from the API types (controller-gen) and docs/metrics.md from the registered metrics.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+	go run ./hack/metricsdoc > docs/metrics.md
 
 .PHONY: manifests
 manifests: ## Generate CRDs from the API markers into charts/hvpa/crds.
@@ -48,8 +49,8 @@ lint: vet ## Static checks: go vet and gofmt (fails on unformatted files).
 
 .PHONY: verify
 verify: generate manifests lint ## Regenerate code and manifests and fail on any difference or lint finding.
-	@if [ -n "$$(git status --porcelain -- apis charts)" ]; then \
-		echo "generated files are out of date; run 'make generate manifests' and commit:"; git status --porcelain -- apis charts; git diff --stat -- apis charts; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- apis charts docs/metrics.md)" ]; then \
+		echo "generated files are out of date; run 'make generate manifests' and commit:"; git status --porcelain -- apis charts docs/metrics.md; git diff --stat -- apis charts docs/metrics.md; exit 1; fi
 	@echo "verify: generated files are up to date"
 
 ##@ Local control plane
@@ -66,8 +67,8 @@ helm: ## Build helm (HELM_VERSION) from its Go module into .cache/tools/bin (cac
 
 ##@ Test
 .PHONY: test
-test: controlplane helm ## Unit tests and integration suites against a real kube-apiserver (builds the control plane and helm when missing).
-	go test $(GO_TEST_FLAGS) -count=1 $$(go list ./... | grep -v /e2e)
+test: controlplane helm ## Unit tests, integration suites and the e2e suite against a real kube-apiserver (builds the control plane and helm when missing).
+	go test $(GO_TEST_FLAGS) -count=1 ./...
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (fuzz seed corpora included; envtest suites skip under -short).
@@ -78,8 +79,13 @@ test-integration: controlplane helm ## Only the Ginkgo suites on envtest with th
 	go test $(GO_TEST_FLAGS) -count=1 $$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep internal/testenv | cut -d' ' -f1)
 
 .PHONY: test-e2e
-test-e2e: controlplane build ## End-to-end suites: the real hvpa binary against the local control plane.
-	@if go list ./e2e/... >/dev/null 2>&1 && [ -n "$$(go list ./e2e/...)" ]; then go test -count=1 ./e2e/...; else echo "test-e2e: no e2e suites yet"; fi
+test-e2e: controlplane build ## The e2e suite: bin/hvpa as a process against the local control plane (make test runs it too).
+	HVPA_BINARY=$(CURDIR)/bin/hvpa go test -count=1 -v ./e2e/...
+
+.PHONY: dashboards
+dashboards: controlplane ## Record the e2e run's /metrics and render the dashboard images into docs/dashboards.
+	HVPA_E2E_RECORDING=$(CURDIR)/.cache/e2e-metrics.prom.gz go test -count=1 ./e2e/...
+	go run ./hack/dashrender --recording .cache/e2e-metrics.prom.gz --dashboards charts/hvpa/dashboards --out docs/dashboards
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 5s) beyond its seed corpus.
