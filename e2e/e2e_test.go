@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -113,11 +114,12 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 	It("serves standalone VPAs in every mode: Off, Initial, Recreate, InPlaceOrRecreate, and an infeasible resize falls back to eviction", func() {
 		modesNS = newNamespace("modes")
 		apps := map[string]vpav1.UpdateMode{"off": vpav1.UpdateModeOff, "initial": vpav1.UpdateModeInitial, "recreate": vpav1.UpdateModeRecreate,
-			"inplace": vpav1.UpdateModeInPlaceOrRecreate, "infeasible": vpav1.UpdateModeInPlaceOrRecreate}
+			"auto": vpav1.UpdateModeAuto, "inplace": vpav1.UpdateModeInPlaceOrRecreate, "infeasible": vpav1.UpdateModeInPlaceOrRecreate,
+			"inplace-only": vpav1.UpdateModeInPlace}
 		before := map[string]map[types.UID]bool{}
 		for app, mode := range apps {
 			answer := "accept"
-			if app == "infeasible" {
+			if app == "infeasible" || app == "inplace-only" {
 				answer = "infeasible"
 			}
 			deployment(modesNS, app, 2, answer, rl("100m", "100Mi"), rl("200m", "200Mi"))
@@ -134,6 +136,11 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		for _, p := range livePods(modesNS, "recreate") {
 			Expect(before["recreate"]).NotTo(HaveKey(p.UID), "recreated, not resized")
 		}
+		By("Auto (deprecated, as Recreate): evicted and recreated at the target")
+		Eventually(sizedNear(modesNS, "auto"), timeout, poll).Should(BeEmpty())
+		for _, p := range livePods(modesNS, "auto") {
+			Expect(before["auto"]).NotTo(HaveKey(p.UID), "recreated, not resized")
+		}
 		By("InPlaceOrRecreate: the same pods, resized")
 		Eventually(sizedNear(modesNS, "inplace"), timeout, poll).Should(BeEmpty())
 		Expect(uidSet(livePods(modesNS, "inplace"))).To(Equal(before["inplace"]))
@@ -147,6 +154,18 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 			}
 			return sizedNear(modesNS, "infeasible")()
 		}, timeout, poll).Should(BeEmpty())
+		By("InPlace (feature gate InPlace): an infeasible resize is reported, the pods are never evicted")
+		Eventually(func() bool {
+			var evs corev1.EventList
+			Expect(k8s.List(ctx, &evs, client.InNamespace(modesNS))).To(Succeed())
+			for _, e := range evs.Items {
+				if e.Reason == "UpdateSkipped" && strings.Contains(e.Message, "ResizeInfeasible") && strings.HasPrefix(e.InvolvedObject.Name, "inplace-only") {
+					return true
+				}
+			}
+			return false
+		}, timeout, poll).Should(BeTrue())
+		Expect(uidSet(livePods(modesNS, "inplace-only"))).To(Equal(before["inplace-only"]))
 		By("Initial: running pods untouched, a new pod sized")
 		for _, p := range livePods(modesNS, "initial") {
 			Expect(p.Spec.Containers[0].Resources.Requests.Cpu().String()).To(Equal("100m"))
@@ -241,8 +260,8 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: hvpaNS, Name: "web"}, &h)).To(Succeed())
 		lastScaling := h.Status.LastScaling.Time
 
-		By("SIGTERM: a graceful stop")
-		hvpa.stopGracefully()
+		By("SIGTERM: every component stops gracefully")
+		stopAll()
 
 		By("pods are created while the webhook is down (failurePolicy Ignore)")
 		down := newNamespace("down")
@@ -253,7 +272,7 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
 
 		By("restarting")
-		hvpa = startHvpa()
+		startAll()
 		Consistently(func() metav1.Time {
 			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: hvpaNS, Name: "web"}, &h)).To(Succeed())
 			return h.Status.LastScaling.Time
@@ -261,8 +280,10 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		Expect(livePods(hvpaNS, "web")).To(HaveLen(2))
 		// restored from checkpoints, the recommendation keeps its confidence: a model starting empty would
 		// widen the upper bound again on its first runs
-		Eventually(hvpa.logText, timeout, poll).Should(MatchRegexp(`"loaded checkpoints","count":[1-9]`))
-		Eventually(func() float64 { return scrape("hvpa_recommender_loop_step_duration_seconds_count{step=\"total\"}") }, timeout, poll).Should(BeNumerically(">=", 3),
+		Eventually(proc("recommender").logText, timeout, poll).Should(MatchRegexp(`"loaded checkpoints","count":[1-9]`))
+		Eventually(func() float64 {
+			return scrape(proc("recommender"), "hvpa_recommender_loop_step_duration_seconds_count{step=\"total\"}")
+		}, timeout, poll).Should(BeNumerically(">=", 3),
 			"three recommender runs of the new process")
 		_, _, rec = target(modesNS, "off")
 		Expect(rec.UpperBound.Cpu().MilliValue()).To(BeNumerically("<=", upperBefore*3/2+1))

@@ -1,13 +1,16 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,8 +18,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -42,12 +51,10 @@ var (
 	kubelet  *playedkubelet.Kubelet
 	loads    playedkubelet.Workloads
 	stop     context.CancelFunc
-	hvpa     *process
+	procs    []*process
 	binary   string
 	workDir  string
 	webhook  int
-	metrics  int
-	probes   int
 	kubeconf string
 )
 
@@ -59,38 +66,69 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "e2e suite")
 }
 
-// process is the hvpa binary running as a child process.
+// process is the hvpa binary running as a child process: one Deployment of the chart.
 type process struct {
-	cmd *exec.Cmd
-	log string
-	out *os.File
+	name    string
+	args    []string
+	probes  int
+	metrics int
+	cmd     *exec.Cmd
+	log     string
+	out     *os.File
 }
 
-// args are the chart's arguments for an all-in-one manager (charts/hvpa renders the same flags per
-// component), pointed at this machine and with the short loops the suite needs.
-func args() []string {
-	return []string{"run", "--kubeconfig", kubeconf,
-		"--components", "recommender,hvpa,admission,updater",
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes),
-		"--leader-elect", "--leader-election-namespace", testadmission.AdmissionNamespace, "--leader-election-id", "hvpa-e2e",
-		"--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(webhook), "--cert-mode", "self-managed", "--cert-dir", filepath.Join(workDir, "certs"),
-		"--webhook-namespace", testadmission.AdmissionNamespace, "--webhook-config-name", "hvpa", "--webhook-cert-ips", "127.0.0.1",
-		"--recommender-interval", "1s", "--hvpa-sync-period", "1s", "--updater-interval", "1s", "--pod-min-age", "0s",
-		"--checkpoints-gc-interval", "10s", "--zap-log-level", "info"}
+// chartProcesses renders the chart with e2e/testdata/values.yaml and makes a process of every Deployment:
+// its arguments as rendered, plus what this machine needs instead of a cluster (a kubeconfig, listen
+// addresses on 127.0.0.1, a certificate folder and address for the webhook).
+func chartProcesses(root string) []*process {
+	helm := filepath.Join(root, ".cache", "tools", "bin", "helm")
+	if _, err := os.Stat(helm); err != nil {
+		Fail("no helm at " + helm + ": run `make helm` (make test does)")
+	}
+	render := exec.Command(helm, "template", "hvpa", filepath.Join(root, "charts", "hvpa"), "-n", testadmission.AdmissionNamespace,
+		"-f", filepath.Join(root, "e2e", "testdata", "values.yaml"))
+	out, err := render.Output()
+	Expect(err).NotTo(HaveOccurred(), "helm template")
+	var procs []*process
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	for {
+		var d appsv1.Deployment
+		if err := dec.Decode(&d); err != nil {
+			Expect(err).To(MatchError(io.EOF))
+			break
+		}
+		if d.Kind != "Deployment" {
+			continue
+		}
+		p := &process{name: d.Name, args: append([]string(nil), d.Spec.Template.Spec.Containers[0].Args...)}
+		p.probes, err = testenv.FreePort()
+		Expect(err).NotTo(HaveOccurred())
+		p.metrics, err = testenv.FreePort()
+		Expect(err).NotTo(HaveOccurred())
+		p.args = append(p.args, "--kubeconfig", kubeconf, "--zap-log-level", "info",
+			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", p.metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p.probes))
+		if strings.Contains(strings.Join(p.args, " "), "--components=admission") {
+			p.args = append(p.args, "--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(webhook),
+				"--cert-dir", filepath.Join(workDir, "certs"), "--webhook-cert-ips", "127.0.0.1")
+		}
+		procs = append(procs, p)
+	}
+	Expect(procs).To(HaveLen(3), "the chart's default Deployments: recommender (with the Hvpa controller), admission, updater")
+	return procs
 }
 
-// startHvpa runs the binary and waits until it is ready (/readyz: webhook server and certificate).
-func startHvpa() *process {
-	log := filepath.Join(workDir, fmt.Sprintf("hvpa-%d.log", time.Now().UnixNano()))
-	out, err := os.Create(log)
+// start runs the process and waits until it is ready (/readyz).
+func (p *process) start() {
+	p.log = filepath.Join(workDir, fmt.Sprintf("%s-%d.log", p.name, time.Now().UnixNano()))
+	out, err := os.Create(p.log)
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(binary, args()...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	Expect(cmd.Start()).To(Succeed())
-	p := &process{cmd: cmd, log: log, out: out}
+	p.out = out
+	p.cmd = exec.Command(binary, p.args...)
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	Expect(p.cmd.Start()).To(Succeed())
 	Eventually(func() error {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probes))
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", p.probes))
 		if err != nil {
 			return err
 		}
@@ -100,7 +138,20 @@ func startHvpa() *process {
 		}
 		return nil
 	}, timeout, poll).Should(Succeed(), func() string { return p.tail() })
-	return p
+}
+
+func startAll() {
+	for _, p := range procs {
+		p.start()
+	}
+}
+
+func stopAll() {
+	for _, p := range procs {
+		if p.cmd != nil && p.cmd.ProcessState == nil {
+			p.stopGracefully()
+		}
+	}
 }
 
 // stopGracefully sends SIGTERM and waits for the process to exit.
@@ -110,10 +161,10 @@ func (p *process) stopGracefully() {
 	go func() { done <- p.cmd.Wait() }()
 	select {
 	case err := <-done:
-		Expect(err).NotTo(HaveOccurred(), "hvpa exits cleanly on SIGTERM:\n%s", p.tail())
+		Expect(err).NotTo(HaveOccurred(), "%s exits cleanly on SIGTERM:\n%s", p.name, p.tail())
 	case <-time.After(45 * time.Second):
 		_ = p.cmd.Process.Kill()
-		Fail("hvpa did not stop within 45 s of SIGTERM:\n" + p.tail())
+		Fail(p.name + " did not stop within 45 s of SIGTERM:\n" + p.tail())
 	}
 	p.out.Close()
 }
@@ -123,9 +174,28 @@ func (p *process) logText() string {
 	return string(b)
 }
 
-// scrape reads one sample of the binary's /metrics (the line's exact name and labels), -1 when absent.
-func scrape(series string) float64 {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics))
+func (p *process) tail() string {
+	lines := strings.Split(p.logText(), "\n")
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return p.name + ":\n" + strings.Join(lines, "\n")
+}
+
+// proc is the process of a chart Deployment by name suffix (recommender, admission, updater).
+func proc(suffix string) *process {
+	for _, p := range procs {
+		if strings.HasSuffix(p.name, "-"+suffix) {
+			return p
+		}
+	}
+	Fail("no process " + suffix)
+	return nil
+}
+
+// scrape reads one sample of a process's /metrics (the line's exact name and labels), -1 when absent.
+func scrape(p *process, series string) float64 {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metrics))
 	if err != nil {
 		return -1
 	}
@@ -142,28 +212,56 @@ func scrape(series string) float64 {
 	return -1
 }
 
-func (p *process) tail() string {
-	b, _ := os.ReadFile(p.log)
-	lines := strings.Split(string(b), "\n")
-	if len(lines) > 40 {
-		lines = lines[len(lines)-40:]
+// mergedMetrics serves the /metrics of every process as one exposition, each sample labelled with its
+// component (the processes share the standard metric families), for the recording.
+func mergedMetrics(w http.ResponseWriter, _ *http.Request) {
+	families := map[string]*dto.MetricFamily{}
+	for _, p := range procs {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metrics))
+		if err != nil {
+			continue // restarting
+		}
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		got, err := parser.TextToMetricFamilies(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			continue
+		}
+		component := strings.TrimPrefix(p.name, "hvpa-")
+		for name, f := range got {
+			for _, m := range f.Metric {
+				m.Label = append(m.Label, &dto.LabelPair{Name: ptr.To("component"), Value: ptr.To(component)})
+			}
+			if have, ok := families[name]; ok {
+				have.Metric = append(have.Metric, f.Metric...)
+			} else {
+				families[name] = f
+			}
+		}
 	}
-	return strings.Join(lines, "\n")
+	names := make([]string, 0, len(families))
+	for n := range families {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, n := range names {
+		_ = enc.Encode(families[n])
+	}
 }
 
 var _ = BeforeSuite(func() {
 	workDir = GinkgoT().TempDir()
+	root, err := testenv.ModuleRoot()
+	Expect(err).NotTo(HaveOccurred())
 	binary = os.Getenv("HVPA_BINARY")
 	if binary == "" {
-		root, err := testenv.ModuleRoot()
-		Expect(err).NotTo(HaveOccurred())
 		binary = filepath.Join(workDir, "hvpa")
 		build := exec.Command("go", "build", "-o", binary, "./cmd/hvpa")
 		build.Dir = root
 		out, err := build.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
 	}
-	var err error
 	env, cfg, k8s, err = testenv.StartWithClient()
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -180,28 +278,29 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	kubeconf = filepath.Join(workDir, "kubeconfig")
 	Expect(os.WriteFile(kubeconf, kc, 0o600)).To(Succeed())
-	for _, p := range []*int{&webhook, &metrics, &probes} {
-		*p, err = testenv.FreePort()
-		Expect(err).NotTo(HaveOccurred())
-	}
+	webhook, err = testenv.FreePort()
+	Expect(err).NotTo(HaveOccurred())
 	_, _, err = testadmission.InstallAdmission(ctx, k8s, "hvpa", webhook, filepath.Join(workDir, "unused"))
 	Expect(err).NotTo(HaveOccurred())
-	hvpa = startHvpa()
+	procs = chartProcesses(root)
+	startAll()
 
 	// the binary's /metrics over the whole run, for the dashboard images (HVPA_E2E_RECORDING keeps the file)
 	recPath := os.Getenv("HVPA_E2E_RECORDING")
 	if recPath == "" {
 		recPath = filepath.Join(workDir, "metrics.prom.gz")
 	}
+	merged := httptest.NewServer(http.HandlerFunc(mergedMetrics))
 	recorder := &recording.Recorder{}
 	recDone := make(chan struct{})
 	go func() {
 		defer close(recDone)
-		_ = recorder.Start(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics), recPath, time.Second)
+		_ = recorder.Start(ctx, merged.URL, recPath, time.Second)
 	}()
 	DeferCleanup(func() {
 		stop()
 		<-recDone
+		merged.Close()
 		n, failed := recorder.Counts()
 		GinkgoWriter.Printf("recorded %d scrapes of /metrics (%d failed: the binary was restarted) into %s\n", n, failed, recPath)
 	})
@@ -225,9 +324,7 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
-	if hvpa != nil && hvpa.cmd.ProcessState == nil {
-		hvpa.stopGracefully()
-	}
+	stopAll()
 	if stop != nil {
 		stop()
 	}
@@ -243,7 +340,9 @@ var _ = AfterSuite(func() {
 })
 
 var _ = JustAfterEach(func() {
-	if CurrentSpecReport().Failed() && hvpa != nil {
-		GinkgoWriter.Println("hvpa log (last lines):\n" + hvpa.tail())
+	if CurrentSpecReport().Failed() {
+		for _, p := range procs {
+			GinkgoWriter.Println(p.tail())
+		}
 	}
 })
