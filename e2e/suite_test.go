@@ -307,20 +307,12 @@ var _ = BeforeSuite(func() {
 
 	// the played kubelet: runs pods, answers resizes by each pod's label, finishes evicted pods; the played
 	// metrics API reports each workload's load
-	go func() {
-		for ctx.Err() == nil {
-			_, _ = kubelet.RunPending(ctx, "")
-			_, _ = kubelet.AnswerResizes(ctx, "", func(p *corev1.Pod) playedkubelet.ResizeAnswer {
-				if p.Labels[resizeLabel] == "infeasible" {
-					return playedkubelet.ResizeInfeasible
-				}
-				return playedkubelet.ResizeAccept
-			})
-			_, _ = kubelet.FinishTerminating(ctx, "")
-			loads.Play(ctx, k8s, played)
-			time.Sleep(100 * time.Millisecond)
+	go kubelet.Loop(ctx, 100*time.Millisecond, func(p *corev1.Pod) playedkubelet.ResizeAnswer {
+		if p.Labels[resizeLabel] == "infeasible" {
+			return playedkubelet.ResizeInfeasible
 		}
-	}()
+		return playedkubelet.ResizeAccept
+	}, &loads, played)
 })
 
 var _ = AfterSuite(func() {

@@ -68,13 +68,7 @@ var _ = BeforeSuite(func() {
 	}()
 
 	// the played kubelet runs every pod the controllers create, and the played load is split across them
-	go func() {
-		for ctx.Err() == nil {
-			_, _ = kubelet.RunPending(ctx, "")
-			loads.Play(ctx, k8s, played)
-			time.Sleep(150 * time.Millisecond)
-		}
-	}()
+	go kubelet.Loop(ctx, 150*time.Millisecond, nil, &loads.Workloads, played)
 })
 
 var _ = AfterSuite(func() {

@@ -85,22 +85,15 @@ var _ = BeforeSuite(func() {
 	Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
 
 	// the played kubelet: runs new pods, answers resizes by each pod's label, finishes evicted pods
-	go func() {
-		for ctx.Err() == nil {
-			_, _ = kubelet.RunPending(ctx, "")
-			_, _ = kubelet.AnswerResizes(ctx, "", func(p *corev1.Pod) playedkubelet.ResizeAnswer {
-				switch p.Labels[resizeLabel] {
-				case "infeasible":
-					return playedkubelet.ResizeInfeasible
-				case "deferred":
-					return playedkubelet.ResizeDeferred
-				}
-				return playedkubelet.ResizeAccept
-			})
-			_, _ = kubelet.FinishTerminating(ctx, "")
-			time.Sleep(50 * time.Millisecond)
+	go kubelet.Loop(ctx, 50*time.Millisecond, func(p *corev1.Pod) playedkubelet.ResizeAnswer {
+		switch p.Labels[resizeLabel] {
+		case "infeasible":
+			return playedkubelet.ResizeInfeasible
+		case "deferred":
+			return playedkubelet.ResizeDeferred
 		}
-	}()
+		return playedkubelet.ResizeAccept
+	}, nil, nil)
 })
 
 var _ = AfterSuite(func() {

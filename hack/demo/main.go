@@ -172,15 +172,7 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	var played playedkubelet.Workloads
 	load := scenario[0].milli
 	played.Set("demo", "web", load, 600<<20)
-	go func() {
-		for ctx.Err() == nil {
-			_, _ = kubelet.RunPending(ctx, "demo")
-			_, _ = kubelet.AnswerResizes(ctx, "demo", func(*corev1.Pod) playedkubelet.ResizeAnswer { return playedkubelet.ResizeAccept })
-			_, _ = kubelet.FinishTerminating(ctx, "demo")
-			played.Play(ctx, c, ms)
-			time.Sleep(500 * time.Millisecond)
-		}
-	}()
+	go kubelet.Loop(ctx, 500*time.Millisecond, playedkubelet.AcceptResizes, &played, ms)
 
 	say("\n== the scenario (%s); a row every 5 s", scenarioLength())
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)

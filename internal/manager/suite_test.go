@@ -74,15 +74,7 @@ var _ = BeforeSuite(func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
-	go func() {
-		for ctx.Err() == nil {
-			_, _ = kubelet.RunPending(ctx, "")
-			_, _ = kubelet.AnswerResizes(ctx, "", func(*corev1.Pod) playedkubelet.ResizeAnswer { return playedkubelet.ResizeAccept })
-			_, _ = kubelet.FinishTerminating(ctx, "")
-			loads.Play(ctx, k8s, played)
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
+	go kubelet.Loop(ctx, 100*time.Millisecond, playedkubelet.AcceptResizes, &loads, played)
 })
 
 var _ = AfterSuite(func() {

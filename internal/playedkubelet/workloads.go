@@ -3,6 +3,7 @@ package playedkubelet
 import (
 	"context"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,3 +55,26 @@ func (w *Workloads) Play(ctx context.Context, c client.Reader, ms *MetricsServer
 		}
 	}
 }
+
+// Loop plays the node until ctx ends, every interval: it runs pending pods, answers resizes by answer (nil:
+// resizes stay unanswered), finishes the pods that are terminating, and reports the played workloads' usage
+// through ms (nil loads or ms: no usage). Suites and the demo run it in a goroutine.
+func (k *Kubelet) Loop(ctx context.Context, interval time.Duration, answer func(*corev1.Pod) ResizeAnswer, loads *Workloads, ms *MetricsServer) {
+	for ctx.Err() == nil {
+		_, _ = k.RunPending(ctx, "")
+		if answer != nil {
+			_, _ = k.AnswerResizes(ctx, "", answer)
+		}
+		_, _ = k.FinishTerminating(ctx, "")
+		if loads != nil && ms != nil {
+			loads.Play(ctx, k.Client, ms)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(interval):
+		}
+	}
+}
+
+// AcceptResizes answers every resize by accepting it.
+func AcceptResizes(*corev1.Pod) ResizeAnswer { return ResizeAccept }
