@@ -21,16 +21,22 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
@@ -72,7 +78,54 @@ func NewReconciler(c client.Client, recs RecommendationSource, rec record.EventR
 
 // SetupWithManager registers the controller: Hvpas and the HPAs they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&hvpav1alpha1.Hvpa{}).Owns(&autoscalingv2.HorizontalPodAutoscaler{}).Named("hvpa").Complete(r)
+	b := ctrl.NewControllerManagedBy(mgr).For(&hvpav1alpha1.Hvpa{}).Owns(&autoscalingv2.HorizontalPodAutoscaler{}).Named("hvpa").
+		// pods coming, going, starting or restarting (an OOM kill) change what the decision sees
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.hvpasOfPod), builder.WithPredicates(podChanged))
+	if n, ok := r.Recommendations.(interface {
+		HvpaChanges() <-chan event.GenericEvent
+	}); ok {
+		// the embedded recommendation changed (the recommender in this process says which Hvpa)
+		b = b.WatchesRawSource(source.Channel(n.HvpaChanges(), &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
+}
+
+// hvpasOfPod maps a pod to the Hvpas of its namespace whose target selects it.
+func (r *Reconciler) hvpasOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
+	var l hvpav1alpha1.HvpaList
+	if err := r.Client.List(ctx, &l, client.InNamespace(pod.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, h := range l.Items {
+		if sel, err := labels.Parse(h.Status.Selector); err == nil && h.Status.Selector != "" && sel.Matches(labels.Set(pod.GetLabels())) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.Namespace, Name: h.Name}})
+		}
+	}
+	return out
+}
+
+// podChanged passes pod creations and deletions and the updates the decision cares about: phase, deletion,
+// container restarts.
+var podChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, ok1 := e.ObjectOld.(*corev1.Pod)
+		after, ok2 := e.ObjectNew.(*corev1.Pod)
+		if !ok1 || !ok2 {
+			return false
+		}
+		return before.Status.Phase != after.Status.Phase || (before.DeletionTimestamp == nil) != (after.DeletionTimestamp == nil) ||
+			restarts(before) != restarts(after)
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func restarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, cs := range p.Status.ContainerStatuses {
+		n += cs.RestartCount
+	}
+	return n
 }
 
 // HPAName is the name of the HPA an Hvpa owns.

@@ -5,8 +5,10 @@ import (
 	"sync"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -27,7 +29,14 @@ type HvpaRecommendation struct {
 type hvpaRecs struct {
 	mu   sync.RWMutex
 	recs map[types.NamespacedName]HvpaRecommendation
+	// changes tells the Hvpa controller which Hvpas' recommendations changed (dropped when full: the
+	// controller's periodic sync still decides every Hvpa).
+	changes chan event.GenericEvent
 }
+
+// HvpaChanges delivers an event for every Hvpa whose embedded recommendation changed, so that the Hvpa
+// controller decides it again at once.
+func (r *Recommender) HvpaChanges() <-chan event.GenericEvent { return r.hvpa.changes }
 
 // HvpaRecommendation returns the latest embedded recommendation of an Hvpa, if the recommender made one.
 func (r *Recommender) HvpaRecommendation(key types.NamespacedName) (HvpaRecommendation, bool) {
@@ -97,8 +106,18 @@ func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
 		}
 	}
 	r.hvpa.mu.Lock()
+	old := r.hvpa.recs
 	r.hvpa.recs = recs
 	r.hvpa.mu.Unlock()
+	for _, s := range list {
+		key := types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}
+		if before, now := old[key], recs[key]; !equality.Semantic.DeepEqual(before.Recommendation, now.Recommendation) {
+			select {
+			case r.hvpa.changes <- event.GenericEvent{Object: s.hvpa}:
+			default:
+			}
+		}
+	}
 }
 
 func (r *Recommender) inNamespaces(ns string) bool {

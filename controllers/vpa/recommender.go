@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -131,7 +132,7 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 	return &Recommender{Client: c, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
 		models: map[recommender.Config]*recommender.Model{}, aggs: map[aggKey]*aggState{}, containers: map[containerKey]*containerState{},
 		initial: map[vpaContainer]*recommender.Aggregate{}, oomSeen: map[string]time.Time{}, written: map[vpaContainer]time.Time{},
-		firstRec: map[types.UID]bool{}, lastTarget: map[aggKey]recommender.Amounts{}}, nil
+		firstRec: map[types.UID]bool{}, lastTarget: map[aggKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
 // NeedLeaderElection: only the leader writes recommendations and checkpoints.
