@@ -103,6 +103,13 @@ bench: ## Run every benchmark with -benchmem.
 build: ## Build the hvpa binary into bin/hvpa.
 	go build -ldflags "$(LDFLAGS)" -o bin/hvpa ./cmd/hvpa
 
+IMG ?= ghcr.io/hvpa-dev/hvpa:$(VERSION)
+CONTAINER_TOOL ?= docker
+
+.PHONY: image
+image: ## Build the container image IMG with CONTAINER_TOOL (docker or podman; not available on the dev machine).
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
 .PHONY: demo
 demo: controlplane ## A Deployment scaled by an Hvpa and an HPA under a played load, with a live table (Ctrl-C stops).
 	go run ./hack/demo $(DEMO_ARGS)

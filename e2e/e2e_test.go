@@ -228,16 +228,18 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 
 	It("raises the memory recommendation after an OOM kill", func() {
 		ns := newNamespace("oom")
-		deployment(ns, "oom", 1, "accept", rl("100m", "100Mi"), rl("200m", "100Mi"))
-		loads.Set(ns, "oom", 100, 90<<20)
+		// well above the recommender's 250Mi floor, so that the bump shows: 550Mi used of a 600Mi request
+		deployment(ns, "oom", 1, "accept", rl("100m", "600Mi"), rl("200m", "600Mi"))
+		loads.Set(ns, "oom", 100, 550<<20)
 		vpaFor(ns, "oom", vpav1.UpdateModeOff)
 		var before int64
-		Eventually(func() int64 { _, m, _ := target(ns, "oom"); before = m; return m }, timeout, poll).Should(BeNumerically(">", 0))
+		Eventually(func() int64 { _, m, _ := target(ns, "oom"); before = m; return m }, timeout, poll).Should(BeNumerically(">", 550<<20))
+		Expect(before).To(BeNumerically("<", 720<<20), "before the OOM kill the target follows the 550Mi usage")
 		pods := livePods(ns, "oom")
 		Expect(pods).To(HaveLen(1))
 		Expect(kubelet.OOMKill(ctx, &pods[0], "app", time.Now())).To(Succeed())
-		// OOM: memory needed = max(used + 100Mi, used x 1.2) with used >= the 100Mi request
-		Eventually(func() int64 { _, m, _ := target(ns, "oom"); return m }, timeout, poll).Should(BeNumerically(">=", 200<<20), "before the OOM: %d", before)
+		// OOM: memory needed = max(used + 100Mi, used x 1.2) with used = the 600Mi request: 720Mi at least
+		Eventually(func() int64 { _, m, _ := target(ns, "oom"); return m }, timeout, poll).Should(BeNumerically(">=", 720<<20), "before the OOM: %d", before)
 	})
 
 	It("restarts without losing recommendations or scaling again, and pods are created while it is down", func() {
@@ -266,6 +268,11 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 
 		By("restarting")
 		startAll()
+		// the Hvpa controller decides again only once its process leads: wait for its first decision of this
+		// Hvpa, so that "no scaling" below is about a running controller
+		Eventually(func() float64 {
+			return scrape(proc("recommender"), fmt.Sprintf("hvpa_controller_decisions_total{hvpa=\"web\",namespace=\"%s\"}", hvpaNS))
+		}, timeout, poll).Should(BeNumerically(">=", 1))
 		Consistently(func() metav1.Time {
 			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: hvpaNS, Name: "web"}, &h)).To(Succeed())
 			return h.Status.LastScaling.Time

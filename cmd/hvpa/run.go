@@ -103,7 +103,7 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader (a Lease) so that only one replica writes")
 	f.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace)")
-	f.StringVar(&o.leaderElectionID, "leader-election-id", "hvpa-manager", "name of the leader election Lease")
+	f.StringVar(&o.leaderElectionID, "leader-election-id", "", "name of the leader election Lease (default: hvpa- and the components, e.g. hvpa-controller-recommender, so that processes running different components never share a Lease)")
 	r := &o.recommender
 	f.DurationVar(&r.Interval, "recommender-interval", r.Interval, "time between recommender runs")
 	f.DurationVar(&o.hvpaSync, "hvpa-sync-period", 30*time.Second, "how often every Hvpa is decided again without a change to it")
@@ -190,7 +190,27 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
+	if len(o.components) == 0 {
+		return fmt.Errorf("--components is empty: name at least one of %s", strings.Join(manager.Available, ", "))
+	}
+	if o.hvpaSync <= 0 {
+		return fmt.Errorf("--hvpa-sync-period %s: must be positive", o.hvpaSync)
+	}
 	wantAdmission := slices.Contains(o.components, manager.Admission)
+	// the webhooks serve on every replica: a process running only them needs no leader
+	needsLeader := slices.ContainsFunc(o.components, func(c string) bool { return c != manager.Admission })
+	leaderID := o.leaderElectionID
+	if leaderID == "" {
+		var names []string
+		for _, c := range o.components {
+			if c == manager.Hvpa {
+				c = "controller" // not hvpa-hvpa
+			}
+			names = append(names, c)
+		}
+		slices.Sort(names)
+		leaderID = "hvpa-" + strings.Join(slices.Compact(names), "-")
+	}
 	o.certs.SecretNamespace, o.certs.ServiceNamespace, o.certs.IPAddresses = o.webhookNamespace, o.webhookNamespace, o.certIPs
 	o.certs.MutatingWebhookConfigurations = []string{o.webhookConfigName}
 	o.certs.ValidatingWebhookConfigurations = []string{o.webhookConfigName}
@@ -202,16 +222,17 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	whOpts := o.certs.WebhookServerOptions()
 	whOpts.Host, whOpts.Port = o.webhookHost, o.webhookPort
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		WebhookServer:           webhook.NewServer(whOpts),
-		Scheme:                  Scheme(),
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress:  o.probeAddr,
-		LeaderElection:          o.leaderElect,
-		LeaderElectionID:        o.leaderElectionID,
-		LeaderElectionNamespace: o.leaderElectionNS,
-		LeaseDuration:           ptrDuration(15 * time.Second),
-		GracefulShutdownTimeout: ptrDuration(o.shutdownTimeout),
-		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}},
+		WebhookServer:                 webhook.NewServer(whOpts),
+		Scheme:                        Scheme(),
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect && needsLeader,
+		LeaderElectionID:              leaderID,
+		LeaderElectionReleaseOnCancel: true, // a stopping leader hands over at once, not after its lease runs out
+		LeaderElectionNamespace:       o.leaderElectionNS,
+		LeaseDuration:                 ptrDuration(15 * time.Second),
+		GracefulShutdownTimeout:       ptrDuration(o.shutdownTimeout),
+		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -235,7 +256,7 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	case "-":
 		lease = ""
 	}
-	if lease != "" && !strings.Contains(lease, "/") {
+	if ns, name, ok := strings.Cut(lease, "/"); lease != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
 		return fmt.Errorf("--admission-lease %q: must be namespace/name, or - for none", lease)
 	}
 	if o.updater.Interval <= 0 || o.updater.EvictionTolerance < 0 || o.updater.EvictionTolerance > 1 || o.updater.UpdateThreshold < 0 {

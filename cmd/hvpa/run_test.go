@@ -168,7 +168,7 @@ func TestRunRecommender(t *testing.T) {
 		return err
 	})
 	eventually("the leader election Lease exists", func() error {
-		return c.Get(ctx, client.ObjectKey{Namespace: "hvpa-system", Name: "hvpa-manager"}, &coordinationv1.Lease{})
+		return c.Get(ctx, client.ObjectKey{Namespace: "hvpa-system", Name: "hvpa-controller-recommender"}, &coordinationv1.Lease{})
 	})
 	eventually("the VPA gets a recommendation", func() error {
 		v := &vpav1.VerticalPodAutoscaler{}

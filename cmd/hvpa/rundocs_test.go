@@ -23,14 +23,17 @@ func runReference() string {
 		def := f.DefValue
 		switch {
 		case def == "" || def == "[]":
-			def = "-"
+			def = ""
 		case f.Name == "webhook-namespace":
 			def = "$POD_NAMESPACE, else hvpa-system"
 		case f.Name == "cert-dir":
 			def = "$TMPDIR/k8s-webhook-server/serving-certs"
 		}
 		usage := strings.ReplaceAll(f.Usage, "|", "\\|")
-		fmt.Fprintf(&b, "| `--%s` | `%s` | %s |\n", f.Name, strings.ReplaceAll(def, "|", "\\|"), usage)
+		if def != "" {
+			def = "`" + strings.ReplaceAll(def, "|", "\\|") + "`"
+		}
+		fmt.Fprintf(&b, "| `--%s` | %s | %s |\n", f.Name, def, usage)
 	})
 	return b.String()
 }
