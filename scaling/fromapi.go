@@ -378,6 +378,13 @@ func FromLimitRanges(items []corev1.LimitRange) *LimitRange {
 			case corev1.LimitTypeContainer:
 				tighten(&out.ContainerMax, item.Max, true)
 				tighten(&out.ContainerMin, item.Min, false)
+				for _, res := range Resources {
+					if q, ok := item.MaxLimitRequestRatio[res.ResourceName()]; ok { // a plain number, not an amount
+						if x, had := out.MaxLimitRequestRatio.Get(res); !had || q.AsApproximateFloat64() < x {
+							out.MaxLimitRequestRatio.Set(res, q.AsApproximateFloat64())
+						}
+					}
+				}
 			case corev1.LimitTypePod:
 				tighten(&out.PodMax, item.Max, true)
 				tighten(&out.PodMin, item.Min, false)

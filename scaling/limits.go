@@ -39,6 +39,7 @@ func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container,
 				req = curLim
 				notes = append(notes, fmt.Sprintf("%s request capped to its unchanged limit %s (controlledValues RequestsOnly)", r, Format(r, curLim)))
 			}
+			req, notes = fitRatio(r, req, limits, lr, notes)
 			requests.Set(r, req)
 			continue
 		}
@@ -64,9 +65,25 @@ func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container,
 				notes = append(notes, note)
 			}
 		}
+		req, notes = fitRatio(r, req, limits, lr, notes)
 		requests.Set(r, req)
 	}
 	return requests, limits, notes
+}
+
+// fitRatio raises a request so that limit/request stays within the LimitRange's maxLimitRequestRatio (the
+// API server's LimitRanger refuses the pod otherwise, after the webhook: failurePolicy Ignore cannot help).
+func fitRatio(r Resource, req float64, limits Values, lr *LimitRange, notes []string) (float64, []string) {
+	if lr == nil {
+		return req, notes
+	}
+	ratio, ok := lr.MaxLimitRequestRatio.Get(r)
+	lim, hasLim := limits.Get(r)
+	if !ok || !hasLim || ratio <= 0 || req <= 0 || lim/req <= ratio {
+		return req, notes
+	}
+	req = min(RoundUp(lim/ratio), lim)
+	return req, append(notes, fmt.Sprintf("%s request raised to %s to keep limit/request within the LimitRange maxLimitRequestRatio %g", r, Format(r, req), ratio))
 }
 
 // boundPair moves request and limit of r together (keeping their ratio) so that the limit (or the request,

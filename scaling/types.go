@@ -232,6 +232,8 @@ type HPAInput struct {
 type LimitRange struct {
 	ContainerMin, ContainerMax Values
 	PodMin, PodMax             Values
+	// MaxLimitRequestRatio is a container's largest allowed limit/request per resource.
+	MaxLimitRequestRatio Values
 }
 
 // State is what the decision looks at besides the spec.

@@ -3,6 +3,7 @@ package updater
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -67,6 +68,8 @@ type Controller struct {
 	// EvictionRequirements: every one must hold for an eviction.
 	EvictionRequirements []vpav1.EvictionRequirement
 	MinReplicas          int32
+	// Replicas is the workload's desired replica count (its scale subresource); 0: unknown, the pods count.
+	Replicas int32
 }
 
 // Key identifies the controller.
@@ -77,8 +80,15 @@ type Pod struct {
 	Name    string
 	UID     types.UID
 	Created time.Time
-	// Live: running, ready and not terminating.
+	// Running: running and not terminating (a candidate for an update, ready or not).
+	Running bool
+	// Live: running, ready and not terminating (counts as available).
 	Live bool
+	// RestartOnResize: a container restarts when its cpu or memory is resized (resizePolicy RestartContainer),
+	// so a resize disrupts the pod like an eviction does.
+	RestartOnResize bool
+	// InitContainers count for the QoS class.
+	InitContainers []scaling.Container
 	// Containers hold the spec's requests and limits.
 	Containers []scaling.Container
 	// OOMKilledEarly: a container was OOM-killed within OOMWindow of its start.
@@ -115,6 +125,7 @@ const (
 	ReasonMinReplicas       = "TooFewReplicas"
 	ReasonTolerance         = "EvictionToleranceReached"
 	ReasonModeInPlace       = "InPlaceOnly"
+	ReasonResizeRefused     = "ResizeRefused"
 )
 
 // Action is what the updater does with one pod.
@@ -219,8 +230,15 @@ func fmtOpt(r scaling.Resource, x float64, ok bool) string {
 // check PodDisruptionBudgets (the Eviction API does), the admission Lease, the rate limit or loop detection
 // (the updater does, at the time it acts).
 func Plan(c *Controller, pods []Pod, now time.Time, o Options) []Action {
+	actions, _ := PlanWithBudget(c, pods, now, o)
+	return actions
+}
+
+// PlanWithBudget is Plan, and also the disruptions the workload may still take this loop after the planned
+// ones (the updater spends it on evictions that replace refused resizes).
+func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Action, int) {
 	if c.Mode == vpav1.UpdateModeOff || c.Mode == vpav1.UpdateModeInitial {
-		return nil
+		return nil, 0
 	}
 	var out []Action
 	live := 0
@@ -232,7 +250,7 @@ func Plan(c *Controller, pods []Pod, now time.Time, o Options) []Action {
 	inPlace := c.Mode == vpav1.UpdateModeInPlaceOrRecreate || c.Mode == vpav1.UpdateModeInPlace
 	for i := range pods {
 		p := &pods[i]
-		if !p.Live {
+		if !p.Running {
 			continue
 		}
 		if p.Resizing && inPlace {
@@ -245,18 +263,19 @@ func Plan(c *Controller, pods []Pod, now time.Time, o Options) []Action {
 		}
 		a := Action{Pod: p, Sized: n.sized, Up: n.up, Change: n.change, Fingerprint: fingerprint(n.sized),
 			Message: strings.Join(n.changes, ", ") + ": " + strings.Join(n.why, "; ")}
-		qosChange := inPlace && QoSAfter(p.Containers, n.sized) != p.QoS
+		before, after := QoS(append(slices.Clone(p.Containers), p.InitContainers...)), QoSAfter(append(slices.Clone(p.Containers), p.InitContainers...), n.sized)
+		qosChange := inPlace && after != before
 		switch {
 		case c.Mode == vpav1.UpdateModeInPlace && qosChange:
 			a.Kind, a.Reason = Skip, ReasonQoSChange
-			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do, and updateMode InPlace never evicts", p.QoS, QoSAfter(p.Containers, n.sized))
+			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do, and updateMode InPlace never evicts", before, after)
 		case inPlace && !qosChange:
 			a.Kind = Resize
 		default:
 			a.Kind = Evict
 			if qosChange {
 				a.Reason = ReasonQoSChange
-				a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", p.QoS, QoSAfter(p.Containers, n.sized))
+				a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", before, after)
 			}
 		}
 		out = append(out, a)
@@ -267,7 +286,11 @@ func Plan(c *Controller, pods []Pod, now time.Time, o Options) []Action {
 		}
 		return out[i].Change > out[j].Change
 	})
-	return limitEvictions(c, out, live, len(pods), o)
+	replicas := int(c.Replicas)
+	if replicas == 0 {
+		replicas = len(pods)
+	}
+	return limitEvictions(c, out, live, replicas, o)
 }
 
 // resizeFollowUp watches a resize the kubelet has not finished: Infeasible, or Deferred / InProgress past
@@ -297,69 +320,77 @@ func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options) Action {
 	return a
 }
 
-// limitEvictions applies evictionRequirements, minReplicas and the eviction tolerance to the evictions of
-// one workload; over-budget evictions become skips with their reason.
-func limitEvictions(c *Controller, actions []Action, live, replicas int, o Options) []Action {
+// limitEvictions applies evictionRequirements, minReplicas and the eviction tolerance to the disruptions of
+// one workload: evictions, and resizes that restart a container. Over-budget ones become skips with their
+// reason. It returns the disruptions still allowed this loop.
+func limitEvictions(c *Controller, actions []Action, live, replicas int, o Options) ([]Action, int) {
 	minReplicas := o.MinReplicas
 	if c.MinReplicas > 0 {
 		minReplicas = c.MinReplicas
 	}
-	budget := max(1, int(math.Floor(o.EvictionTolerance*float64(replicas)))) - (replicas - live)
+	// the tolerance is a share of the replicas the workload should have; those it lacks are disrupted already
+	budget := max(1, int(math.Floor(o.EvictionTolerance*float64(replicas)))) - max(0, replicas-live)
+	if int32(live) < minReplicas {
+		budget = 0
+	}
+	disrupted := max(0, replicas-live)
 	for i := range actions {
 		a := &actions[i]
-		if a.Kind != Evict {
+		disrupts := a.Kind == Evict || (a.Kind == Resize && a.Pod.RestartOnResize)
+		if !disrupts {
 			continue
 		}
 		switch {
-		case !a.FromResize && !requirementsMet(c.EvictionRequirements, a.Sized):
+		case a.Kind == Evict && !a.FromResize && !requirementsMet(c.EvictionRequirements, a.Sized):
 			a.Kind, a.Reason = Skip, ReasonEvictionReqs
 			a.Message += "; updatePolicy.evictionRequirements do not allow this change"
 		case int32(live) < minReplicas:
 			a.Kind, a.Reason = Skip, ReasonMinReplicas
-			a.Message += fmt.Sprintf("; %d live replicas, evictions need at least %d (updatePolicy.minReplicas or --min-replicas)", live, minReplicas)
+			a.Message += fmt.Sprintf("; %d live replicas, disruptions need at least %d (updatePolicy.minReplicas or --min-replicas)", live, minReplicas)
 		case budget <= 0:
 			a.Kind, a.Reason = Skip, ReasonTolerance
-			a.Message += fmt.Sprintf("; already %d of %d replicas disrupted this loop (--eviction-tolerance %.2f)", replicas-live+countEvicted(actions[:i]), replicas, o.EvictionTolerance)
+			a.Message += fmt.Sprintf("; already %d of %d replicas disrupted this loop (--eviction-tolerance %.2f)", disrupted, replicas, o.EvictionTolerance)
 		default:
 			budget--
+			disrupted++
 		}
 	}
-	return actions
+	return actions, max(budget, 0)
 }
 
-func countEvicted(actions []Action) int {
-	n := 0
-	for _, a := range actions {
-		if a.Kind == Evict {
-			n++
-		}
-	}
-	return n
-}
-
-// requirementsMet: every evictionRequirement's direction holds for every listed resource of every sized
-// container (a resource with no change passes).
+// requirementsMet follows the upstream VPA rule for evictionRequirements: a pod may be evicted when some
+// container meets every requirement, and a container meets one when at least one of its listed resources
+// moves in the required direction (an unchanged resource does not count).
 func requirementsMet(reqs []vpav1.EvictionRequirement, sized []scaling.ContainerDecision) bool {
-	for _, req := range reqs {
-		for _, name := range req.Resources {
-			for _, r := range scaling.Resources {
-				if r.ResourceName() != name {
-					continue
-				}
-				for _, d := range sized {
-					t, ok := d.Requests.Get(r)
-					cur, hasCur := d.Current.Requests.Get(r)
-					if !ok || !hasCur || t == cur {
+	if len(reqs) == 0 {
+		return true
+	}
+	for _, d := range sized {
+		all := true
+		for _, req := range reqs {
+			any := false
+			for _, name := range req.Resources {
+				for _, r := range scaling.Resources {
+					if r.ResourceName() != name {
 						continue
 					}
-					if (req.ChangeRequirement == vpav1.TargetHigherThanRequests) != (t > cur) {
-						return false
+					t, ok := d.Requests.Get(r)
+					cur, hasCur := d.Current.Requests.Get(r)
+					if !ok || !hasCur || roughlyEqual(t, cur) {
+						continue
+					}
+					if (req.ChangeRequirement == vpav1.TargetHigherThanRequests) == (t > cur) {
+						any = true
 					}
 				}
 			}
+			all = all && any
+		}
+		if all {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // fingerprint names a change by the values it sets.

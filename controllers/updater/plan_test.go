@@ -20,7 +20,7 @@ func pod(name string, age time.Duration, req, lim float64) Pod {
 	if lim > 0 {
 		c.Limits = scaling.V(lim, -1)
 	}
-	return Pod{Name: name, UID: types.UID(name), Created: now.Add(-age), Live: true, Containers: []scaling.Container{c}, QoS: QoS([]scaling.Container{c})}
+	return Pod{Name: name, UID: types.UID(name), Created: now.Add(-age), Live: true, Running: true, Containers: []scaling.Container{c}, QoS: QoS([]scaling.Container{c})}
 }
 
 func vpaCtl(mode vpav1.UpdateMode, target, lower, upper float64) *Controller {
@@ -101,6 +101,38 @@ func TestPlan(t *testing.T) {
 				p.Resizing, p.ResizeInProgressSince = true, &since
 			}), pod("c", time.Hour, 500, 0), pod("d", time.Hour, 500, 0)},
 			want: []got{{"slow", "Evict", ReasonInProgressTooLong}, {"recent", "Wait", ""}}},
+		"evictionRequirements as upstream: one listed resource moving the required way is enough": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
+			c.Targets["app"] = scaling.V(500, 150<<20)
+			c.EvictionRequirements = []vpav1.EvictionRequirement{{Resources: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}, ChangeRequirement: vpav1.TargetHigherThanRequests}}
+			return c
+		}(), pods: []Pod{with(pod("mixed", time.Hour, 100, 0), func(p *Pod) { p.Containers[0].Requests.Set(scaling.Memory, 200<<20) }), pod("b", time.Hour, 500, 0)},
+			want: []got{{"mixed", "Evict", ""}}},
+		"the tolerance is a share of the desired replicas: missing pods count as disrupted": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
+			c.Replicas = 6
+			return c
+		}(), pods: []Pod{pod("a", time.Hour, 100, 0), pod("b", time.Hour, 100, 0), pod("c", time.Hour, 100, 0)},
+			want: []got{{"a", "Skip", ReasonTolerance}, {"b", "Skip", ReasonTolerance}, {"c", "Skip", ReasonTolerance}}},
+		"resizes that restart a container count against the tolerance": {ctl: vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600),
+			pods: []Pod{with(pod("a", time.Hour, 100, 200), func(p *Pod) { p.RestartOnResize = true }), with(pod("b", time.Hour, 100, 200), func(p *Pod) { p.RestartOnResize = true }),
+				with(pod("c", time.Hour, 100, 200), func(p *Pod) { p.RestartOnResize = true }), with(pod("d", time.Hour, 100, 200), func(p *Pod) { p.RestartOnResize = true })},
+			want: []got{{"a", "Resize", ""}, {"b", "Resize", ""}, {"c", "Skip", ReasonTolerance}, {"d", "Skip", ReasonTolerance}}},
+		"a running pod that is not ready (OOM-killed early) is still a candidate": {ctl: vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 300, 700),
+			pods: []Pod{with(pod("crashing", time.Hour, 400, 800), func(p *Pod) { p.Live, p.OOMKilledEarly = false, true }), pod("b", time.Hour, 500, 1000)},
+			want: []got{{"crashing", "Resize", ""}}},
+		"an init container without limits keeps the pod Burstable: no QoS change, a resize": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600)
+			c.Policies = []scaling.ContainerPolicy{{Name: "app", Controlled: [2]bool{true, true}, ControlledValues: scaling.RequestsAndLimits,
+				Ratio: [2]*scaling.Ratio{{Type: scaling.RatioFactor, Factor: 1}}}}
+			return c
+		}(), pods: []Pod{with(pod("a", time.Hour, 100, 100), func(p *Pod) {
+			p.Containers[0].Requests.Set(scaling.Memory, 1<<20)
+			p.Containers[0].Limits.Set(scaling.Memory, 1<<20)
+			p.InitContainers = []scaling.Container{{Name: "init", Requests: scaling.V(10, -1)}}
+			p.QoS = corev1.PodQOSBurstable
+		}), pod("b", time.Hour, 500, 500)},
+			want: []got{{"a", "Resize", ""}}},
 		"a single replica is not evicted": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600),
 			pods: []Pod{pod("a", time.Hour, 100, 0)}, want: []got{{"a", "Skip", ReasonMinReplicas}}},
 		"unless minReplicas is 1": {ctl: func() *Controller { c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600); c.MinReplicas = 1; return c }(),

@@ -6,7 +6,8 @@ import (
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
-// QoS returns the QoS class of a pod with these containers, by the Kubernetes rules for cpu and memory:
+// QoS returns the QoS class of a pod with these containers (init containers included, as Kubernetes counts
+// them), by the Kubernetes rules for cpu and memory:
 // BestEffort without any request or limit; Guaranteed when every container has cpu and memory limits and
 // its requests equal them (a missing request defaults to the limit); else Burstable.
 func QoS(containers []scaling.Container) corev1.PodQOSClass {
@@ -18,7 +19,8 @@ func QoS(containers []scaling.Container) corev1.PodQOSClass {
 			if (hasReq && req > 0) || (hasLim && lim > 0) {
 				any = true
 			}
-			if !hasLim || (hasReq && req != lim) {
+			// a zero limit is no limit, as Kubernetes counts it
+			if !hasLim || lim == 0 || (hasReq && req != lim) {
 				guaranteed = false
 			}
 		}

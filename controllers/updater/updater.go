@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/featuregate"
@@ -123,7 +125,9 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 		for i := range pods {
 			states[i] = podState(&pods[i], now, u.Options)
 		}
-		actions := Plan(&c.ctl, states, now, u.Options)
+		c.ctl.Replicas = u.desiredReplicas(ctx, c)
+		actions, budget := PlanWithBudget(&c.ctl, states, now, u.Options)
+		c.budget = &budget
 		u.trackConvergence(&c.ctl, actions, now)
 		c.known = map[types.UID]bool{}
 		for _, p := range pods {
@@ -160,6 +164,23 @@ type served struct {
 	sel    labels.Selector
 	obj    runtime.Object
 	known  map[types.UID]bool // the workload's pods in this loop
+	gvk    schema.GroupVersionKind
+	// budget is the disruptions the workload may still take this loop (evictions replacing refused resizes).
+	budget *int
+}
+
+// desiredReplicas reads the workload's desired replicas from its scale subresource (0: unknown, e.g. a
+// DaemonSet: the plan then counts the pods).
+func (u *Updater) desiredReplicas(ctx context.Context, c served) int32 {
+	switch c.gvk.Kind {
+	case "", "DaemonSet", "Job", "CronJob": // no scale subresource
+		return 0
+	}
+	s, err := workload.GetScale(ctx, u.Live, c.gvk, c.ctl.Namespace, c.target.Name)
+	if err != nil {
+		return 0
+	}
+	return s.Spec.Replicas
 }
 
 // controllers lists the VPAs and Hvpas whose running pods the updater may change.
@@ -195,7 +216,7 @@ func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
 			c.Upper[r.ContainerName], _ = scaling.FromResourceList(r.UpperBound, nil)
 		}
 		u.applyPolicy(&c, v.Spec.UpdatePolicy)
-		out = append(out, served{ctl: c, target: workload.RefOf(v.Spec.TargetRef.APIVersion, v.Spec.TargetRef.Kind, v.Spec.TargetRef.Name), sel: t.Selector, obj: v})
+		out = append(out, served{ctl: c, target: workload.RefOf(v.Spec.TargetRef.APIVersion, v.Spec.TargetRef.Kind, v.Spec.TargetRef.Name), sel: t.Selector, obj: v, gvk: t.GVK})
 	}
 	var hvpas hvpav1alpha1.HvpaList
 	if err := u.Client.List(ctx, &hvpas); err != nil {
@@ -231,7 +252,8 @@ func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
 		}
 		u.applyPolicy(&c, up)
 		ref := h.Spec.TargetRef
-		out = append(out, served{ctl: c, target: workload.RefOf(ref.APIVersion, ref.Kind, ref.Name), sel: sel, obj: h})
+		out = append(out, served{ctl: c, target: workload.RefOf(ref.APIVersion, ref.Kind, ref.Name), sel: sel, obj: h,
+			gvk: schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)})
 	}
 	for i := range out {
 		c := &out[i].ctl
@@ -289,6 +311,9 @@ func (u *Updater) pods(ctx context.Context, c served) ([]corev1.Pod, error) {
 	}
 	out := l.Items[:0]
 	for _, p := range l.Items {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue // finished: neither a candidate nor a replica
+		}
 		top, ok, err := workload.TopController(ctx, u.Client, u.Live, p.Namespace, &p)
 		if err != nil || !ok || top != c.target {
 			continue
@@ -319,11 +344,22 @@ func podState(p *corev1.Pod, now time.Time, o Options) Pod {
 			}
 		}
 	}
-	s.Live = p.Status.Phase == corev1.PodRunning && ready && p.DeletionTimestamp == nil
+	s.Running = p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
+	s.Live = s.Running && ready
+	for _, k := range p.Spec.InitContainers {
+		req, _ := scaling.FromResourceList(k.Resources.Requests, nil)
+		lim, _ := scaling.FromResourceList(k.Resources.Limits, nil)
+		s.InitContainers = append(s.InitContainers, scaling.Container{Name: k.Name, Requests: req, Limits: lim})
+	}
 	for _, k := range p.Spec.Containers {
 		req, _ := scaling.FromResourceList(k.Resources.Requests, nil)
 		lim, _ := scaling.FromResourceList(k.Resources.Limits, nil)
 		s.Containers = append(s.Containers, scaling.Container{Name: k.Name, Requests: req, Limits: lim})
+		for _, rp := range k.ResizePolicy {
+			if rp.RestartPolicy == corev1.RestartContainer && (rp.ResourceName == corev1.ResourceCPU || rp.ResourceName == corev1.ResourceMemory) {
+				s.RestartOnResize = true
+			}
+		}
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.Name != k.Name {
 				continue
@@ -338,7 +374,7 @@ func podState(p *corev1.Pod, now time.Time, o Options) Pod {
 		}
 	}
 	if s.QoS == "" {
-		s.QoS = QoS(s.Containers)
+		s.QoS = QoS(append(slices.Clone(s.Containers), s.InitContainers...))
 	}
 	return s
 }
@@ -364,8 +400,7 @@ func (u *Updater) act(ctx context.Context, c served, pod *corev1.Pod, a *Action,
 	case Wait:
 		return
 	case Skip:
-		u.Metrics.Skips.WithLabelValues(a.Reason).Inc()
-		u.Recorder.Event(pod, corev1.EventTypeWarning, EventUpdateSkipped, a.Reason+": "+a.Message)
+		u.skip(pod, a.Reason, a.Message)
 		return
 	case Resize:
 		key := string(pod.UID) + "|" + a.Fingerprint
@@ -386,15 +421,35 @@ func (u *Updater) act(ctx context.Context, c served, pod *corev1.Pod, a *Action,
 		}
 		u.Metrics.Resizes.WithLabelValues("refused").Inc()
 		log.Info("resize refused", "error", err.Error())
-		if c.ctl.Mode == vpav1.UpdateModeInPlace {
-			u.Metrics.Skips.WithLabelValues("ResizeRefused").Inc()
-			u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventUpdateSkipped, "ResizeRefused: %s; updateMode InPlace never evicts (%v)", a.Message, err)
+		// only a refusal about this pod and change makes an eviction worth it; a transient error (a timeout,
+		// a 5xx, a quota the replacement would hit too) is retried next loop
+		permanent := apierrors.IsInvalid(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) ||
+			(apierrors.IsForbidden(err) && !strings.Contains(err.Error(), "exceeded quota"))
+		switch {
+		case c.ctl.Mode == vpav1.UpdateModeInPlace:
+			u.skip(pod, ReasonResizeRefused, fmt.Sprintf("%s; updateMode InPlace never evicts (%v)", a.Message, err))
+			return
+		case !permanent:
+			u.skip(pod, ReasonResizeRefused, fmt.Sprintf("%s; retrying next loop (%v)", a.Message, err))
+			return
+		case c.budget == nil || *c.budget <= 0:
+			u.skip(pod, ReasonTolerance, fmt.Sprintf("%s; the API refused the resize (%v), and the workload may not be disrupted further this loop", a.Message, err))
+			return
+		case !requirementsMet(c.ctl.EvictionRequirements, a.Sized):
+			u.skip(pod, ReasonEvictionReqs, fmt.Sprintf("%s; the API refused the resize (%v), and updatePolicy.evictionRequirements do not allow an eviction", a.Message, err))
 			return
 		}
+		*c.budget--
 		a.Kind, a.FromResize = Evict, true
 		a.Message += fmt.Sprintf("; the API refused the resize (%v)", err)
 	}
 	u.evict(ctx, c, pod, a, admission, why, now)
+}
+
+// skip reports an update not made, with its reason.
+func (u *Updater) skip(pod *corev1.Pod, reason, msg string) {
+	u.Metrics.Skips.WithLabelValues(reason).Inc()
+	u.Recorder.Event(pod, corev1.EventTypeWarning, EventUpdateSkipped, reason+": "+msg)
 }
 
 // resize PATCHes the pods/resize subresource with the sized containers' requests and limits.
@@ -411,7 +466,8 @@ func (u *Updater) resize(ctx context.Context, pod *corev1.Pod, sized []scaling.C
 	for _, d := range sized {
 		cs = append(cs, ctr{Name: d.Name, Resources: res{Requests: scaling.ToResourceList(d.Requests), Limits: scaling.ToResourceList(d.Limits)}})
 	}
-	body, err := json.Marshal(map[string]any{"spec": map[string]any{"containers": cs}})
+	// the UID makes the patch fail on a pod recreated under the same name (a StatefulSet's) since it was read
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": pod.UID}, "spec": map[string]any{"containers": cs}})
 	if err != nil {
 		return err
 	}
@@ -439,7 +495,8 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 		u.Metrics.Evictions.WithLabelValues("rate_limited").Inc()
 		return
 	}
-	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}}
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}}}
 	err := u.Client.SubResource("eviction").Create(ctx, pod, ev)
 	switch {
 	case apierrors.IsTooManyRequests(err):

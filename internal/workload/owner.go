@@ -56,8 +56,9 @@ func TopController(ctx context.Context, cached, live client.Reader, namespace st
 		// (a kind the caller may not list never syncs) and ask the API server instead
 		cctx, cancel := context.WithTimeout(ctx, cacheWait)
 		err := cached.Get(cctx, key, m)
+		timedOut := err != nil && ctx.Err() == nil && cctx.Err() != nil // read before cancel, which always sets it
 		cancel()
-		if live != nil && (apierrors.IsNotFound(err) || (err != nil && ctx.Err() == nil && cctx.Err() != nil)) {
+		if live != nil && (apierrors.IsNotFound(err) || timedOut) {
 			err = live.Get(ctx, key, m)
 		}
 		switch {

@@ -14,6 +14,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -92,6 +93,10 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	ns := req.Namespace
 	if ns == "" {
 		ns = pod.Namespace
+	}
+	if pod.Spec.Resources != nil {
+		// pod-level resources bound the containers' sum: sizing containers alone could make the pod invalid
+		return admission.Allowed(""), OutcomePodResources
 	}
 	choice, outcome, err := h.choose(ctx, ns, pod)
 	if err != nil {
@@ -178,7 +183,8 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 	for i := range hvpas.Items {
 		x := &hvpas.Items[i]
 		ref := x.Spec.TargetRef
-		if workload.RefOf(ref.APIVersion, ref.Kind, ref.Name) != top || x.Status.Selector == "" {
+		if workload.RefOf(ref.APIVersion, ref.Kind, ref.Name) != top || x.Status.Selector == "" ||
+			meta.IsStatusConditionTrue(x.Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported) { // it does not act
 			continue
 		}
 		sel, err := labels.Parse(x.Status.Selector)

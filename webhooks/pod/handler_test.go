@@ -182,6 +182,20 @@ func TestHandler(t *testing.T) {
 		"an Hvpa's status.desired": {
 			objs: []client.Object{hvpa},
 			pod:  webPod(ctr("app", rl("100m", "100Mi"), nil)), want: map[string]resources{"app": {rl("700m", "1Gi"), nil}}, outcome: OutcomeSized},
+		"an Hvpa that does not act (ConfigUnsupported) sizes nothing": {
+			objs: []client.Object{func() *hvpav1alpha1.Hvpa {
+				u := hvpa.DeepCopy()
+				u.Status.Conditions = []metav1.Condition{{Type: hvpav1alpha1.ConditionConfigUnsupported, Status: metav1.ConditionTrue, Reason: "MultipleAutoscalers", LastTransitionTime: metav1.NewTime(t0)}}
+				return u
+			}()},
+			pod: webPod(ctr("app", rl("100m", "100Mi"), nil)), want: map[string]resources{"app": {rl("100m", "100Mi"), nil}}, outcome: OutcomeUntargeted},
+		"a pod with pod-level resources is left as it is": {
+			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", ""))},
+			pod: func() *corev1.Pod {
+				p := webPod(ctr("app", rl("100m", ""), nil))
+				p.Spec.Resources = &corev1.ResourceRequirements{Limits: rl("1", "")}
+				return p
+			}(), want: map[string]resources{"app": {rl("100m", ""), nil}}, outcome: OutcomePodResources},
 		"already sized: admitted unchanged": {
 			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", ""))},
 			pod:  webPod(ctr("app", rl("250m", ""), nil)), want: map[string]resources{"app": {rl("250m", ""), nil}}, outcome: OutcomeUnchanged},

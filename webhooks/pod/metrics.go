@@ -16,6 +16,7 @@ const (
 	OutcomeInvalidPolicy = "invalid_policy"  // the controlling object's policy cannot be read
 	OutcomeError         = "error"           // reading the cluster failed; the pod is admitted as it is
 	OutcomeNotApplicable = "not_applicable"  // not a pod CREATE
+	OutcomePodResources  = "pod_resources"   // the pod sets pod-level resources (spec.resources): left as it is
 	OutcomeAllowed       = "allowed"         // object validation: allowed
 	OutcomeWarned        = "allowed_warning" // object validation: allowed with warnings
 	OutcomeRejected      = "rejected"        // object validation: rejected
