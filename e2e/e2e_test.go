@@ -27,18 +27,14 @@ import (
 var rl = testenv.Resources
 
 func newNamespace(prefix string) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
-	return ns.Name
+	ns, err := testenv.NewNamespace(context.Background(), k8s, prefix)
+	Expect(err).NotTo(HaveOccurred())
+	return ns
 }
 
+// deployment runs replicas pods of one container "app"; answer is how the played kubelet answers resizes.
 func deployment(ns, name string, replicas int32, answer string, req, lim corev1.ResourceList) *appsv1.Deployment {
-	sel := map[string]string{"app": name}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, resizeLabel: answer}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1",
-					Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}}}}}}
+	d := testenv.Deployment(ns, name, replicas, map[string]string{resizeLabel: answer}, testenv.Container("app", req, lim))
 	Expect(k8s.Create(context.Background(), d)).To(Succeed())
 	return d
 }

@@ -26,15 +26,11 @@ import (
 // rl is a cpu and memory ResourceList (an empty string leaves one out).
 var rl = testenv.Resources
 
-func container(name string, req, lim corev1.ResourceList) corev1.Container {
-	return corev1.Container{Name: name, Image: "registry.example/app:1", Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}
-}
+// container is a played container with the given requests and limits.
+var container = testenv.Container
 
 func deployment(ns, name string, containers ...corev1.Container) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: containers}}}}
+	return testenv.Deployment(ns, name, 1, nil, containers...)
 }
 
 func vpaFor(ns, name, target string, mode vpav1.UpdateMode, policies ...vpav1.ContainerResourcePolicy) *vpav1.VerticalPodAutoscaler {

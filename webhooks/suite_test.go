@@ -8,11 +8,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -108,9 +105,7 @@ var _ = AfterSuite(func() {
 
 // newNamespace creates a namespace for one spec.
 func newNamespace(prefix string) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
-	return ns.Name
+	ns, err := testenv.NewNamespace(context.Background(), k8s, prefix)
+	Expect(err).NotTo(HaveOccurred())
+	return ns
 }
-
-var _ = ptr.To[int32]

@@ -24,12 +24,13 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
 )
 
 func newNamespace(ctx context.Context) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "crd-"}}
-	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	return ns.Name
+	ns, err := testenv.NewNamespace(ctx, k8s, "crd")
+	Expect(err).NotTo(HaveOccurred())
+	return ns
 }
 
 func q(s string) resource.Quantity { return resource.MustParse(s) }

@@ -1001,16 +1001,7 @@ rules:
 		}
 		return nil
 	})
-	eventually("the Hvpa controller scales Deployment api to 3 through its scale subresource", func() error {
-		d := &appsv1.Deployment{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "api"}, d); err != nil {
-			return err
-		}
-		if *d.Spec.Replicas != 3 {
-			return fmt.Errorf("replicas %d", *d.Spec.Replicas)
-		}
-		return nil
-	})
+	eventually("the Hvpa controller scales Deployment api to 3 through its scale subresource", deploymentReplicas(ctx, c, "shop", "api", 3))
 	eventually("the Hvpa controller creates Hvpa jobs's HPA", func() error {
 		return c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "jobs"}, &autoscalingv2.HorizontalPodAutoscaler{})
 	})

@@ -180,16 +180,7 @@ func TestRunRecommender(t *testing.T) {
 		}
 		return nil
 	})
-	eventually("the Hvpa scales its Deployment to 3", func() error {
-		d := &appsv1.Deployment{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "api"}, d); err != nil {
-			return err
-		}
-		if *d.Spec.Replicas != 3 {
-			return fmt.Errorf("replicas %d", *d.Spec.Replicas)
-		}
-		return nil
-	})
+	eventually("the Hvpa scales its Deployment to 3", deploymentReplicas(ctx, c, "shop", "api", 3))
 	eventually("/metrics exports the recommender's metrics", func() error {
 		body, err := get("http://" + metricsAddr + "/metrics")
 		if err != nil {
@@ -208,5 +199,19 @@ func TestRunRefusesUnknownComponents(t *testing.T) {
 	_, err := runCommand(t, "run", "--components", "autopilot", "--kubeconfig", "/nonexistent")
 	if err == nil || !strings.Contains(err.Error(), `"autopilot" is not available in this version; available: recommender, hvpa, admission, updater`) {
 		t.Errorf("error %v", err)
+	}
+}
+
+// deploymentReplicas checks that a Deployment's spec.replicas is want.
+func deploymentReplicas(ctx context.Context, c client.Client, ns, name string, want int32) func() error {
+	return func() error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			return err
+		}
+		if *d.Spec.Replicas != want {
+			return fmt.Errorf("replicas %d, want %d", *d.Spec.Replicas, want)
+		}
+		return nil
 	}
 }

@@ -25,23 +25,19 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
 )
 
 const timeout = 60 * time.Second
 
 func newNamespace(ctx context.Context) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hvpa-"}}
-	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	return ns.Name
+	ns, err := testenv.NewNamespace(ctx, k8s, "hvpa")
+	Expect(err).NotTo(HaveOccurred())
+	return ns
 }
 
 func deployment(ctx context.Context, ns, name string, replicas int32, cpu string) {
-	labels := map[string]string{"app": name}
-	Expect(k8s.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "app", Image: "played", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					"cpu": resource.MustParse(cpu), "memory": resource.MustParse("1Gi")}}}}}}}})).To(Succeed())
+	Expect(k8s.Create(ctx, testenv.Deployment(ns, name, replicas, nil, testenv.Container("app", testenv.Resources(cpu, "1Gi"), nil)))).To(Succeed())
 }
 
 func res(cpu, mem string) *hvpav1alpha1.ScaledResources {

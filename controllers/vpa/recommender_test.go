@@ -32,6 +32,7 @@ import (
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
@@ -54,17 +55,15 @@ func (c *minuteClock) next() time.Time {
 var played0 = &minuteClock{t: time.Now().Truncate(time.Minute)}
 
 func newNamespace(ctx context.Context) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rec-"}}
-	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	return ns.Name
+	ns, err := testenv.NewNamespace(ctx, k8s, "rec")
+	Expect(err).NotTo(HaveOccurred())
+	return ns
 }
 
 func deployment(ctx context.Context, ns, name string, containers ...string) {
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}}}}}
+	d := testenv.Deployment(ns, name, 1, nil)
 	for _, c := range containers {
-		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: c, Image: "played"})
+		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, testenv.Container(c, nil, nil))
 	}
 	Expect(k8s.Create(ctx, d)).To(Succeed())
 }

@@ -8,7 +8,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,6 +17,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
 )
 
 // cpuHvpa scales Deployment name on cpu only, HPA-driven (Utilization of cpu), with per-pod cpu maxima per
@@ -45,18 +45,13 @@ func cpuHvpa(ns, name string, utilization int32, window int32, overlapPct int32,
 }
 
 func newNamespace(ctx context.Context, prefix string) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	return ns.Name
+	ns, err := testenv.NewNamespace(ctx, k8s, prefix)
+	Expect(err).NotTo(HaveOccurred())
+	return ns
 }
 
 func deployment(ctx context.Context, ns, name string, replicas int32, cpu string) {
-	labels := map[string]string{"app": name}
-	Expect(k8s.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "app", Image: "played", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-					"cpu": resource.MustParse(cpu), "memory": resource.MustParse("1Gi")}}}}}}}})).To(Succeed())
+	Expect(k8s.Create(ctx, testenv.Deployment(ns, name, replicas, nil, testenv.Container("app", testenv.Resources(cpu, "1Gi"), nil)))).To(Succeed())
 }
 
 // provided is what the workload runs with now: its live pods and their cpu requests in total (millicores).
