@@ -226,11 +226,15 @@ func amount(v float64) int64 { return scaleAmount(1, v) }
 // upstream arithmetic: every step (percentile, safety margin, confidence multiplier) is truncated to whole
 // millicores and bytes; each estimate is at least the pod minimum split evenly (also truncated).
 func (m *Model) Estimate(a *Aggregate, numContainers int) Estimates {
+	n := float64(max(numContainers, 1))
+	return m.estimate(a, scaleAmount(amount(m.Config.PodMinCPU*1000), 1/n), scaleAmount(amount(m.Config.PodMinMemory), 1/n))
+}
+
+// estimate computes the estimates of an aggregate, each at least minCPU millicores and minMem bytes.
+func (m *Model) estimate(a *Aggregate, minCPU, minMem int64) Estimates {
 	cfg := m.Config
 	margin := 1 + cfg.SafetyMargin
 	conf := a.Confidence()
-	n := float64(max(numContainers, 1))
-	minCPU, minMem := scaleAmount(amount(cfg.PodMinCPU*1000), 1/n), scaleAmount(amount(cfg.PodMinMemory), 1/n)
 	cpuLo, cpuTarget, cpuUp := a.CPU.Percentiles3(cfg.LowerBoundPercentile, cfg.TargetPercentile, cfg.UpperBoundPercentile)
 	memLo, memTarget, memUp := a.Memory.Percentiles3(cfg.LowerBoundPercentile, cfg.TargetPercentile, cfg.UpperBoundPercentile)
 	est := func(cpuCores, memBytes, mult, exp float64, withConf bool) Estimate {

@@ -115,11 +115,21 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	}
 
 	// Section 2: totals, and the HPA record.
-	var h int32
 	var basis map[string]Values
+	hpaReplicas := 0.0 // what multiplies the basis into the HPA total: h, or h_raw while pinned at a bound
 	if st.HPA != nil {
-		h = st.HPA.Desired
+		h := st.HPA.Desired
+		hpaReplicas = float64(h)
 		basis = st.HPA.Basis
+		switch {
+		case spec.HPAUtilization && st.HPA.Pinned():
+			// at minReplicas or maxReplicas h carries no information: h_raw x the per-pod value in force
+			hpaReplicas, basis = st.HPA.Raw, nil
+		case spec.HPAUtilization && st.HPA.AtBound():
+			// at a bound without a current reading of its metrics (a new HPA, or metrics unavailable) the HPA
+			// says nothing: h x basis would take the clamp for a measurement (stability first)
+			hpaReplicas, basis = -1, nil
+		}
 		if basis == nil {
 			basis = make(map[string]Values, len(st.Containers))
 			for _, k := range st.Containers {
@@ -142,17 +152,22 @@ func Decide(spec *Spec, st State) (Decision, error) {
 			}
 			t := Total{Container: k.Name, Resource: r, Total: -1}
 			if rec, ok := recs[k.Name]; ok {
-				u, has := rec.UncappedTarget.Get(r)
-				if !has {
-					u, has = rec.Target.Get(r)
-				}
-				if has {
-					t.Total, t.Source = float64(c)*u, SourceVPA
+				if load, has := rec.Load.Get(r); has {
+					pCur, _ := k.Requests.Get(r)
+					t.Total, t.Source = spec.VPATotal(r, load, c, pCur), SourceVPA
+				} else {
+					u, has := rec.UncappedTarget.Get(r)
+					if !has {
+						u, has = rec.Target.Get(r)
+					}
+					if has {
+						t.Total, t.Source = float64(c)*u, SourceVPA
+					}
 				}
 			}
-			if st.HPA != nil && spec.HPAUtilization {
+			if st.HPA != nil && spec.HPAUtilization && hpaReplicas >= 0 {
 				if b, ok := basis[k.Name].Get(r); ok {
-					if th := float64(h) * b; th > t.Total {
+					if th := hpaReplicas * b; th > t.Total {
 						t.Total, t.Source = th, SourceHPA
 					}
 				}
@@ -173,9 +188,14 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	case len(d.Totals) == 0 && d.HPAFloor == 0:
 		d.DesiredReplicas = c
 	default:
-		want := d.HPAFloor
+		want, free := d.HPAFloor, d.HPAFloor // free: without the LowConfidence hold
 		for _, t := range d.Totals {
-			want = max(want, t.Replicas)
+			free = max(free, t.Replicas)
+			if st.LowConfidence && t.Source == SourceVPA {
+				want = max(want, t.Replicas, min(c, spec.MaxReplicas)) // a VPA total may not ask for fewer than c replicas
+			} else {
+				want = max(want, t.Replicas)
+			}
 			if t.Saturated {
 				limited = append(limited, fmt.Sprintf("%s/%s total %s is above the top interval's %s", t.Container, t.Resource,
 					Format(t.Resource, t.Total), Format(t.Resource, d.Intervals[len(d.Intervals)-1].Up[t.Resource])))
@@ -184,6 +204,11 @@ func Decide(spec *Spec, st State) (Decision, error) {
 			}
 		}
 		d.DesiredReplicas = want
+		if free = min(max(free, spec.MinReplicas), spec.MaxReplicas); free < min(max(want, spec.MinReplicas), spec.MaxReplicas) {
+			d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: hvpav1alpha1.DirectionDown, Reason: hvpav1alpha1.BlockReasonLowConfidence,
+				Message: fmt.Sprintf("replicas %d -> %d: the recommendation's history is shorter than the confidence threshold; "+
+					"replica scale-downs from it wait for more history", c, free)})
+		}
 	}
 	if c > 0 {
 		if d.DesiredReplicas > spec.MaxReplicas {

@@ -17,8 +17,22 @@
 //   - Non-decreasing maxResources is checked after defaulting (a defaulted value may not undercut an earlier
 //     interval; an unbounded resource may not be followed by a bounded one). The first interval must reach
 //     minReplicas.
-//   - A recommendation without an uncappedTarget for a resource (as older recommenders write) falls back to
-//     its target for the VPA total.
+//   - The VPA total of a resource comes from the replica-aware load (Recommendation.Load, T = L + c x
+//     base(p_current), Spec.VPATotal) when the recommendation has one for it; otherwise from the per-pod model
+//     (c x uncappedTarget). A recommendation without an uncappedTarget for a resource (as older recommenders
+//     write) falls back to its target for the VPA total. A container without a current request has
+//     base(0), the base's value.
+//   - The HPA counts as at its bounds (HPAInput.Pinned) when its desired replicas are >= the template's
+//     maxReplicas or <= its minReplicas (0: unknown, never pinned) and h_raw is known (> 0), with Utilization
+//     metrics only. The HPA total is then h_raw x the current per-pod value, which is also the basis recorded;
+//     HPARaw reads h_raw from the HPA's status (no template metrics: the default 80% cpu), with the current
+//     utilization taken as the metric's averageValue over the pod's requests in force when both are known:
+//     the HPA's own averageUtilization refers to the running pods' requests, which lag the intent until the
+//     pods are resized, and h_raw x the values in force would then move the intent again on every decision.
+//   - LowConfidence holds a VPA-source total at no fewer than min(c, maxReplicas) replicas; Total.Replicas
+//     keeps what the total asked for, DesiredReplicas includes the hold (per-pod values are sized for it, so
+//     the pods shrink in place, gated by spec.scaleDown). The blocked part says replicas c -> the count the
+//     totals would have given.
 //   - A maintenance window whose begin equals its end (after converting both to UTC) is refused: empty and
 //     whole-day are both plausible readings. Begin is inclusive, end exclusive.
 //   - Current replicas that are no effective interval's replica count (e.g. 7 with no extrapolation on 2 and

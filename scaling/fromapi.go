@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
@@ -405,4 +406,61 @@ func HvpaSizing(h *hvpav1alpha1.Hvpa) ([]ContainerPolicy, [NumResources]*ChangeP
 	}
 	gap, e := resourceChangeParams(h.Spec.LimitsRequestsGapScaleParams, sp.Child("limitsRequestsGapScaleParams"))
 	return policies, gap, append(errs, e...)
+}
+
+// defaultHPAMetrics is what the API server gives an HPA without metrics: 80% CPU utilization.
+var defaultHPAMetrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+	Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
+
+// HPARaw is h_raw of SCALING.md section 2: c x current / target of the HPA's Resource metrics whose spec (the
+// c is the number of pods the metrics were measured over (the HPA's status.currentReplicas), so that h_raw x
+// the per-pod values in force is the measured total usage / target even right after a scaling;
+// Hvpa's HPA template; none means the default 80% CPU) has a Utilization target, the largest ratio over them,
+// from the HPA's status.currentMetrics. podRequests is the pod's requests in force (the sum over its
+// containers of the per-pod values the decision multiplies h_raw by): when it has the metric's resource, the
+// current utilization is the metric's averageValue (usage per pod) over it, so that h_raw x the values in force
+// is usage / target even while the running pods still have other requests (not yet resized to the intent, or
+// measured before a resize); otherwise the HPA's averageUtilization. 0 when no such metric has a current value.
+func HPARaw(c int32, spec []autoscalingv2.MetricSpec, current []autoscalingv2.MetricStatus, podRequests Values) float64 {
+	if len(spec) == 0 {
+		spec = defaultHPAMetrics
+	}
+	targets := map[corev1.ResourceName]float64{}
+	for _, m := range spec {
+		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil || m.Resource.Target.Type != autoscalingv2.UtilizationMetricType ||
+			m.Resource.Target.AverageUtilization == nil || *m.Resource.Target.AverageUtilization <= 0 {
+			continue
+		}
+		targets[m.Resource.Name] = float64(*m.Resource.Target.AverageUtilization) / 100
+	}
+	ratio := 0.0
+	for _, m := range current {
+		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
+			continue
+		}
+		target, ok := targets[m.Resource.Name]
+		if !ok {
+			continue
+		}
+		cur := m.Resource.Current
+		r, known := resourceOf(m.Resource.Name)
+		req, hasReq := podRequests.Get(r)
+		switch {
+		case known && hasReq && req > 0 && cur.AverageValue != nil:
+			ratio = max(ratio, Amount(r, *cur.AverageValue)/req/target)
+		case cur.AverageUtilization != nil:
+			ratio = max(ratio, float64(*cur.AverageUtilization)/100/target)
+		}
+	}
+	return float64(c) * ratio
+}
+
+// resourceOf is the scaled resource of a Kubernetes resource name.
+func resourceOf(name corev1.ResourceName) (Resource, bool) {
+	for _, r := range Resources {
+		if r.ResourceName() == name {
+			return r, true
+		}
+	}
+	return 0, false
 }

@@ -16,13 +16,17 @@ type hpaModel struct {
 	history      []int32
 }
 
-func (h *hpaModel) desired(c int32, usage, perPodRequest float64) int32 {
+// desired returns the HPA's desired replicas and, for a Utilization target, h_raw = c x current / target as
+// the Hvpa controller reads it from the HPA's status (0 for AverageValue).
+func (h *hpaModel) desired(c int32, usage, perPodRequest float64) (int32, float64) {
 	var raw int32
+	var hRaw float64
 	if h.utilization > 0 {
 		ratio := usage / (float64(c) * perPodRequest) / h.utilization
+		hRaw = ratio * float64(c)
 		raw = c
 		if math.Abs(ratio-1) > 0.1 {
-			raw = int32(math.Ceil(ratio * float64(c)))
+			raw = int32(math.Ceil(hRaw))
 		}
 	} else {
 		raw = int32(math.Ceil(usage / h.averageValue))
@@ -36,7 +40,7 @@ func (h *hpaModel) desired(c int32, usage, perPodRequest float64) int32 {
 	for _, x := range h.history { // scale-down stabilization: the highest of the window
 		out = max(out, x)
 	}
-	return out
+	return out, hRaw
 }
 
 type ratchetRun struct {
@@ -63,8 +67,8 @@ func runRatchet(t *testing.T, hpa *hpaModel, usage float64, utilization, naiveBa
 	var run ratchetRun
 	unchanged := 0
 	for i := 0; i < 80; i++ {
-		h := hpa.desired(c, usage, p)
-		in := &HPAInput{Desired: h}
+		h, raw := hpa.desired(c, usage, p)
+		in := &HPAInput{Desired: h, Min: hpa.min, Max: hpa.max, Raw: raw}
 		if recorded != nil && recorded.Desired == h && !naiveBasis {
 			in.Basis = recorded.Basis
 		}
@@ -104,6 +108,18 @@ func TestHPARatchet(t *testing.T) {
 			}
 		})
 	}
+	t.Run("pinned at maxReplicas 4 with a 20-sync window: h_raw x the current per-pod value", func(t *testing.T) {
+		run := runRatchet(t, &hpaModel{utilization: 0.8, window: 20, min: 1, max: 4}, usage, true, false)
+		for i, total := range run.totals {
+			if total > bound {
+				t.Fatalf("decision %d provides %vm in total, above %vm (totals %v)", i+1, total, bound, run.totals)
+			}
+		}
+		if !run.fixedPoint || run.replicas != 4 || float64(run.replicas)*run.perPod < usage/0.8 {
+			t.Errorf("settled (%v) at %d x %vm, want a fixed point at 4 replicas providing at least usage/target %vm (totals %v)",
+				run.fixedPoint, run.replicas, run.perPod, usage/0.8, run.totals)
+		}
+	})
 	t.Run("negative control: the current per-pod value as basis ratchets", func(t *testing.T) {
 		run := runRatchet(t, &hpaModel{utilization: 0.8, window: 20, min: 1, max: 10}, usage, true, true)
 		worst := 0.0

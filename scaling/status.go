@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
@@ -58,4 +59,76 @@ func (d Decision) BlockedParts() []hvpav1alpha1.BlockedPart {
 		out = append(out, hvpav1alpha1.BlockedPart{Part: b.Part, Direction: b.Direction, Reason: b.Reason, Message: b.Message})
 	}
 	return out
+}
+
+// LoadRecommendations turns a workload recommendation (status.workloadRecommendation) into the decision's
+// input: the load of each container (Recommendation.Load).
+func LoadRecommendations(wr *hvpav1alpha1.WorkloadRecommendation) []Recommendation {
+	if wr == nil {
+		return nil
+	}
+	out := make([]Recommendation, 0, len(wr.Containers))
+	for _, c := range wr.Containers {
+		load, _ := FromResourceList(c.Load, nil)
+		out = append(out, Recommendation{Name: c.Name, Load: load})
+	}
+	return out
+}
+
+// WorkloadView completes a workload recommendation for c replicas and the current per-pod requests: each
+// container's total (load + c x base, SCALING.md section 2), and the per-pod view status.recommendation shows
+// (total / c; target and bounds within the container policy's minAllowed and maxAllowed, uncappedTarget as
+// it is; whole millicores and bytes, rounded up).
+func (s *Spec) WorkloadView(wr *hvpav1alpha1.WorkloadRecommendation, c int32, current []Container) (*hvpav1alpha1.WorkloadRecommendation, *vpav1.RecommendedPodResources) {
+	if wr == nil || len(wr.Containers) == 0 {
+		return wr, nil
+	}
+	out := wr.DeepCopy()
+	out.Replicas = c
+	n := float64(max(c, 1))
+	rec := &vpav1.RecommendedPodResources{}
+	for i := range out.Containers {
+		lc := &out.Containers[i]
+		var cur Values
+		for _, k := range current {
+			if k.Name == lc.Name {
+				cur = k.Requests
+			}
+		}
+		pol := s.PolicyFor(lc.Name)
+		load, _ := FromResourceList(lc.Load, nil)
+		lower, _ := FromResourceList(lc.LowerBound, nil)
+		upper, _ := FromResourceList(lc.UpperBound, nil)
+		var total, target, lo, hi, uncapped Values
+		for _, r := range Resources {
+			l, ok := load.Get(r)
+			if !ok {
+				continue
+			}
+			p, _ := cur.Get(r)
+			perPod := func(x float64) float64 { return RoundUp(s.VPATotal(r, x, max(c, 1), p) / n) }
+			capped := func(x float64) float64 {
+				if v, ok := pol.MinAllowed.Get(r); ok && x < v {
+					x = v
+				}
+				if v, ok := pol.MaxAllowed.Get(r); ok && x > v {
+					x = v
+				}
+				return x
+			}
+			total.Set(r, RoundUp(s.VPATotal(r, l, max(c, 1), p)))
+			uncapped.Set(r, perPod(l))
+			target.Set(r, capped(perPod(l)))
+			if x, ok := lower.Get(r); ok {
+				lo.Set(r, capped(perPod(x)))
+			}
+			if x, ok := upper.Get(r); ok {
+				hi.Set(r, capped(perPod(x)))
+			}
+		}
+		lc.Total = ToResourceList(total)
+		rec.ContainerRecommendations = append(rec.ContainerRecommendations, vpav1.RecommendedContainerResources{ContainerName: lc.Name,
+			Target: ToResourceList(target), LowerBound: ToResourceList(lo), UpperBound: ToResourceList(hi), UncappedTarget: ToResourceList(uncapped)})
+	}
+	return out, rec
 }

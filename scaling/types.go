@@ -179,7 +179,8 @@ type Spec struct {
 	Window                   *Window
 	Policies                 []ContainerPolicy
 	// HPAUtilization is true when every HPA metric is a Resource metric with a Utilization target: the
-	// HPA's desired replicas then make a total (h x basis); otherwise they are a replica floor.
+	// HPA's desired replicas then make a total (h x basis; h_raw x the current per-pod value while h sits at
+	// the HPA's minReplicas or maxReplicas); otherwise they are a replica floor.
 	HPAUtilization bool
 }
 
@@ -214,18 +215,41 @@ type Container struct {
 	Limits   Values
 }
 
-// Recommendation is the recommender's per-pod recommendation for one container.
+// Recommendation is the recommender's recommendation for one container.
 type Recommendation struct {
-	Name           string
+	Name string
+	// Target and UncappedTarget are per-pod values (the per-pod model).
 	Target         Values
 	UncappedTarget Values
+	// Load is the uncapped target of the replica-aware model of the WHOLE workload's load: a total across all
+	// pods with each pod's base (spec.baseResourcesPerReplica) already subtracted (SCALING.md section 2, L).
+	// When it has a resource, the VPA total is Spec.VPATotal of it; otherwise c x UncappedTarget (else Target).
+	Load Values
 }
 
-// HPAInput is the HPA's desired replicas and the per-pod requests in force when they last changed.
+// HPAInput is the HPA's desired replicas, the per-pod requests in force when they last changed, and what the
+// HPA's metrics say when its desired replicas are clamped at the template's bounds.
 type HPAInput struct {
 	Desired int32
 	// Basis per container; nil means the desired replicas just changed, so the current requests are the basis.
 	Basis map[string]Values
+	// Min and Max are the HPA template's minReplicas (default 1) and maxReplicas; 0: unknown.
+	Min, Max int32
+	// Raw is c x current / target of the HPA's Resource Utilization metrics (the largest ratio over them, the
+	// current utilization taken against the requests in force, see HPARaw): the replicas the HPA would want
+	// without its bounds; 0 when unknown.
+	Raw float64
+}
+
+// AtBound reports whether the HPA's desired replicas sit at the template's minReplicas or maxReplicas.
+func (in *HPAInput) AtBound() bool {
+	return in != nil && ((in.Max > 0 && in.Desired >= in.Max) || (in.Min > 0 && in.Desired <= in.Min))
+}
+
+// Pinned reports whether the HPA's desired replicas sit at the template's minReplicas or maxReplicas with a
+// known raw replica count (section 2: the clamped replicas then carry no information, Raw is used instead).
+func (in *HPAInput) Pinned() bool {
+	return in.AtBound() && in.Raw > 0
 }
 
 // LimitRange is the LimitRange bounds that apply to the target's namespace (zero Values: no bound).
@@ -247,4 +271,14 @@ type State struct {
 	// OOMSinceLastScaling: a target pod was OOM-killed (or CPU-starved) since the last scaling.
 	OOMSinceLastScaling bool
 	LimitRange          *LimitRange
+	// LowConfidence: the embedded recommendation's history is shorter than the confidence threshold. Replica
+	// scale-downs decided from the VPA source are then blocked (reason LowConfidence); scale-ups are not.
+	LowConfidence bool
+}
+
+// VPATotal is the VPA-source total of resource r for c replicas from the workload's load (SCALING.md section
+// 2): T = load + c x base_r(pCur), where load is the replica-aware model's uncapped target with the per-pod
+// base subtracted (Recommendation.Load) and pCur the container's current per-pod request (0 when unset).
+func (s *Spec) VPATotal(r Resource, load float64, c int32, pCur float64) float64 {
+	return load + float64(c)*s.Base[r].Base(pCur)
 }

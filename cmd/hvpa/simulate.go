@@ -17,6 +17,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/closedloop"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/simulate"
 )
@@ -25,11 +26,13 @@ type policySource struct {
 	namespace, name string
 	policy          *vpav1.PodResourcePolicy
 	config          *recommender.Config // the object's override annotations applied; nil without any
+	hvpa            *hvpav1alpha1.Hvpa  // the object, when it is an Hvpa
 }
 
 func newSimulateCommand() *cobra.Command {
-	var traceFile, outFile, vpaFile, hvpaFile, reportFile, cpuProfile string
+	var traceFile, outFile, vpaFile, hvpaFile, reportFile, cpuProfile, summaryFile, model string
 	var interval time.Duration
+	var closedLoop, compare bool
 	cmd := &cobra.Command{
 		Use:   "simulate --trace FILE [--out FILE] [--interval 1m] [--vpa vpa.yaml] [--hvpa hvpa.yaml] [--report report.html]",
 		Short: "Run the recommender on a usage trace and write its recommendations",
@@ -39,12 +42,26 @@ One VPA per workload with the default policy, unless --vpa (VerticalPodAutoscale
 manifests) give policies: an object applies to the workload its targetRef names (and to its namespace, when
 it has one); an object whose targetRef name is "*" applies to every workload no other object names.
 A summary goes to standard error: samples, recommendations, wall time, samples/s, peak heap, and the quality
-of the targets against the usage that followed them.`,
+of the targets against the usage that followed them.
+
+With --closed-loop the trace is the DEMAND of each workload (per timestamp, its pods' usage summed per
+container) and every workload that an Hvpa of --hvpa names is served by a simulated workload that the real
+recommender and the real Hvpa decision scale (see docs/simulate.md): --out writes a row per tick and
+container (replicas, per-pod requests, demand), --summary-json the outcome per workload, --report a page of
+demand against provided, replicas and per-pod requests; --model chooses the recommender's model (total, the
+replica-aware one, or per-pod, the replica-blind one), --compare runs both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sources, err := loadPolicies(vpaFile, hvpaFile, cmd.InOrStdin())
 			if err != nil {
 				return err
+			}
+			if closedLoop {
+				return runClosedLoop(cmd, sources, closedLoopArgs{trace: traceFile, out: outFile, summary: summaryFile, report: reportFile,
+					model: model, compare: compare, interval: interval, hvpaFile: hvpaFile})
+			}
+			if compare || summaryFile != "" || cmd.Flags().Changed("model") {
+				return fmt.Errorf("--model, --compare and --summary-json need --closed-loop")
 			}
 			in, err := openInput(traceFile, cmd.InOrStdin())
 			if err != nil {
@@ -127,6 +144,10 @@ of the targets against the usage that followed them.`,
 	cmd.Flags().StringVar(&reportFile, "report", "", "write a self-contained HTML report (usage vs target and bounds per container)")
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the simulation to this file")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
+	cmd.Flags().BoolVar(&closedLoop, "closed-loop", false, "replay the trace as demand and scale each workload with its Hvpa (--hvpa) in closed loop")
+	cmd.Flags().StringVar(&model, "model", string(closedloop.ModelTotal), "with --closed-loop: the recommender's model of an Hvpa's workload, total (replica-aware) or per-pod (replica-blind)")
+	cmd.Flags().BoolVar(&compare, "compare", false, "with --closed-loop: run both models on the same demand")
+	cmd.Flags().StringVar(&summaryFile, "summary-json", "", "with --closed-loop: write the outcome per workload and model as JSON")
 	_ = cmd.MarkFlagRequired("trace")
 	return cmd
 }
@@ -176,7 +197,7 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 				if err != nil {
 					return nil, fmt.Errorf("%s: document %d (VerticalPodAutoscaler %s): %w", f.path, doc, v.Name, err)
 				}
-				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy, cfg})
+				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy, cfg, nil})
 			case "Hvpa":
 				h := &hvpav1alpha1.Hvpa{}
 				if err := strictDecode(raw, h); err != nil {
@@ -190,7 +211,7 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 				if err != nil {
 					return nil, fmt.Errorf("%s: document %d (Hvpa %s): %w", f.path, doc, h.Name, err)
 				}
-				out = append(out, policySource{h.Namespace, h.Spec.TargetRef.Name, rp, cfg})
+				out = append(out, policySource{h.Namespace, h.Spec.TargetRef.Name, rp, cfg, h})
 			}
 		}
 	}

@@ -42,6 +42,7 @@ import (
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/workload"
+	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -64,6 +65,9 @@ type Reconciler struct {
 	// SyncPeriod is how often an Hvpa is decided again without a change to it (new recommendations, usage).
 	SyncPeriod time.Duration
 	Metrics    *Metrics
+	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
+	// LowConfidence condition is true and replica scale-downs decided from it are blocked. 0: 1 day.
+	LowConfidenceDays float64
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -210,9 +214,11 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		h.Spec.Replicas = patched.Spec.Replicas
 		h.ResourceVersion = patched.ResourceVersion
 	}
-	if msg, err := r.reconcileHPA(ctx, h); err != nil {
+	hpa, msg, err := r.reconcileHPA(ctx, h)
+	if err != nil {
 		return reconcile.Result{}, err
-	} else if msg != "" {
+	}
+	if msg != "" {
 		r.unsupported(h, now, "HPANameTaken", msg)
 		return r.requeue(), nil
 	}
@@ -220,20 +226,21 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, "Supported", fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
 
 	// observed state
-	st, pods, err := r.observe(ctx, h, target, scale, spec, now)
+	st, pods, err := r.observe(ctx, h, target, scale, hpa, now)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if r.Recommendations != nil && h.Spec.VPA != nil && h.Spec.VPA.Deploy {
-		if rec, ok := r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name}); ok {
-			h.Status.Recommendation = rec.Recommendation
-		}
-	}
 	if h.Spec.VPA != nil && h.Spec.VPA.Deploy {
+		if r.Recommendations != nil {
+			if rec, ok := r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name}); ok {
+				h.Status.WorkloadRecommendation = workloadRecommendation(rec.Load)
+			}
+		}
 		// a fresh recommendation, or the one in status until the recommender has one (after a restart)
-		st.Recommendation = recommendations(h.Status.Recommendation)
+		st.Recommendation = scaling.LoadRecommendations(h.Status.WorkloadRecommendation)
+		h.Status.WorkloadRecommendation, h.Status.Recommendation = spec.WorkloadView(h.Status.WorkloadRecommendation, st.Replicas, st.Containers)
 	} else {
-		h.Status.Recommendation = nil
+		h.Status.Recommendation, h.Status.WorkloadRecommendation = nil, nil
 	}
 	if h.Status.Recommendation != nil {
 		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, true, "RecommendationProvided",
@@ -245,6 +252,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		}
 		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, "NoRecommendation", msg, now)
 	}
+	st.LowConfidence = r.lowConfidence(h, now)
 
 	// decide and apply
 	d, err := scaling.Decide(spec, st)
@@ -309,35 +317,36 @@ func (r *Reconciler) otherAutoscalers(ctx context.Context, h *hvpav1alpha1.Hvpa,
 // the template changes (the API server fills defaults in, so comparing specs would rewrite it every time).
 const templateHashAnnotation = "autoscaling.hvpa.dev/template-hash"
 
-// reconcileHPA creates, updates or removes the HPA the Hvpa owns (spec.hpa.deploy). It never takes over an
-// HPA of the same name that it does not own: it returns a message saying so instead.
-func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (string, error) {
+// reconcileHPA creates, updates or removes the HPA the Hvpa owns (spec.hpa.deploy) and returns it (nil when
+// the Hvpa deploys none). It never takes over an HPA of the same name that it does not own: it returns a
+// message saying so instead.
+func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*autoscalingv2.HorizontalPodAutoscaler, string, error) {
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: h.Namespace, Name: HPAName(h)}}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(hpa), hpa)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return "", err
+		return nil, "", err
 	}
 	exists := err == nil
 	if exists && !metav1.IsControlledBy(hpa, h) {
 		if h.Spec.HPA == nil || !h.Spec.HPA.Deploy {
-			return "", nil
+			return nil, "", nil
 		}
-		return fmt.Sprintf("HorizontalPodAutoscaler %s exists and is not this Hvpa's: rename or delete it, or set spec.hpa.deploy to false", hpa.Name), nil
+		return nil, fmt.Sprintf("HorizontalPodAutoscaler %s exists and is not this Hvpa's: rename or delete it, or set spec.hpa.deploy to false", hpa.Name), nil
 	}
 	if h.Spec.HPA == nil || !h.Spec.HPA.Deploy {
 		if exists {
 			if err := r.Client.Delete(ctx, hpa); err != nil && !apierrors.IsNotFound(err) {
-				return "", err
+				return nil, "", err
 			}
 			r.event(h, corev1.EventTypeNormal, "HPARemoved", "spec.hpa.deploy is off: removed HorizontalPodAutoscaler "+hpa.Name)
 		}
-		return "", nil
+		return nil, "", nil
 	}
 	t := h.Spec.HPA.Template
 	raw, _ := json.Marshal(t)
 	hash := fmt.Sprintf("%x", sha256.Sum256(raw))[:16]
 	if exists && hpa.Annotations[templateHashAnnotation] == hash {
-		return "", nil
+		return hpa, "", nil
 	}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, hpa, func() error {
 		if hpa.Annotations == nil {
@@ -352,14 +361,14 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (st
 		return controllerutil.SetControllerReference(h, hpa, r.Client.Scheme())
 	})
 	if err != nil {
-		return "", fmt.Errorf("HorizontalPodAutoscaler %s: %w", hpa.Name, err)
+		return nil, "", fmt.Errorf("HorizontalPodAutoscaler %s: %w", hpa.Name, err)
 	}
 	if op == controllerutil.OperationResultCreated {
 		r.event(h, corev1.EventTypeNormal, "HPACreated", "created HorizontalPodAutoscaler "+hpa.Name+" targeting this Hvpa's scale subresource")
 	} else if op == controllerutil.OperationResultUpdated {
 		r.event(h, corev1.EventTypeNormal, "HPAUpdated", "updated HorizontalPodAutoscaler "+hpa.Name+" from spec.hpa.template")
 	}
-	return "", nil
+	return hpa, "", nil
 }
 
 // HPABehavior is the HPA behavior an Hvpa deploys: the template's, with a scale-down stabilization window of
@@ -379,8 +388,9 @@ func HPABehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior) *autoscalingv
 }
 
 // observe reads the state the decision needs: current replicas and per-pod values (from the running pods,
-// else the target's pod template), the HPA input, the last scaling, OOM kills since then, LimitRanges.
-func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target, scale *autoscalingv1.Scale, spec *scaling.Spec, now time.Time) (scaling.State, []corev1.Pod, error) {
+// else the target's pod template), the HPA input (hpa is the owned HPA, nil: none), the last scaling, OOM
+// kills since then, LimitRanges.
+func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target, scale *autoscalingv1.Scale, hpa *autoscalingv2.HorizontalPodAutoscaler, now time.Time) (scaling.State, []corev1.Pod, error) {
 	st := scaling.State{Now: now, Replicas: scale.Spec.Replicas}
 	var list corev1.PodList
 	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingLabelsSelector{Selector: target.Selector}); err != nil {
@@ -419,7 +429,25 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 	}
 	// the HPA input: only while the Hvpa deploys its HPA (otherwise nothing keeps spec.replicas current)
 	if h.Spec.HPA != nil && h.Spec.HPA.Deploy && h.Spec.Replicas != nil {
-		in := &scaling.HPAInput{Desired: *h.Spec.Replicas}
+		t := h.Spec.HPA.Template
+		in := &scaling.HPAInput{Desired: *h.Spec.Replicas, Min: ptr.Deref(t.MinReplicas, 1), Max: t.MaxReplicas}
+		// at the template's bounds the desired replicas carry no information: what the metrics say instead,
+		// against the requests in force (the decision multiplies h_raw by them; the running pods may not have
+		// been resized to them yet)
+		if hpa != nil {
+			var pod scaling.Values
+			for _, c := range st.Containers {
+				for _, res := range scaling.Resources {
+					if x, ok := c.Requests.Get(res); ok {
+						y, _ := pod.Get(res)
+						pod.Set(res, x+y)
+					}
+				}
+			}
+			// the HPA measured its metrics over status.currentReplicas pods: right after a scaling that is not
+			// the count in force, and c x an average over fewer pods would count their load again per new pod
+			in.Raw = scaling.HPARaw(hpa.Status.CurrentReplicas, t.Metrics, hpa.Status.CurrentMetrics, pod)
+		}
 		if rec := h.Status.HPA; rec != nil && rec.DesiredReplicas != nil && *rec.DesiredReplicas == in.Desired && len(rec.Basis) > 0 {
 			in.Basis = map[string]scaling.Values{}
 			for _, b := range rec.Basis {
@@ -482,15 +510,17 @@ func limitRange(ctx context.Context, c client.Client, ns string) (*scaling.Limit
 	return scaling.FromLimitRanges(l.Items), nil
 }
 
-func recommendations(rec *vpav1.RecommendedPodResources) []scaling.Recommendation {
-	if rec == nil {
+// workloadRecommendation is the status form of the recommender's load recommendation (nil: none).
+func workloadRecommendation(load []recommender.ContainerLoad) *hvpav1alpha1.WorkloadRecommendation {
+	if len(load) == 0 {
 		return nil
 	}
-	var out []scaling.Recommendation
-	for _, c := range rec.ContainerRecommendations {
-		t, _ := scaling.FromResourceList(c.Target, nil)
-		u, _ := scaling.FromResourceList(c.UncappedTarget, nil)
-		out = append(out, scaling.Recommendation{Name: c.ContainerName, Target: t, UncappedTarget: u})
+	list := func(a recommender.Amounts) corev1.ResourceList {
+		return scaling.ToResourceList(scaling.V(float64(a.CPUMilli), float64(a.MemoryBytes)))
+	}
+	out := &hvpav1alpha1.WorkloadRecommendation{}
+	for _, l := range load {
+		out.Containers = append(out.Containers, hvpav1alpha1.ContainerLoad{Name: l.Container, Load: list(l.Target), LowerBound: list(l.LowerBound), UpperBound: list(l.UpperBound)})
 	}
 	return out
 }

@@ -11,9 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -149,4 +151,41 @@ func sameParts(a, b []hvpav1alpha1.BlockedPart) bool {
 		return strings.Join(s, ",")
 	}
 	return key(a) == key(b)
+}
+
+// lowConfidence keeps the LowConfidence condition while the embedded recommender is on (spec.vpa.deploy) and
+// reports whether the embedded recommendation rests on less history than LowConfidenceDays (replica
+// scale-downs decided from it are then blocked). Without a word from the recommender (not running in this
+// process, or no recommendation since it started) the condition stays as it was; with no condition yet the
+// confidence is unknown and counts as low. The condition is removed while the embedded recommender is off.
+func (r *Reconciler) lowConfidence(h *hvpav1alpha1.Hvpa, now time.Time) bool {
+	if h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
+		meta.RemoveStatusCondition(&h.Status.Conditions, hvpav1alpha1.ConditionLowConfidence)
+		return false
+	}
+	threshold := r.LowConfidenceDays
+	if threshold <= 0 {
+		threshold = 1
+	}
+	var rec vpactrl.HvpaRecommendation
+	ok := false
+	if r.Recommendations != nil {
+		rec, ok = r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name})
+	}
+	if !ok || len(rec.Load) == 0 {
+		if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionLowConfidence); c != nil {
+			return c.Status == metav1.ConditionTrue
+		}
+		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, "LowConfidence", fmt.Sprintf("confidence unknown: no recommendation "+
+			"from the embedded recommender yet (threshold %g days); replica scale-downs from the recommendation wait for more history", threshold), now)
+		return true
+	}
+	if rec.Confidence < threshold {
+		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, "LowConfidence", fmt.Sprintf("confidence %.1f days of history (below %g): "+
+			"replica scale-downs from the recommendation wait for more history; scale-ups are not held", rec.Confidence, threshold), now)
+		return true
+	}
+	setCondition(h, hvpav1alpha1.ConditionLowConfidence, false, "EnoughHistory",
+		fmt.Sprintf("confidence %.1f days of history (at least %g)", rec.Confidence, threshold), now)
+	return false
 }

@@ -160,11 +160,12 @@ var _ = Describe("an Hvpa", func() {
 		Eventually(func() *vpav1.RecommendedPodResources { return getHvpa(ctx, ns, "api").Status.Recommendation }, timeout).ShouldNot(BeNil())
 		Consistently(deploymentReplicas(ctx, ns, "api"), 2*time.Second).Should(Equal(int32(1)))
 
-		loads.set(ns, "api", 1300) // about 1.5 CPU in total: out of the 1-replica interval (up 500m)
-		Eventually(deploymentReplicas(ctx, ns, "api"), timeout).Should(BeNumerically(">=", 2))
-		// SCALING.md's VPA total is c x the per-pod target; right after a scale-out the per-pod history still
-		// holds samples from fewer pods, so the total can step past the interval of the load (noted for the
-		// design): the walk is checked step by step, not its timing
+		loads.set(ns, "api", 1300) // about 1.5 CPU in total: out of the 1-replica interval (up 500m), inside the 2-replica one (up 2)
+		Eventually(deploymentReplicas(ctx, ns, "api"), timeout).Should(Equal(int32(2)))
+		// the recommender models the whole workload's load (SCALING.md section 2): the scale-out does not move
+		// the total, so the workload stays in the interval of its load
+		Consistently(deploymentReplicas(ctx, ns, "api"), 3*time.Second).Should(Equal(int32(2)))
+		Expect(getHvpa(ctx, ns, "api").Status.WorkloadRecommendation).NotTo(BeNil())
 		loads.set(ns, "api", 4000) // about 4.6 CPU in total: the 3-replica interval (up 6)
 		Eventually(deploymentReplicas(ctx, ns, "api"), timeout).Should(Equal(int32(3)))
 		// per-pod intent follows SCALING.md section 4 at rest (d == c): p = T / c = the uncapped target, within the
@@ -218,6 +219,33 @@ var _ = Describe("an Hvpa", func() {
 		Expect(b.Parts).To(ContainElement(And(HaveField("Part", "replicas"), HaveField("Direction", hvpav1alpha1.DirectionUp), HaveField("Reason", hvpav1alpha1.BlockReasonUpdatePolicy))))
 		Eventually(func() []string { return eventReasons(ctx, ns, "frozen") }, timeout).Should(ContainElement(And(HavePrefix("ScalingBlocked:"), ContainSubstring("replicas (UpdatePolicy)"))))
 		Consistently(deploymentReplicas(ctx, ns, "frozen"), 2*time.Second).Should(Equal(int32(1)))
+	})
+
+	It("holds a replica scale-down from a young recommendation, and says so", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "young", 3, "500m")
+		h := epHvpa(ns, "young")
+		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+		loads.set(ns, "young", 150) // far below the 3-replica interval's down boundary (1.4 CPU): the total asks for 1
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		Eventually(func() string {
+			c := meta.FindStatusCondition(getHvpa(ctx, ns, "young").Status.Conditions, hvpav1alpha1.ConditionLowConfidence)
+			if c == nil {
+				return ""
+			}
+			return string(c.Status) + " " + c.Reason + ": " + c.Message
+		}, timeout).Should(And(HavePrefix("True LowConfidence: confidence 0.0 days of history (below 1)")))
+		Eventually(func() []hvpav1alpha1.BlockedPart {
+			if b := getHvpa(ctx, ns, "young").Status.LastBlockedScaling; b != nil {
+				return b.Parts
+			}
+			return nil
+		}, timeout).Should(ContainElement(And(HaveField("Part", "replicas"), HaveField("Direction", hvpav1alpha1.DirectionDown),
+			HaveField("Reason", hvpav1alpha1.BlockReasonLowConfidence), HaveField("Message", HavePrefix("replicas 3 -> ")))))
+		Eventually(func() []string { return eventReasons(ctx, ns, "young") }, timeout).Should(ContainElement(And(HavePrefix("ScalingBlocked:"),
+			ContainSubstring("replicas (LowConfidence): replicas 3 -> "))))
+		Consistently(deploymentReplicas(ctx, ns, "young"), 2*time.Second).Should(Equal(int32(3)))
+		Expect(getHvpa(ctx, ns, "young").Status.Desired.Replicas).To(Equal(int32(3)))
 	})
 
 	It("does not act on a workload that a VPA also targets, and says so on both", func() {
@@ -322,7 +350,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		loads.set(ns, "restart", 1300)
 		Expect(k8s.Create(ctx, h)).To(Succeed())
 		Eventually(func() *hvpav1alpha1.ScalingRecord { return getHvpa(ctx, ns, "restart").Status.LastScaling }, timeout).ShouldNot(BeNil())
-		Eventually(deploymentReplicas(ctx, ns, "restart"), timeout).Should(BeNumerically(">=", 2))
+		Eventually(deploymentReplicas(ctx, ns, "restart"), timeout).Should(Equal(int32(2)))
 		loads.set(ns, "restart", -1) // no new samples: the recommendation stays as it is
 		time.Sleep(2 * time.Second)
 		before := getHvpa(ctx, ns, "restart").Status.DeepCopy()
@@ -333,6 +361,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		after := getHvpa(ctx, ns, "restart").Status
 		Expect(after.LastScaling.Time).To(Equal(before.LastScaling.Time), "no scaling recorded by the restarted controller")
 		Expect(after.Desired.Replicas).To(Equal(before.Desired.Replicas))
+		Expect(after.WorkloadRecommendation).To(Equal(before.WorkloadRecommendation), "the restarted controller decides from the workload total in status")
 	})
 })
 

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -36,21 +35,28 @@ func (r *Recommender) bootstrap(ctx context.Context) error {
 			return fmt.Errorf("loading checkpoints: %w", err)
 		}
 		m := r.model(r.Base)
+		loaded := 0
 		for _, cp := range l.Items {
+			owner := cp.Spec.VPAObjectName
+			isHvpa := cp.Labels[OwnerKindLabel] == "Hvpa"
+			if isHvpa && cp.Labels[HistoryLabel] != HistoryWorkloadTotal {
+				continue // a per-pod history of an earlier version: the workload total starts anew
+			}
 			a, err := m.LoadAggregate(fromCheckpoint(cp.Status))
 			if err != nil {
 				logger.Error(err, "skipping a checkpoint", "checkpoint", cp.Namespace+"/"+cp.Name)
 				continue
 			}
-			owner := cp.Spec.VPAObjectName
-			if cp.Labels[OwnerKindLabel] == "Hvpa" {
+			if isHvpa {
 				owner = hvpaOwner(owner)
+				r.state.LoadTotal(m, recommender.OwnerKey{Namespace: cp.Namespace, Owner: owner, Container: cp.Spec.ContainerName}, a)
+			} else {
+				r.state.SetInitial(recommender.OwnerKey{Namespace: cp.Namespace, Owner: owner, Container: cp.Spec.ContainerName}, a)
 			}
-			k := vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}
-			r.initial[k] = a
-			r.written[k] = cp.Status.LastUpdateTime.Time
+			r.written[vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}] = cp.Status.LastUpdateTime.Time
+			loaded++
 		}
-		logger.Info("loaded checkpoints", "count", len(r.initial))
+		logger.Info("loaded checkpoints", "count", loaded)
 	case StoragePrometheus:
 		history, err := r.History.History(ctx)
 		if err != nil {
@@ -75,13 +81,7 @@ func (r *Recommender) bootstrap(ctx context.Context) error {
 				skipped++
 				continue
 			}
-			ak := aggKey{h.Namespace, h.Container, labelKey(lbl)}
-			a, ok := r.aggs[ak]
-			if !ok {
-				a = &aggState{agg: m.NewAggregate(), labels: labels.Set(lbl)}
-				r.aggs[ak] = a
-			}
-			c := m.NewContainer(a.agg)
+			c := r.state.HistoryContainer(m, recommender.AggregateKey{Namespace: h.Namespace, Container: h.Container, Group: recommender.LabelKey(lbl)}, lbl)
 			for _, s := range h.CPU {
 				m.AddCPU(c, s.Time, s.Value)
 			}
@@ -120,31 +120,33 @@ func toCheckpoint(a recommender.AggregateCheckpoint, now time.Time) vpav1.Vertic
 // budget of the run is spent.
 func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpas []*servedHvpa) {
 	type job struct {
-		key      vpaContainer
-		owner    string // object name
-		kind     string // VerticalPodAutoscaler or Hvpa
-		selector labels.Selector
-		model    *recommender.Model
-		a        *recommender.Aggregate
+		key   vpaContainer
+		owner string // object name
+		kind  string // VerticalPodAutoscaler or Hvpa
+		save  func(now time.Time) recommender.AggregateCheckpoint
 	}
 	var jobs []job
 	for _, s := range list {
 		if s.err != nil {
 			continue
 		}
+		match := matches(s.target.Selector)
 		for name, a := range r.MergedAggregates(s.vpa.Namespace, s.vpa.Name, s.target.Selector, s.model) {
 			if !a.IsEmpty() {
-				jobs = append(jobs, job{vpaContainer{s.vpa.Namespace, s.vpa.Name, name}, s.vpa.Name, "VerticalPodAutoscaler", s.target.Selector, s.model, a})
+				m, ns := s.model, s.vpa.Namespace
+				jobs = append(jobs, job{vpaContainer{ns, s.vpa.Name, name}, s.vpa.Name, "VerticalPodAutoscaler", func(now time.Time) recommender.AggregateCheckpoint {
+					return m.SaveAggregate(a, r.state.Feeding(ns, name, match), now)
+				}})
 			}
 		}
 	}
 	for _, h := range hvpas {
 		owner := hvpaOwner(h.hvpa.Name)
-		for name, a := range r.MergedAggregates(h.hvpa.Namespace, owner, h.target.Selector, h.model) {
-			if !a.IsEmpty() {
-				jobs = append(jobs, job{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, "Hvpa", h.target.Selector, h.model, a})
+		r.state.Totals(h.hvpa.Namespace, owner, func(name string, t *recommender.WorkloadTotal) {
+			if !t.Aggregate.IsEmpty() {
+				jobs = append(jobs, job{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, "Hvpa", t.Checkpoint})
 			}
-		}
+		})
 	}
 	sort.Slice(jobs, func(i, j int) bool {
 		wi, wj := r.written[jobs[i].key], r.written[jobs[j].key]
@@ -160,7 +162,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 			break
 		}
 		now := r.Clock.Now()
-		status := toCheckpoint(j.model.SaveAggregate(j.a, r.feeding(j.key, j.selector), now), now)
+		status := toCheckpoint(j.save(now), now)
 		if err := r.saveCheckpoint(ctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
 			log.FromContext(ctx).Error(err, "writing checkpoint", "vpa", j.key.ns+"/"+j.key.vpa, "container", j.key.container)
 			continue
@@ -171,28 +173,13 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	r.Metrics.CheckpointsWritten.Add(float64(written))
 }
 
-// feeding returns the pod containers whose samples the merged aggregate of one VPA container holds.
-func (r *Recommender) feeding(k vpaContainer, sel labels.Selector) []*recommender.Container {
-	var out []*recommender.Container
-	for _, ck := range r.contsByNS[k.ns] {
-		cs := r.containers[ck]
-		if cs == nil || ck.container != k.container {
-			continue
-		}
-		if a := r.aggs[cs.agg]; a != nil && sel.Matches(a.labels) {
-			out = append(out, cs.state)
-		}
-	}
-	return out
-}
-
 func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
 	cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
 	name := CheckpointName(owner, container)
 	var lbls map[string]string
 	if kind == "Hvpa" {
 		name = "hvpa-" + name
-		lbls = map[string]string{OwnerKindLabel: "Hvpa"}
+		lbls = map[string]string{OwnerKindLabel: "Hvpa", HistoryLabel: HistoryWorkloadTotal}
 	}
 	key := types.NamespacedName{Namespace: ns, Name: name}
 	err := r.Client.Get(ctx, key, cp)
@@ -207,6 +194,11 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 		}
 	case err != nil:
 		return err
+	case kind == "Hvpa" && cp.Labels[HistoryLabel] != HistoryWorkloadTotal && cp.Spec.VPAObjectName == owner && cp.Spec.ContainerName == container:
+		cp.Labels = lbls // an earlier version's per-pod history of this Hvpa: replaced by the workload total
+		if err := r.Client.Update(ctx, cp); err != nil {
+			return err
+		}
 	case cp.Spec.VPAObjectName != owner || cp.Spec.ContainerName != container || (cp.Labels[OwnerKindLabel] == "Hvpa") != (kind == "Hvpa"):
 		return fmt.Errorf("checkpoint %s belongs to %s/%s (%s), not to %s %s container %s: the names collide; rename one of the objects",
 			name, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Labels[OwnerKindLabel], kind, owner, container)
@@ -255,8 +247,9 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 		key := vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}
 		if isHvpa {
 			key.vpa = hvpaOwner(key.vpa)
+			r.state.DropTotals(key.ns, key.vpa)
 		}
-		delete(r.initial, key)
+		r.state.DropInitial(recommender.OwnerKey{Namespace: key.ns, Owner: key.vpa, Container: key.container})
 		delete(r.written, key)
 		deleted++
 	}
@@ -269,3 +262,10 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 // OwnerKindLabel marks checkpoints written for an Hvpa (named hvpa-<name>-<container>): they are orphans when
 // their Hvpa is gone.
 const OwnerKindLabel = "autoscaling.hvpa.dev/owner-kind"
+
+// HistoryLabel says what history an Hvpa checkpoint holds; HistoryWorkloadTotal: the workload total of one
+// container (SCALING.md section 2), not a per-pod history.
+const (
+	HistoryLabel         = "autoscaling.hvpa.dev/history"
+	HistoryWorkloadTotal = "workload-total"
+)

@@ -3,26 +3,33 @@ package vpa
 import (
 	"context"
 	"sync"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 // HvpaRecommendation is the embedded recommendation of one Hvpa (spec.vpa.deploy), computed by the
 // recommender from the same model and usage as standalone VPAs.
 type HvpaRecommendation struct {
-	Recommendation *vpav1.RecommendedPodResources
-	// Confidence is the days of history behind it.
+	// Load is the replica-aware recommendation (SCALING.md section 2): per container, the load of the whole
+	// workload that its workload total recommends; the Hvpa's total for c replicas is load + c x base.
+	Load []recommender.ContainerLoad
+	// Confidence is the days of history behind the load (the lowest over the containers).
 	Confidence float64
+	// Pods is the number of running pods of the target in the run that made it.
+	Pods int
 }
 
 // hvpaRecs holds the latest embedded recommendations; read by the Hvpa controller.
@@ -54,6 +61,9 @@ type servedHvpa struct {
 	hvpa   *hvpav1alpha1.Hvpa
 	target workload.Target
 	model  *recommender.Model
+	// base is spec.baseResourcesPerReplica: the per-pod part of usage that is not load (SCALING.md section 2)
+	base [scaling.NumResources]*scaling.ChangeParams
+	pods int // running pods of the target this run
 }
 
 // hvpaView is what one run needs to know about Hvpas, from one list and one target resolution per Hvpa.
@@ -90,7 +100,11 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 		if err != nil {
 			continue
 		}
-		v.served = append(v.served, &servedHvpa{hvpa: h, target: t, model: r.model(cfg)})
+		spec, errs := scaling.FromHvpa(h)
+		if len(errs) > 0 { // the Hvpa controller reports an invalid spec
+			continue
+		}
+		v.served = append(v.served, &servedHvpa{hvpa: h, target: t, model: r.model(cfg), base: spec.Base})
 	}
 	return v
 }
@@ -99,10 +113,10 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
 	recs := map[types.NamespacedName]HvpaRecommendation{}
 	for _, s := range list {
-		merged := r.MergedAggregates(s.hvpa.Namespace, hvpaOwner(s.hvpa.Name), s.target.Selector, s.model)
-		rec, conf := Recommendation(s.model, merged, s.hvpa.Spec.VPA.Template.ResourcePolicy)
-		if rec != nil {
-			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = HvpaRecommendation{Recommendation: rec, Confidence: conf}
+		rp := s.hvpa.Spec.VPA.Template.ResourcePolicy
+		load, conf := r.state.WorkloadRecommendation(s.hvpa.Namespace, hvpaOwner(s.hvpa.Name), func(c string) recommender.Policy { return recommender.PolicyFor(rp, c) })
+		if len(load) > 0 {
+			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = HvpaRecommendation{Load: load, Confidence: max(conf, 0), Pods: s.pods}
 		}
 	}
 	r.hvpa.mu.Lock()
@@ -111,7 +125,7 @@ func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
 	r.hvpa.mu.Unlock()
 	for _, s := range list {
 		key := types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}
-		if before, now := old[key], recs[key]; !equality.Semantic.DeepEqual(before.Recommendation, now.Recommendation) {
+		if before, now := old[key], recs[key]; !equality.Semantic.DeepEqual(before.Load, now.Load) {
 			select {
 			case r.hvpa.changes <- event.GenericEvent{Object: s.hvpa}:
 			default:
@@ -135,4 +149,83 @@ func (r *Recommender) inNamespaces(ns string) bool {
 		}
 	}
 	return false
+}
+
+// workloadLoads sums one run's usage per Hvpa container into the workload's load (SCALING.md section 2):
+// L = sum over the target's live pods of max(0, usage - base(request of that pod)).
+type workloadLoads map[recommender.OwnerKey]*workloadLoad
+
+type workloadLoad struct {
+	h                 *servedHvpa
+	cpuMilli, memory  float64
+	hasCPU, hasMemory bool
+	at                time.Time // the newest sample of the sum
+}
+
+func (l workloadLoads) add(h *servedHvpa, p *corev1.Pod, u metrics.ContainerUsage) {
+	key := recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: u.Container}
+	ld := l[key]
+	if ld == nil {
+		ld = &workloadLoad{h: h}
+		l[key] = ld
+	}
+	cpuReq, memReq := containerRequests(p, u.Container)
+	if u.CPUMilli >= 0 {
+		ld.cpuMilli += max(0, float64(u.CPUMilli)-h.base[scaling.CPU].Base(cpuReq))
+		ld.hasCPU = true
+	}
+	if u.MemoryBytes >= 0 {
+		ld.memory += max(0, float64(u.MemoryBytes)-h.base[scaling.Memory].Base(memReq))
+		ld.hasMemory = true
+	}
+	if u.Time.After(ld.at) {
+		ld.at = u.Time
+	}
+}
+
+// record adds every sum as one sample of its workload total.
+func (l workloadLoads) record(st *recommender.State, now time.Time) {
+	for key, ld := range l {
+		cpu, mem := -1.0, -1.0
+		if ld.hasCPU {
+			cpu = ld.cpuMilli / 1000
+		}
+		if ld.hasMemory {
+			mem = ld.memory
+		}
+		st.Total(ld.h.model, key, now).AddLoad(ld.at, cpu, mem)
+	}
+}
+
+// recordOOM raises the memory total of the OOM-killed container to at least replicas x bump, the bump of
+// the killed pod as upstream makes it from max(request, its window peak); in load terms that is
+// replicas x (bump - base(request)).
+func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.Time, request, peak float64, now time.Time) {
+	bump := h.model.OOMNeeded(max(request, peak))
+	needed := float64(max(h.pods, 1)) * max(0, bump-h.base[scaling.Memory].Base(request))
+	st.Total(h.model, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now).RecordOOM(at, needed)
+}
+
+// containerRequests is a container's requests in force (millicores, bytes; 0 when unset): status.resources
+// after an in-place resize, else the spec.
+func containerRequests(p *corev1.Pod, name string) (float64, float64) {
+	var l corev1.ResourceList
+	for _, c := range p.Spec.Containers {
+		if c.Name == name {
+			l = c.Resources.Requests
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == name && cs.Resources != nil && cs.Resources.Requests != nil {
+			l = cs.Resources.Requests
+		}
+	}
+	var cpu, mem float64
+	if q, ok := l[corev1.ResourceCPU]; ok {
+		cpu = float64(q.MilliValue())
+	}
+	if q, ok := l[corev1.ResourceMemory]; ok {
+		mem = float64(q.Value())
+	}
+	return cpu, mem
 }

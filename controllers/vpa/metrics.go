@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
 
@@ -50,7 +51,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		CheckpointsWritten: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "checkpoints_written_total",
 			Help: "VerticalPodAutoscalerCheckpoint objects written."}),
 		Target: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "target",
-			Help: "Recommended per-pod target of a container of a VerticalPodAutoscaler or an Hvpa (kind), in cores or bytes."},
+			Help: "Recommended per-pod target of a container of a VerticalPodAutoscaler or an Hvpa (kind), in cores or bytes; for an Hvpa, the target of its workload's load divided by its running pods."},
 			[]string{"namespace", "kind", "object", "container", "resource"}),
 		Usage: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "usage",
 			Help: "Mean usage per pod of a container over the running pods a VerticalPodAutoscaler or an Hvpa (kind) selects, from the latest metrics API read, in cores or bytes."},
@@ -83,8 +84,8 @@ func (m *Metrics) setObjects(list []*served) {
 }
 
 // observeQuality compares a usage sample with the target in force for its container, when one is known.
-func (m *Metrics) observeQuality(r *Recommender, cs *containerState, u metrics.ContainerUsage) {
-	t, ok := r.lastTarget[cs.agg]
+func (m *Metrics) observeQuality(r *Recommender, cs *recommender.PodContainer, u metrics.ContainerUsage) {
+	t, ok := r.lastTarget[cs.Aggregate]
 	if !ok {
 		return
 	}
@@ -142,8 +143,16 @@ func (m *Metrics) setTargets(list []*served, hvpas map[types.NamespacedName]Hvpa
 	for _, s := range list {
 		add(s.vpa.Namespace, objectRef{kindVPA, s.vpa.Name}, s.rec)
 	}
-	for k, r := range hvpas {
-		add(k.Namespace, objectRef{kindHvpa, k.Name}, r.Recommendation)
+	for k, r := range hvpas { // an Hvpa's target per pod: its workload load's target shared by the running pods
+		n := float64(max(r.Pods, 1))
+		for _, l := range r.Load {
+			if l.Target.CPUMilli >= 0 {
+				values[objectSeries{k.Namespace, kindHvpa, k.Name, l.Container, "cpu"}] = float64(l.Target.CPUMilli) / 1000 / n
+			}
+			if l.Target.MemoryBytes >= 0 {
+				values[objectSeries{k.Namespace, kindHvpa, k.Name, l.Container, "memory"}] = float64(l.Target.MemoryBytes) / n
+			}
+		}
 	}
 	m.targetSeries = publish(m.Target, m.targetSeries, values)
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
 
@@ -53,7 +54,7 @@ func TestTargetMetric(t *testing.T) {
 		return &served{vpa: &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}, rec: r}
 	}
 	m.setTargets([]*served{vpa("web", rec("app", "250m", "1Gi")), vpa("none", nil)},
-		map[types.NamespacedName]HvpaRecommendation{{Namespace: "ns", Name: "h"}: {Recommendation: rec("main", "2", "")}})
+		map[types.NamespacedName]HvpaRecommendation{{Namespace: "ns", Name: "h"}: {Pods: 2, Load: []recommender.ContainerLoad{{Container: "main", Target: recommender.Amounts{CPUMilli: 4000, MemoryBytes: -1}}}}})
 	want := map[string]float64{
 		"ns/VerticalPodAutoscaler/web/app/cpu":    0.25,
 		"ns/VerticalPodAutoscaler/web/app/memory": 1 << 30,

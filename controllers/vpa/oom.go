@@ -18,22 +18,29 @@ import (
 
 // observeOOMs records OOM kills from pod status (current or last state terminated with reason OOMKilled) and
 // containers evicted by the kubelet under memory pressure (Evicted events). Each kill is recorded once.
-func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.NamespacedName]*corev1.Pod, models map[types.NamespacedName]*recommender.Model, now time.Time) {
+func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.NamespacedName]*corev1.Pod, models map[types.NamespacedName]*recommender.Model,
+	hvpas map[types.NamespacedName]*servedHvpa, now time.Time) {
 	record := func(p *corev1.Pod, container string, at time.Time, request float64, key string) {
-		if _, seen := r.oomSeen[key]; seen {
+		if !r.state.FirstOOM(key, now) {
 			return
 		}
-		r.oomSeen[key] = now
 		m := models[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
 		if m == nil {
 			m = r.model(r.Base)
 		}
 		cs := r.container(m, p, container, now)
-		if err := m.RecordOOM(cs.state, at, request); err != nil {
+		peak, _ := cs.State.OpenWindowPeak()
+		if err := m.RecordOOM(cs.State, at, request); err != nil {
 			log.FromContext(ctx).V(1).Info("OOM not recorded", "pod", p.Namespace+"/"+p.Name, "container", container, "reason", err.Error())
 			return
 		}
 		r.Metrics.OOMs.Inc()
+		if h := hvpas[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]; h != nil {
+			if request <= 0 {
+				request = cs.State.MemoryRequest
+			}
+			h.recordOOM(r.state, container, at, request, peak, now)
+		}
 	}
 	for _, p := range pods {
 		for _, cs := range p.Status.ContainerStatuses {

@@ -62,23 +62,6 @@ func DefaultOptions() Options {
 		CheckpointGCInterval: 10 * time.Minute, LowConfidenceDays: 1}
 }
 
-type aggKey struct{ ns, container, labels string }
-
-type aggState struct {
-	agg    *recommender.Aggregate
-	labels labels.Set
-}
-
-type containerKey struct {
-	ns, pod, container string
-}
-
-type containerState struct {
-	state    *recommender.Container
-	agg      aggKey
-	lastSeen time.Time
-}
-
 // vpaContainer names one container of one VPA (a checkpoint).
 type vpaContainer struct{ ns, vpa, container string }
 
@@ -93,18 +76,14 @@ type Recommender struct {
 	Opts     Options
 	Metrics  *Metrics
 
-	mu           sync.Mutex
-	hvpa         hvpaRecs
-	aggsByNS     map[string][]aggKey       // rebuilt every run
-	contsByNS    map[string][]containerKey // rebuilt every run
-	models       map[recommender.Config]*recommender.Model
-	aggs         map[aggKey]*aggState
-	containers   map[containerKey]*containerState
-	initial      map[vpaContainer]*recommender.Aggregate
-	oomSeen      map[string]time.Time
+	mu     sync.Mutex
+	hvpa   hvpaRecs
+	models map[recommender.Config]*recommender.Model
+	// state is the model's memory (pod containers, aggregates, initial history, Hvpa workload totals)
+	state        *recommender.State
 	written      map[vpaContainer]time.Time
 	firstRec     map[types.UID]bool
-	lastTarget   map[aggKey]recommender.Amounts // the target in force per aggregate, for the quality metric
+	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
 	bootstrapped bool
 }
@@ -130,9 +109,8 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 		m = NewMetrics(nil)
 	}
 	return &Recommender{Client: c, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
-		models: map[recommender.Config]*recommender.Model{}, aggs: map[aggKey]*aggState{}, containers: map[containerKey]*containerState{},
-		initial: map[vpaContainer]*recommender.Aggregate{}, oomSeen: map[string]time.Time{}, written: map[vpaContainer]time.Time{},
-		firstRec: map[types.UID]bool{}, lastTarget: map[aggKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
+		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{},
+		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
 // NeedLeaderElection: only the leader writes recommendations and checkpoints.
@@ -276,6 +254,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 	podIndex := map[types.NamespacedName]*corev1.Pod{}
 	podModel := map[types.NamespacedName]*recommender.Model{}
+	podHvpa := map[types.NamespacedName]*servedHvpa{} // the Hvpa whose workload total a pod's usage feeds
 	owners := map[types.NamespacedName][]objectRef{}  // the VPAs and Hvpas that select a pod (the usage metric)
 	allPods := map[types.NamespacedName]*corev1.Pod{} // evicted pods are Failed: evictions are looked up here
 	for i := range pods.Items {
@@ -297,6 +276,10 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		for _, h := range hvpaByNS[p.Namespace] {
 			if h.target.Selector.Matches(labels.Set(p.Labels)) {
 				owners[key] = append(owners[key], objectRef{kindHvpa, h.hvpa.Name})
+				if _, ok := podHvpa[key]; !ok {
+					podHvpa[key] = h
+					h.pods++
+				}
 				if _, ok := podModel[key]; !ok {
 					podModel[key] = h.model
 				}
@@ -320,6 +303,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 	now := r.Clock.Now()
 	sums := usageSums{}
+	loads := workloadLoads{}
 	for _, u := range usage {
 		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Pod}
 		p, ok := podIndex[key]
@@ -327,28 +311,31 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 			continue
 		}
 		sums.add(u.Namespace, owners[key], u)
+		if h := podHvpa[key]; h != nil {
+			loads.add(h, p, u)
+		}
 		m := podModel[key]
 		if m == nil {
 			m = r.model(r.Base)
 		}
 		cs := r.container(m, p, u.Container, now)
 		if u.CPUMilli >= 0 {
-			m.AddCPU(cs.state, u.Time, float64(u.CPUMilli)/1000)
+			m.AddCPU(cs.State, u.Time, float64(u.CPUMilli)/1000)
 		}
 		if u.MemoryBytes >= 0 {
-			m.AddMemory(cs.state, u.Time, float64(u.MemoryBytes))
+			m.AddMemory(cs.State, u.Time, float64(u.MemoryBytes))
 		}
 		r.Metrics.observeQuality(r, cs, u)
 	}
 	r.Metrics.setUsage(sums)
+	loads.record(r.state, now)
 	t = step("usage", t)
 
 	// 4. OOM kills from pod status and kubelet evictions
-	r.observeOOMs(ctx, podIndex, allPods, podModel, now)
+	r.observeOOMs(ctx, podIndex, allPods, podModel, podHvpa, now)
 	t = step("oom", t)
 
 	// 5. recommendations and status
-	r.indexByNamespace()
 	for _, s := range list {
 		if err := r.updateStatus(ctx, s); err != nil {
 			logger.Error(err, "updating status", "vpa", klog.KObj(s.vpa))
@@ -356,7 +343,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 	r.updateHvpaRecommendations(hvpas)
 	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
-	r.Metrics.Aggregates.Set(float64(len(r.aggs)))
+	r.Metrics.Aggregates.Set(float64(r.state.NumAggregates()))
 	t = step("status", t)
 
 	// 6. checkpoints and garbage collection
@@ -409,18 +396,6 @@ func (r *Recommender) serves(v *vpav1.VerticalPodAutoscaler) bool {
 	return v.Spec.Recommenders[0].Name == r.Opts.Name
 }
 
-// indexByNamespace rebuilds the per-namespace index of aggregates and pod containers.
-func (r *Recommender) indexByNamespace() {
-	r.aggsByNS = map[string][]aggKey{}
-	for k := range r.aggs {
-		r.aggsByNS[k.ns] = append(r.aggsByNS[k.ns], k)
-	}
-	r.contsByNS = map[string][]containerKey{}
-	for k := range r.containers {
-		r.contsByNS[k.ns] = append(r.contsByNS[k.ns], k)
-	}
-}
-
 // forgetGone drops what the recommender remembers about VPAs that no longer exist.
 func (r *Recommender) forgetGone(vpas []vpav1.VerticalPodAutoscaler) {
 	uids := map[types.UID]bool{}
@@ -434,60 +409,23 @@ func (r *Recommender) forgetGone(vpas []vpav1.VerticalPodAutoscaler) {
 	}
 }
 
-// labelKey is the canonical form of a pod's labels (the aggregation key).
-func labelKey(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(l[k])
-		b.WriteByte(',')
-	}
-	return b.String()
-}
-
 // container returns the state of one container of one pod, creating it and its aggregate as needed.
-func (r *Recommender) container(m *recommender.Model, p *corev1.Pod, name string, now time.Time) *containerState {
-	ck := containerKey{p.Namespace, p.Name, name}
-	if cs, ok := r.containers[ck]; ok {
-		cs.lastSeen = now
-		return cs
-	}
-	ak := aggKey{p.Namespace, name, labelKey(p.Labels)}
-	a, ok := r.aggs[ak]
-	if !ok {
-		a = &aggState{agg: m.NewAggregate(), labels: labels.Set(p.Labels)}
-		a.agg.LastUpdate = now // an aggregate that never gets a sample expires too
-		r.aggs[ak] = a
-	}
-	cs := &containerState{state: m.NewContainer(a.agg), agg: ak, lastSeen: now}
-	r.containers[ck] = cs
-	return cs
+func (r *Recommender) container(m *recommender.Model, p *corev1.Pod, name string, now time.Time) *recommender.PodContainer {
+	return r.state.Container(m, recommender.ContainerKey{Namespace: p.Namespace, Pod: p.Name, Container: name}, recommender.LabelKey(p.Labels), p.Labels, now)
 }
 
-// collect forgets pod containers not seen for a memory aggregation interval and aggregates without samples
-// for the memory history (8 days).
+// collect forgets pod containers not seen for a memory aggregation interval, aggregates and workload totals
+// without samples for the memory history (8 days), and the quality metric's targets of forgotten aggregates.
 func (r *Recommender) collect(now time.Time) {
-	base := r.model(r.Base)
-	for k, cs := range r.containers {
-		if now.Sub(cs.lastSeen) > base.Config.MemoryAggregationInterval {
-			delete(r.containers, k)
-		}
-	}
-	for k, a := range r.aggs {
-		if base.Expired(a.agg, now) {
-			delete(r.aggs, k)
+	r.state.Collect(r.model(r.Base), now)
+	for k := range r.lastTarget {
+		if _, ok := r.state.Aggregate(k); !ok {
 			delete(r.lastTarget, k)
 		}
 	}
-	for k, seen := range r.oomSeen {
-		if now.Sub(seen) > base.Config.MemoryHistory() {
-			delete(r.oomSeen, k)
-		}
-	}
+}
+
+// matches is a selector as the state's aggregate filter.
+func matches(sel labels.Selector) func(string, map[string]string) bool {
+	return func(_ string, l map[string]string) bool { return sel.Matches(labels.Set(l)) }
 }

@@ -255,6 +255,56 @@ var _ = Describe("the recommender", func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, &vpav1.VerticalPodAutoscalerCheckpoint{})).To(Succeed())
 	})
 
+	It("models an Hvpa's whole workload: load above the base summed over the pods, kept through a restart by its checkpoint", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "wl", "app")
+		pods := runPods(ctx, ns, "wl", 2, corev1.ResourceList{"cpu": resource.MustParse("500m"), "memory": resource.MustParse("1Gi")}, "app")
+		for _, p := range pods {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 300, MemoryBytes: 400 * mi})
+		}
+		base := resource.MustParse("100m")
+		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl"}, Spec: hvpav1alpha1.HvpaSpec{
+			TargetRef:               autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "wl"},
+			VPA:                     &hvpav1alpha1.VpaSpec{Deploy: true},
+			BaseResourcesPerReplica: &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Value: &base}},
+			ScalingIntervals:        []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](4)}}}}
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		r := newRecommender(nil, nil)
+		runs(r, 3)
+		key := client.ObjectKeyFromObject(h)
+		rec, ok := r.HvpaRecommendation(key)
+		Expect(ok).To(BeTrue())
+		Expect(rec.Load).To(HaveLen(1))
+		withinBucket := func(a, b int64) bool { return float64(max(a, b)) <= float64(min(a, b))*1.051+1 }
+		// L = 2 pods x (300m - 100m base) = 400m, x1.15 margin, at its histogram bucket's end; memory has no base
+		load := rec.Load[0].Target
+		Expect(withinBucket(load.CPUMilli, 460)).To(BeTrue(), "cpu load %dm, want about 460m", load.CPUMilli)
+		Expect(withinBucket(load.MemoryBytes, 920*mi)).To(BeTrue(), "memory load %d, want about 920Mi", load.MemoryBytes)
+		Expect(rec.Pods).To(Equal(2))
+		Expect(rec.Confidence).To(BeNumerically("<", 1))
+
+		By("writing the workload total as the Hvpa's checkpoint")
+		cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hvpa-wl-app"}, cp)).To(Succeed())
+		Expect(cp.Labels).To(HaveKeyWithValue(vpactrl.HistoryLabel, vpactrl.HistoryWorkloadTotal))
+		Expect(cp.Status.TotalSamplesCount).To(Equal(3), "one sample of the whole workload per run, not one per pod")
+
+		By("restarting: the same total from the checkpoint alone")
+		played.Clear()
+		restarted := newRecommender(nil, nil)
+		runs(restarted, 1)
+		after, ok := restarted.HvpaRecommendation(key)
+		Expect(ok).To(BeTrue())
+		Expect(after.Load[0].Target.CPUMilli).To(Equal(load.CPUMilli))
+		for _, p := range pods { // the memory peak of the open window comes back with the next samples
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 300, MemoryBytes: 400 * mi})
+		}
+		runs(restarted, 1)
+		after, _ = restarted.HvpaRecommendation(key)
+		Expect(after.Load[0].Target.CPUMilli).To(Equal(load.CPUMilli))
+		Expect(after.Load[0].Target.MemoryBytes).To(Equal(load.MemoryBytes))
+	})
+
 	It("serves the upstream documentation examples as upstream documents them", func() {
 		data, err := os.ReadFile("../../apis/autoscaling/testdata/upstream-vpa-examples.yaml")
 		Expect(err).NotTo(HaveOccurred())

@@ -22,26 +22,7 @@ import (
 // MergedAggregates merges, per container name, the aggregates of namespace ns whose pod labels the selector
 // matches, plus the initial history (from checkpoints or Prometheus) of the object named owner.
 func (r *Recommender) MergedAggregates(ns, owner string, sel labels.Selector, m *recommender.Model) map[string]*recommender.Aggregate {
-	out := map[string]*recommender.Aggregate{}
-	get := func(name string) *recommender.Aggregate {
-		a, ok := out[name]
-		if !ok {
-			a = m.NewAggregate()
-			out[name] = a
-		}
-		return a
-	}
-	for _, k := range r.aggsByNS[ns] {
-		if a := r.aggs[k]; a != nil && sel.Matches(a.labels) {
-			get(k.container).Merge(a.agg)
-		}
-	}
-	for k, a := range r.initial {
-		if k.ns == ns && k.vpa == owner {
-			get(k.container).Merge(a)
-		}
-	}
-	return out
+	return r.state.Merged(m, ns, owner, matches(sel))
 }
 
 // Recommendation computes the recommendation of merged aggregates under a resource policy, and the lowest
@@ -229,11 +210,9 @@ func (r *Recommender) rememberTargets(ns string, sel labels.Selector, rec *vpav1
 		}
 		byName[c.ContainerName] = a
 	}
-	for _, k := range r.aggsByNS[ns] {
-		if t, ok := byName[k.container]; ok {
-			if a := r.aggs[k]; a != nil && sel.Matches(a.labels) {
-				r.lastTarget[k] = t
-			}
+	r.state.Aggregates(ns, func(k recommender.AggregateKey, a *recommender.AggregateEntry) {
+		if t, ok := byName[k.Container]; ok && sel.Matches(labels.Set(a.Labels)) {
+			r.lastTarget[k] = t
 		}
-	}
+	})
 }

@@ -83,9 +83,11 @@ type Series struct {
 	Points                         []Point
 }
 
+// aggregate is what the simulator keeps beside one aggregate of the recommender state (one workload
+// container): its policy, the last recommendation and the output row.
 type aggregate struct {
 	ns, workload, container string
-	key                     string
+	key                     recommender.AggregateKey
 	agg                     *recommender.Aggregate
 	model                   *recommender.Model
 	policy                  recommender.Policy
@@ -118,21 +120,25 @@ func (w *workloadState) changed() {
 	}
 }
 
+// container is the simulator's handle on one pod container of the recommender state.
 type container struct {
-	state    *recommender.Container
-	agg      *aggregate
-	lastSeen int64
+	pc  *recommender.PodContainer
+	key recommender.ContainerKey
+	agg *aggregate
 }
 
 // Simulator runs a simulation.
 type Simulator struct {
-	opts       Options
-	model      *recommender.Model
-	models     map[recommender.Config]*recommender.Model
-	out        *bufio.Writer
-	aggs       map[string]*aggregate
+	opts   Options
+	model  *recommender.Model
+	models map[recommender.Config]*recommender.Model
+	out    *bufio.Writer
+	// state is the recommender state the cluster loop drives too: pod containers, aggregates (one group
+	// per workload), expiry
+	state      *recommender.State
+	aggs       map[recommender.AggregateKey]*aggregate
 	ordered    []*aggregate
-	containers map[string]*container
+	containers map[string]*container     // by namespace, pod and container name, for a lookup without allocation
 	workloads  map[string]*workloadState // ns/workload
 	key        []byte
 	nextTick   int64
@@ -167,7 +173,7 @@ func New(w io.Writer, opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Simulator{opts: opts, model: m, models: map[recommender.Config]*recommender.Model{cfg: m}, aggs: map[string]*aggregate{}, containers: map[string]*container{}, workloads: map[string]*workloadState{}}
+	s := &Simulator{opts: opts, model: m, models: map[recommender.Config]*recommender.Model{cfg: m}, state: recommender.NewState(), aggs: map[recommender.AggregateKey]*aggregate{}, containers: map[string]*container{}, workloads: map[string]*workloadState{}}
 	if w != nil {
 		s.out = bufio.NewWriterSize(w, 1<<20)
 		s.out.WriteString(OutputHeader + "\n")
@@ -220,9 +226,9 @@ func (s *Simulator) Add(row *trace.Row) {
 	c := s.container(row)
 	a := c.agg
 	t := time.Unix(row.Time, 0).UTC()
-	c.lastSeen = row.Time
+	c.pc.LastSeen = t
 	if row.HasMemReq {
-		c.state.MemoryRequest = float64(row.MemoryRequest)
+		c.pc.State.MemoryRequest = float64(row.MemoryRequest)
 	}
 	if row.OOM {
 		s.Stats.OOMs++
@@ -242,7 +248,7 @@ func (s *Simulator) Add(row *trace.Row) {
 	s.Stats.Samples++
 	s.score(a, row)
 	if row.HasCPU {
-		if a.model.AddCPU(c.state, t, float64(row.CPU)/1000) {
+		if a.model.AddCPU(c.pc.State, t, float64(row.CPU)/1000) {
 			a.dirty = true
 			if !a.counted && !a.policy.Off { // a new scaled container: the pod minimum is split anew
 				a.counted = true
@@ -254,7 +260,7 @@ func (s *Simulator) Add(row *trace.Row) {
 		}
 	}
 	if row.HasMemory {
-		if a.model.AddMemory(c.state, t, float64(row.Memory)) {
+		if a.model.AddMemory(c.pc.State, t, float64(row.Memory)) {
 			a.dirty = true
 		} else {
 			s.Stats.RejectedSamples++
@@ -272,7 +278,7 @@ func (s *Simulator) Add(row *trace.Row) {
 
 func (s *Simulator) flushOOMs() {
 	for _, o := range s.pendingOOMs {
-		if err := o.c.agg.model.RecordOOM(o.c.state, o.t, o.request); err != nil {
+		if err := o.c.agg.model.RecordOOM(o.c.pc.State, o.t, o.request); err != nil {
 			s.Stats.RejectedOOMs++
 		} else {
 			o.c.agg.dirty = true
@@ -309,14 +315,12 @@ func (s *Simulator) container(row *trace.Row) *container {
 	if c, ok := s.containers[string(s.key)]; ok {
 		return c
 	}
-	ck := string(s.key)
-	s.key = append(append(append(append(append(s.key[:0], row.Namespace...), 0), row.Workload...), 0), row.Container...)
-	a, ok := s.aggs[string(s.key)]
+	ns, workload, name := string(row.Namespace), string(row.Workload), string(row.Container)
+	ak := recommender.AggregateKey{Namespace: ns, Container: name, Group: workload}
+	a, ok := s.aggs[ak]
 	if !ok {
-		ns, workload := string(row.Namespace), string(row.Workload)
 		model := s.modelFor(ns, workload)
-		a = &aggregate{ns: ns, workload: workload, container: string(row.Container), key: string(s.key),
-			agg: model.NewAggregate(), model: model, policy: recommender.DefaultPolicy()}
+		a = &aggregate{ns: ns, workload: workload, container: name, key: ak, model: model, policy: recommender.DefaultPolicy()}
 		if s.opts.Policy != nil {
 			a.policy = s.opts.Policy(a.ns, a.workload, a.container)
 		}
@@ -325,8 +329,8 @@ func (s *Simulator) container(row *trace.Row) *container {
 			a.cur = Point{CPU: -1, Memory: -1}
 			s.series = append(s.series, a.series)
 		}
-		s.aggs[a.key] = a
-		i := sort.Search(len(s.ordered), func(i int) bool { return s.ordered[i].key >= a.key })
+		s.aggs[ak] = a
+		i := sort.Search(len(s.ordered), func(i int) bool { return less(a.key, s.ordered[i].key) || a.key == s.ordered[i].key })
 		s.ordered = append(s.ordered, nil)
 		copy(s.ordered[i+1:], s.ordered[i:])
 		s.ordered[i] = a
@@ -337,9 +341,22 @@ func (s *Simulator) container(row *trace.Row) *container {
 		a.wl = s.workloads[wk]
 		a.wl.aggs = append(a.wl.aggs, a)
 	}
-	c := &container{state: a.model.NewContainer(a.agg), agg: a}
-	s.containers[ck] = c
+	key := recommender.ContainerKey{Namespace: ns, Pod: string(row.Pod), Container: name}
+	c := &container{pc: s.state.Container(a.model, key, workload, nil, time.Unix(row.Time, 0).UTC()), key: key, agg: a}
+	a.agg = s.state.MustAggregate(ak)
+	s.containers[string(s.key)] = c
 	return c
+}
+
+// less orders aggregates by namespace, workload and container (the output order).
+func less(a, b recommender.AggregateKey) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	if a.Group != b.Group {
+		return a.Group < b.Group
+	}
+	return a.Container < b.Container
 }
 
 // tick writes the recommendation of every aggregate at time T (recomputing only those with new samples).
@@ -386,15 +403,15 @@ func (s *Simulator) tick(T int64) {
 }
 
 func (s *Simulator) collect(now time.Time) {
+	s.state.Collect(s.model, now)
 	for k, c := range s.containers {
-		idle := int64((c.agg.model.Config.MemoryAggregationInterval + s.opts.Interval) / time.Second)
-		if now.Unix()-c.lastSeen > idle {
+		if !s.state.HasContainer(c.key) {
 			delete(s.containers, k)
 		}
 	}
 	kept := s.ordered[:0]
 	for _, a := range s.ordered {
-		if a.model.Expired(a.agg, now) {
+		if _, ok := s.state.Aggregate(a.key); !ok {
 			delete(s.aggs, a.key)
 			for i, x := range a.wl.aggs {
 				if x == a {

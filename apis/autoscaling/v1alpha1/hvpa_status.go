@@ -23,15 +23,22 @@ type HvpaStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready, RecommendationProvided, ScalingActive, ScalingLimited, ConfigUnsupported.
+	// conditions: Ready, RecommendationProvided, LowConfidence, ScalingActive, ScalingLimited, ConfigUnsupported.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// recommendation is the embedded recommender's per-container recommendation for the target's pods.
+	// recommendation is the embedded recommender's per-container recommendation for the target's pods: the
+	// per-pod view, for the current replicas, of workloadRecommendation.
 	// +optional
 	Recommendation *vpav1.RecommendedPodResources `json:"recommendation,omitempty"`
+
+	// workloadRecommendation is what the embedded recommender's model of the WHOLE workload recommends
+	// (replica-aware): per container, the load of all pods together and the total it makes for the current
+	// replicas. A restart decides from it until the recommender has a fresh one.
+	// +optional
+	WorkloadRecommendation *WorkloadRecommendation `json:"workloadRecommendation,omitempty"`
 
 	// effectiveScalingIntervals are the intervals the decision uses, derived from spec.scalingIntervals.
 	// +optional
@@ -65,6 +72,35 @@ type EffectiveScalingInterval struct {
 	Up corev1.ResourceList `json:"up"`
 	// down is, per resource, the lower boundary of the total.
 	Down corev1.ResourceList `json:"down"`
+}
+
+// WorkloadRecommendation is the replica-aware recommendation of an Hvpa's embedded recommender.
+type WorkloadRecommendation struct {
+	// replicas the totals and the per-pod view (status.recommendation) are computed for.
+	Replicas int32 `json:"replicas"`
+	// containers are the recommendations per container.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Containers []ContainerLoad `json:"containers,omitempty"`
+}
+
+// ContainerLoad is the replica-aware recommendation of one container.
+type ContainerLoad struct {
+	// name of the container.
+	Name string `json:"name"`
+	// load is the recommended load of the whole workload: the target of the history of the sum over its pods
+	// of the usage above each pod's base (spec.baseResourcesPerReplica), uncapped.
+	// +optional
+	Load corev1.ResourceList `json:"load,omitempty"`
+	// lowerBound and upperBound of the load.
+	// +optional
+	LowerBound corev1.ResourceList `json:"lowerBound,omitempty"`
+	// +optional
+	UpperBound corev1.ResourceList `json:"upperBound,omitempty"`
+	// total is load + replicas x base(per-pod request): the total the decision uses.
+	// +optional
+	Total corev1.ResourceList `json:"total,omitempty"`
 }
 
 // HpaStatus records the HPA input.
@@ -163,7 +199,7 @@ const (
 )
 
 // BlockReason is why a part of a change was not applied.
-// +kubebuilder:validation:Enum=UpdatePolicy;MaintenanceWindow;StabilizationWindow;MinChange;Saturated
+// +kubebuilder:validation:Enum=UpdatePolicy;MaintenanceWindow;StabilizationWindow;MinChange;Saturated;LowConfidence
 type BlockReason string
 
 const (
@@ -177,6 +213,9 @@ const (
 	BlockReasonMinChange BlockReason = "MinChange"
 	// BlockReasonSaturated: the total is above the top interval; the workload cannot grow further.
 	BlockReasonSaturated BlockReason = "Saturated"
+	// BlockReasonLowConfidence: a replica scale-down decided from the embedded recommendation, whose history
+	// is shorter than the confidence threshold.
+	BlockReasonLowConfidence BlockReason = "LowConfidence"
 )
 
 // BlockedPart is one part of a change that was not applied.
@@ -206,6 +245,10 @@ const (
 	// ConditionConfigUnsupported is true when the Hvpa cannot act as configured (e.g. another autoscaler
 	// targets the same workload).
 	ConditionConfigUnsupported = "ConfigUnsupported"
+	// ConditionLowConfidence is true when the embedded recommendation rests on less history than the
+	// confidence threshold: replica scale-downs decided from it are blocked (scale-ups are not). Present only
+	// while the embedded recommender is on (spec.vpa.deploy).
+	ConditionLowConfidence = "LowConfidence"
 )
 
 // HvpaList is a list of Hvpa objects.

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/closedloop"
+)
+
+type closedLoopArgs struct {
+	trace, out, summary, report, model, hvpaFile string
+	compare                                      bool
+	interval                                     time.Duration
+}
+
+// runClosedLoop is `hvpa simulate --closed-loop`.
+func runClosedLoop(cmd *cobra.Command, sources []policySource, a closedLoopArgs) error {
+	var hvpas []policySource
+	for _, s := range sources {
+		if s.hvpa != nil {
+			hvpas = append(hvpas, s)
+		}
+	}
+	if len(hvpas) == 0 {
+		return fmt.Errorf("--closed-loop needs --hvpa FILE: the Hvpa objects whose intervals and policies scale the workloads (targetRef.name \"*\" applies to every workload no other object names)")
+	}
+	m, err := closedloop.ParseModel(a.model)
+	if err != nil {
+		return err
+	}
+	models := []closedloop.Model{m}
+	if a.compare {
+		models = []closedloop.Model{closedloop.ModelTotal, closedloop.ModelPerPod}
+	}
+	in, err := openInput(a.trace, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	var rows io.Writer
+	if a.out != "" {
+		rows = cmd.OutOrStdout()
+		if a.out != "-" {
+			f, err := os.Create(a.out)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			rows = f
+		}
+		bw := bufio.NewWriterSize(rows, 1<<20)
+		defer bw.Flush()
+		rows = bw
+	}
+	opts := closedloop.Options{Interval: a.interval, Models: models, Rows: rows,
+		HvpaFor: func(ns, workload string) *hvpav1alpha1.Hvpa {
+			if s := matchSource(hvpas, ns, workload); s != nil {
+				return s.hvpa
+			}
+			return nil
+		}}
+	if a.report != "" {
+		opts.SeriesStep = 10 * time.Minute
+	}
+	sim, err := closedloop.New(opts)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := sim.Run(bufio.NewReaderSize(in, 1<<20)); err != nil {
+		return fmt.Errorf("%s: %w", a.trace, err)
+	}
+	sums := sim.Summaries()
+	if len(sums) == 0 {
+		return fmt.Errorf("%s: no workload of the trace is named by an Hvpa of %s (targetRef.name, or \"*\" for every workload)", a.trace, a.hvpaFile)
+	}
+	w := cmd.ErrOrStderr()
+	fmt.Fprintf(w, "hvpa simulate --closed-loop: %d workloads x %d models in %s\n", len(sums)/len(models), len(models), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, "%-28s %-8s %8s %8s %9s %9s %9s %9s %6s %10s %10s\n", "WORKLOAD", "MODEL", "REPLICAS", "MAX", "CPU P/D", "CPU SHORT", "MEM P/D", "MEM SHORT", "OOMS", "REPL/DAY", "PERPOD/DAY")
+	for _, s := range sums {
+		fmt.Fprintf(w, "%-28s %-8s %8d %8d %9.3f %9.4f %9.3f %9.4f %6d %10.2f %10.2f\n", s.Namespace+"/"+s.Workload, s.Model, s.FinalReplicas, s.MaxReplicas,
+			s.CPUProvidedOverDemand, s.CPUShortfall, s.MemoryProvidedOverDemand, s.MemoryShortfall, s.OOMEvents, s.ReplicaChangesPerDay, s.PerPodChangesPerDay)
+	}
+	if a.summary != "" {
+		data, err := json.MarshalIndent(struct {
+			Workloads []closedloop.Summary `json:"workloads"`
+		}{sums}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(a.summary, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if a.report != "" {
+		f, err := os.Create(a.report)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := closedloop.WriteReport(f, a.trace, sums, sim.Series()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

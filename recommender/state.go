@@ -1,0 +1,349 @@
+package recommender
+
+import (
+	"sort"
+	"time"
+)
+
+// AggregateKey names one aggregate of the per-pod model: the history of one container name across the pods
+// of one group of a namespace. In the cluster the group is the pods' labels (LabelKey); in a trace it is the
+// workload.
+type AggregateKey struct{ Namespace, Container, Group string }
+
+// ContainerKey names one container of one pod.
+type ContainerKey struct{ Namespace, Pod, Container string }
+
+// OwnerKey names one container of one object (a VerticalPodAutoscaler or an Hvpa): its checkpoint, the
+// history it starts from, and, for an Hvpa, its workload total.
+type OwnerKey struct{ Namespace, Owner, Container string }
+
+// PodContainer is the state of one pod container: it feeds the aggregate named Aggregate.
+type PodContainer struct {
+	State     *Container
+	Aggregate AggregateKey
+	LastSeen  time.Time
+}
+
+// AggregateEntry is one aggregate of the per-pod model and the labels of the pods that feed it.
+type AggregateEntry struct {
+	Aggregate *Aggregate
+	Labels    map[string]string
+}
+
+// WorkloadTotal is the replica-aware history of one container of one workload (SCALING.md section 2): at
+// every sample the LOAD of the whole workload, sum over its live pods of max(0, usage - base), goes through
+// the same machinery as a pod container (decaying CPU histogram, memory peaks per window, OOM bump), kept
+// in one aggregate fed by one virtual container. A horizontal change does not move the load, so the total
+// it recommends never feeds back into itself.
+type WorkloadTotal struct {
+	Aggregate *Aggregate
+	feed      *Container
+	model     *Model
+}
+
+// State is the recommender's whole memory, as pure data: pod containers and the aggregates they feed,
+// the initial history of objects (checkpoints or Prometheus), the workload totals of Hvpas, the OOM kills
+// already recorded, and expiry. The cluster loop (controllers/vpa) and `hvpa simulate` both drive it, so
+// the simulator runs the cluster's bookkeeping.
+type State struct {
+	aggs       map[AggregateKey]*AggregateEntry
+	containers map[ContainerKey]*PodContainer
+	initial    map[OwnerKey]*Aggregate
+	totals     map[OwnerKey]*WorkloadTotal
+	oomSeen    map[string]time.Time
+	byNS       map[string][]AggregateKey // index of aggs, rebuilt when aggregates come or go
+}
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{aggs: map[AggregateKey]*AggregateEntry{}, containers: map[ContainerKey]*PodContainer{},
+		initial: map[OwnerKey]*Aggregate{}, totals: map[OwnerKey]*WorkloadTotal{}, oomSeen: map[string]time.Time{}}
+}
+
+// Container returns the state of a pod container, creating it (and the aggregate of its group) as needed;
+// now marks it as seen. labels are kept with a new aggregate for selectors.
+func (s *State) Container(m *Model, key ContainerKey, group string, labels map[string]string, now time.Time) *PodContainer {
+	if pc, ok := s.containers[key]; ok {
+		pc.LastSeen = now
+		return pc
+	}
+	ak := AggregateKey{key.Namespace, key.Container, group}
+	a, ok := s.aggs[ak]
+	if !ok {
+		a = &AggregateEntry{Aggregate: m.NewAggregate(), Labels: labels}
+		a.Aggregate.LastUpdate = now // an aggregate that never gets a sample expires too
+		s.aggs[ak] = a
+		s.byNS = nil
+	}
+	pc := &PodContainer{State: m.NewContainer(a.Aggregate), Aggregate: ak, LastSeen: now}
+	s.containers[key] = pc
+	return pc
+}
+
+// Aggregate returns one aggregate of the per-pod model.
+func (s *State) Aggregate(key AggregateKey) (*AggregateEntry, bool) {
+	a, ok := s.aggs[key]
+	return a, ok
+}
+
+// NumAggregates is the number of aggregates of the per-pod model.
+func (s *State) NumAggregates() int { return len(s.aggs) }
+
+// Aggregates calls fn for every aggregate of namespace ns.
+func (s *State) Aggregates(ns string, fn func(AggregateKey, *AggregateEntry)) {
+	if s.byNS == nil {
+		s.byNS = map[string][]AggregateKey{}
+		for k := range s.aggs {
+			s.byNS[k.Namespace] = append(s.byNS[k.Namespace], k)
+		}
+		for _, keys := range s.byNS { // a stable order: merging is floating-point addition
+			sort.Slice(keys, func(i, j int) bool {
+				if keys[i].Container != keys[j].Container {
+					return keys[i].Container < keys[j].Container
+				}
+				return keys[i].Group < keys[j].Group
+			})
+		}
+	}
+	for _, k := range s.byNS[ns] {
+		if a := s.aggs[k]; a != nil {
+			fn(k, a)
+		}
+	}
+}
+
+// SetInitial sets the history an object starts from (a checkpoint).
+func (s *State) SetInitial(key OwnerKey, a *Aggregate) { s.initial[key] = a }
+
+// DropInitial forgets an object's initial history (its checkpoint was deleted).
+func (s *State) DropInitial(key OwnerKey) { delete(s.initial, key) }
+
+// Merged merges, per container name, the aggregates of namespace ns whose group match accepts, plus the
+// initial history of owner.
+func (s *State) Merged(m *Model, ns, owner string, match func(group string, labels map[string]string) bool) map[string]*Aggregate {
+	out := map[string]*Aggregate{}
+	get := func(name string) *Aggregate {
+		a, ok := out[name]
+		if !ok {
+			a = m.NewAggregate()
+			out[name] = a
+		}
+		return a
+	}
+	s.Aggregates(ns, func(k AggregateKey, a *AggregateEntry) {
+		if match(k.Group, a.Labels) {
+			get(k.Container).Merge(a.Aggregate)
+		}
+	})
+	for k, a := range s.initial {
+		if k.Namespace == ns && k.Owner == owner {
+			get(k.Container).Merge(a)
+		}
+	}
+	return out
+}
+
+// Feeding returns the pod containers of namespace ns and container name whose aggregates match accepts:
+// the containers whose samples a merged aggregate holds (a checkpoint leaves their open windows out).
+func (s *State) Feeding(ns, container string, match func(group string, labels map[string]string) bool) []*Container {
+	var out []*Container
+	for ck, pc := range s.containers {
+		if ck.Namespace != ns || ck.Container != container {
+			continue
+		}
+		if a := s.aggs[pc.Aggregate]; a != nil && match(pc.Aggregate.Group, a.Labels) {
+			out = append(out, pc.State)
+		}
+	}
+	return out
+}
+
+// FirstOOM reports whether the OOM kill named key is new, and remembers it (at now) if so.
+func (s *State) FirstOOM(key string, now time.Time) bool {
+	if _, seen := s.oomSeen[key]; seen {
+		return false
+	}
+	s.oomSeen[key] = now
+	return true
+}
+
+// Total returns the workload total of one container of an Hvpa, creating it as needed.
+func (s *State) Total(m *Model, key OwnerKey, now time.Time) *WorkloadTotal {
+	if t, ok := s.totals[key]; ok {
+		return t
+	}
+	a := m.NewAggregate()
+	a.LastUpdate = now
+	t := &WorkloadTotal{Aggregate: a, feed: m.NewContainer(a), model: m}
+	s.totals[key] = t
+	return t
+}
+
+// LoadTotal replaces a workload total by restored history (a checkpoint).
+func (s *State) LoadTotal(m *Model, key OwnerKey, a *Aggregate) {
+	s.totals[key] = &WorkloadTotal{Aggregate: a, feed: m.NewContainer(a), model: m}
+}
+
+// Totals calls fn for every workload total of an owner, by container name.
+func (s *State) Totals(ns, owner string, fn func(container string, t *WorkloadTotal)) {
+	names := make([]string, 0, 2)
+	for k := range s.totals {
+		if k.Namespace == ns && k.Owner == owner {
+			names = append(names, k.Container)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fn(n, s.totals[OwnerKey{ns, owner, n}])
+	}
+}
+
+// DropTotals forgets the workload totals of an owner (it is gone).
+func (s *State) DropTotals(ns, owner string) {
+	for k := range s.totals {
+		if k.Namespace == ns && k.Owner == owner {
+			delete(s.totals, k)
+		}
+	}
+}
+
+// AddLoad records one sample of the workload's load at t: CPU cores and memory bytes summed over its live
+// pods, each above its pod's base (a negative value: none). It reports whether the CPU sample was taken (a
+// sample not newer than the last one is rejected, as for a pod container).
+func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) bool {
+	ok := false
+	if cpuCores >= 0 {
+		ok = t.model.AddCPU(t.feed, at, cpuCores)
+	}
+	if memoryBytes >= 0 {
+		t.model.AddMemory(t.feed, at, memoryBytes)
+	}
+	return ok
+}
+
+// RecordOOM raises the memory load of the current window to at least needed bytes (an OOM kill of one pod:
+// the caller makes needed = replicas x (bump - base)); a later smaller peak does not lower it.
+func (t *WorkloadTotal) RecordOOM(at time.Time, needed float64) {
+	t.model.addPeak(t.feed, at, needed, true)
+}
+
+// Checkpoint encodes the total at now (its open memory window left out, as for pod containers).
+func (t *WorkloadTotal) Checkpoint(now time.Time) AggregateCheckpoint {
+	return t.model.SaveAggregate(t.Aggregate, []*Container{t.feed}, now)
+}
+
+// Estimate is the load estimate of the total (target, bounds), with no pod minimum: the minimum applies to
+// the per-pod values made from it.
+func (t *WorkloadTotal) Estimate() (Estimates, bool) {
+	if t.Aggregate.IsEmpty() {
+		return Estimates{}, false
+	}
+	return t.model.estimate(t.Aggregate, 0, 0), true
+}
+
+// Collect forgets pod containers not seen for one memory aggregation interval, aggregates and totals
+// without a sample for the memory history, and remembered OOM kills older than that (m: the base model).
+func (s *State) Collect(m *Model, now time.Time) {
+	for k, pc := range s.containers {
+		if now.Sub(pc.LastSeen) > m.Config.MemoryAggregationInterval {
+			delete(s.containers, k)
+		}
+	}
+	for k, a := range s.aggs {
+		if m.Expired(a.Aggregate, now) {
+			delete(s.aggs, k)
+			s.byNS = nil
+		}
+	}
+	for k, t := range s.totals {
+		if t.model.Expired(t.Aggregate, now) {
+			delete(s.totals, k)
+		}
+	}
+	for k, seen := range s.oomSeen {
+		if now.Sub(seen) > m.Config.MemoryHistory() {
+			delete(s.oomSeen, k)
+		}
+	}
+}
+
+// ForgetContainer drops one pod container (e.g. a simulator that knows the pod is gone).
+func (s *State) ForgetContainer(key ContainerKey) { delete(s.containers, key) }
+
+// LabelKey is the canonical form of a pod's labels: the group of its aggregates in the cluster.
+func LabelKey(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	n := 0
+	for k, v := range l {
+		keys = append(keys, k)
+		n += len(k) + len(v) + 2
+	}
+	sort.Strings(keys)
+	b := make([]byte, 0, n)
+	for _, k := range keys {
+		b = append(b, k...)
+		b = append(b, '=')
+		b = append(b, l[k]...)
+		b = append(b, ',')
+	}
+	return string(b)
+}
+
+// HistoryContainer returns a new pod container that feeds the aggregate of a group (created as needed) and
+// is not kept: for history read once, such as a pod container's samples from Prometheus.
+func (s *State) HistoryContainer(m *Model, key AggregateKey, labels map[string]string) *Container {
+	a, ok := s.aggs[key]
+	if !ok {
+		a = &AggregateEntry{Aggregate: m.NewAggregate(), Labels: labels}
+		s.aggs[key] = a
+		s.byNS = nil
+	}
+	return m.NewContainer(a.Aggregate)
+}
+
+// ContainerLoad is what the workload total of one container recommends: the load of the whole workload
+// (usage above the per-pod base, summed over its pods), uncapped, in whole millicores and bytes (-1: the
+// resource is not controlled). The Hvpa's total for c replicas is Target + c x base (package scaling).
+type ContainerLoad struct {
+	Container                      string
+	Target, LowerBound, UpperBound Amounts
+}
+
+// WorkloadRecommendation is the load recommendation of every container of an owner with a workload total
+// and samples, by container name, and the lowest confidence (days of history) among them (-1: none).
+// Containers whose policy is Off are left out.
+func (s *State) WorkloadRecommendation(ns, owner string, policy func(container string) Policy) ([]ContainerLoad, float64) {
+	var out []ContainerLoad
+	confidence := -1.0
+	s.Totals(ns, owner, func(name string, t *WorkloadTotal) {
+		p := policy(name)
+		e, ok := t.Estimate()
+		if p.Off || !ok {
+			return
+		}
+		if c := t.Aggregate.Confidence(); confidence < 0 || c < confidence {
+			confidence = c
+		}
+		amounts := func(x Estimate) Amounts {
+			a := Amounts{CPUMilli: -1, MemoryBytes: -1}
+			if p.ControlCPU {
+				a.CPUMilli = roundUpTo(x.CPUMilli, t.model.Config.RoundCPUMillicores)
+			}
+			if p.ControlMem {
+				a.MemoryBytes = roundUpTo(x.MemoryBytes, t.model.Config.RoundMemoryBytes)
+			}
+			return a
+		}
+		out = append(out, ContainerLoad{Container: name, Target: amounts(e.Target), LowerBound: amounts(e.LowerBound), UpperBound: amounts(e.UpperBound)})
+	})
+	return out, confidence
+}
+
+// MustAggregate returns the aggregate of key, which the caller knows exists (it just made a container of it).
+func (s *State) MustAggregate(key AggregateKey) *Aggregate { return s.aggs[key].Aggregate }
+
+// HasContainer reports whether the state still holds a pod container.
+func (s *State) HasContainer(key ContainerKey) bool {
+	_, ok := s.containers[key]
+	return ok
+}
