@@ -166,22 +166,8 @@ func New(opts Options) (*Simulator, error) {
 
 // Run reads the whole trace.
 func (s *Simulator) Run(r io.Reader) error {
-	tr, err := trace.NewReader(r)
-	if err != nil {
+	if err := trace.Each(r, s.Add); err != nil {
 		return err
-	}
-	var row trace.Row
-	for {
-		err := tr.Next(&row)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := s.Add(&row); err != nil {
-			return err
-		}
 	}
 	return s.Finish()
 }
@@ -295,48 +281,42 @@ func (s *Simulator) Finish() error {
 	return s.step()
 }
 
-// Summaries returns the outcome of every simulated workload, by model, namespace and workload.
+// Summaries returns the outcome of every simulated workload, by namespace, workload and model.
 func (s *Simulator) Summaries() []Summary {
 	var out []Summary
-	for _, r := range s.runs {
-		for _, w := range r.workloads {
-			if w != nil {
-				out = append(out, w.summary())
-			}
-		}
+	for _, w := range s.simulated() {
+		out = append(out, w.summary())
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Workload != b.Workload {
-			return a.Workload < b.Workload
-		}
-		return a.Model < b.Model
-	})
 	return out
 }
 
 // Series returns the workloads' series (Options.SeriesStep), by namespace, workload and model.
 func (s *Simulator) Series() []*Series {
 	var out []*Series
+	for _, w := range s.simulated() {
+		if w.series != nil {
+			out = append(out, w.series)
+		}
+	}
+	return out
+}
+
+// simulated returns every simulated workload of every model, by namespace, workload and model.
+func (s *Simulator) simulated() []*workload {
+	var out []*workload
 	for _, r := range s.runs {
 		for _, w := range r.workloads {
-			if w != nil && w.series != nil {
-				out = append(out, w.series)
+			if w != nil {
+				out = append(out, w)
 			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
+		if a.key != b.key {
+			return a.key.ns < b.key.ns || (a.key.ns == b.key.ns && a.key.name < b.key.name)
 		}
-		if a.Workload != b.Workload {
-			return a.Workload < b.Workload
-		}
-		return a.Model < b.Model
+		return a.run.model < b.run.model
 	})
 	return out
 }

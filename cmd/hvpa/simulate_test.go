@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hvpa-dev/hvpa/closedloop"
 )
 
 const tinyTrace = `timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event
@@ -125,5 +129,80 @@ func TestSimulateErrors(t *testing.T) {
 	}
 	if _, _, err := runWithStdin(t, tinyTrace, "simulate", "--trace", "-", "--interval", "1500ms"); err == nil || !strings.Contains(err.Error(), "whole seconds") {
 		t.Errorf("--interval 1500ms: %v", err)
+	}
+}
+
+func TestSimulateClosedLoop(t *testing.T) {
+	dir := t.TempDir()
+	var trace bytes.Buffer
+	if err := closedloop.WriteDemand(&trace, closedloop.Demand{Shape: closedloop.ShapeStep, Workloads: 2, Pods: 1, Days: 0.5, Interval: time.Minute,
+		CPU: 400, Memory: 1 << 30, StepCPU: 2500, StepMemory: 3 << 30, StepEvery: 3 * time.Hour, CPURequest: 500, MemoryRequest: 2 << 30, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	summary, rows, report := filepath.Join(dir, "summary.json"), filepath.Join(dir, "rows.csv"), filepath.Join(dir, "report.html")
+	_, table, err := runWithStdin(t, trace.String(), "simulate", "--closed-loop", "--compare", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml",
+		"--out", rows, "--summary-json", summary, "--report", report)
+	if err != nil {
+		t.Fatalf("simulate --closed-loop: %v\n%s", err, table)
+	}
+	if !strings.Contains(table, "2 workloads x 2 models") || !strings.Contains(table, "ns/wl-1") {
+		t.Errorf("summary table:\n%s", table)
+	}
+	data, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Workloads []map[string]any `json:"workloads"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Workloads) != 4 {
+		t.Fatalf("%d summaries, want 2 workloads x 2 models: %s", len(got.Workloads), data)
+	}
+	keys := []string{"namespace", "workload", "model", "ticks", "final_replicas", "max_replicas", "cpu_provided_over_demand", "cpu_shortfall",
+		"memory_provided_over_demand", "memory_shortfall", "oom_events", "replica_changes_per_day", "per_pod_changes_per_day"}
+	for _, w := range got.Workloads {
+		for _, k := range keys {
+			if _, ok := w[k]; !ok {
+				t.Errorf("summary %v lacks %q", w, k)
+			}
+		}
+		if w["ticks"].(float64) != 720 || w["cpu_provided_over_demand"].(float64) < 1 {
+			t.Errorf("summary %v: want 720 ticks (12 h of minutes) and at least the demand provided", w)
+		}
+	}
+	out, err := os.ReadFile(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if lines[0] != closedloop.RowsHeader || len(lines) != 1+2*720 {
+		t.Errorf("rows: header %q and %d rows, want %q and %d", lines[0], len(lines)-1, closedloop.RowsHeader, 2*720)
+	}
+	page, err := os.ReadFile(report)
+	if err != nil || !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte("ns/wl-0")) {
+		t.Errorf("report: %v, %d bytes", err, len(page))
+	}
+}
+
+func TestSimulateClosedLoopErrors(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"no Hvpa":                 {[]string{"simulate", "--closed-loop", "--trace", "-"}, "--closed-loop needs --hvpa FILE"},
+		"unknown model":           {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml", "--model", "average"}, `--model "average": use total or per-pod`},
+		"compare without closed":  {[]string{"simulate", "--trace", "-", "--compare"}, "need --closed-loop"},
+		"no workload of the file": {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-kube-apiserver.yaml"}, "no workload of the trace is named by an Hvpa"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := runWithStdin(t, tinyTrace, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
 	}
 }

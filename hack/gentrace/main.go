@@ -2,7 +2,14 @@
 // --workloads workloads of --pods pods with --containers containers each, one sample per container per
 // --interval for --days days. Usage follows a day curve with per-container noise; deterministic per --seed.
 //
+// With --shape constant|step|diurnal it writes a DEMAND trace for `hvpa simulate --closed-loop` instead
+// (closedloop.WriteDemand): each workload's demand (the sum over its pods) at --cpu/--memory, switching to
+// --step-cpu/--step-memory every --step-every (step) or following a day curve of relative --amplitude
+// (diurnal), with relative --noise; workload i's levels are scaled by 1 + i x --spread.
+//
 //	go run ./hack/gentrace --workloads 5000 --pods 2 --containers 1 --days 1 > /tmp/big.csv
+//	go run ./hack/gentrace --shape step --workloads 3 --pods 1 --days 3 --cpu 400 --memory 1Gi \
+//	    --step-cpu 2500 --step-memory 5Gi --step-every 6h > /tmp/step.csv
 package main
 
 import (
@@ -14,6 +21,10 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/hvpa-dev/hvpa/closedloop"
 )
 
 func main() {
@@ -23,7 +34,36 @@ func main() {
 	days := flag.Float64("days", 1, "length of the trace in days")
 	interval := flag.Duration("interval", time.Minute, "sample interval")
 	seed := flag.Int64("seed", 1, "random seed")
+	shape := flag.String("shape", "", "write a demand trace of this shape: constant, step or diurnal (empty: the load-test trace)")
+	cpu := flag.Float64("cpu", 1000, "demand: a workload's CPU level in millicores")
+	memory := flag.String("memory", "2Gi", "demand: a workload's memory level (a quantity)")
+	stepCPU := flag.Float64("step-cpu", 3000, "demand (step): the other CPU level in millicores")
+	stepMemory := flag.String("step-memory", "4Gi", "demand (step): the other memory level (a quantity)")
+	stepEvery := flag.Duration("step-every", 6*time.Hour, "demand (step): time between level switches")
+	amplitude := flag.Float64("amplitude", 0.5, "demand (diurnal): relative amplitude of the day curve")
+	noise := flag.Float64("noise", 0.1, "demand: relative uniform noise")
+	spread := flag.Float64("spread", 0.5, "demand: workload i's levels are scaled by 1 + i x spread")
+	cpuReq := flag.Float64("cpu-request", 500, "demand: the pods' CPU request in millicores in the trace")
+	memReq := flag.String("memory-request", "2Gi", "demand: the pods' memory request in the trace (a quantity)")
 	flag.Parse()
+	if *shape != "" {
+		qty := func(name, v string) float64 {
+			q, err := resource.ParseQuantity(v)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "gentrace: --%s %q: %v\n", name, v, err)
+				os.Exit(2)
+			}
+			return q.AsApproximateFloat64()
+		}
+		d := closedloop.Demand{Shape: closedloop.Shape(*shape), Workloads: *workloads, Pods: *pods, Days: *days, Interval: *interval,
+			CPU: *cpu, Memory: qty("memory", *memory), StepCPU: *stepCPU, StepMemory: qty("step-memory", *stepMemory), StepEvery: *stepEvery,
+			Amplitude: *amplitude, Noise: *noise, Spread: *spread, CPURequest: *cpuReq, MemoryRequest: qty("memory-request", *memReq), Seed: *seed}
+		if err := closedloop.WriteDemand(os.Stdout, d); err != nil {
+			fmt.Fprintln(os.Stderr, "gentrace:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	defer w.Flush()
 	fmt.Fprintf(w, "# gentrace workloads=%d pods=%d containers=%d days=%g interval=%s seed=%d\n", *workloads, *pods, *containers, *days, *interval, *seed)

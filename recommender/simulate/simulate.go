@@ -183,20 +183,8 @@ func New(w io.Writer, opts Options) (*Simulator, error) {
 
 // Run reads the whole trace and flushes the output.
 func (s *Simulator) Run(r io.Reader) error {
-	tr, err := trace.NewReader(r)
-	if err != nil {
+	if err := trace.Each(r, func(row *trace.Row) error { s.Add(row); return nil }); err != nil {
 		return err
-	}
-	var row trace.Row
-	for {
-		err := tr.Next(&row)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		s.Add(&row)
 	}
 	s.Finish()
 	if s.out != nil {

@@ -212,3 +212,25 @@ func parseUint(b []byte) (int64, bool) {
 	}
 	return v, true
 }
+
+// Each reads every row of a trace and calls fn for it (the row is reused between calls), stopping at the
+// first error.
+func Each(r io.Reader, fn func(*Row) error) error {
+	tr, err := NewReader(r)
+	if err != nil {
+		return err
+	}
+	var row Row
+	for {
+		err := tr.Next(&row)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(&row); err != nil {
+			return err
+		}
+	}
+}
