@@ -3,6 +3,7 @@ package scaling
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -240,6 +241,12 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	for _, k := range st.Containers {
 		w, ok := applied[k.Name]
 		if !ok {
+			// a controlled container without a total this time (no recommendation yet, or an HPA without a
+			// reading at its bound) keeps the values in force: no information is no change
+			if pol := spec.PolicyFor(k.Name); !pol.Off && (pol.Controlled[CPU] || pol.Controlled[Memory]) {
+				d.Containers = append(d.Containers, ContainerDecision{Name: k.Name, Current: k, Wanted: k.Requests, Requests: k.Requests, Limits: k.Limits,
+					RequestsOnly: pol.ControlledValues == RequestsOnly})
+			}
 			continue
 		}
 		cd := ContainerDecision{Name: k.Name, Current: k, Wanted: wanted[k.Name].values, Requests: k.Requests, Notes: w.notes,
@@ -277,7 +284,7 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	if st.LimitRange != nil {
 		var fixed []Container // the pod's containers the decision does not scale count as they are
 		for _, k := range st.Containers {
-			if _, scaled := applied[k.Name]; !scaled {
+			if !slices.ContainsFunc(d.Containers, func(cd ContainerDecision) bool { return cd.Name == k.Name }) {
 				fixed = append(fixed, k)
 			}
 		}

@@ -64,7 +64,7 @@ func TestHPAAtItsBounds(t *testing.T) {
 		// nothing changes (h x the recorded basis would take the clamp for a measurement and ratchet)
 		"at max without a raw value: no HPA total, nothing changes": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 5, Min: 1, Max: 5, Basis: map[string]Values{"app": V(4000, -1)}}),
-			want: out{5, -1, -1, 4000, nil, false}},
+			want: out{5, 4000, -1, 4000, nil, false}},
 		"not at a bound: h x the recorded basis, the raw value unused": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 4, Min: 1, Max: 6, Raw: util(5, 2, 0.8), Basis: map[string]Values{"app": V(4000, -1)}}),
 			want: out{5, 3200, 16000, 4000, nil, false}},
@@ -73,7 +73,7 @@ func TestHPAAtItsBounds(t *testing.T) {
 			want: out{5, 4000, 20000, 4000, nil, false}},
 		"non-Utilization metrics: h is a floor, the raw value unused": {spec: func() *Spec { s := epSpec(); s.HPAUtilization = false; return s },
 			st:   hpaOnly(5, 4000, HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 2, 0.8)}),
-			want: out{5, -1, -1, 4000, nil, false}},
+			want: out{5, 4000, -1, 4000, nil, false}}, // no total: the pods keep their values
 		// pinned at minReplicas with the load below target: the pods shrink to usage / target
 		"pinned at min 1, 20% of 80%: the pod shrinks": {st: hpaOnly(1, 500,
 			HPAInput{Desired: 1, Min: 1, Max: 5, Raw: util(1, 0.2, 0.8), Basis: map[string]Values{"app": V(500, -1)}}),
@@ -83,7 +83,7 @@ func TestHPAAtItsBounds(t *testing.T) {
 			want: out{2, 375, 750, 1000, nil, false}},
 		"at min without a raw value: no HPA total, nothing changes": {spec: minTwoSpec, st: hpaOnly(2, 1000,
 			HPAInput{Desired: 2, Min: 2, Max: 5}),
-			want: out{2, -1, -1, 1000, nil, false}},
+			want: out{2, 1000, -1, 1000, nil, false}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -39,7 +39,7 @@ func TestLowConfidence(t *testing.T) {
 			want:  out{2, 2, 500, nil}},
 		"low confidence does not hold a scale-down to the HPA floor": {spec: func(s *Spec) { s.HPAUtilization = false },
 			c: 5, req: V(1000, -1), total: -1, low: true, state: withHPA(HPAInput{Desired: 3, Min: 1, Max: 5}),
-			want: out{3, 3, -1, nil}},
+			want: out{3, 3, 1000, nil}}, // no total for cpu: the pods keep their values
 		// cpu from the VPA asks for 2, memory from the VPA for 4: a scale-up wins anyway, nothing is held
 		"another VPA total scales up: nothing held": {c: 3, req: V(1000, 4*gi), total: 1000, low: true,
 			state: func(st *State) { st.Recommendation[0].UncappedTarget.Set(Memory, 30*gi/3) },
