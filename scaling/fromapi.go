@@ -455,6 +455,34 @@ func HPARaw(c int32, spec []autoscalingv2.MetricSpec, current []autoscalingv2.Me
 	return float64(c) * ratio
 }
 
+// HPARawFromUsage is h_raw from the workload's usage read at one time (summed over its pods and containers,
+// per resource): usage / (podRequests x target) of the HPA's Resource Utilization metrics (the template's; none
+// means the default 80% CPU), the largest over them, so that h_raw x the per-pod values in force is usage /
+// target. Unlike the HPA's status, it does not mix a pod count with an average over fewer pods while new pods
+// start. 0 when no such metric has both a usage and a request.
+func HPARawFromUsage(spec []autoscalingv2.MetricSpec, usage, podRequests Values) float64 {
+	if len(spec) == 0 {
+		spec = defaultHPAMetrics
+	}
+	raw := 0.0
+	for _, m := range spec {
+		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil || m.Resource.Target.Type != autoscalingv2.UtilizationMetricType ||
+			m.Resource.Target.AverageUtilization == nil || *m.Resource.Target.AverageUtilization <= 0 {
+			continue
+		}
+		r, known := resourceOf(m.Resource.Name)
+		if !known {
+			continue
+		}
+		u, hasU := usage.Get(r)
+		req, hasReq := podRequests.Get(r)
+		if hasU && hasReq && req > 0 {
+			raw = max(raw, u/req/(float64(*m.Resource.Target.AverageUtilization)/100))
+		}
+	}
+	return raw
+}
+
 // resourceOf is the scaled resource of a Kubernetes resource name.
 func resourceOf(name corev1.ResourceName) (Resource, bool) {
 	for _, r := range Resources {

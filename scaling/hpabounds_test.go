@@ -306,3 +306,33 @@ func TestHPARaw(t *testing.T) {
 		})
 	}
 }
+
+func TestHPARawFromUsage(t *testing.T) {
+	cpu80 := []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+		Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
+	mem50 := autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+		Name: corev1.ResourceMemory, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}
+	avg := autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+		Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType}}}
+	cases := map[string]struct {
+		spec         []autoscalingv2.MetricSpec
+		usage, podRq Values
+		want         float64
+	}{
+		// 1300m over pods of 785m at 80%: the total usage / target is 1625m, 2.07 pods of the size in force
+		"cpu at 80%":                  {cpu80, V(1300, -1), V(785, -1), 1300.0 / 785 / 0.8},
+		"no metrics: the default 80%": {nil, V(1300, -1), V(785, -1), 1300.0 / 785 / 0.8},
+		"the largest over the metrics": {append(append([]autoscalingv2.MetricSpec{}, cpu80...), mem50), V(400, 3<<30), V(500, 1<<30),
+			3.0 / 0.5},
+		"no usage of the resource":   {cpu80, V(-1, 1<<30), V(500, 1<<30), 0},
+		"no request":                 {cpu80, V(1300, -1), V(-1, 1<<30), 0},
+		"AverageValue targets: none": {[]autoscalingv2.MetricSpec{avg}, V(1300, -1), V(785, -1), 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := HPARawFromUsage(tc.spec, tc.usage, tc.podRq); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("h_raw %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

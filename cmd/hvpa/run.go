@@ -45,6 +45,7 @@ type runOptions struct {
 	leaderElectionID    string
 	recommender         vpactrl.Options
 	hvpaSync            time.Duration
+	hvpaLowConfidence   float64
 	prometheus          metrics.PrometheusConfig
 	prometheusTokenFile string
 	prometheusPassFile  string
@@ -107,6 +108,7 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	r := &o.recommender
 	f.DurationVar(&r.Interval, "recommender-interval", r.Interval, "time between recommender runs")
 	f.DurationVar(&o.hvpaSync, "hvpa-sync-period", 30*time.Second, "how often every Hvpa is decided again without a change to it")
+	f.Float64Var(&o.hvpaLowConfidence, "hvpa-low-confidence-days", 1, "an Hvpa whose embedded recommendation has less history than this (days) has the LowConfidence condition, and replica scale-downs from it are held")
 	f.StringVar(&r.Name, "recommender-name", r.Name, "serve the VerticalPodAutoscalers whose spec.recommenders names this (\"default\" also serves those naming none)")
 	f.StringSliceVar(&r.Namespaces, "namespaces", nil, "serve only the VerticalPodAutoscalers of these namespaces (default: all)")
 	f.StringSliceVar(&r.ExcludeNamespaces, "exclude-namespaces", nil, "skip the VerticalPodAutoscalers of these namespaces")
@@ -193,6 +195,9 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if len(o.components) == 0 {
 		return fmt.Errorf("--components is empty: name at least one of %s", strings.Join(manager.Available, ", "))
 	}
+	if o.hvpaLowConfidence <= 0 || o.hvpaLowConfidence > 365 {
+		return fmt.Errorf("--hvpa-low-confidence-days %g: must be above 0 and at most 365 (a fraction such as 0.25 is 6 hours)", o.hvpaLowConfidence)
+	}
 	if o.hvpaSync <= 0 {
 		return fmt.Errorf("--hvpa-sync-period %s: must be positive", o.hvpaSync)
 	}
@@ -264,7 +269,7 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 			o.updater.Interval, o.updater.EvictionTolerance, o.updater.UpdateThreshold)
 	}
 	mo := manager.Options{Components: o.components, Recommender: o.recommender, History: history,
-		HvpaSync: o.hvpaSync, Registry: crmetrics.Registry, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
+		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, Registry: crmetrics.Registry, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
 	if wantAdmission {
 		mo.Certs = &o.certs
 	}

@@ -444,9 +444,17 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 					}
 				}
 			}
-			// the HPA measured its metrics over status.currentReplicas pods: right after a scaling that is not
-			// the count in force, and c x an average over fewer pods would count their load again per new pod
+			// the embedded recommender's last read of the workload's usage (one time, every pod that reported);
+			// else the HPA's status: its metrics over status.currentReplicas pods (right after a scale-out its
+			// average may still leave the new pods out, so it can read high until its next sync)
 			in.Raw = scaling.HPARaw(hpa.Status.CurrentReplicas, t.Metrics, hpa.Status.CurrentMetrics, pod)
+			if r.Recommendations != nil && h.Spec.VPA != nil && h.Spec.VPA.Deploy {
+				if rec, ok := r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name}); ok {
+					if raw := scaling.HPARawFromUsage(t.Metrics, scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes)), pod); raw > 0 {
+						in.Raw = raw
+					}
+				}
+			}
 		}
 		if rec := h.Status.HPA; rec != nil && rec.DesiredReplicas != nil && *rec.DesiredReplicas == in.Desired && len(rec.Basis) > 0 {
 			in.Basis = map[string]scaling.Values{}

@@ -30,6 +30,9 @@ type HvpaRecommendation struct {
 	Confidence float64
 	// Pods is the number of running pods of the target in the run that made it.
 	Pods int
+	// Usage is the workload's usage in that run, summed over its pods and containers (cpu millicores, memory
+	// bytes; -1: none): what an HPA's Resource metrics measure, read at one time (SCALING.md section 2, h_raw).
+	Usage recommender.Amounts
 }
 
 // hvpaRecs holds the latest embedded recommendations; read by the Hvpa controller.
@@ -64,6 +67,8 @@ type servedHvpa struct {
 	// base is spec.baseResourcesPerReplica: the per-pod part of usage that is not load (SCALING.md section 2)
 	base [scaling.NumResources]*scaling.ChangeParams
 	pods int // running pods of the target this run
+	// usage is this run's usage of the target's pods, summed over pods and containers (-1: none)
+	usage recommender.Amounts
 }
 
 // hvpaView is what one run needs to know about Hvpas, from one list and one target resolution per Hvpa.
@@ -104,7 +109,7 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 		if len(errs) > 0 { // the Hvpa controller reports an invalid spec
 			continue
 		}
-		v.served = append(v.served, &servedHvpa{hvpa: h, target: t, model: r.model(cfg), base: spec.Base})
+		v.served = append(v.served, &servedHvpa{hvpa: h, target: t, model: r.model(cfg), base: spec.Base, usage: recommender.Amounts{CPUMilli: -1, MemoryBytes: -1}})
 	}
 	return v
 }
@@ -116,7 +121,7 @@ func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
 		rp := s.hvpa.Spec.VPA.Template.ResourcePolicy
 		load, conf := r.state.WorkloadRecommendation(s.hvpa.Namespace, hvpaOwner(s.hvpa.Name), func(c string) recommender.Policy { return recommender.PolicyFor(rp, c) })
 		if len(load) > 0 {
-			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = HvpaRecommendation{Load: load, Confidence: max(conf, 0), Pods: s.pods}
+			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = HvpaRecommendation{Load: load, Confidence: max(conf, 0), Pods: s.pods, Usage: s.usage}
 		}
 	}
 	r.hvpa.mu.Lock()
@@ -170,6 +175,7 @@ func (l workloadLoads) add(h *servedHvpa, p *corev1.Pod, u metrics.ContainerUsag
 		l[key] = ld
 	}
 	cpuReq, memReq := containerRequests(p, u.Container)
+	h.addUsage(u)
 	if u.CPUMilli >= 0 {
 		ld.cpuMilli += max(0, float64(u.CPUMilli)-h.base[scaling.CPU].Base(cpuReq))
 		ld.hasCPU = true
@@ -228,4 +234,14 @@ func containerRequests(p *corev1.Pod, name string) (float64, float64) {
 		mem = float64(q.Value())
 	}
 	return cpu, mem
+}
+
+// addUsage adds a usage sample to the target's summed usage of this run.
+func (h *servedHvpa) addUsage(u metrics.ContainerUsage) {
+	if u.CPUMilli >= 0 {
+		h.usage.CPUMilli = max(h.usage.CPUMilli, 0) + u.CPUMilli
+	}
+	if u.MemoryBytes >= 0 {
+		h.usage.MemoryBytes = max(h.usage.MemoryBytes, 0) + u.MemoryBytes
+	}
 }

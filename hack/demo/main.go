@@ -124,7 +124,8 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	defer ms.Close()
 
 	say("== starting the hvpa manager in this process (recommender, Hvpa controller, admission webhooks, updater)")
-	say("   demo setting: the recommender's CPU half-life is 15s instead of 24h, so that recommendations follow the load within the demo")
+	say("   demo setting: the recommender's CPU half-life is 15s instead of 24h, so that recommendations follow the load within the demo,")
+	say("   and an Hvpa's recommendation is confident after 30s of history instead of a day (--hvpa-low-confidence-days)")
 	say("   the Hvpa publishes its per-pod intent (DESIRED, CPU/POD, MEM/POD); the admission webhook sizes new pods and")
 	say("   the updater resizes running ones in place (the played kubelet accepts resizes): RUNNING shows the pods' requests")
 	mgrCtx, stopMgr := context.WithCancel(ctx)
@@ -251,7 +252,7 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 	model.CPUHalfLife = 15 * time.Second
 	uo := updater.DefaultOptions()
 	uo.Interval = 2 * time.Second
-	if err := manager.Add(ctx, mgr, cfg, manager.Options{Components: manager.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second,
+	if err := manager.Add(ctx, mgr, cfg, manager.Options{Components: manager.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second, HvpaLowConfidenceDays: 30.0 / 86400,
 		Updater: uo, Certs: &co, AdmissionLease: testadmission.AdmissionNamespace + "/hvpa-admission"}); err != nil {
 		return err
 	}
@@ -260,7 +261,8 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 }
 
 // demoManifests: a Deployment and an Hvpa on the EP-0001 kube-apiserver intervals with an HPA (80% CPU) and
-// the embedded recommender; scale-up and scale-down stabilization of 10 s so that steps are visible.
+// the embedded recommender; scale-up and scale-down stabilization of 10 s so that steps are visible; a memory
+// base of 500Mi per pod (each played pod holds 600Mi whatever its load, so that is not load).
 const demoManifests = `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -306,6 +308,7 @@ spec:
     memory: {percentage: 30}
   baseResourcesPerReplica:
     cpu: {value: 50m, percentage: 5}
+    memory: {value: 500Mi}
   scaleUp:
     stabilizationDuration: 10s
   scaleDown:

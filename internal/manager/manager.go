@@ -48,6 +48,9 @@ type Options struct {
 	History metrics.HistoryProvider
 	// HvpaSync is how often every Hvpa is decided again without a change to it.
 	HvpaSync time.Duration
+	// HvpaLowConfidenceDays: below this much history an Hvpa's embedded recommendation has LowConfidence and
+	// replica scale-downs from it are held (0: 1 day).
+	HvpaLowConfidenceDays float64
 	// Registry receives the components' metrics (nil: not registered).
 	Registry prometheus.Registerer
 	// Gates are the feature gates (nil: every gate at its default).
@@ -136,6 +139,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 		r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync,
 			hvpactrl.NewMetrics(o.Registry))
 		r.Reader = mgr.GetAPIReader()
+		r.LowConfidenceDays = o.HvpaLowConfidenceDays
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}
