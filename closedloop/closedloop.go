@@ -473,7 +473,7 @@ func (w *workload) recommendation() ([]scaling.Recommendation, float64) {
 		}
 		return out, conf
 	default:
-		merged := w.run.state.Merged(w.model, w.key.ns, w.owner, func(group string, _ map[string]string) bool { return group == w.key.name })
+		merged := w.run.state.MergedGroup(w.model, w.key.ns, w.key.name, w.owner)
 		scaled := 0
 		for name, a := range merged {
 			if !policy(name).Off && !a.IsEmpty() {

@@ -49,15 +49,20 @@ type State struct {
 	aggs       map[AggregateKey]*AggregateEntry
 	containers map[ContainerKey]*PodContainer
 	initial    map[OwnerKey]*Aggregate
-	totals     map[OwnerKey]*WorkloadTotal
+	totals     map[owner]map[string]*WorkloadTotal // by owner, then container name
 	oomSeen    map[string]time.Time
 	byNS       map[string][]AggregateKey // index of aggs, rebuilt when aggregates come or go
+	byGroup    map[group][]AggregateKey  // the same, by namespace and group
 }
+
+type owner struct{ ns, name string }
+
+type group struct{ ns, name string }
 
 // NewState returns an empty state.
 func NewState() *State {
 	return &State{aggs: map[AggregateKey]*AggregateEntry{}, containers: map[ContainerKey]*PodContainer{},
-		initial: map[OwnerKey]*Aggregate{}, totals: map[OwnerKey]*WorkloadTotal{}, oomSeen: map[string]time.Time{}}
+		initial: map[OwnerKey]*Aggregate{}, totals: map[owner]map[string]*WorkloadTotal{}, oomSeen: map[string]time.Time{}}
 }
 
 // Container returns the state of a pod container, creating it (and the aggregate of its group) as needed;
@@ -73,7 +78,7 @@ func (s *State) Container(m *Model, key ContainerKey, group string, labels map[s
 		a = &AggregateEntry{Aggregate: m.NewAggregate(), Labels: labels}
 		a.Aggregate.LastUpdate = now // an aggregate that never gets a sample expires too
 		s.aggs[ak] = a
-		s.byNS = nil
+		s.byNS, s.byGroup = nil, nil
 	}
 	pc := &PodContainer{State: m.NewContainer(a.Aggregate), Aggregate: ak, LastSeen: now}
 	s.containers[key] = pc
@@ -91,25 +96,63 @@ func (s *State) NumAggregates() int { return len(s.aggs) }
 
 // Aggregates calls fn for every aggregate of namespace ns.
 func (s *State) Aggregates(ns string, fn func(AggregateKey, *AggregateEntry)) {
-	if s.byNS == nil {
-		s.byNS = map[string][]AggregateKey{}
-		for k := range s.aggs {
-			s.byNS[k.Namespace] = append(s.byNS[k.Namespace], k)
-		}
-		for _, keys := range s.byNS { // a stable order: merging is floating-point addition
-			sort.Slice(keys, func(i, j int) bool {
-				if keys[i].Container != keys[j].Container {
-					return keys[i].Container < keys[j].Container
-				}
-				return keys[i].Group < keys[j].Group
-			})
-		}
-	}
+	s.index()
 	for _, k := range s.byNS[ns] {
 		if a := s.aggs[k]; a != nil {
 			fn(k, a)
 		}
 	}
+}
+
+// index rebuilds the indexes of the aggregates by namespace and by group when aggregates came or went.
+func (s *State) index() {
+	if s.byNS != nil {
+		return
+	}
+	s.byNS, s.byGroup = map[string][]AggregateKey{}, map[group][]AggregateKey{}
+	for k := range s.aggs {
+		s.byNS[k.Namespace] = append(s.byNS[k.Namespace], k)
+		g := group{k.Namespace, k.Group}
+		s.byGroup[g] = append(s.byGroup[g], k)
+	}
+	order := func(keys []AggregateKey) { // a stable order: merging is floating-point addition
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].Container != keys[j].Container {
+				return keys[i].Container < keys[j].Container
+			}
+			return keys[i].Group < keys[j].Group
+		})
+	}
+	for _, keys := range s.byNS {
+		order(keys)
+	}
+	for _, keys := range s.byGroup {
+		order(keys)
+	}
+}
+
+// MergedGroup is Merged for the aggregates of one group (a workload of a trace), without a look at the rest
+// of the namespace.
+func (s *State) MergedGroup(m *Model, ns, groupName, owner string) map[string]*Aggregate {
+	s.index()
+	out := map[string]*Aggregate{}
+	for _, k := range s.byGroup[group{ns, groupName}] {
+		a := out[k.Container]
+		if a == nil {
+			a = m.NewAggregate()
+			out[k.Container] = a
+		}
+		a.Merge(s.aggs[k].Aggregate)
+	}
+	for k, a := range s.initial {
+		if k.Namespace == ns && k.Owner == owner {
+			if out[k.Container] == nil {
+				out[k.Container] = m.NewAggregate()
+			}
+			out[k.Container].Merge(a)
+		}
+	}
+	return out
 }
 
 // SetInitial sets the history an object starts from (a checkpoint).
@@ -169,43 +212,51 @@ func (s *State) FirstOOM(key string, now time.Time) bool {
 
 // Total returns the workload total of one container of an Hvpa, creating it as needed.
 func (s *State) Total(m *Model, key OwnerKey, now time.Time) *WorkloadTotal {
-	if t, ok := s.totals[key]; ok {
+	o := owner{key.Namespace, key.Owner}
+	if t, ok := s.totals[o][key.Container]; ok {
 		return t
 	}
 	a := m.NewAggregate()
 	a.LastUpdate = now
 	t := &WorkloadTotal{Aggregate: a, feed: m.NewContainer(a), model: m}
-	s.totals[key] = t
+	s.setTotal(key, t)
 	return t
+}
+
+func (s *State) setTotal(key OwnerKey, t *WorkloadTotal) {
+	o := owner{key.Namespace, key.Owner}
+	if s.totals[o] == nil {
+		s.totals[o] = map[string]*WorkloadTotal{}
+	}
+	s.totals[o][key.Container] = t
 }
 
 // LoadTotal replaces a workload total by restored history (a checkpoint).
 func (s *State) LoadTotal(m *Model, key OwnerKey, a *Aggregate) {
-	s.totals[key] = &WorkloadTotal{Aggregate: a, feed: m.NewContainer(a), model: m}
+	s.setTotal(key, &WorkloadTotal{Aggregate: a, feed: m.NewContainer(a), model: m})
 }
 
 // Totals calls fn for every workload total of an owner, by container name.
-func (s *State) Totals(ns, owner string, fn func(container string, t *WorkloadTotal)) {
-	names := make([]string, 0, 2)
-	for k := range s.totals {
-		if k.Namespace == ns && k.Owner == owner {
-			names = append(names, k.Container)
+func (s *State) Totals(ns, name string, fn func(container string, t *WorkloadTotal)) {
+	totals := s.totals[owner{ns, name}]
+	if len(totals) == 1 { // the common case: no sorting, no allocation
+		for n, t := range totals {
+			fn(n, t)
 		}
+		return
+	}
+	names := make([]string, 0, len(totals))
+	for n := range totals {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fn(n, s.totals[OwnerKey{ns, owner, n}])
+		fn(n, totals[n])
 	}
 }
 
 // DropTotals forgets the workload totals of an owner (it is gone).
-func (s *State) DropTotals(ns, owner string) {
-	for k := range s.totals {
-		if k.Namespace == ns && k.Owner == owner {
-			delete(s.totals, k)
-		}
-	}
-}
+func (s *State) DropTotals(ns, name string) { delete(s.totals, owner{ns, name}) }
 
 // AddLoad records one sample of the workload's load at t: CPU cores and memory bytes summed over its live
 // pods, each above its pod's base (a negative value: none). It reports whether the CPU sample was taken (a
@@ -252,12 +303,17 @@ func (s *State) Collect(m *Model, now time.Time) {
 	for k, a := range s.aggs {
 		if m.Expired(a.Aggregate, now) {
 			delete(s.aggs, k)
-			s.byNS = nil
+			s.byNS, s.byGroup = nil, nil
 		}
 	}
-	for k, t := range s.totals {
-		if t.model.Expired(t.Aggregate, now) {
-			delete(s.totals, k)
+	for o, totals := range s.totals {
+		for n, t := range totals {
+			if t.model.Expired(t.Aggregate, now) {
+				delete(totals, n)
+			}
+		}
+		if len(totals) == 0 {
+			delete(s.totals, o)
 		}
 	}
 	for k, seen := range s.oomSeen {
@@ -296,7 +352,7 @@ func (s *State) HistoryContainer(m *Model, key AggregateKey, labels map[string]s
 	if !ok {
 		a = &AggregateEntry{Aggregate: m.NewAggregate(), Labels: labels}
 		s.aggs[key] = a
-		s.byNS = nil
+		s.byNS, s.byGroup = nil, nil
 	}
 	return m.NewContainer(a.Aggregate)
 }
