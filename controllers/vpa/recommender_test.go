@@ -303,6 +303,13 @@ var _ = Describe("the recommender", func() {
 		after, _ = restarted.HvpaRecommendation(key)
 		Expect(after.Load[0].Target.CPUMilli).To(Equal(load.CPUMilli))
 		Expect(after.Load[0].Target.MemoryBytes).To(Equal(load.MemoryBytes))
+
+		By("an OOM kill of one pod raises the memory total to at least replicas x its bump")
+		Expect(kubelet.OOMKill(ctx, pods[0], "app", time.Now())).To(Succeed())
+		runs(restarted, 1)
+		after, _ = restarted.HvpaRecommendation(key)
+		// bump = max(1Gi request + 100Mi, 1Gi x 1.2) = 1.2Gi per pod, 2 pods, no memory base
+		Expect(after.Load[0].Target.MemoryBytes).To(BeNumerically(">=", 2*1.2*float64(1<<30)), "memory load %d", after.Load[0].Target.MemoryBytes)
 	})
 
 	It("serves the upstream documentation examples as upstream documents them", func() {
