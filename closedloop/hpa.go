@@ -20,11 +20,11 @@ const hpaTolerance = 0.1
 // usage ratio) outside the tolerance, clamped to [minReplicas, maxReplicas], then stabilized by the
 // behavior's windows (scale-down 0 s unless the template sets one, as the Hvpa's child HPA gets).
 type hpaModel struct {
-	min, max           int32
-	metrics            []autoscalingv2.MetricSpec
-	upWindow, downWind time.Duration
-	desired            int32 // the Hvpa's spec.replicas: what the HPA last wrote (0: not yet)
-	history            []hpaRecommendation
+	min, max             int32
+	metrics              []autoscalingv2.MetricSpec
+	upWindow, downWindow time.Duration
+	desired              int32 // the Hvpa's spec.replicas: what the HPA last wrote (0: not yet)
+	history              []hpaRecommendation
 }
 
 type hpaRecommendation struct {
@@ -42,7 +42,7 @@ func newHPA(t hvpav1alpha1.HpaTemplate) *hpaModel {
 			h.upWindow = time.Duration(*b.ScaleUp.StabilizationWindowSeconds) * time.Second
 		}
 		if b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
-			h.downWind = time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
+			h.downWindow = time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
 		}
 	}
 	return h
@@ -131,7 +131,7 @@ func (h *hpaModel) ratio(m autoscalingv2.MetricSpec, c int32, containers []scali
 // every one of the scale-down window is below it (then their maximum).
 func (h *hpaModel) stabilize(t time.Time, rec int32) int32 {
 	h.history = append(h.history, hpaRecommendation{t, rec})
-	keep := max(h.upWindow, h.downWind)
+	keep := max(h.upWindow, h.downWindow)
 	i := 0
 	for i < len(h.history) && t.Sub(h.history[i].at) > keep {
 		i++
@@ -142,7 +142,7 @@ func (h *hpaModel) stabilize(t time.Time, rec int32) int32 {
 		if t.Sub(x.at) <= h.upWindow {
 			up = min(up, x.replicas)
 		}
-		if t.Sub(x.at) <= h.downWind {
+		if t.Sub(x.at) <= h.downWindow {
 			down = max(down, x.replicas)
 		}
 	}
