@@ -181,7 +181,7 @@ func (s *Simulator) Add(row *trace.Row) error {
 	}
 	if !s.started || row.Time != s.ts {
 		if !s.started {
-			s.nextTick = ceilTo(row.Time, int64(s.opts.Interval/time.Second))
+			s.nextTick = trace.Tick(row.Time, int64(s.opts.Interval/time.Second))
 		}
 		s.started, s.ts = true, row.Time
 	}
@@ -237,7 +237,7 @@ func (s *Simulator) step() error {
 	tick := s.ts >= s.nextTick
 	if tick {
 		iv := int64(s.opts.Interval / time.Second)
-		s.nextTick = ceilTo(s.ts+1, iv)
+		s.nextTick = trace.Tick(s.ts+1, iv)
 	}
 	keys := make([]wkey, 0, len(s.demand))
 	for k := range s.demand {
@@ -625,16 +625,4 @@ func (w *workload) summary() Summary {
 		CPUProvidedOverDemand: ratio(w.cpuProvided, w.cpuDemand), CPUShortfall: ratio(w.cpuShort, w.cpuDemand),
 		MemoryProvidedOverDemand: ratio(w.memProvided, w.memDemand), MemoryShortfall: ratio(w.memShort, w.memDemand),
 		OOMEvents: w.ooms, ReplicaChangesPerDay: perDay(w.replicaChanges), PerPodChangesPerDay: perDay(w.perPodChanges)}
-}
-
-// ceilTo is the first multiple of iv at or after t.
-func ceilTo(t, iv int64) int64 {
-	r := t % iv
-	if r < 0 {
-		r += iv
-	}
-	if r != 0 {
-		return t + iv - r
-	}
-	return t
 }

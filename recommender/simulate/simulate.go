@@ -200,7 +200,7 @@ func (s *Simulator) Add(row *trace.Row) {
 	iv := s.interval()
 	if !s.started {
 		s.started = true
-		s.nextTick = ceilTo(row.Time, iv)
+		s.nextTick = trace.Tick(row.Time, iv)
 	}
 	if row.Time > s.lastTime {
 		s.flushOOMs()
@@ -424,7 +424,7 @@ func (s *Simulator) Finish() {
 		return
 	}
 	s.flushOOMs()
-	last := ceilTo(s.lastTime, s.interval())
+	last := trace.Tick(s.lastTime, s.interval())
 	for s.nextTick <= last {
 		s.tick(s.nextTick)
 		s.nextTick += s.interval()
@@ -457,18 +457,6 @@ func (s *Simulator) Series() []*Series { return s.series }
 
 // Model returns the model the simulator runs.
 func (s *Simulator) Model() *recommender.Model { return s.model }
-
-// ceilTo is the first multiple of iv at or after t (also for times before 1970).
-func ceilTo(t, iv int64) int64 {
-	r := t % iv
-	if r < 0 {
-		r += iv
-	}
-	if r != 0 {
-		return t + iv - r
-	}
-	return t
-}
 
 func changedOver(a, b recommender.Amounts, f float64) bool {
 	rel := func(x, y int64) bool {

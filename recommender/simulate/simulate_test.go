@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.csv from this build (only on purpose: review the diff)")
@@ -257,10 +258,10 @@ func TestOptionsAndTicksBefore1970(t *testing.T) {
 	if _, err := New(nil, Options{SeriesStep: time.Millisecond}); err == nil {
 		t.Error("series step 1ms accepted")
 	}
-	if got := ceilTo(-30, 60); got != 0 {
-		t.Errorf("ceilTo(-30, 60) = %d, want 0", got)
+	if got := trace.Tick(-30, 60); got != 0 {
+		t.Errorf("trace.Tick(-30, 60) = %d, want 0", got)
 	}
-	if got := ceilTo(-90, 60); got != -60 {
-		t.Errorf("ceilTo(-90, 60) = %d, want -60", got)
+	if got := trace.Tick(-90, 60); got != -60 {
+		t.Errorf("trace.Tick(-90, 60) = %d, want -60", got)
 	}
 }

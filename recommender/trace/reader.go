@@ -234,3 +234,16 @@ func Each(r io.Reader, fn func(*Row) error) error {
 		}
 	}
 }
+
+// Tick is the first multiple of iv (seconds) at or after t (unix seconds), also before 1970: the recommendation
+// ticks of TRACE-FORMAT section 2 are these multiples.
+func Tick(t, iv int64) int64 {
+	r := t % iv
+	if r < 0 {
+		r += iv
+	}
+	if r != 0 {
+		return t + iv - r
+	}
+	return t
+}
