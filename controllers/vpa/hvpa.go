@@ -77,7 +77,7 @@ type hvpaView struct {
 	served []*servedHvpa
 	// targets maps every resolvable Hvpa's target (workload.Target.Key) to the Hvpas' names (conflicts with VPAs).
 	targets map[string][]string
-	// selectors are every resolvable Hvpa's pod selectors per namespace (--memory-saver).
+	// selectors are the pod selectors of every resolvable Hvpa in the served namespaces (--memory-saver).
 	selectors map[string][]labels.Selector
 }
 
@@ -97,8 +97,11 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 			continue
 		}
 		v.targets[t.Key()] = append(v.targets[t.Key()], h.Name)
+		if !r.inNamespaces(h.Namespace) { // --namespaces and --exclude-namespaces: neither served nor tracked
+			continue
+		}
 		v.selectors[h.Namespace] = append(v.selectors[h.Namespace], t.Selector)
-		if h.Spec.VPA == nil || !h.Spec.VPA.Deploy || !r.inNamespaces(h.Namespace) {
+		if h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
 			continue
 		}
 		cfg, err := recommender.WithOverrides(r.Base, h.Annotations)
