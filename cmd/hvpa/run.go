@@ -4,7 +4,10 @@ import (
 	"context"
 	goflag "flag"
 	"fmt"
+	"math"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"slices"
 	"strings"
@@ -45,6 +48,9 @@ type runOptions struct {
 	leaderElectionID    string
 	recommender         vpactrl.Options
 	hvpaSync            time.Duration
+	kubeAPIQPS          float64
+	kubeAPIBurst        float64
+	profiling           bool
 	hvpaLowConfidence   float64
 	prometheus          metrics.PrometheusConfig
 	prometheusTokenFile string
@@ -98,6 +104,9 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	zapOpts.BindFlags(logFlags) // --zap-log-level, --zap-devel, --zap-encoder, ...
 	f.AddGoFlagSet(logFlags)
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, or $KUBECONFIG)")
+	f.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 50, "queries per second to the API server, with --kubeconfig or without (upstream VPA's name; its default 5 is a floor here)")
+	f.Float64Var(&o.kubeAPIBurst, "kube-api-burst", 100, "burst of queries to the API server (a whole number; upstream VPA's name)")
+	f.BoolVar(&o.profiling, "profiling", false, "serve Go's pprof profiles under /debug/pprof/ on the metrics address")
 	f.StringSliceVar(&o.components, "components", manager.Available, "components to run: "+strings.Join(manager.Available, ", "))
 	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "on SIGTERM, how long the components get to stop before the process exits")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
@@ -163,11 +172,33 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	return cmd
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
+// restConfig is the API server client configuration from --kubeconfig (else in-cluster or $KUBECONFIG) with the
+// client rate limit of --kube-api-qps and --kube-api-burst: the same either way (client-go's default with a
+// kubeconfig file is 5 queries per second).
+func restConfig(kubeconfig string, qps, burst float64) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
 	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		cfg, err = ctrl.GetConfig()
 	}
-	return ctrl.GetConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = float32(qps), int(burst)
+	return cfg, nil
+}
+
+// profilingHandlers are Go's pprof endpoints for the metrics server (--profiling).
+func profilingHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+	}
 }
 
 // Scheme knows every type the manager reads or writes.
@@ -188,7 +219,13 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if o.recommender.Interval <= 0 {
 		return fmt.Errorf("--recommender-interval %s: must be positive", o.recommender.Interval)
 	}
-	cfg, err := restConfig(o.kubeconfig)
+	if o.kubeAPIQPS <= 0 || o.kubeAPIQPS > math.MaxFloat32 {
+		return fmt.Errorf("--kube-api-qps %g: must be a positive rate (queries per second)", o.kubeAPIQPS)
+	}
+	if o.kubeAPIBurst < 1 || o.kubeAPIBurst != math.Trunc(o.kubeAPIBurst) || o.kubeAPIBurst > math.MaxInt32 {
+		return fmt.Errorf("--kube-api-burst %g: must be a whole number of at least 1", o.kubeAPIBurst)
+	}
+	cfg, err := restConfig(o.kubeconfig, o.kubeAPIQPS, o.kubeAPIBurst)
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
@@ -224,12 +261,16 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 			return fmt.Errorf("webhook certificate flags: %w", err)
 		}
 	}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr}
+	if o.profiling {
+		metricsOpts.ExtraHandlers = profilingHandlers()
+	}
 	whOpts := o.certs.WebhookServerOptions()
 	whOpts.Host, whOpts.Port = o.webhookHost, o.webhookPort
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:                 webhook.NewServer(whOpts),
 		Scheme:                        Scheme(),
-		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leaderElect && needsLeader,
 		LeaderElectionID:              leaderID,

@@ -117,7 +117,7 @@ func TestRunRecommender(t *testing.T) {
 	probe, metricsAddr := freePort(t), freePort(t)
 	cmd := newRootCommand()
 	cmd.SetArgs([]string{"run", "--kubeconfig", kubeconfig, "--components", "recommender,hvpa", "--recommender-interval", "300ms", "--hvpa-sync-period", "300ms",
-		"--leader-election-namespace", "hvpa-system", "--health-probe-bind-address", probe, "--metrics-bind-address", metricsAddr})
+		"--leader-election-namespace", "hvpa-system", "--health-probe-bind-address", probe, "--metrics-bind-address", metricsAddr, "--profiling"})
 	runCtx, stop := context.WithCancel(ctx)
 	cmd.SetContext(runCtx)
 	done := make(chan error, 1)
@@ -181,6 +181,13 @@ func TestRunRecommender(t *testing.T) {
 		return nil
 	})
 	eventually("the Hvpa scales its Deployment to 3", deploymentReplicas(ctx, c, "shop", "api", 3))
+	eventually("--profiling serves pprof on the metrics address", func() error {
+		body, err := get("http://" + metricsAddr + "/debug/pprof/")
+		if err == nil && !strings.Contains(body, "goroutine") {
+			return fmt.Errorf("no profile index: %.200s", body)
+		}
+		return err
+	})
 	eventually("/metrics exports the recommender's metrics", func() error {
 		body, err := get("http://" + metricsAddr + "/metrics")
 		if err != nil {
@@ -213,5 +220,46 @@ func deploymentReplicas(ctx context.Context, c client.Client, ns, name string, w
 			return fmt.Errorf("replicas %d, want %d", *d.Spec.Replicas, want)
 		}
 		return nil
+	}
+}
+
+// TestKubeAPIRateLimits: --kube-api-qps and --kube-api-burst apply with a kubeconfig file as without one
+// (client-go alone would give 5 queries per second), and bad values are refused by name.
+func TestKubeAPIRateLimits(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := restConfig(kubeconfig, 50, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.QPS != 50 || cfg.Burst != 100 {
+		t.Errorf("with --kubeconfig: QPS %v burst %d, want 50 and 100", cfg.QPS, cfg.Burst)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig)
+	if cfg, err = restConfig("", 7, 9); err != nil || cfg.QPS != 7 || cfg.Burst != 9 {
+		t.Errorf("without --kubeconfig: QPS %v burst %d (%v), want 7 and 9", cfg.QPS, cfg.Burst, err)
+	}
+	for args, want := range map[string]string{
+		"--kube-api-qps=0":     "--kube-api-qps 0: must be a positive rate",
+		"--kube-api-burst=2.5": "--kube-api-burst 2.5: must be a whole number of at least 1",
+		"--kube-api-burst=0":   "--kube-api-burst 0: must be a whole number of at least 1",
+	} {
+		if _, err := runCommand(t, "run", args, "--kubeconfig", kubeconfig); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", args, err, want)
+		}
+	}
+	// upstream VPA's own spelling of a burst (a float flag there) is accepted: the run gets past the rate limits
+	// and stops at the missing kubeconfig
+	if _, err := runCommand(t, "run", "--kube-api-burst=10.0", "--kube-api-qps=5.0", "--kubeconfig", "/nonexistent/kubeconfig"); err == nil ||
+		strings.Contains(err.Error(), "kube-api") || !strings.Contains(err.Error(), "kubeconfig") {
+		t.Errorf("--kube-api-burst=10.0: %v, want it accepted (the run fails later, reading the kubeconfig)", err)
 	}
 }

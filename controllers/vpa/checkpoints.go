@@ -117,8 +117,8 @@ func toCheckpoint(a recommender.AggregateCheckpoint, now time.Time) vpav1.Vertic
 }
 
 // writeCheckpoints writes the checkpoints of the served VPAs, the longest unwritten first, until the time
-// budget of the run is spent.
-func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpas []*servedHvpa) {
+// budget of the run is spent (or the context ends), and returns how many it wrote.
+func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpas []*servedHvpa) int {
 	type job struct {
 		key   vpaContainer
 		owner string // object name
@@ -158,7 +158,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	start := r.Clock.Now()
 	written := 0
 	for _, j := range jobs {
-		if r.Clock.Now().Sub(start) > r.Opts.CheckpointBudget {
+		if r.Clock.Now().Sub(start) > r.Opts.CheckpointBudget || ctx.Err() != nil {
 			break
 		}
 		now := r.Clock.Now()
@@ -171,6 +171,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		written++
 	}
 	r.Metrics.CheckpointsWritten.Add(float64(written))
+	return written
 }
 
 func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {

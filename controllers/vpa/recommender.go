@@ -86,6 +86,7 @@ type Recommender struct {
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
 	bootstrapped bool
+	statusWrites int // status patches of the current run (the per-run log line)
 }
 
 var (
@@ -124,7 +125,7 @@ func (r *Recommender) Start(ctx context.Context) error {
 	t := time.NewTicker(r.Opts.Interval)
 	defer t.Stop()
 	for {
-		if err := r.RunOnce(ctx); err != nil {
+		if err := r.RunOnce(ctx); err != nil && ctx.Err() == nil { // a run cut short by shutdown is no failure
 			logger.Error(err, "recommender run failed; retrying at the next interval")
 		}
 		select {
@@ -164,12 +165,15 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	defer r.mu.Unlock()
 	logger := log.FromContext(ctx)
 	start := r.Clock.Now()
+	var steps []any // the per-run log line: each step's duration
 	step := func(name string, since time.Time) time.Time {
 		now := r.Clock.Now()
 		r.Metrics.observeStep(name, now.Sub(since))
+		steps = append(steps, name, now.Sub(since).Round(time.Microsecond).String())
 		return now
 	}
 	defer func() { step("total", start) }()
+	r.statusWrites = 0
 
 	if !r.bootstrapped {
 		// once: a failed bootstrap (Prometheus down) is logged, and the recommender goes on from live usage
@@ -229,6 +233,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 	r.Metrics.setObjects(list)
 	t = step("resolve", t)
+	if err := ctx.Err(); err != nil { // shutdown: stop between steps, not at the end of the run
+		return err
+	}
 
 	// 2. pods (not Pending), and which VPA selects each
 	var pods corev1.PodList
@@ -294,6 +301,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		}
 	}
 	t = step("pods", t)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 
 	// 3. usage from metrics.k8s.io into the model
 	usage, err := r.Usage.ContainerUsage(ctx)
@@ -330,6 +340,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	r.Metrics.setUsage(sums)
 	loads.record(r.state, now)
 	t = step("usage", t)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 
 	// 4. OOM kills from pod status and kubelet evictions
 	r.observeOOMs(ctx, podIndex, allPods, podModel, podHvpa, now)
@@ -337,6 +350,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 
 	// 5. recommendations and status
 	for _, s := range list {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := r.updateStatus(ctx, s); err != nil {
 			logger.Error(err, "updating status", "vpa", klog.KObj(s.vpa))
 		}
@@ -347,8 +363,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	t = step("status", t)
 
 	// 6. checkpoints and garbage collection
+	checkpoints := 0
 	if r.Opts.Storage == StorageCheckpoint {
-		r.writeCheckpoints(ctx, list, hvpas)
+		checkpoints = r.writeCheckpoints(ctx, list, hvpas)
 		if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
 			r.lastGC = now
 			if err := r.deleteOrphanCheckpoints(ctx, vpas); err != nil {
@@ -359,7 +376,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	r.collect(now)
 	r.forgetGone(vpas)
 	step("checkpoints", t)
-	return nil
+	logger.Info("recommender run", append([]any{"vpas", len(list), "hvpas", len(hvpas), "pods", len(podIndex), "usageSamples", len(usage),
+		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(), "duration", r.Clock.Now().Sub(start).Round(time.Microsecond).String()}, steps...)...)
+	return ctx.Err()
 }
 
 func (r *Recommender) listVPAs(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, error) {

@@ -176,6 +176,7 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 	if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(v)); err != nil {
 		return fmt.Errorf("patching status: %w", err)
 	}
+	r.statusWrites++
 	return nil
 }
 

@@ -1,0 +1,84 @@
+package vpa_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/metrics"
+)
+
+// TestRunStopsAtShutdownAndLogsEachRun: a run whose context ends stops at once (no more status writes after
+// the cancellation, context.Canceled returned), and every completed run logs one line with its counts.
+func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
+	var objs []client.Object
+	usage := &playedUsage{t: time.Now()}
+	for d := 0; d < 200; d++ {
+		name := fmt.Sprintf("app-%d", d)
+		labels := map[string]string{"app": name}
+		objs = append(objs, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}}}, vpaFor("ns", name, name, vpav1.UpdateModeOff))
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name + "-0", Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+		objs = append(objs, pod)
+		usage.samples = append(usage.samples, metrics.ContainerUsage{Namespace: "ns", Pod: pod.Name, Container: "app", CPUMilli: 100, MemoryBytes: 200 << 20})
+	}
+	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	patches, cancelAt := 0, 10
+	c := interceptor.NewClient(base, interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+		patches++
+		if patches == cancelAt {
+			cancel() // shutdown in the middle of the status writes
+		}
+		return c.SubResource(sub).Patch(ctx, obj, p, o...)
+	}})
+	var lines []string
+	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	r, err := vpactrl.NewRecommender(c, usage, nil, nil, clock.RealClock{}, recommender.Defaults(), vpactrl.DefaultOptions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.RunOnce(log.IntoContext(ctx, logger))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a run cut short returned %v, want context.Canceled", err)
+	}
+	if patches != cancelAt {
+		t.Errorf("%d status writes, want none after the %dth (the cancellation)", patches, cancelAt)
+	}
+
+	lines = nil
+	if err := r.RunOnce(log.IntoContext(context.Background(), logger)); err != nil {
+		t.Fatal(err)
+	}
+	var run string
+	for _, l := range lines {
+		if strings.Contains(l, `"msg"="recommender run"`) {
+			run = l
+		}
+	}
+	for _, want := range []string{`"vpas"=200`, `"pods"=200`, `"usageSamples"=200`, `"statusWrites"=200`, `"checkpointsWritten"=`, `"duration"=`, `"usage"=`, `"status"=`} {
+		if !strings.Contains(run, want) {
+			t.Errorf("the run's log line lacks %s: %q", want, run)
+		}
+	}
+}
