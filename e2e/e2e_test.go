@@ -112,7 +112,9 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 				answer = "infeasible"
 			}
 			deployment(modesNS, app, 2, answer, rl("100m", "100Mi"), rl("200m", "200Mi"))
-			loads.Set(modesNS, app, 1200, 300<<20) // 600m per pod: six times the request
+			// 600m per pod, six times the request, whatever the number of running pods: an eviction must not move
+			// its pod's load onto the other (the target would swing up and a replacement be sized at the swing)
+			loads.SetPerPod(modesNS, app, 600, 300<<20)
 			Eventually(func() int { return len(livePods(modesNS, app)) }, timeout, poll).Should(Equal(2))
 			before[app] = uidSet(livePods(modesNS, app))
 			vpaFor(modesNS, app, mode)

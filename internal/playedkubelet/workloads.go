@@ -9,14 +9,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Workloads plays the usage of whole workloads: a CPU total per workload (pods labelled app=<name>), split
-// evenly across its running pods, and a memory working set per pod.
+// Workloads plays the usage of whole workloads (pods labelled app=<name>): a CPU total per workload split evenly
+// across its running pods (Set), or a CPU usage per pod (SetPerPod), and a memory working set per pod.
 type Workloads struct {
 	mu     sync.Mutex
 	totals map[[2]string]workloadLoad
 }
 
-type workloadLoad struct{ cpuMilli, memoryPerPod int64 }
+type workloadLoad struct {
+	cpuMilli, memoryPerPod int64
+	perPod                 bool // cpuMilli is each pod's usage, not the workload's total
+}
 
 // Set plays a workload's total CPU (millicores; negative: no samples at all) and per-pod memory (bytes).
 func (w *Workloads) Set(ns, app string, cpuMilli, memoryPerPod int64) {
@@ -25,7 +28,18 @@ func (w *Workloads) Set(ns, app string, cpuMilli, memoryPerPod int64) {
 	if w.totals == nil {
 		w.totals = map[[2]string]workloadLoad{}
 	}
-	w.totals[[2]string{ns, app}] = workloadLoad{cpuMilli, memoryPerPod}
+	w.totals[[2]string{ns, app}] = workloadLoad{cpuMilli: cpuMilli, memoryPerPod: memoryPerPod}
+}
+
+// SetPerPod plays a CPU usage (millicores) and memory working set (bytes) for each running pod of a workload,
+// whatever their number (a standalone VPA's pods: an eviction does not move load onto the others).
+func (w *Workloads) SetPerPod(ns, app string, cpuMilli, memoryPerPod int64) {
+	w.Set(ns, app, cpuMilli, memoryPerPod)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := w.totals[[2]string{ns, app}]
+	l.perPod = true
+	w.totals[[2]string{ns, app}] = l
 }
 
 // Play reports the usage of every running container of the played workloads through ms (replacing what
@@ -48,9 +62,13 @@ func (w *Workloads) Play(ctx context.Context, c client.Reader, ms *MetricsServer
 				running = append(running, p)
 			}
 		}
+		cpu := l.cpuMilli
+		if !l.perPod && len(running) > 0 {
+			cpu /= int64(len(running))
+		}
 		for _, p := range running {
 			for _, k := range p.Spec.Containers {
-				ms.Set(key[0], p.Name, k.Name, Usage{CPUMilli: l.cpuMilli / int64(len(running)), MemoryBytes: l.memoryPerPod})
+				ms.Set(key[0], p.Name, k.Name, Usage{CPUMilli: cpu, MemoryBytes: l.memoryPerPod})
 			}
 		}
 	}
