@@ -345,11 +345,9 @@ func (r *run) workload(k wkey) (*workload, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("Hvpa %s for %s/%s: %w", h.Name, k.ns, k.name, errs.ToAggregate())
 	}
-	cfg := r.sim.cfg
-	if o, err := recommender.WithOverrides(cfg, h.Annotations); err != nil {
+	cfg, err := recommender.WithOverrides(r.sim.cfg, h.Annotations) // the Hvpa's recommender.hvpa.dev/ annotations
+	if err != nil {
 		return nil, fmt.Errorf("Hvpa %s: %w", h.Name, err)
-	} else if o != cfg {
-		cfg = o
 	}
 	m, err := recommender.NewModel(cfg)
 	if err != nil {
