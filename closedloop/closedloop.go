@@ -471,28 +471,9 @@ func (w *workload) recommendation() ([]scaling.Recommendation, float64) {
 		}
 		return out, conf
 	default:
-		merged := w.run.state.MergedGroup(w.model, w.key.ns, w.key.name, w.owner)
-		scaled := 0
-		for name, a := range merged {
-			if !policy(name).Off && !a.IsEmpty() {
-				scaled++
-			}
-		}
-		conf := -1.0
-		names := make([]string, 0, len(merged))
-		for name := range merged {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			rec, ok := w.model.Recommend(merged[name], scaled, policy(name))
-			if !ok {
-				continue
-			}
-			if c := merged[name].Confidence(); conf < 0 || c < conf {
-				conf = c
-			}
-			out = append(out, scaling.Recommendation{Name: name, Target: values(rec.Target), UncappedTarget: values(rec.UncappedTarget)})
+		recs, conf := w.model.RecommendPod(w.run.state.MergedGroup(w.model, w.key.ns, w.key.name, w.owner), policy)
+		for _, r := range recs {
+			out = append(out, scaling.Recommendation{Name: r.Container, Target: values(r.Target), UncappedTarget: values(r.UncappedTarget)})
 		}
 		return out, conf
 	}

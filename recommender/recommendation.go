@@ -1,6 +1,8 @@
 package recommender
 
 import (
+	"sort"
+
 	corev1 "k8s.io/api/core/v1"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -126,4 +128,39 @@ func roundUpTo(v, step int64) int64 {
 		v += step - r
 	}
 	return min(v, MaxResourceAmount)
+}
+
+// ContainerRecommendation is the recommendation of one container of a pod.
+type ContainerRecommendation struct {
+	Container string
+	Recommendation
+}
+
+// RecommendPod recommends for every container of merged aggregates (one per container name, e.g. a VPA's) under
+// policy: the pod minimum is split across the containers that are scaled (not Off, with samples), names in
+// order, Off and empty containers left out. It also returns the lowest confidence (days of history) among the
+// recommended containers (-1: none).
+func (m *Model) RecommendPod(merged map[string]*Aggregate, policy func(container string) Policy) ([]ContainerRecommendation, float64) {
+	names := make([]string, 0, len(merged))
+	scaled := 0
+	for name, a := range merged {
+		names = append(names, name)
+		if !policy(name).Off && !a.IsEmpty() {
+			scaled++
+		}
+	}
+	sort.Strings(names)
+	var out []ContainerRecommendation
+	confidence := -1.0
+	for _, name := range names {
+		rec, ok := m.Recommend(merged[name], scaled, policy(name))
+		if !ok {
+			continue
+		}
+		if c := merged[name].Confidence(); confidence < 0 || c < confidence {
+			confidence = c
+		}
+		out = append(out, ContainerRecommendation{Container: name, Recommendation: rec})
+	}
+	return out, confidence
 }

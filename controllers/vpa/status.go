@@ -28,35 +28,19 @@ func (r *Recommender) MergedAggregates(ns, owner string, sel labels.Selector, m 
 // Recommendation computes the recommendation of merged aggregates under a resource policy, and the lowest
 // confidence (days of history) among the recommended containers.
 func Recommendation(m *recommender.Model, merged map[string]*recommender.Aggregate, rp *vpav1.PodResourcePolicy) (*vpav1.RecommendedPodResources, float64) {
-	names := make([]string, 0, len(merged))
-	scaled := 0
-	for name, a := range merged {
-		names = append(names, name)
-		if !recommender.PolicyFor(rp, name).Off && !a.IsEmpty() {
-			scaled++
-		}
-	}
-	sort.Strings(names)
-	out := &vpav1.RecommendedPodResources{}
-	confidence := -1.0
-	for _, name := range names {
-		rec, ok := m.Recommend(merged[name], scaled, recommender.PolicyFor(rp, name))
-		if !ok {
-			continue
-		}
-		if c := merged[name].Confidence(); confidence < 0 || c < confidence {
-			confidence = c
-		}
-		out.ContainerRecommendations = append(out.ContainerRecommendations, vpav1.RecommendedContainerResources{
-			ContainerName:  name,
-			Target:         resourceList(rec.Target),
-			LowerBound:     resourceList(rec.LowerBound),
-			UpperBound:     resourceList(rec.UpperBound),
-			UncappedTarget: resourceList(rec.UncappedTarget),
-		})
-	}
-	if len(out.ContainerRecommendations) == 0 {
+	recs, confidence := m.RecommendPod(merged, func(c string) recommender.Policy { return recommender.PolicyFor(rp, c) })
+	if len(recs) == 0 {
 		return nil, 0
+	}
+	out := &vpav1.RecommendedPodResources{}
+	for _, r := range recs {
+		out.ContainerRecommendations = append(out.ContainerRecommendations, vpav1.RecommendedContainerResources{
+			ContainerName:  r.Container,
+			Target:         resourceList(r.Target),
+			LowerBound:     resourceList(r.LowerBound),
+			UpperBound:     resourceList(r.UpperBound),
+			UncappedTarget: resourceList(r.UncappedTarget),
+		})
 	}
 	return out, confidence
 }
