@@ -8,6 +8,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -215,28 +216,35 @@ func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.
 	st.Total(h.model, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now).RecordOOM(at, needed)
 }
 
-// containerRequests is a container's requests in force (millicores, bytes; 0 when unset): status.resources
-// after an in-place resize, else the spec.
+// containerRequests is a container's requests in force (millicores, bytes; 0 when unset).
 func containerRequests(p *corev1.Pod, name string) (float64, float64) {
-	var l corev1.ResourceList
-	for _, c := range p.Spec.Containers {
-		if c.Name == name {
-			l = c.Resources.Requests
+	return requestInForce(p, name, corev1.ResourceCPU), requestInForce(p, name, corev1.ResourceMemory)
+}
+
+// requestInForce is a container's request of one resource (millicores for CPU, bytes; 0 when unset):
+// status.resources after an in-place resize, else the spec.
+func requestInForce(p *corev1.Pod, name string, r corev1.ResourceName) float64 {
+	amount := func(q resource.Quantity) float64 {
+		if r == corev1.ResourceCPU {
+			return float64(q.MilliValue())
 		}
+		return float64(q.Value())
 	}
 	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == name && cs.Resources != nil && cs.Resources.Requests != nil {
-			l = cs.Resources.Requests
+		if cs.Name == name && cs.Resources != nil {
+			if q, ok := cs.Resources.Requests[r]; ok {
+				return amount(q)
+			}
 		}
 	}
-	var cpu, mem float64
-	if q, ok := l[corev1.ResourceCPU]; ok {
-		cpu = float64(q.MilliValue())
+	for _, c := range p.Spec.Containers {
+		if c.Name == name {
+			if q, ok := c.Resources.Requests[r]; ok {
+				return amount(q)
+			}
+		}
 	}
-	if q, ok := l[corev1.ResourceMemory]; ok {
-		mem = float64(q.Value())
-	}
-	return cpu, mem
+	return 0
 }
 
 // addUsage adds a usage sample to the target's summed usage of this run.

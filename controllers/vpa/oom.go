@@ -53,7 +53,7 @@ func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.N
 				if at.IsZero() {
 					at = now
 				}
-				record(p, cs.Name, at, memoryRequest(p, cs), fmt.Sprintf("%s/%s/%s", p.UID, cs.Name, at.UTC().Format(time.RFC3339)))
+				record(p, cs.Name, at, requestInForce(p, cs.Name, corev1.ResourceMemory), fmt.Sprintf("%s/%s/%s", p.UID, cs.Name, at.UTC().Format(time.RFC3339)))
 			}
 		}
 	}
@@ -90,23 +90,6 @@ func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.N
 			record(p, e.Container, at, e.Request, fmt.Sprintf("evicted/%s/%s", ev.UID, e.Container))
 		}
 	}
-}
-
-// memoryRequest is the container's memory request in force: status.resources (in-place resize) or the spec.
-func memoryRequest(p *corev1.Pod, cs corev1.ContainerStatus) float64 {
-	if cs.Resources != nil {
-		if q, ok := cs.Resources.Requests[corev1.ResourceMemory]; ok {
-			return float64(q.Value())
-		}
-	}
-	for _, c := range p.Spec.Containers {
-		if c.Name == cs.Name {
-			if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
-				return float64(q.Value())
-			}
-		}
-	}
-	return 0
 }
 
 // MemoryEviction is one container named by a kubelet eviction under memory pressure.
