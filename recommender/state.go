@@ -135,24 +135,7 @@ func (s *State) index() {
 // of the namespace.
 func (s *State) MergedGroup(m *Model, ns, groupName, owner string) map[string]*Aggregate {
 	s.index()
-	out := map[string]*Aggregate{}
-	for _, k := range s.byGroup[group{ns, groupName}] {
-		a := out[k.Container]
-		if a == nil {
-			a = m.NewAggregate()
-			out[k.Container] = a
-		}
-		a.Merge(s.aggs[k].Aggregate)
-	}
-	for k, a := range s.initial {
-		if k.Namespace == ns && k.Owner == owner {
-			if out[k.Container] == nil {
-				out[k.Container] = m.NewAggregate()
-			}
-			out[k.Container].Merge(a)
-		}
-	}
-	return out
+	return s.merge(m, ns, owner, s.byGroup[group{ns, groupName}], nil)
 }
 
 // SetInitial sets the history an object starts from (a checkpoint).
@@ -164,6 +147,13 @@ func (s *State) DropInitial(key OwnerKey) { delete(s.initial, key) }
 // Merged merges, per container name, the aggregates of namespace ns whose group match accepts, plus the
 // initial history of owner.
 func (s *State) Merged(m *Model, ns, owner string, match func(group string, labels map[string]string) bool) map[string]*Aggregate {
+	s.index()
+	return s.merge(m, ns, owner, s.byNS[ns], match)
+}
+
+// merge merges, per container name, the aggregates of keys that match accepts (nil: all) and the initial
+// history of owner.
+func (s *State) merge(m *Model, ns, owner string, keys []AggregateKey, match func(string, map[string]string) bool) map[string]*Aggregate {
 	out := map[string]*Aggregate{}
 	get := func(name string) *Aggregate {
 		a, ok := out[name]
@@ -173,11 +163,11 @@ func (s *State) Merged(m *Model, ns, owner string, match func(group string, labe
 		}
 		return a
 	}
-	s.Aggregates(ns, func(k AggregateKey, a *AggregateEntry) {
-		if match(k.Group, a.Labels) {
+	for _, k := range keys {
+		if a := s.aggs[k]; a != nil && (match == nil || match(k.Group, a.Labels)) {
 			get(k.Container).Merge(a.Aggregate)
 		}
-	})
+	}
 	for k, a := range s.initial {
 		if k.Namespace == ns && k.Owner == owner {
 			get(k.Container).Merge(a)
