@@ -422,17 +422,7 @@ var defaultHPAMetrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.Resource
 // is usage / target even while the running pods still have other requests (not yet resized to the intent, or
 // measured before a resize); otherwise the HPA's averageUtilization. 0 when no such metric has a current value.
 func HPARaw(c int32, spec []autoscalingv2.MetricSpec, current []autoscalingv2.MetricStatus, podRequests Values) float64 {
-	if len(spec) == 0 {
-		spec = defaultHPAMetrics
-	}
-	targets := map[corev1.ResourceName]float64{}
-	for _, m := range spec {
-		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil || m.Resource.Target.Type != autoscalingv2.UtilizationMetricType ||
-			m.Resource.Target.AverageUtilization == nil || *m.Resource.Target.AverageUtilization <= 0 {
-			continue
-		}
-		targets[m.Resource.Name] = float64(*m.Resource.Target.AverageUtilization) / 100
-	}
+	targets := utilizationTargets(spec)
 	ratio := 0.0
 	for _, m := range current {
 		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
@@ -461,26 +451,36 @@ func HPARaw(c int32, spec []autoscalingv2.MetricSpec, current []autoscalingv2.Me
 // target. Unlike the HPA's status, it does not mix a pod count with an average over fewer pods while new pods
 // start. 0 when no such metric has both a usage and a request.
 func HPARawFromUsage(spec []autoscalingv2.MetricSpec, usage, podRequests Values) float64 {
-	if len(spec) == 0 {
-		spec = defaultHPAMetrics
-	}
 	raw := 0.0
-	for _, m := range spec {
-		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil || m.Resource.Target.Type != autoscalingv2.UtilizationMetricType ||
-			m.Resource.Target.AverageUtilization == nil || *m.Resource.Target.AverageUtilization <= 0 {
-			continue
-		}
-		r, known := resourceOf(m.Resource.Name)
+	for name, target := range utilizationTargets(spec) {
+		r, known := resourceOf(name)
 		if !known {
 			continue
 		}
 		u, hasU := usage.Get(r)
 		req, hasReq := podRequests.Get(r)
 		if hasU && hasReq && req > 0 {
-			raw = max(raw, u/req/(float64(*m.Resource.Target.AverageUtilization)/100))
+			raw = max(raw, u/req/target)
 		}
 	}
 	return raw
+}
+
+// utilizationTargets are the target utilizations (fractions) of an HPA's Resource metrics with a Utilization
+// target, by resource name (no metrics: the default 80% CPU).
+func utilizationTargets(spec []autoscalingv2.MetricSpec) map[corev1.ResourceName]float64 {
+	if len(spec) == 0 {
+		spec = defaultHPAMetrics
+	}
+	targets := map[corev1.ResourceName]float64{}
+	for _, m := range spec {
+		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil || m.Resource.Target.Type != autoscalingv2.UtilizationMetricType ||
+			m.Resource.Target.AverageUtilization == nil || *m.Resource.Target.AverageUtilization <= 0 {
+			continue
+		}
+		targets[m.Resource.Name] = float64(*m.Resource.Target.AverageUtilization) / 100
+	}
+	return targets
 }
 
 // resourceOf is the scaled resource of a Kubernetes resource name.
