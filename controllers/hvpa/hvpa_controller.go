@@ -225,16 +225,15 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(0)
 	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, "Supported", fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
 
-	// observed state
-	st, pods, err := r.observe(ctx, h, target, scale, hpa, now)
+	// observed state, and the embedded recommender's latest word (read once: one run's load, usage and confidence)
+	rec := r.embedded(h)
+	st, pods, err := r.observe(ctx, h, target, scale, hpa, rec, now)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if h.Spec.VPA != nil && h.Spec.VPA.Deploy {
-		if r.Recommendations != nil {
-			if rec, ok := r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name}); ok {
-				h.Status.WorkloadRecommendation = workloadRecommendation(rec.Load)
-			}
+		if rec != nil {
+			h.Status.WorkloadRecommendation = workloadRecommendation(rec.Load)
 		}
 		// a fresh recommendation, or the one in status until the recommender has one (after a restart)
 		st.Recommendation = scaling.LoadRecommendations(h.Status.WorkloadRecommendation)
@@ -252,7 +251,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		}
 		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, "NoRecommendation", msg, now)
 	}
-	st.LowConfidence = r.lowConfidence(h, now)
+	st.LowConfidence = r.lowConfidence(h, rec, now)
 
 	// decide and apply
 	d, err := scaling.Decide(spec, st)
@@ -371,6 +370,19 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 	return hpa, "", nil
 }
 
+// embedded is the embedded recommender's latest recommendation of h; nil when spec.vpa.deploy is off, no
+// recommender runs in this process, or it has none for h yet.
+func (r *Reconciler) embedded(h *hvpav1alpha1.Hvpa) *vpactrl.HvpaRecommendation {
+	if r.Recommendations == nil || h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
+		return nil
+	}
+	rec, ok := r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name})
+	if !ok {
+		return nil
+	}
+	return &rec
+}
+
 // HPABehavior is the HPA behavior an Hvpa deploys: the template's, with a scale-down stabilization window of
 // 0 unless the template sets one (the Hvpa's own hysteresis replaces it; SCALING.md section 2).
 func HPABehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior) *autoscalingv2.HorizontalPodAutoscalerBehavior {
@@ -390,7 +402,8 @@ func HPABehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior) *autoscalingv
 // observe reads the state the decision needs: current replicas and per-pod values (from the running pods,
 // else the target's pod template), the HPA input (hpa is the owned HPA, nil: none), the last scaling, OOM
 // kills since then, LimitRanges.
-func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target, scale *autoscalingv1.Scale, hpa *autoscalingv2.HorizontalPodAutoscaler, now time.Time) (scaling.State, []corev1.Pod, error) {
+func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target, scale *autoscalingv1.Scale, hpa *autoscalingv2.HorizontalPodAutoscaler,
+	rec *vpactrl.HvpaRecommendation, now time.Time) (scaling.State, []corev1.Pod, error) {
 	st := scaling.State{Now: now, Replicas: scale.Spec.Replicas}
 	var list corev1.PodList
 	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingLabelsSelector{Selector: target.Selector}); err != nil {
@@ -448,11 +461,9 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 			// else the HPA's status: its metrics over status.currentReplicas pods (right after a scale-out its
 			// average may still leave the new pods out, so it can read high until its next sync)
 			in.Raw = scaling.HPARaw(hpa.Status.CurrentReplicas, t.Metrics, hpa.Status.CurrentMetrics, pod)
-			if r.Recommendations != nil && h.Spec.VPA != nil && h.Spec.VPA.Deploy {
-				if rec, ok := r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name}); ok {
-					if raw := scaling.HPARawFromUsage(t.Metrics, scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes)), pod); raw > 0 {
-						in.Raw = raw
-					}
+			if rec != nil {
+				if raw := scaling.HPARawFromUsage(t.Metrics, scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes)), pod); raw > 0 {
+					in.Raw = raw
 				}
 			}
 		}

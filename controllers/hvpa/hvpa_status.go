@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
@@ -158,7 +157,7 @@ func sameParts(a, b []hvpav1alpha1.BlockedPart) bool {
 // scale-downs decided from it are then blocked). Without a word from the recommender (not running in this
 // process, or no recommendation since it started) the condition stays as it was; with no condition yet the
 // confidence is unknown and counts as low. The condition is removed while the embedded recommender is off.
-func (r *Reconciler) lowConfidence(h *hvpav1alpha1.Hvpa, now time.Time) bool {
+func (r *Reconciler) lowConfidence(h *hvpav1alpha1.Hvpa, rec *vpactrl.HvpaRecommendation, now time.Time) bool {
 	if h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
 		meta.RemoveStatusCondition(&h.Status.Conditions, hvpav1alpha1.ConditionLowConfidence)
 		return false
@@ -167,12 +166,7 @@ func (r *Reconciler) lowConfidence(h *hvpav1alpha1.Hvpa, now time.Time) bool {
 	if threshold <= 0 {
 		threshold = 1
 	}
-	var rec vpactrl.HvpaRecommendation
-	ok := false
-	if r.Recommendations != nil {
-		rec, ok = r.Recommendations.HvpaRecommendation(types.NamespacedName{Namespace: h.Namespace, Name: h.Name})
-	}
-	if !ok || len(rec.Load) == 0 {
+	if rec == nil || len(rec.Load) == 0 {
 		if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionLowConfidence); c != nil {
 			return c.Status == metav1.ConditionTrue
 		}

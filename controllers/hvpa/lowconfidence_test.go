@@ -57,7 +57,7 @@ func TestLowConfidenceCondition(t *testing.T) {
 				h.Status.Conditions = []metav1.Condition{*tc.before}
 			}
 			r := &Reconciler{Recommendations: tc.recs, LowConfidenceDays: tc.threshold}
-			got := want{Low: r.lowConfidence(h, now)}
+			got := want{Low: r.lowConfidence(h, r.embedded(h), now)}
 			if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionLowConfidence); c != nil {
 				got.Condition = string(c.Status) + "/" + c.Reason
 				if c.Message == "" {
