@@ -394,8 +394,7 @@ type workload struct {
 
 	ticks                               int
 	maxReplicas                         int32
-	cpuProvided, cpuDemand, cpuShort    float64
-	memProvided, memDemand, memShort    float64
+	cpuTally, memTally                  tally
 	ooms, replicaChanges, perPodChanges int
 }
 
@@ -551,16 +550,12 @@ func (w *workload) account(t time.Time) {
 			continue
 		}
 		if u.hasCPU && hasCPU {
-			w.cpuDemand += u.cpu
-			w.cpuProvided += c * cpu
-			w.cpuShort += max(0, u.cpu-c*cpu)
+			w.cpuTally.add(u.cpu, c*cpu)
 			p.CPUDemand += u.cpu
 			p.CPUProvided += c * cpu
 		}
 		if u.hasMem && hasMem {
-			w.memDemand += u.mem
-			w.memProvided += c * mem
-			w.memShort += max(0, u.mem-c*mem)
+			w.memTally.add(u.mem, c*mem)
 			p.MemoryDemand += u.mem
 			p.MemoryProvided += c * mem
 		}
@@ -585,13 +580,24 @@ func (w *workload) account(t time.Time) {
 	}
 }
 
-func (w *workload) summary() Summary {
-	ratio := func(a, b float64) float64 {
-		if b == 0 {
-			return 0
-		}
-		return a / b
+// tally sums one resource's demand, provided amount and shortfall max(0, demand - provided) over the ticks.
+type tally struct{ demand, provided, short float64 }
+
+func (t *tally) add(demand, provided float64) {
+	t.demand += demand
+	t.provided += provided
+	t.short += max(0, demand-provided)
+}
+
+// ratios are provided / demand and shortfall / demand (0 without demand).
+func (t tally) ratios() (float64, float64) {
+	if t.demand == 0 {
+		return 0, 0
 	}
+	return t.provided / t.demand, t.short / t.demand
+}
+
+func (w *workload) summary() Summary {
 	days := float64(w.last-w.start) / 86400
 	perDay := func(n int) float64 {
 		if days <= 0 {
@@ -599,9 +605,10 @@ func (w *workload) summary() Summary {
 		}
 		return float64(n) / days
 	}
-	return Summary{Namespace: w.key.ns, Workload: w.key.name, Model: w.run.model, Ticks: w.ticks,
+	s := Summary{Namespace: w.key.ns, Workload: w.key.name, Model: w.run.model, Ticks: w.ticks,
 		FinalReplicas: w.replicas, MaxReplicas: w.maxReplicas,
-		CPUProvidedOverDemand: ratio(w.cpuProvided, w.cpuDemand), CPUShortfall: ratio(w.cpuShort, w.cpuDemand),
-		MemoryProvidedOverDemand: ratio(w.memProvided, w.memDemand), MemoryShortfall: ratio(w.memShort, w.memDemand),
 		OOMEvents: w.ooms, ReplicaChangesPerDay: perDay(w.replicaChanges), PerPodChangesPerDay: perDay(w.perPodChanges)}
+	s.CPUProvidedOverDemand, s.CPUShortfall = w.cpuTally.ratios()
+	s.MemoryProvidedOverDemand, s.MemoryShortfall = w.memTally.ratios()
+	return s
 }

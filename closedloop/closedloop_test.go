@@ -215,7 +215,7 @@ func TestModelsOnStepAndDiurnal(t *testing.T) {
 				for i, r := range sim.runs {
 					var provided, demand float64
 					for _, w := range r.workloads {
-						provided, demand = provided+w.cpuProvided, demand+w.cpuDemand
+						provided, demand = provided+w.cpuTally.provided, demand+w.cpuTally.demand
 					}
 					ratio[i] = provided / demand
 				}
