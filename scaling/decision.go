@@ -117,15 +117,17 @@ func Decide(spec *Spec, st State) (Decision, error) {
 
 	// Section 2: totals, and the HPA record.
 	var basis map[string]Values
-	hpaReplicas := 0.0 // what multiplies the basis into the HPA total: h, or h_raw while pinned at a bound
+	hpaReplicas := 0.0                       // what multiplies the basis into the HPA total: h, or h_raw while pinned at a bound
+	hpaFor := [NumResources]bool{true, true} // the resources the HPA gives a total for
 	if st.HPA != nil {
 		h := st.HPA.Desired
 		hpaReplicas = float64(h)
 		basis = st.HPA.Basis
 		switch {
 		case spec.HPAUtilization && st.HPA.Pinned():
-			// at minReplicas or maxReplicas h carries no information: h_raw x the per-pod value in force
-			hpaReplicas, basis = st.HPA.Raw, nil
+			// at minReplicas or maxReplicas h carries no information: h_raw x the per-pod value in force, for
+			// the resources its metrics measure (for the others the clamped h says nothing either)
+			hpaReplicas, basis, hpaFor = st.HPA.Raw, nil, spec.hpaMeasures()
 		case spec.HPAUtilization && st.HPA.AtBound():
 			// at a bound without a current reading of its metrics (a new HPA, or metrics unavailable) the HPA
 			// says nothing: h x basis would take the clamp for a measurement (stability first)
@@ -166,7 +168,7 @@ func Decide(spec *Spec, st State) (Decision, error) {
 					}
 				}
 			}
-			if st.HPA != nil && spec.HPAUtilization && hpaReplicas >= 0 {
+			if st.HPA != nil && spec.HPAUtilization && hpaReplicas >= 0 && hpaFor[r] {
 				if b, ok := basis[k.Name].Get(r); ok {
 					if th := hpaReplicas * b; th > t.Total {
 						t.Total, t.Source = th, SourceHPA

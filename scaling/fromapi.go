@@ -237,6 +237,11 @@ func FromHvpa(h *hvpav1alpha1.Hvpa) (*Spec, field.ErrorList) {
 			errs = append(errs, field.Invalid(sp.Child("hpa", "template", "maxReplicas"), s.MaxReplicas, "must not be less than minReplicas"))
 		}
 		s.HPAUtilization = utilizationOnly(t.Metrics)
+		for name := range utilizationTargets(t.Metrics) {
+			if r, ok := resourceOf(name); ok {
+				s.HPAMeasures[r] = true
+			}
+		}
 	}
 	if h.Spec.VPA != nil {
 		s.Policies, e = ContainerPolicies(h.Spec.VPA.Template.ResourcePolicy, sp.Child("vpa", "template", "resourcePolicy"))

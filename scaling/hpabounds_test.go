@@ -336,3 +336,31 @@ func TestHPARawFromUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestHPAAtItsBoundsLeavesUnmeasuredResources: pinned at maxReplicas with cpu capped per pod, h_raw stays above
+// the replicas decision after decision; the HPA measures cpu, so memory gets no HPA total and keeps its values
+// (h_raw x the memory in force at every decision would grow it without bound), while cpu grows to its cap.
+func TestHPAAtItsBoundsLeavesUnmeasuredResources(t *testing.T) {
+	spec := epSpec() // 5 replicas at most, 8 cpu per pod in the top interval
+	for name, measures := range map[string][NumResources]bool{"default (cpu)": {}, "cpu metric": {CPU: true}} {
+		t.Run(name, func(t *testing.T) {
+			spec.HPAMeasures = measures
+			st := vpaState(5, V(4000, 1<<30), -1, -1)
+			st.Recommendation = nil
+			for i := 0; i < 10; i++ {
+				// usage 4x the target on the requests in force: h_raw = 5 x 4 = 20 pods, pinned at 5
+				st.HPA = &HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 20}
+				d, err := Decide(spec, st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st.Replicas, st.Containers[0].Requests = d.Replicas, d.Containers[0].Requests
+			}
+			cpu, _ := st.Containers[0].Requests.Get(CPU)
+			mem, _ := st.Containers[0].Requests.Get(Memory)
+			if cpu != 8000 || mem != 1<<30 || st.Replicas != 5 {
+				t.Errorf("after 10 decisions: %d x (cpu %vm, memory %v), want 5 x (8000m, 1Gi: memory unchanged)", st.Replicas, cpu, mem)
+			}
+		})
+	}
+}

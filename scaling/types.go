@@ -182,6 +182,19 @@ type Spec struct {
 	// HPA's desired replicas then make a total (h x basis; h_raw x the current per-pod value while h sits at
 	// the HPA's minReplicas or maxReplicas); otherwise they are a replica floor.
 	HPAUtilization bool
+	// HPAMeasures are the resources the HPA's Utilization metrics measure (none set: cpu, the HPA's default
+	// metric). At the HPA's bounds its total is h_raw x the values in force for these resources only: h_raw is
+	// what they measure, and multiplying another resource's values by it at every decision would grow that
+	// resource without bound while h_raw stays above the replicas (say, with cpu capped per pod).
+	HPAMeasures [NumResources]bool
+}
+
+// hpaMeasures is HPAMeasures with its default.
+func (s *Spec) hpaMeasures() [NumResources]bool {
+	if s.HPAMeasures == ([NumResources]bool{}) {
+		return [NumResources]bool{CPU: true}
+	}
+	return s.HPAMeasures
 }
 
 // PolicyFor returns the policy of a container: its own, else the "*" policy, else the default (controlled
