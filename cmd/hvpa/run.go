@@ -125,6 +125,8 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	f.StringVar(&r.Storage, "storage", r.Storage, "where usage history survives restarts: checkpoint (VerticalPodAutoscalerCheckpoint objects) or prometheus (read at start)")
 	f.DurationVar(&r.CheckpointBudget, "checkpoints-timeout", r.CheckpointBudget, "time budget per run for writing checkpoints (the oldest are written first)")
 	f.DurationVar(&r.CheckpointGCInterval, "checkpoints-gc-interval", r.CheckpointGCInterval, "how often orphaned checkpoints are deleted")
+	f.DurationVar(&r.CheckpointPeriod, "checkpoint-period", r.CheckpointPeriod, "each checkpoint is written at most once per period, round-robin over the runs (a restart loses at most this much history; 0: every checkpoint at every run)")
+	f.Float64Var(&r.StatusDeadBand, "recommendation-dead-band", r.StatusDeadBand, "a VPA's status is patched when a target or condition changes, or a lower or upper bound moves by more than this fraction (0: any change)")
 	p := &o.prometheus
 	f.StringVar(&p.Address, "prometheus-address", "", "Prometheus HTTP API address, for --storage=prometheus")
 	f.DurationVar(&p.HistoryLength, "history-length", p.HistoryLength, "how much usage history to read from Prometheus")
@@ -219,6 +221,12 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if o.recommender.Interval <= 0 {
 		return fmt.Errorf("--recommender-interval %s: must be positive", o.recommender.Interval)
 	}
+	if o.recommender.CheckpointPeriod < 0 {
+		return fmt.Errorf("--checkpoint-period %s: must be 0 (every run) or positive", o.recommender.CheckpointPeriod)
+	}
+	if b := o.recommender.StatusDeadBand; b < 0 || b >= 1 || math.IsNaN(b) {
+		return fmt.Errorf("--recommendation-dead-band %g: must be a fraction in [0, 1), e.g. 0.1", b)
+	}
 	if o.kubeAPIQPS <= 0 || o.kubeAPIQPS > math.MaxFloat32 {
 		return fmt.Errorf("--kube-api-qps %g: must be a positive rate (queries per second)", o.kubeAPIQPS)
 	}
@@ -279,6 +287,7 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		LeaseDuration:                 ptrDuration(15 * time.Second),
 		GracefulShutdownTimeout:       ptrDuration(o.shutdownTimeout),
 		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}},
+		Cache:                         manager.CacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

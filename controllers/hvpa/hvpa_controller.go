@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -54,9 +55,12 @@ type RecommendationSource interface {
 // Reconciler reconciles Hvpa objects.
 type Reconciler struct {
 	Client client.Client
-	// Reader reads the Hvpa itself, uncached: a reconcile right after this controller's own status patch must
-	// not decide from the previous status (it would record the same change twice). Nil: Client.
-	Reader          client.Reader
+	// Reader reads the Hvpa itself, uncached, when the cache still shows the version this controller's last
+	// status patch replaced: a reconcile right after that patch must not decide from the previous status (it
+	// would record the same change twice). Otherwise the Hvpa is read from Client (the cache). Nil: Client.
+	Reader client.Reader
+	// Targets resolves targetRefs and reads the targets' scale, from the cache for the well-known kinds.
+	Targets         *workload.Resolver
 	Recommendations RecommendationSource // nil: no embedded recommender runs in this process
 	// Recorder writes core/v1 events: unlike the events.k8s.io series, which keeps only the first note of
 	// events with the same reason, it keeps every scaling's before -> after message.
@@ -65,6 +69,11 @@ type Reconciler struct {
 	// SyncPeriod is how often an Hvpa is decided again without a change to it (new recommendations, usage).
 	SyncPeriod time.Duration
 	Metrics    *Metrics
+	// stale is, per Hvpa, the resourceVersion its last status patch replaced: while the cache shows it, the
+	// cache has not seen the patch yet
+	staleMu sync.Mutex
+	stale   map[types.NamespacedName]string
+
 	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
 	// LowConfidence condition is true and replica scale-downs decided from it are blocked. 0: 1 day.
 	LowConfidenceDays float64
@@ -77,7 +86,7 @@ func NewReconciler(c client.Client, recs RecommendationSource, rec record.EventR
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	return &Reconciler{Client: c, Recommendations: recs, Recorder: rec, Clock: clk, SyncPeriod: sync, Metrics: m}
+	return &Reconciler{Client: c, Targets: workload.NewResolver(c, c), Recommendations: recs, Recorder: rec, Clock: clk, SyncPeriod: sync, Metrics: m}
 }
 
 // SetupWithManager registers the controller: Hvpas and the HPAs they own.
@@ -137,14 +146,11 @@ func HPAName(h *hvpav1alpha1.Hvpa) string { return h.Name }
 
 // Reconcile decides one Hvpa and applies the decision.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	h := &hvpav1alpha1.Hvpa{}
-	reader := r.Reader
-	if reader == nil {
-		reader = r.Client
-	}
-	if err := reader.Get(ctx, req.NamespacedName, h); err != nil {
+	h, err := r.get(ctx, req.NamespacedName)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name) // no series of a deleted Hvpa stay behind
+			r.setStale(req.NamespacedName, "")
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -152,10 +158,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	now := r.Clock.Now()
 	h.Status.ObservedGeneration = h.Generation
 	res, err := r.reconcile(ctx, h, now)
-	if perr := r.patchStatus(ctx, orig, h); perr != nil && err == nil {
+	if patched, perr := r.patchStatus(ctx, orig, h); perr != nil && err == nil {
 		err = perr
+	} else if patched {
+		r.setStale(req.NamespacedName, orig.ResourceVersion)
 	}
 	return res, err
+}
+
+// get reads the Hvpa from the cache, or live while the cache still shows the version the last status
+// patch replaced.
+func (r *Reconciler) get(ctx context.Context, key types.NamespacedName) (*hvpav1alpha1.Hvpa, error) {
+	h := &hvpav1alpha1.Hvpa{}
+	if err := r.Client.Get(ctx, key, h); err != nil || r.Reader == nil {
+		return h, err
+	}
+	r.staleMu.Lock()
+	stale := r.stale[key]
+	r.staleMu.Unlock()
+	if stale == "" || h.ResourceVersion != stale {
+		return h, nil
+	}
+	return h, r.Reader.Get(ctx, key, h)
+}
+
+// setStale remembers the resourceVersion a status patch replaced ("": forget the Hvpa).
+func (r *Reconciler) setStale(key types.NamespacedName, rv string) {
+	r.staleMu.Lock()
+	defer r.staleMu.Unlock()
+	if rv == "" {
+		delete(r.stale, key)
+		return
+	}
+	if r.stale == nil {
+		r.stale = map[types.NamespacedName]string{}
+	}
+	r.stale[key] = rv
 }
 
 func (r *Reconciler) requeue() reconcile.Result { return reconcile.Result{RequeueAfter: r.SyncPeriod} }
@@ -179,7 +217,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		return reconcile.Result{}, nil // a spec change triggers the next reconcile
 	}
 	ref := h.Spec.TargetRef
-	target, err := workload.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+	target, err := r.Targets.Resolve(ctx, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 	if err != nil {
 		if te, ok := err.(*workload.TargetError); ok {
 			r.unsupported(h, now, te.Reason, te.Message)
@@ -196,7 +234,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	}
 
 	// the target's scale: the replicas it runs (status, for the HPA) and the replicas it is set to (c)
-	scale, err := workload.GetScale(ctx, r.Client, target.GVK, h.Namespace, target.Name)
+	scale, err := r.Targets.Scale(ctx, target.GVK, h.Namespace, target.Name)
 	if err != nil {
 		r.unsupported(h, now, "NoScaleSubresource", fmt.Sprintf("reading the scale of %s %s: %v", target.GVK.Kind, target.Name, err))
 		return r.requeue(), nil
@@ -271,17 +309,19 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	return r.requeue(), nil
 }
 
-// otherAutoscalers names the VPAs and other Hvpas whose target is the same workload.
+// otherAutoscalers names the VPAs and other Hvpas whose targetRef names the same workload, and the HPAs
+// that target it directly: the namespace's autoscalers from the cache (its namespace index), compared by
+// their targetRefs, with no read of their targets.
 func (r *Reconciler) otherAutoscalers(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target) ([]string, error) {
 	var out []string
+	same := target.RefKey()
 	var vpas vpav1.VerticalPodAutoscalerList
 	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace)); err != nil {
 		return nil, err
 	}
-	for i := range vpas.Items {
-		t, err := workload.ResolveTarget(ctx, r.Client, h.Namespace, vpas.Items[i].Spec.TargetRef)
-		if err == nil && t.Key() == target.Key() {
-			out = append(out, "VerticalPodAutoscaler "+vpas.Items[i].Name)
+	for _, v := range vpas.Items {
+		if ref := v.Spec.TargetRef; ref != nil && workload.RefKey(ref.APIVersion, ref.Kind, ref.Name) == same {
+			out = append(out, "VerticalPodAutoscaler "+v.Name)
 		}
 	}
 	var hvpas hvpav1alpha1.HvpaList
@@ -289,12 +329,7 @@ func (r *Reconciler) otherAutoscalers(ctx context.Context, h *hvpav1alpha1.Hvpa,
 		return nil, err
 	}
 	for _, o := range hvpas.Items {
-		if o.Name == h.Name {
-			continue
-		}
-		ref := o.Spec.TargetRef
-		t, err := workload.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
-		if err == nil && t.Key() == target.Key() {
+		if ref := o.Spec.TargetRef; o.Name != h.Name && workload.RefKey(ref.APIVersion, ref.Kind, ref.Name) == same {
 			out = append(out, "Hvpa "+o.Name)
 		}
 	}

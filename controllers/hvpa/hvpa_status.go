@@ -39,11 +39,15 @@ func (r *Reconciler) event(h *hvpav1alpha1.Hvpa, typ, reason, msg string) {
 	}
 }
 
-func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa) error {
+// patchStatus writes the status when it changed, and reports whether it did.
+func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa) (bool, error) {
 	if equality.Semantic.DeepEqual(orig.Status, h.Status) {
-		return nil
+		return false, nil
 	}
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, h, client.MergeFrom(orig)))
+	if err := r.Client.Status().Patch(ctx, h, client.MergeFrom(orig)); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return true, nil
 }
 
 // describe renders the change of a decision, before -> after.

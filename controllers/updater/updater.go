@@ -41,8 +41,10 @@ import (
 type Updater struct {
 	// Client reads VPAs, Hvpas, pods and LimitRanges (cached) and writes resizes, evictions.
 	Client client.Client
-	// Live reads the admission Lease and resolves targets without the cache.
-	Live     client.Client
+	// Live reads the admission Lease, and targets the cache has not seen yet.
+	Live client.Client
+	// Targets resolves targetRefs and reads their desired replicas, from the cache for well-known kinds.
+	Targets  *workload.Resolver
 	Recorder record.EventRecorder
 	Clock    clock.WithTicker
 	Gates    featuregate.FeatureGate
@@ -81,7 +83,7 @@ func New(c, live client.Client, rec record.EventRecorder, clk clock.WithTicker, 
 	if o.EvictionRateLimit > 0 {
 		lim = rate.NewLimiter(rate.Limit(o.EvictionRateLimit), max(1, o.EvictionBurst))
 	}
-	return &Updater{Client: c, Live: live, Recorder: rec, Clock: clk, Gates: gates, Options: o, Metrics: m, limiter: lim,
+	return &Updater{Client: c, Live: live, Targets: workload.NewResolver(c, live), Recorder: rec, Clock: clk, Gates: gates, Options: o, Metrics: m, limiter: lim,
 		resized: map[string][]time.Time{}, evicted: map[string]eviction{}, converge: map[string]convergence{}}
 }
 
@@ -176,7 +178,7 @@ func (u *Updater) desiredReplicas(ctx context.Context, c served) int32 {
 	case "", "DaemonSet", "Job", "CronJob": // no scale subresource
 		return 0
 	}
-	s, err := workload.GetScale(ctx, u.Live, c.gvk, c.ctl.Namespace, c.target.Name)
+	s, err := u.Targets.Scale(ctx, c.gvk, c.ctl.Namespace, c.target.Name)
 	if err != nil {
 		return 0
 	}
@@ -200,7 +202,7 @@ func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
 		if !u.modeActs(mode) || v.Status.Recommendation == nil || vpaUnsupported(v) || v.Spec.TargetRef == nil {
 			continue
 		}
-		t, err := workload.ResolveTarget(ctx, u.Live, v.Namespace, v.Spec.TargetRef)
+		t, err := u.Targets.Resolve(ctx, v.Namespace, v.Spec.TargetRef)
 		if err != nil {
 			continue // the recommender reports unresolvable targets in the VPA's conditions
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -116,8 +117,9 @@ func toCheckpoint(a recommender.AggregateCheckpoint, now time.Time) vpav1.Vertic
 	}
 }
 
-// writeCheckpoints writes the checkpoints of the served VPAs, the longest unwritten first, until the time
-// budget of the run is spent (or the context ends), and returns how many it wrote.
+// writeCheckpoints writes the checkpoints of the served VPAs and Hvpas round-robin, the longest unwritten
+// first: none written within the checkpoint period, at most CheckpointQuota of them, until the time budget
+// of the run is spent (or the context ends). It returns how many it wrote.
 func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpas []*servedHvpa) int {
 	type job struct {
 		key   vpaContainer
@@ -156,10 +158,14 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		return fmt.Sprint(jobs[i].key) < fmt.Sprint(jobs[j].key)
 	})
 	start := r.Clock.Now()
+	quota := CheckpointQuota(len(jobs), r.Opts.Interval, r.Opts.CheckpointPeriod)
 	written := 0
 	for _, j := range jobs {
-		if r.Clock.Now().Sub(start) > r.Opts.CheckpointBudget || ctx.Err() != nil {
+		if written >= quota || r.Clock.Now().Sub(start) > r.Opts.CheckpointBudget || ctx.Err() != nil {
 			break
+		}
+		if last, ok := r.written[j.key]; ok && start.Sub(last) < r.Opts.CheckpointPeriod {
+			break // the longest unwritten was written within the period: so were all the others
 		}
 		now := r.Clock.Now()
 		status := toCheckpoint(j.save(now), now)
@@ -172,6 +178,16 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	}
 	r.Metrics.CheckpointsWritten.Add(float64(written))
 	return written
+}
+
+// CheckpointQuota is how many checkpoints one run writes: n x interval / period (at least one), so that
+// each of n checkpoints is written about once per period, spread over the runs rather than all at once.
+// Without a period every checkpoint is written at every run.
+func CheckpointQuota(n int, interval, period time.Duration) int {
+	if period <= 0 || interval <= 0 {
+		return n
+	}
+	return max(1, int(math.Ceil(float64(n)*float64(interval)/float64(period))))
 }
 
 func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {

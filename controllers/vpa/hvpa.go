@@ -93,7 +93,7 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 	for i := range l.Items {
 		h := &l.Items[i]
 		ref := h.Spec.TargetRef
-		t, err := workload.ResolveTarget(ctx, r.Client, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+		t, err := r.Targets.Resolve(ctx, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 		if err != nil {
 			continue
 		}

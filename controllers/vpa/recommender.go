@@ -15,9 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -52,6 +54,15 @@ type Options struct {
 	CheckpointBudget time.Duration
 	// CheckpointGCInterval is how often orphaned checkpoints are deleted (10m).
 	CheckpointGCInterval time.Duration
+	// CheckpointPeriod: each checkpoint is written at most once per period (10m), round-robin, the longest
+	// unwritten first, so that a restart loses at most that much history and a loop writes about
+	// checkpoints x Interval / CheckpointPeriod of them.
+	CheckpointPeriod time.Duration
+	// StatusDeadBand: a VPA's status is patched when a target changes, a container or resource comes or goes,
+	// a condition changes, or a lower or upper bound moves by more than this fraction of its value in
+	// status (0.1); smaller drifts of the bounds, which move a little at every run as history builds, are
+	// not written.
+	StatusDeadBand float64
 	// LowConfidenceDays: LowConfidence is set below this confidence (1 day).
 	LowConfidenceDays float64
 }
@@ -59,7 +70,7 @@ type Options struct {
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
 	return Options{Interval: time.Minute, Name: "default", Storage: StorageCheckpoint, CheckpointBudget: 10 * time.Second,
-		CheckpointGCInterval: 10 * time.Minute, LowConfidenceDays: 1}
+		CheckpointGCInterval: 10 * time.Minute, CheckpointPeriod: 10 * time.Minute, StatusDeadBand: 0.1, LowConfidenceDays: 1}
 }
 
 // vpaContainer names one container of one VPA (a checkpoint).
@@ -75,6 +86,11 @@ type Recommender struct {
 	Base     recommender.Config
 	Opts     Options
 	Metrics  *Metrics
+	// Targets resolves targetRefs; NewRecommender reads them through Client, the manager sets one with a
+	// live reader for targets its cache has not seen yet.
+	Targets *workload.Resolver
+	// Informers, when set (the manager's cache), tell the loop about VPAs created between runs.
+	Informers crcache.Informers
 
 	mu     sync.Mutex
 	hvpa   hvpaRecs
@@ -109,7 +125,7 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	return &Recommender{Client: c, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
+	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
 		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{},
 		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
@@ -118,22 +134,105 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 func (r *Recommender) NeedLeaderElection() bool { return true }
 
 // Start runs the loop until ctx ends; a failed run is logged and retried at the next interval (one bad
-// object never stops the loop).
+// object never stops the loop). With Informers, a VPA created between runs gets its first recommendation
+// at once from the history already held (ServeNew), not at the next run.
 func (r *Recommender) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("recommender")
 	ctx = log.IntoContext(ctx, logger)
+	created := make(chan struct{}, 1)
+	if r.Informers != nil {
+		inf, err := r.Informers.GetInformer(ctx, &vpav1.VerticalPodAutoscaler{})
+		if err != nil {
+			return fmt.Errorf("watching VerticalPodAutoscalers: %w", err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{AddFunc: func(_ any, initial bool) {
+			if !initial {
+				select {
+				case created <- struct{}{}:
+				default: // one is pending: it serves every VPA created until it runs
+				}
+			}
+		}}); err != nil {
+			return fmt.Errorf("watching VerticalPodAutoscalers: %w", err)
+		}
+	}
 	t := time.NewTicker(r.Opts.Interval)
 	defer t.Stop()
 	for {
 		if err := r.RunOnce(ctx); err != nil && ctx.Err() == nil { // a run cut short by shutdown is no failure
 			logger.Error(err, "recommender run failed; retrying at the next interval")
 		}
-		select {
-		case <-ctx.Done():
+		if !r.waitForRun(ctx, t.C, created) {
 			return nil
-		case <-t.C:
 		}
 	}
+}
+
+// waitForRun serves the VPAs created meanwhile until the next run is due; false when ctx ended.
+func (r *Recommender) waitForRun(ctx context.Context, tick <-chan time.Time, created <-chan struct{}) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			return true
+		case <-created:
+			time.Sleep(newVPABatch) // VPAs created together are served together
+			if _, err := r.ServeNew(ctx); err != nil && ctx.Err() == nil {
+				log.FromContext(ctx).Error(err, "serving new VerticalPodAutoscalers; they get a recommendation at the next run")
+			}
+		}
+	}
+}
+
+// newVPABatch is how long ServeNew waits after a VPA is created, for the others created with it.
+const newVPABatch = 200 * time.Millisecond
+
+// ServeNew writes the status of the VPAs created since the last run (no recommendation and no condition
+// yet) from the history the recommender already holds, without feeding new usage: the first
+// recommendation of a VPA whose pods already report usage comes within a second of its creation, not at
+// the next run. It returns how many it served.
+func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.bootstrapped { // the first run loads the history and serves everything
+		return 0, nil
+	}
+	_, list, _, err := r.resolveAll(ctx)
+	if err != nil {
+		return 0, err
+	}
+	byNS := map[string][]*served{}
+	n := 0
+	for _, s := range list {
+		if s.vpa.Status.Recommendation == nil && len(s.vpa.Status.Conditions) == 0 {
+			byNS[s.vpa.Namespace] = append(byNS[s.vpa.Namespace], s)
+			n++
+		}
+	}
+	for ns, fresh := range byNS {
+		var pods corev1.PodList
+		if err := r.Client.List(ctx, &pods, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			return 0, fmt.Errorf("listing pods: %w", err)
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			for _, s := range fresh {
+				if p.Status.Phase == corev1.PodRunning && s.err == nil && s.target.Selector.Matches(labels.Set(p.Labels)) {
+					s.matched++
+				}
+			}
+		}
+		for _, s := range fresh {
+			if err := r.updateStatus(ctx, s); err != nil {
+				log.FromContext(ctx).Error(err, "updating status", "vpa", klog.KObj(s.vpa))
+			}
+		}
+	}
+	if n > 0 {
+		log.FromContext(ctx).Info("new VerticalPodAutoscalers served", "vpas", n)
+	}
+	return n, nil
 }
 
 func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
@@ -186,50 +285,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 
 	// 1. the VPAs this recommender serves, and their targets
 	t := start
-	vpas, err := r.listVPAs(ctx)
+	vpas, list, hv, err := r.resolveAll(ctx)
 	if err != nil {
 		return err
-	}
-	var list []*served
-	byTarget := map[string][]*served{}
-	for i := range vpas {
-		v := &vpas[i]
-		s := &served{vpa: v, model: r.model(r.Base)}
-		if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
-			s.err = &workload.TargetError{Reason: "InvalidOverride", Message: err.Error()}
-		} else {
-			s.model = r.model(cfg)
-		}
-		if s.err == nil {
-			s.target, s.err = workload.ResolveTarget(ctx, r.Client, v.Namespace, v.Spec.TargetRef)
-		}
-		if s.err == nil {
-			byTarget[s.target.Key()] = append(byTarget[s.target.Key()], s)
-		}
-		list = append(list, s)
-	}
-	// a workload that an Hvpa also targets: neither acts (the Hvpa controller reports its side)
-	hv := r.resolveHvpas(ctx)
-	for key, names := range hv.targets {
-		for _, s := range byTarget[key] {
-			s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: fmt.Sprintf("%s %s is also the target of Hvpa %s: keep one autoscaler per workload",
-				s.target.GVK.Kind, s.target.Name, strings.Join(names, ", "))}
-		}
-	}
-	for _, group := range byTarget {
-		if len(group) < 2 {
-			continue
-		}
-		for _, s := range group {
-			var others []string
-			for _, o := range group {
-				if o != s {
-					others = append(others, o.vpa.Name)
-				}
-			}
-			s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: fmt.Sprintf("%s %s is also the target of VerticalPodAutoscaler %s: keep one autoscaler per workload",
-				s.target.GVK.Kind, s.target.Name, strings.Join(others, ", "))}
-		}
 	}
 	r.Metrics.setObjects(list)
 	t = step("resolve", t)
@@ -239,7 +297,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 
 	// 2. pods (not Pending), and which VPA selects each
 	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods); err != nil {
+	if err := r.Client.List(ctx, &pods, client.UnsafeDisableDeepCopy); err != nil { // read only: no copy of every pod per run
 		return fmt.Errorf("listing pods: %w", err)
 	}
 	byNS := map[string][]*served{}
@@ -379,6 +437,57 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	logger.Info("recommender run", append([]any{"vpas", len(list), "hvpas", len(hvpas), "pods", len(podIndex), "usageSamples", len(usage),
 		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(), "duration", r.Clock.Now().Sub(start).Round(time.Microsecond).String()}, steps...)...)
 	return ctx.Err()
+}
+
+// resolveAll lists the VPAs this recommender serves and resolves their targets and the Hvpas': a VPA whose
+// workload another VPA or an Hvpa also targets gets a MultipleAutoscalers error.
+func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, []*served, hvpaView, error) {
+	vpas, err := r.listVPAs(ctx)
+	if err != nil {
+		return nil, nil, hvpaView{}, err
+	}
+	var list []*served
+	byTarget := map[string][]*served{}
+	for i := range vpas {
+		v := &vpas[i]
+		s := &served{vpa: v, model: r.model(r.Base)}
+		if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
+			s.err = &workload.TargetError{Reason: "InvalidOverride", Message: err.Error()}
+		} else {
+			s.model = r.model(cfg)
+		}
+		if s.err == nil {
+			s.target, s.err = r.Targets.Resolve(ctx, v.Namespace, v.Spec.TargetRef)
+		}
+		if s.err == nil {
+			byTarget[s.target.Key()] = append(byTarget[s.target.Key()], s)
+		}
+		list = append(list, s)
+	}
+	// a workload that an Hvpa also targets: neither acts (the Hvpa controller reports its side)
+	hv := r.resolveHvpas(ctx)
+	for key, names := range hv.targets {
+		for _, s := range byTarget[key] {
+			s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: fmt.Sprintf("%s %s is also the target of Hvpa %s: keep one autoscaler per workload",
+				s.target.GVK.Kind, s.target.Name, strings.Join(names, ", "))}
+		}
+	}
+	for _, group := range byTarget {
+		if len(group) < 2 {
+			continue
+		}
+		for _, s := range group {
+			var others []string
+			for _, o := range group {
+				if o != s {
+					others = append(others, o.vpa.Name)
+				}
+			}
+			s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: fmt.Sprintf("%s %s is also the target of VerticalPodAutoscaler %s: keep one autoscaler per workload",
+				s.target.GVK.Kind, s.target.Name, strings.Join(others, ", "))}
+		}
+	}
+	return vpas, list, hv, nil
 }
 
 func (r *Recommender) listVPAs(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, error) {

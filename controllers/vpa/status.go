@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -129,6 +130,9 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 		}
 		merged := r.MergedAggregates(v.Namespace, v.Name, s.target.Selector, s.model)
 		rec, confidence := Recommendation(s.model, merged, rp)
+		if WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) {
+			rec = v.Status.Recommendation // only the bounds drifted, within the band: nothing to write
+		}
 		st.Recommendation = rec
 		r.rememberTargets(v.Namespace, s.target.Selector, rec)
 		if rec != nil {
@@ -162,6 +166,43 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 	}
 	r.statusWrites++
 	return nil
+}
+
+// WithinDeadBand reports whether a new recommendation differs from the one in status only by bounds that
+// moved by at most band (a fraction) of their value in status: same containers, same resources, the same
+// target and uncapped target (any change of those is written: targets move in histogram buckets and the
+// webhook and updater act on them).
+func WithinDeadBand(old, cur *vpav1.RecommendedPodResources, band float64) bool {
+	if old == nil || cur == nil || len(old.ContainerRecommendations) != len(cur.ContainerRecommendations) {
+		return false
+	}
+	for i, o := range old.ContainerRecommendations {
+		c := cur.ContainerRecommendations[i]
+		if o.ContainerName != c.ContainerName || !equality.Semantic.DeepEqual(o.Target, c.Target) ||
+			!equality.Semantic.DeepEqual(o.UncappedTarget, c.UncappedTarget) ||
+			!boundsWithin(o.LowerBound, c.LowerBound, band) || !boundsWithin(o.UpperBound, c.UpperBound, band) {
+			return false
+		}
+	}
+	return true
+}
+
+// boundsWithin: the same resources, each moved by at most band of its old value.
+func boundsWithin(old, cur corev1.ResourceList, band float64) bool {
+	if len(old) != len(cur) {
+		return false
+	}
+	for name, o := range old {
+		c, ok := cur[name]
+		if !ok {
+			return false
+		}
+		ov, cv := o.AsApproximateFloat64(), c.AsApproximateFloat64()
+		if math.Abs(cv-ov) > band*math.Abs(ov) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasCondition(conds []vpav1.VerticalPodAutoscalerCondition, t vpav1.VerticalPodAutoscalerConditionType, reason string) bool {

@@ -20,6 +20,7 @@ import (
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 	"github.com/hvpa-dev/hvpa/webhooks"
@@ -98,11 +99,12 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 			return err
 		}
 	}
+	// live reads what the cache has not seen yet, and the kinds it does not hold (unstructured targets)
+	live, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return err
+	}
 	if want[Updater] {
-		live, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
-		if err != nil {
-			return err
-		}
 		uo := o.Updater
 		uo.AdmissionLease = o.AdmissionLease
 		//nolint:staticcheck // core/v1 events: the pod's event stream shows every resize and eviction with its reason
@@ -126,6 +128,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 		if err != nil {
 			return err
 		}
+		rec.Targets, rec.Informers = workload.NewResolver(mgr.GetClient(), live), mgr.GetCache()
 		if err := mgr.Add(rec); err != nil {
 			return err
 		}
@@ -139,6 +142,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 		r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync,
 			hvpactrl.NewMetrics(o.Registry))
 		r.Reader = mgr.GetAPIReader()
+		r.Targets = workload.NewResolver(mgr.GetClient(), live)
 		r.LowConfidenceDays = o.HvpaLowConfidenceDays
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

@@ -62,7 +62,7 @@ var _ = BeforeSuite(func() {
 	co, wo, err := testadmission.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: webhook.NewServer(wo), Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
+		WebhookServer: webhook.NewServer(wo), Cache: manager.CacheOptions(), Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
 	Expect(err).NotTo(HaveOccurred())
 	ro := vpactrl.DefaultOptions()
 	ro.Interval = 300 * time.Millisecond

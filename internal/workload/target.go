@@ -50,10 +50,15 @@ var wellKnownSelectors = map[schema.GroupKind][]string{
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: nil,
 }
 
-// ResolveTarget reads the object a targetRef names and its pod selector: from the spec of well-known
+// ResolveTarget resolves a targetRef with c for every read (see Resolver; c serves both roles).
+func ResolveTarget(ctx context.Context, c client.Client, namespace string, ref *autoscalingv1.CrossVersionObjectReference) (Target, error) {
+	return NewResolver(c, c).Resolve(ctx, namespace, ref)
+}
+
+// Resolve reads the object a targetRef names and its pod selector: from the spec of well-known
 // controllers, else from the object's scale subresource. A target that is itself controlled by another
 // object (e.g. a ReplicaSet of a Deployment) is refused: the autoscaler must name the top-most controller.
-func ResolveTarget(ctx context.Context, c client.Client, namespace string, ref *autoscalingv1.CrossVersionObjectReference) (Target, error) {
+func (r *Resolver) Resolve(ctx context.Context, namespace string, ref *autoscalingv1.CrossVersionObjectReference) (Target, error) {
 	if ref == nil || ref.Kind == "" || ref.Name == "" {
 		return Target{}, &TargetError{"InvalidTargetRef", "spec.targetRef needs kind and name"}
 	}
@@ -62,20 +67,17 @@ func ResolveTarget(ctx context.Context, c client.Client, namespace string, ref *
 		return Target{}, &TargetError{"InvalidTargetRef", fmt.Sprintf("spec.targetRef.apiVersion %q: %v", ref.APIVersion, err)}
 	}
 	gvk := gv.WithKind(ref.Kind)
+	key := client.ObjectKey{Namespace: namespace, Name: ref.Name}
+	if _, typed := typedKinds[gvk]; typed {
+		return r.resolveTyped(ctx, gvk, key)
+	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
-	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, obj); err != nil {
-		switch {
-		case apierrors.IsNotFound(err):
-			return Target{}, &TargetError{"TargetNotFound", fmt.Sprintf("%s %s/%s does not exist", ref.Kind, namespace, ref.Name)}
-		case isNoMatch(err):
-			return Target{}, &TargetError{"UnknownTargetKind", fmt.Sprintf("the API server does not serve %s (%s): check spec.targetRef.apiVersion and kind", ref.Kind, ref.APIVersion)}
-		}
-		return Target{}, fmt.Errorf("reading %s %s/%s: %w", ref.Kind, namespace, ref.Name, err)
+	if err := r.Live.Get(ctx, key, obj); err != nil {
+		return Target{}, readError(ref.Kind, ref.APIVersion, key, err)
 	}
-	if owner := metav1.GetControllerOf(obj); owner != nil {
-		return Target{}, &TargetError{"ParentControllerTarget", fmt.Sprintf("%s %s is controlled by %s %s: point spec.targetRef at the top-most controller",
-			ref.Kind, ref.Name, owner.Kind, owner.Name)}
+	if err := notControlled(ref.Kind, obj); err != nil {
+		return Target{}, err
 	}
 	t := Target{GVK: gvk, Namespace: namespace, Name: ref.Name}
 	path, known := wellKnownSelectors[gvk.GroupKind()]
@@ -89,7 +91,7 @@ func ResolveTarget(ctx context.Context, c client.Client, namespace string, ref *
 		}
 		t.Selector = sel
 	default:
-		scale, err := GetScale(ctx, c, gvk, namespace, ref.Name)
+		scale, err := GetScale(ctx, r.Live, gvk, namespace, ref.Name)
 		if err != nil {
 			return Target{}, &TargetError{"NoScaleSubresource", fmt.Sprintf("%s %s has no readable scale subresource (%v): only workloads with a pod selector can be autoscaled", ref.Kind, ref.Name, err)}
 		}
@@ -99,8 +101,33 @@ func ResolveTarget(ctx context.Context, c client.Client, namespace string, ref *
 		}
 		t.Selector = sel
 	}
+	return nonEmpty(t)
+}
+
+// readError is a failed read of a target as a TargetError where the user can act on it.
+func readError(kind, apiVersion string, key client.ObjectKey, err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return &TargetError{"TargetNotFound", fmt.Sprintf("%s %s/%s does not exist", kind, key.Namespace, key.Name)}
+	case isNoMatch(err):
+		return &TargetError{"UnknownTargetKind", fmt.Sprintf("the API server does not serve %s (%s): check spec.targetRef.apiVersion and kind", kind, apiVersion)}
+	}
+	return fmt.Errorf("reading %s %s/%s: %w", kind, key.Namespace, key.Name, err)
+}
+
+// notControlled refuses a target that another object controls.
+func notControlled(kind string, obj metav1.Object) error {
+	if owner := metav1.GetControllerOf(obj); owner != nil {
+		return &TargetError{"ParentControllerTarget", fmt.Sprintf("%s %s is controlled by %s %s: point spec.targetRef at the top-most controller",
+			kind, obj.GetName(), owner.Kind, owner.Name)}
+	}
+	return nil
+}
+
+// nonEmpty refuses a selector that selects every pod of the namespace.
+func nonEmpty(t Target) (Target, error) {
 	if t.Selector.Empty() {
-		return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s selects every pod of the namespace: refusing an empty selector", ref.Kind, ref.Name)}
+		return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s selects every pod of the namespace: refusing an empty selector", t.GVK.Kind, t.Name)}
 	}
 	return t, nil
 }
@@ -132,3 +159,12 @@ func selectorAt(obj *unstructured.Unstructured, path []string) (labels.Selector,
 	}
 	return labels.SelectorFromSet(set), nil
 }
+
+// RefKey is what a targetRef names within the autoscaler's namespace: group, kind and name, whatever
+// the version (the same workload as Target.RefKey).
+func RefKey(apiVersion, kind, name string) string {
+	return schema.FromAPIVersionAndKind(apiVersion, kind).GroupKind().String() + "/" + name
+}
+
+// RefKey is the target's group, kind and name, as RefKey makes them.
+func (t Target) RefKey() string { return t.GVK.GroupKind().String() + "/" + t.Name }

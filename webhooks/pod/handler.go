@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"gomodules.xyz/jsonpatch/v2"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
@@ -43,34 +41,23 @@ const (
 	AnnotationNotes = "autoscaling.hvpa.dev/sizing-notes"
 )
 
-// selectorTTL is how long a standalone VPA's resolved target selector is reused.
-const selectorTTL = time.Minute
-
 // Handler is the pod admission handler.
 type Handler struct {
 	// Client reads VPAs, Hvpas, LimitRanges and owner metadata, normally from the manager's cache.
 	Client client.Reader
-	// Live reads what the cache may not have seen yet (a just-created ReplicaSet) and resolves VPA targets.
+	// Live reads what the cache may not have seen yet (a just-created ReplicaSet or Deployment).
 	Live    client.Client
 	Gates   featuregate.FeatureGate
 	Metrics *Metrics
 	Clock   clock.PassiveClock
 
-	mu        sync.Mutex
-	selectors map[types.UID]cachedSelector
+	// targets resolves VPA targets from the cache (Live when it has not seen one yet)
+	targets *workload.Resolver
 }
-
-type cachedSelector struct {
-	ref string
-	sel labels.Selector
-	at  time.Time
-}
-
-var _ admission.Handler = &Handler{}
 
 // NewHandler returns a pod handler.
 func NewHandler(cached client.Reader, live client.Client, gates featuregate.FeatureGate, m *Metrics, clk clock.PassiveClock) *Handler {
-	return &Handler{Client: cached, Live: live, Gates: gates, Metrics: m, Clock: clk, selectors: map[types.UID]cachedSelector{}}
+	return &Handler{Client: cached, Live: live, Gates: gates, Metrics: m, Clock: clk, targets: workload.NewResolver(cached, live)}
 }
 
 // Handle sizes a pod being created. It never denies: every failure admits the pod as it is.
@@ -213,26 +200,12 @@ func sortCandidates(c []*candidate) {
 	})
 }
 
-// vpaSelector resolves a VPA's target selector, reusing it for selectorTTL.
+// vpaSelector resolves a VPA's target selector (from the cache: no API request per pod create).
 func (h *Handler) vpaSelector(ctx context.Context, v *vpav1.VerticalPodAutoscaler) (labels.Selector, error) {
-	ref := v.Spec.TargetRef.String()
-	now := h.Clock.Now()
-	h.mu.Lock()
-	c, ok := h.selectors[v.UID]
-	h.mu.Unlock()
-	if ok && c.ref == ref && now.Sub(c.at) < selectorTTL {
-		return c.sel, nil
-	}
-	t, err := workload.ResolveTarget(ctx, h.Live, v.Namespace, v.Spec.TargetRef)
+	t, err := h.targets.Resolve(ctx, v.Namespace, v.Spec.TargetRef)
 	if err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	if len(h.selectors) > 10000 { // forget everything rather than grow without bound
-		h.selectors = map[types.UID]cachedSelector{}
-	}
-	h.selectors[v.UID] = cachedSelector{ref: ref, sel: t.Selector, at: now}
-	h.mu.Unlock()
 	return t.Selector, nil
 }
 

@@ -1,0 +1,206 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// DefaultCacheWait is how long a cached read may wait for its informer's first sync before the kind is read
+// live instead (an informer that cannot list, e.g. RBAC without list and watch, never syncs).
+const DefaultCacheWait = 10 * time.Second
+
+// Resolver resolves targetRefs. The well-known workload kinds (apps/v1 Deployment, StatefulSet, ReplicaSet,
+// DaemonSet; batch/v1 Job, CronJob; v1 ReplicationController) are read as typed objects from Cached, an
+// informer-backed reader, so a loop over a thousand autoscalers makes no API request for its targets. A
+// target the cache has not seen yet (NotFound: created a moment ago) is read again from Live. Other kinds
+// are read from Live as unstructured objects, with their scale subresource.
+type Resolver struct {
+	Cached client.Reader
+	Live   client.Client
+	// CacheWait bounds a cached read's wait for its informer's first sync (DefaultCacheWait); a kind whose
+	// informer does not sync in time is read live from then on, so a missing permission slows the loop
+	// once instead of stalling it.
+	CacheWait time.Duration
+
+	mu   sync.Mutex
+	live map[schema.GroupVersionKind]bool // typed kinds read live after their informer did not sync
+}
+
+// NewResolver returns a resolver reading well-known kinds from cached and the rest from live.
+func NewResolver(cached client.Reader, live client.Client) *Resolver {
+	return &Resolver{Cached: cached, Live: live, CacheWait: DefaultCacheWait}
+}
+
+// typedKind reads the pod selector of one well-known workload kind from its typed object.
+type typedKind struct {
+	object   func() client.Object
+	selector func(client.Object) (labels.Selector, error)
+}
+
+var typedKinds = map[schema.GroupVersionKind]typedKind{
+	appsv1.SchemeGroupVersion.WithKind("Deployment"): {func() client.Object { return &appsv1.Deployment{} },
+		func(o client.Object) (labels.Selector, error) {
+			return labelSelector(o.(*appsv1.Deployment).Spec.Selector)
+		}},
+	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): {func() client.Object { return &appsv1.StatefulSet{} },
+		func(o client.Object) (labels.Selector, error) {
+			return labelSelector(o.(*appsv1.StatefulSet).Spec.Selector)
+		}},
+	appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): {func() client.Object { return &appsv1.ReplicaSet{} },
+		func(o client.Object) (labels.Selector, error) {
+			return labelSelector(o.(*appsv1.ReplicaSet).Spec.Selector)
+		}},
+	appsv1.SchemeGroupVersion.WithKind("DaemonSet"): {func() client.Object { return &appsv1.DaemonSet{} },
+		func(o client.Object) (labels.Selector, error) {
+			return labelSelector(o.(*appsv1.DaemonSet).Spec.Selector)
+		}},
+	batchv1.SchemeGroupVersion.WithKind("Job"): {func() client.Object { return &batchv1.Job{} },
+		func(o client.Object) (labels.Selector, error) { return labelSelector(o.(*batchv1.Job).Spec.Selector) }},
+	batchv1.SchemeGroupVersion.WithKind("CronJob"): {func() client.Object { return &batchv1.CronJob{} },
+		func(o client.Object) (labels.Selector, error) {
+			return labelSet(o.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template.Labels, "spec.jobTemplate.spec.template.metadata.labels")
+		}},
+	corev1.SchemeGroupVersion.WithKind("ReplicationController"): {func() client.Object { return &corev1.ReplicationController{} },
+		func(o client.Object) (labels.Selector, error) {
+			return labelSet(o.(*corev1.ReplicationController).Spec.Selector, "spec.selector")
+		}},
+}
+
+func labelSelector(ls *metav1.LabelSelector) (labels.Selector, error) {
+	if ls == nil {
+		return nil, errors.New("no selector at spec.selector")
+	}
+	return metav1.LabelSelectorAsSelector(ls)
+}
+
+func labelSet(set map[string]string, path string) (labels.Selector, error) {
+	if set == nil {
+		return nil, fmt.Errorf("no selector at %s", path)
+	}
+	return labels.SelectorFromSet(set), nil
+}
+
+// resolveTyped resolves a well-known kind from the cache (Live when the cache has not seen it).
+func (r *Resolver) resolveTyped(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (Target, error) {
+	kind := typedKinds[gvk]
+	obj := kind.object()
+	if err := r.get(ctx, gvk, key, obj); err != nil {
+		return Target{}, readError(gvk.Kind, gvk.GroupVersion().String(), key, err)
+	}
+	if err := notControlled(gvk.Kind, obj); err != nil {
+		return Target{}, err
+	}
+	sel, err := kind.selector(obj)
+	if err != nil {
+		return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s: %v", gvk.Kind, key.Name, err)}
+	}
+	return nonEmpty(Target{GVK: gvk, Namespace: key.Namespace, Name: key.Name, Selector: sel})
+}
+
+// get reads a typed object: from the cache, bounded by CacheWait for the informer's first sync, and from
+// Live when the cache has not seen it or its informer did not sync in time.
+func (r *Resolver) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey, obj client.Object) error {
+	if r.Cached == nil || r.readLive(gvk) {
+		return r.Live.Get(ctx, key, obj)
+	}
+	wait := r.CacheWait
+	if wait <= 0 {
+		wait = DefaultCacheWait
+	}
+	cctx, cancel := context.WithTimeout(ctx, wait)
+	err := r.Cached.Get(cctx, key, obj)
+	cancel()
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded) || cctx.Err() != nil:
+		log.FromContext(ctx).Info("the cache of this kind did not sync in time (list and watch permission?); reading it live from now on",
+			"kind", gvk.String(), "waited", wait.String())
+		r.mu.Lock()
+		if r.live == nil {
+			r.live = map[schema.GroupVersionKind]bool{}
+		}
+		r.live[gvk] = true
+		r.mu.Unlock()
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	return r.Live.Get(ctx, key, obj)
+}
+
+func (r *Resolver) readLive(gvk schema.GroupVersionKind) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live[gvk]
+}
+
+// scaled reads spec.replicas, status.replicas and the selector of the kinds whose scale subresource serves
+// exactly those fields.
+var scaled = map[schema.GroupVersionKind]func(client.Object) (spec *int32, status int32, sel *metav1.LabelSelector, set map[string]string){
+	appsv1.SchemeGroupVersion.WithKind("Deployment"): func(o client.Object) (*int32, int32, *metav1.LabelSelector, map[string]string) {
+		d := o.(*appsv1.Deployment)
+		return d.Spec.Replicas, d.Status.Replicas, d.Spec.Selector, nil
+	},
+	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): func(o client.Object) (*int32, int32, *metav1.LabelSelector, map[string]string) {
+		s := o.(*appsv1.StatefulSet)
+		return s.Spec.Replicas, s.Status.Replicas, s.Spec.Selector, nil
+	},
+	appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): func(o client.Object) (*int32, int32, *metav1.LabelSelector, map[string]string) {
+		s := o.(*appsv1.ReplicaSet)
+		return s.Spec.Replicas, s.Status.Replicas, s.Spec.Selector, nil
+	},
+	corev1.SchemeGroupVersion.WithKind("ReplicationController"): func(o client.Object) (*int32, int32, *metav1.LabelSelector, map[string]string) {
+		c := o.(*corev1.ReplicationController)
+		return c.Spec.Replicas, c.Status.Replicas, nil, c.Spec.Selector
+	},
+}
+
+// Scale is the scale of a workload: for Deployments, StatefulSets, ReplicaSets and ReplicationControllers
+// made from the cached object as the API server's scale subresource makes it (spec.replicas defaulting to
+// 1, its resourceVersion, so that UpdateScale with it is refused on a stale cache); for other kinds read
+// live from the scale subresource.
+func (r *Resolver) Scale(ctx context.Context, gvk schema.GroupVersionKind, ns, name string) (*autoscalingv1.Scale, error) {
+	read, ok := scaled[gvk]
+	if !ok {
+		return GetScale(ctx, r.Live, gvk, ns, name)
+	}
+	obj := typedKinds[gvk].object()
+	if err := r.get(ctx, gvk, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return nil, err
+	}
+	spec, status, ls, set := read(obj)
+	s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(),
+		CreationTimestamp: obj.GetCreationTimestamp()}}
+	s.Spec.Replicas = 1
+	if spec != nil {
+		s.Spec.Replicas = *spec
+	}
+	s.Status.Replicas = status
+	switch {
+	case ls != nil:
+		sel, err := metav1.LabelSelectorAsSelector(ls)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s/%s: spec.selector: %w", gvk.Kind, ns, name, err)
+		}
+		s.Status.Selector = sel.String()
+	case set != nil:
+		s.Status.Selector = labels.SelectorFromSet(set).String()
+	}
+	return s, nil
+}

@@ -1,0 +1,134 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+func deployment(name string, replicas *int32) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: "7"},
+		Spec:   appsv1.DeploymentSpec{Replicas: replicas, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}},
+		Status: appsv1.DeploymentStatus{Replicas: 2}}
+}
+
+// liveCounter is a live client that counts its reads.
+func liveCounter(t *testing.T, objs ...client.Object) (client.Client, *int) {
+	t.Helper()
+	n := 0
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			n++
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build()
+	return c, &n
+}
+
+var webRef = &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+
+// TestResolverReadsWellKnownKindsFromTheCache: a Deployment the cache holds is resolved (selector, scale)
+// without a live read; one the cache has not seen yet is read live.
+func TestResolverReadsWellKnownKindsFromTheCache(t *testing.T) {
+	cached := fake.NewClientBuilder().WithObjects(deployment("web", ptr.To[int32](3))).Build()
+	live, reads := liveCounter(t, deployment("web", ptr.To[int32](3)), deployment("new", nil))
+	r := NewResolver(cached, live)
+	ctx := context.Background()
+
+	tg, err := r.Resolve(ctx, "ns", webRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tg.Selector.String(); got != "app=web" {
+		t.Errorf("selector %q, want app=web", got)
+	}
+	s, err := r.Scale(ctx, tg.GVK, "ns", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Spec.Replicas != 3 || s.Status.Replicas != 2 || s.Status.Selector != "app=web" || s.ResourceVersion == "" {
+		t.Errorf("scale from the cache %+v", s)
+	}
+	if *reads != 0 {
+		t.Errorf("%d live reads for a target the cache holds, want 0", *reads)
+	}
+
+	tg, err = r.Resolve(ctx, "ns", &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "new"})
+	if err != nil || tg.Selector.String() != "app=new" {
+		t.Fatalf("a target only the API server has: %v, %v", tg, err)
+	}
+	if s, err := r.Scale(ctx, tg.GVK, "ns", "new"); err != nil || s.Spec.Replicas != 1 {
+		t.Errorf("spec.replicas unset is 1, as the scale subresource says: %+v, %v", s, err)
+	}
+	if *reads != 2 {
+		t.Errorf("%d live reads, want 2 (the target the cache had not seen, twice)", *reads)
+	}
+
+	var te *TargetError
+	if _, err := r.Resolve(ctx, "ns", &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "gone"}); !errors.As(err, &te) || te.Reason != "TargetNotFound" {
+		t.Errorf("a missing target: %v, want TargetNotFound", err)
+	}
+}
+
+// blockingReader never syncs: every read waits for its context (an informer that cannot list).
+type blockingReader struct{ client.Reader }
+
+func (blockingReader) Get(ctx context.Context, _ client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestResolverFallsBackWhenTheCacheNeverSyncs: a kind whose informer does not sync within CacheWait is read
+// live, at once from then on, instead of stalling every loop.
+func TestResolverFallsBackWhenTheCacheNeverSyncs(t *testing.T) {
+	live, reads := liveCounter(t, deployment("web", nil))
+	r := NewResolver(blockingReader{}, live)
+	r.CacheWait = 50 * time.Millisecond
+	ctx := context.Background()
+	for i := range 3 {
+		start := time.Now()
+		if _, err := r.Resolve(ctx, "ns", webRef); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); i > 0 && waited >= r.CacheWait {
+			t.Errorf("read %d waited %s for a cache known not to sync", i, waited)
+		}
+	}
+	if *reads != 3 {
+		t.Errorf("%d live reads, want 3", *reads)
+	}
+}
+
+// TestResolverRefusesControlledAndEmpty: the typed path refuses what the unstructured one refuses.
+func TestResolverRefusesControlledAndEmpty(t *testing.T) {
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "u", Controller: ptr.To(true)}}},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "all"}, Spec: corev1.ReplicationControllerSpec{Selector: map[string]string{}}}
+	cached := fake.NewClientBuilder().WithObjects(rs, rc).Build()
+	r := NewResolver(cached, cached)
+	for ref, reason := range map[autoscalingv1.CrossVersionObjectReference]string{
+		{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1"}:     "ParentControllerTarget",
+		{APIVersion: "v1", Kind: "ReplicationController", Name: "all"}: "InvalidSelector",
+	} {
+		var te *TargetError
+		if _, err := r.Resolve(context.Background(), "ns", &ref); !errors.As(err, &te) || te.Reason != reason {
+			t.Errorf("%s: %v, want %s", ref.Kind, err, reason)
+		}
+	}
+}
