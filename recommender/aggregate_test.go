@@ -1,6 +1,8 @@
 package recommender
 
 import (
+	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,7 +69,7 @@ func TestAggregateCheckpointRestart(t *testing.T) {
 	if closed := m.SaveAggregate(a, []*Container{c}, last.Add(48*time.Hour)); closed.Memory.TotalWeight <= cp.Memory.TotalWeight {
 		t.Errorf("a closed window was left out: weight %v, with the open one left out %v", closed.Memory.TotalWeight, cp.Memory.TotalWeight)
 	}
-	restored, err := m.LoadAggregate(cp)
+	restored, err := m.LoadAggregate(cp, last)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +95,23 @@ func TestAggregateCheckpointRestart(t *testing.T) {
 	if !withinBucket(r1.Target.CPUMilli, r2.Target.CPUMilli) || !withinBucket(r1.Target.MemoryBytes, r2.Target.MemoryBytes) {
 		t.Errorf("target before the restart %+v, after %+v: more than one bucket apart", r1.Target, r2.Target)
 	}
-	if _, err := m.LoadAggregate(AggregateCheckpoint{TotalSamples: -1}); err == nil {
+	if _, err := m.LoadAggregate(AggregateCheckpoint{TotalSamples: -1}, last); err == nil {
 		t.Error("a negative sample count was accepted")
+	}
+	// a checkpoint from the year 9999 would pin the target: refused with the field named; an hour of
+	// clock skew is accepted
+	future := cp
+	future.CPU.Reference = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := m.LoadAggregate(future, last); err == nil || !strings.Contains(err.Error(), "cpuHistogram.referenceTimestamp 9999-01-01T00:00:00Z is in the future") {
+		t.Errorf("a checkpoint dated 9999: %v", err)
+	}
+	if _, err := m.LoadAggregate(cp, last.Add(-MaxClockSkew+time.Minute)); err != nil {
+		t.Errorf("a checkpoint within the clock skew was refused: %v", err)
+	}
+	nan := cp
+	nan.Memory.TotalWeight = math.NaN()
+	if _, err := m.LoadAggregate(nan, last); err == nil {
+		t.Error("a NaN total weight was accepted")
 	}
 }
 

@@ -40,8 +40,8 @@ func (h *DecayingHistogram) SaveCheckpoint() HistogramCheckpoint {
 // LoadCheckpoint replaces h's content with cp: the bucket weights are rescaled so that they sum to the
 // checkpoint's total weight.
 func (h *DecayingHistogram) LoadCheckpoint(cp HistogramCheckpoint) error {
-	if cp.TotalWeight < 0 {
-		return fmt.Errorf("checkpoint: totalWeight %v is negative", cp.TotalWeight)
+	if cp.TotalWeight < 0 || math.IsNaN(cp.TotalWeight) || math.IsInf(cp.TotalWeight, 0) {
+		return fmt.Errorf("checkpoint: totalWeight %v is not a finite weight of at least 0", cp.TotalWeight)
 	}
 	keys := make([]int, 0, len(cp.BucketWeights))
 	sum := 0.0
@@ -91,10 +91,30 @@ func (m *Model) SaveAggregate(a *Aggregate, feeding []*Container, now time.Time)
 	}
 }
 
-// LoadAggregate restores an aggregate from a checkpoint.
-func (m *Model) LoadAggregate(cp AggregateCheckpoint) (*Aggregate, error) {
+// MaxClockSkew is how far in the future a checkpoint's times may lie (clocks of two recommenders apart).
+const MaxClockSkew = time.Hour
+
+// LoadAggregate restores an aggregate from a checkpoint read at now. A checkpoint dated in the future (its
+// samples beyond now + MaxClockSkew, a histogram's reference beyond what a memory window's end and the
+// half-life steps allow) is refused: a decaying histogram referenced far ahead would outweigh every real
+// sample and pin the target.
+func (m *Model) LoadAggregate(cp AggregateCheckpoint, now time.Time) (*Aggregate, error) {
 	if cp.TotalSamples < 0 {
 		return nil, fmt.Errorf("checkpoint: totalSamplesCount %d is negative", cp.TotalSamples)
+	}
+	// samples are never ahead of now; a histogram's reference may be: memory peaks count at their window's
+	// end, and a reference moves in steps of the half-life
+	samples := now.Add(MaxClockSkew)
+	reference := samples.Add(m.Config.MemoryAggregationInterval + max(m.Config.CPUHalfLife, m.Config.MemoryHalfLife))
+	for _, t := range []struct {
+		field     string
+		at, limit time.Time
+	}{{"firstSampleStart", cp.FirstSample, samples}, {"lastSampleStart", cp.LastSample, samples},
+		{"cpuHistogram.referenceTimestamp", cp.CPU.Reference, reference}, {"memoryHistogram.referenceTimestamp", cp.Memory.Reference, reference}} {
+		if t.at.After(t.limit) {
+			return nil, fmt.Errorf("checkpoint: %s %s is in the future (now %s): delete the checkpoint, or fix the clock of the recommender that wrote it",
+				t.field, t.at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+		}
 	}
 	a := m.NewAggregate()
 	if err := a.CPU.LoadCheckpoint(cp.CPU); err != nil {

@@ -3,6 +3,7 @@ package recommender
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -60,6 +61,13 @@ func Defaults() Config {
 	}
 }
 
+// Upper limits of the parameters users set (flags, override annotations).
+const (
+	MaxOOMBumpUpRatio = 10
+	MaxOOMMinBumpUp   = 1 << 40 // 1Ti
+	MaxSafetyMargin   = 10
+)
+
 // Validate reports every parameter outside its range, by name.
 func (c Config) Validate() error {
 	var errs []error
@@ -68,6 +76,18 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %v: %s", name, v, want))
 		}
 	}
+	for name, f := range map[string]float64{"cpuFirstBucket": c.CPUFirstBucket, "memoryFirstBucket": c.MemoryFirstBucket, "cpuBucketRatio": c.CPUBucketRatio,
+		"memoryBucketRatio": c.MemoryBucketRatio, "cpuMax": c.CPUMax, "memoryMax": c.MemoryMax, "epsilon": c.Epsilon, "cpuSampleWeight": c.CPUSampleWeight,
+		"oomBumpUpRatio": c.OOMBumpUpRatio, "oomMinBumpUp": c.OOMMinBumpUp, "targetPercentile": c.TargetPercentile,
+		"lowerBoundPercentile": c.LowerBoundPercentile, "upperBoundPercentile": c.UpperBoundPercentile, "safetyMargin": c.SafetyMargin,
+		"lowerBoundMultiplier": c.LowerBoundMultiplier, "lowerBoundExponent": c.LowerBoundExponent, "upperBoundMultiplier": c.UpperBoundMultiplier,
+		"upperBoundExponent": c.UpperBoundExponent, "podMinCPU": c.PodMinCPU, "podMinMemory": c.PodMinMemory} {
+		check(!math.IsNaN(f) && !math.IsInf(f, 0), name, f, "must be a finite number")
+	}
+	// the largest values that still make sense; beyond them a recommendation overflows or pins
+	check(c.OOMBumpUpRatio <= MaxOOMBumpUpRatio, "oomBumpUpRatio", c.OOMBumpUpRatio, fmt.Sprintf("must be at most %d", MaxOOMBumpUpRatio))
+	check(c.OOMMinBumpUp <= MaxOOMMinBumpUp, "oomMinBumpUp", c.OOMMinBumpUp, "must be at most 1Ti")
+	check(c.SafetyMargin <= MaxSafetyMargin, "safetyMargin", c.SafetyMargin, fmt.Sprintf("must be at most %d (+%d%%)", MaxSafetyMargin, MaxSafetyMargin*100))
 	check(c.CPUFirstBucket > 0 && c.MemoryFirstBucket > 0, "first bucket size", []float64{c.CPUFirstBucket, c.MemoryFirstBucket}, "must be positive")
 	check(c.CPUBucketRatio > 1 && c.MemoryBucketRatio > 1, "bucket ratio", []float64{c.CPUBucketRatio, c.MemoryBucketRatio}, "must be greater than 1")
 	check(c.CPUMax > c.CPUFirstBucket && c.MemoryMax > c.MemoryFirstBucket, "histogram max", []float64{c.CPUMax, c.MemoryMax}, "must exceed the first bucket")

@@ -3,6 +3,7 @@ package recommender
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,7 +46,7 @@ func WithOverrides(base Config, annotations map[string]string) (Config, error) {
 	sort.Strings(keys)
 	number := func(k, v string, ok func(float64) bool, want string) float64 {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !ok(f) {
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || !ok(f) {
 			errs = append(errs, fmt.Errorf("annotation %s: %q is not %s", k, v, want))
 		}
 		return f
@@ -54,11 +55,11 @@ func WithOverrides(base Config, annotations map[string]string) (Config, error) {
 		v := annotations[k]
 		switch k {
 		case AnnotationOOMBumpUpRatio:
-			c.OOMBumpUpRatio = number(k, v, func(f float64) bool { return f >= 1 }, "a number >= 1 (e.g. 1.5)")
+			c.OOMBumpUpRatio = number(k, v, func(f float64) bool { return f >= 1 && f <= MaxOOMBumpUpRatio }, fmt.Sprintf("a number in [1, %g] (e.g. 1.5)", float64(MaxOOMBumpUpRatio)))
 		case AnnotationOOMMinBumpUp:
 			q, err := resource.ParseQuantity(strings.TrimSpace(v))
-			if err != nil || q.Sign() < 0 {
-				errs = append(errs, fmt.Errorf("annotation %s: %q is not a memory quantity >= 0 (e.g. 200Mi)", k, v))
+			if err != nil || q.Sign() < 0 || q.Cmp(*resource.NewQuantity(MaxOOMMinBumpUp, resource.BinarySI)) > 0 {
+				errs = append(errs, fmt.Errorf("annotation %s: %q is not a memory quantity in [0, 1Ti] (e.g. 200Mi)", k, v))
 			}
 			c.OOMMinBumpUp = q.AsApproximateFloat64()
 		case AnnotationMemoryAggregationInterval:
@@ -76,7 +77,7 @@ func WithOverrides(base Config, annotations map[string]string) (Config, error) {
 		case AnnotationTargetPercentile:
 			c.TargetPercentile = number(k, v, func(f float64) bool { return f > 0 && f <= 1 }, "a number in (0, 1] (e.g. 0.95)")
 		case AnnotationSafetyMargin:
-			c.SafetyMargin = number(k, v, func(f float64) bool { return f >= 0 }, "a fraction >= 0 (e.g. 0.25 for +25%)")
+			c.SafetyMargin = number(k, v, func(f float64) bool { return f >= 0 && f <= MaxSafetyMargin }, fmt.Sprintf("a fraction in [0, %g] (e.g. 0.25 for +25%%)", float64(MaxSafetyMargin)))
 		default:
 			errs = append(errs, fmt.Errorf("annotation %s is not an override; known: %s", k, strings.Join(knownOverrides(), ", ")))
 		}

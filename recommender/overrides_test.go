@@ -1,6 +1,7 @@
 package recommender
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -27,13 +28,18 @@ func TestWithOverrides(t *testing.T) {
 		t.Errorf("OOM with ratio 1.5 at 1000Mi: %v Mi", got/mi)
 	}
 	for name, tc := range map[string]struct{ key, value, want string }{
-		"ratio below 1":        {AnnotationOOMBumpUpRatio, "0.9", "not a number >= 1"},
+		"ratio below 1":        {AnnotationOOMBumpUpRatio, "0.9", "not a number in [1, 10]"},
+		"ratio infinite":       {AnnotationOOMBumpUpRatio, "Inf", "not a number in [1, 10]"},
+		"ratio NaN":            {AnnotationOOMBumpUpRatio, "NaN", "not a number in [1, 10]"},
+		"margin infinite":      {AnnotationSafetyMargin, "infinity", "not a fraction in [0, 10]"},
+		"margin huge":          {AnnotationSafetyMargin, "1e300", "not a fraction in [0, 10]"},
+		"bump beyond 1Ti":      {AnnotationOOMMinBumpUp, "8Ei", "not a memory quantity in [0, 1Ti]"},
 		"not a quantity":       {AnnotationOOMMinBumpUp, "lots", "not a memory quantity"},
 		"zero interval":        {AnnotationMemoryAggregationInterval, "0s", "not a positive duration"},
 		"count zero":           {AnnotationMemoryAggregationIntervalCount, "0", "not an integer >= 1"},
 		"percentile above 1":   {AnnotationTargetPercentile, "90", "not a number in (0, 1]"},
 		"percentile below P50": {AnnotationTargetPercentile, "0.3", "must be ordered"},
-		"negative margin":      {AnnotationSafetyMargin, "-0.1", "not a fraction >= 0"},
+		"negative margin":      {AnnotationSafetyMargin, "-0.1", "not a fraction in [0, 10]"},
 		"typo":                 {AnnotationPrefix + "oom-bumpup-ratio", "2", "is not an override; known:"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -42,5 +48,27 @@ func TestWithOverrides(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestValidateRefusesNonFinite: flags and overrides meet Validate, which refuses NaN, infinities and values
+// beyond the limits by name.
+func TestValidateRefusesNonFinite(t *testing.T) {
+	for name, tc := range map[string]struct {
+		set  func(*Config)
+		want string
+	}{
+		"NaN margin":       {func(c *Config) { c.SafetyMargin = math.NaN() }, "safetyMargin NaN: must be a finite number"},
+		"infinite pod min": {func(c *Config) { c.PodMinMemory = math.Inf(1) }, "podMinMemory +Inf: must be a finite number"},
+		"ratio 1e6":        {func(c *Config) { c.OOMBumpUpRatio = 1e6 }, "oomBumpUpRatio 1e+06: must be at most 10"},
+	} {
+		c := Defaults()
+		tc.set(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+	if err := Defaults().Validate(); err != nil {
+		t.Errorf("the defaults: %v", err)
 	}
 }

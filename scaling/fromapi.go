@@ -25,8 +25,54 @@ func Amount(r Resource, q resource.Quantity) float64 {
 	return q.AsApproximateFloat64()
 }
 
-// Quantity converts an amount of r in base units to a Kubernetes quantity, rounded up to a whole unit.
+// MaxAmount is the largest amount of a resource in base units (1e14: 100 billion cores, or about 91 TiB):
+// larger quantities in a spec are refused by name, and computed amounts saturate there, far below where
+// int64 millicores or bytes overflow to negative values.
+const MaxAmount = 1e14
+
+// MaxEffectiveIntervals bounds the effective intervals one Hvpa makes: each decision builds them all, so a
+// linear interval to millions of replicas would take the controller's memory.
+const MaxEffectiveIntervals = 1000
+
+// EffectiveIntervalCount is how many effective intervals EffectiveIntervals makes from intervals, without
+// making them: one per interval, or one per replica count of an extrapolated one.
+func EffectiveIntervalCount(intervals []Interval, minReplicas int32) int64 {
+	var n int64
+	prev := int64(max(minReplicas, 1)) - 1
+	for _, in := range intervals {
+		if in.Extrapolation == ExtrapolationNone {
+			n++
+		} else {
+			n += max(1, int64(in.MaxReplicas)-prev)
+		}
+		prev = int64(in.MaxReplicas)
+	}
+	return n
+}
+
+// amountIn is a spec quantity in base units, refused with a field error when negative or above MaxAmount.
+func amountIn(r Resource, q resource.Quantity, path *field.Path) (float64, *field.Error) {
+	if q.Sign() < 0 {
+		return 0, field.Invalid(path, q.String(), "must not be negative")
+	}
+	x := Amount(r, q)
+	if x > MaxAmount || math.IsNaN(x) || math.IsInf(x, 0) {
+		limit := "1e11 cores"
+		if r == Memory {
+			limit = "1e14 bytes (about 91Ti)"
+		}
+		return 0, field.Invalid(path, q.String(), "must be at most "+limit)
+	}
+	return x, nil
+}
+
+// Quantity converts an amount of r in base units to a Kubernetes quantity, rounded up to a whole unit and
+// saturated to [0, MaxAmount] (never a negative or overflowing quantity).
 func Quantity(r Resource, x float64) resource.Quantity {
+	x = min(max(x, 0), MaxAmount)
+	if math.IsNaN(x) {
+		x = 0
+	}
 	if r == CPU {
 		return *resource.NewMilliQuantity(int64(RoundUp(x)), resource.DecimalSI)
 	}
@@ -39,11 +85,12 @@ func FromResourceList(l corev1.ResourceList, path *field.Path) (Values, field.Er
 	var errs field.ErrorList
 	for _, r := range Resources {
 		if q, ok := l[r.ResourceName()]; ok {
-			if q.Sign() < 0 {
-				errs = append(errs, field.Invalid(path.Key(r.String()), q.String(), "must not be negative"))
+			x, err := amountIn(r, q, path.Key(r.String()))
+			if err != nil {
+				errs = append(errs, err)
 				continue
 			}
-			v.Set(r, Amount(r, q))
+			v.Set(r, x)
 		}
 	}
 	return v, errs
@@ -74,11 +121,12 @@ func scaledValues(s *hvpav1alpha1.ScaledResources, path *field.Path) (Values, fi
 		if q == nil {
 			continue
 		}
-		if q.Sign() < 0 {
-			errs = append(errs, field.Invalid(path.Child(r.String()), q.String(), "must not be negative"))
+		x, err := amountIn(r, *q, path.Child(r.String()))
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		v.Set(r, Amount(r, *q))
+		v.Set(r, x)
 	}
 	return v, errs
 }
@@ -90,10 +138,11 @@ func changeParams(r Resource, c *hvpav1alpha1.ChangeParams, path *field.Path) (*
 	var errs field.ErrorList
 	out := &ChangeParams{}
 	if c.Value != nil {
-		if c.Value.Sign() < 0 {
-			errs = append(errs, field.Invalid(path.Child("value"), c.Value.String(), "must not be negative"))
+		x, err := amountIn(r, *c.Value, path.Child("value"))
+		if err != nil {
+			errs = append(errs, err)
 		}
-		out.Value, out.HasValue = Amount(r, *c.Value), true
+		out.Value, out.HasValue = x, true
 	}
 	if c.Percentage != nil {
 		if *c.Percentage < 0 || *c.Percentage > 100 {
@@ -181,7 +230,12 @@ func ContainerPolicies(rp *vpav1.PodResourcePolicy, path *field.Path) ([]Contain
 						errs = append(errs, field.Invalid(rp.Child("quantity"), x.Quantity, "type Quantity needs a quantity >= 0"))
 						continue
 					}
-					cp.Ratio[r] = &Ratio{Type: RatioQuantity, Quantity: Amount(r, *x.Quantity)}
+					q, err := amountIn(r, *x.Quantity, rp.Child("quantity"))
+					if err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					cp.Ratio[r] = &Ratio{Type: RatioQuantity, Quantity: q}
 				default:
 					errs = append(errs, field.NotSupported(rp.Child("type"), x.Type, []string{"Factor", "Quantity"}))
 				}
@@ -321,6 +375,15 @@ func FromHvpa(h *hvpav1alpha1.Hvpa) (*Spec, field.ErrorList) {
 		}
 		if !hasHPAMax {
 			s.MaxReplicas = s.Intervals[len(s.Intervals)-1].MaxReplicas
+		}
+		for i := range s.Intervals { // the first interval from which there are too many
+			if EffectiveIntervalCount(s.Intervals[:i+1], s.MinReplicas) > MaxEffectiveIntervals {
+				in := s.Intervals[i]
+				errs = append(errs, field.Invalid(ip.Index(i).Child("effectiveIntervalExtrapolation"), string(in.Extrapolation), fmt.Sprintf(
+					"makes one effective interval per replica count, more than %d up to %d replicas; remove the extrapolation from the intervals with many replicas, or lower their maxReplicas",
+					MaxEffectiveIntervals, in.MaxReplicas)))
+				break
+			}
 		}
 	}
 	s.Overlap, e = resourceChangeParams(h.Spec.ScalingIntervalsOverlap, sp.Child("scalingIntervalsOverlap"))

@@ -1,12 +1,14 @@
 package scaling
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -95,4 +97,76 @@ func TestFromHvpaErrors(t *testing.T) {
 			t.Errorf("no error at %s; errors at %s (%v)", tc.field, strings.Join(fields, ", "), errs)
 		})
 	}
+}
+
+// TestHugeQuantitiesRefusedByName: quantities the CRD pattern accepts but no resource holds are refused with
+// the field named, and computed amounts saturate instead of overflowing to a negative request.
+func TestHugeQuantitiesRefusedByName(t *testing.T) {
+	for _, q := range []string{"9e308", "1e19", "8Ei", "1e15"} {
+		rp := &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{{ContainerName: "app",
+			MinAllowed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q), corev1.ResourceMemory: resource.MustParse(q)}}}}
+		_, errs := ContainerPolicies(rp, field.NewPath("spec", "resourcePolicy"))
+		got := errs.ToAggregate()
+		if got == nil || !strings.Contains(got.Error(), "spec.resourcePolicy.containerPolicies[0].minAllowed[cpu]") ||
+			!strings.Contains(got.Error(), "spec.resourcePolicy.containerPolicies[0].minAllowed[memory]") || !strings.Contains(got.Error(), "must be at most") {
+			t.Errorf("minAllowed %s: %v", q, got)
+		}
+	}
+	for _, x := range []float64{1e300, math.Inf(1), 9.3e18, -5, math.NaN()} {
+		for _, r := range Resources {
+			if q := Quantity(r, x); q.Sign() < 0 || q.AsApproximateFloat64() > MaxAmount {
+				t.Errorf("Quantity(%s, %g) = %s", r, x, q.String())
+			}
+		}
+	}
+}
+
+// TestEffectiveIntervalCount: the count EffectiveIntervals makes, without making them; an Hvpa above the
+// limit is refused by FromHvpa with the field named.
+func TestEffectiveIntervalCount(t *testing.T) {
+	lin := ExtrapolationLinear
+	for _, ivs := range [][]Interval{
+		{{MaxReplicas: 1}, {MaxReplicas: 5}},
+		{{MaxReplicas: 3, Extrapolation: lin}, {MaxReplicas: 10}, {MaxReplicas: 40, Extrapolation: ExtrapolationHorizontalOnly}},
+		{{MaxReplicas: 2}, {MaxReplicas: 2, Extrapolation: lin}},
+	} {
+		for _, m := range []int32{0, 1, 2} {
+			if got, want := EffectiveIntervalCount(ivs, m), int64(len(EffectiveIntervals(ivs, m, [NumResources]*ChangeParams{}))); got != want {
+				t.Errorf("%+v from %d: count %d, EffectiveIntervals makes %d", ivs, m, got, want)
+			}
+		}
+	}
+	h := &hvpav1alpha1.Hvpa{Spec: hvpav1alpha1.HvpaSpec{ScalingIntervals: []hvpav1alpha1.ScalingInterval{
+		{MaxReplicas: ptr.To[int32](4000000), EffectiveIntervalExtrapolation: ptr.To(hvpav1alpha1.ExtrapolationLinear)}}}}
+	if _, errs := FromHvpa(h); !strings.Contains(errs.ToAggregate().Error(), "spec.scalingIntervals[0].effectiveIntervalExtrapolation: Invalid value: \"linear\": makes one effective interval per replica count, more than 1000 up to 4000000 replicas") {
+		t.Errorf("4,000,000 linear replicas: %v", errs.ToAggregate())
+	}
+}
+
+// FuzzQuantities: any quantity the API machinery parses is refused by name or gives an amount in
+// [0, MaxAmount], and any amount converts back to a quantity that is neither negative nor above MaxAmount.
+func FuzzQuantities(f *testing.F) {
+	for _, s := range []string{"500m", "2Gi", "9e308", "1e19", "8Ei", "-1", "0.0000001", "123456789012345678901234567890"} {
+		f.Add(s, 1e300)
+	}
+	f.Fuzz(func(t *testing.T, s string, x float64) {
+		if q, err := resource.ParseQuantity(s); err == nil {
+			v, errs := FromResourceList(corev1.ResourceList{corev1.ResourceCPU: q, corev1.ResourceMemory: q}, field.NewPath("minAllowed"))
+			for _, r := range Resources {
+				if a, ok := v.Get(r); ok && (a < 0 || a > MaxAmount || math.IsNaN(a)) {
+					t.Fatalf("%s %q gives %g", r, s, a)
+				}
+			}
+			for _, e := range errs {
+				if !strings.HasPrefix(e.Field, "minAllowed[") {
+					t.Fatalf("an error that names no field: %v", e)
+				}
+			}
+		}
+		for _, r := range Resources {
+			if q := Quantity(r, x); q.Sign() < 0 || q.AsApproximateFloat64() > MaxAmount*1.001 {
+				t.Fatalf("Quantity(%s, %g) = %s", r, x, q.String())
+			}
+		}
+	})
 }

@@ -215,7 +215,7 @@ var _ = Describe("Pod sizing", func() {
 			}
 		}()
 		for name, p := range map[string]int{"hvpa-stopped": freePort(), "hvpa-hung": hung.Addr().(*net.TCPAddr).Port} {
-			mutating, _ := webhooks.Configurations(name, urlConfig(p), webhooks.DefaultTimeoutSeconds)
+			mutating, _ := webhooks.Configurations(name, urlConfig(p), webhooks.DefaultTimeoutSeconds, nil)
 			mutating.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
 			Expect(k8s.Create(ctx, mutating)).To(Succeed())
 			DeferCleanup(func() { Expect(k8s.Delete(ctx, mutating)).To(Succeed()) })

@@ -2,9 +2,13 @@ package webhooks
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,7 +64,11 @@ func Register(mgr ctrl.Manager, o Options) error {
 	hvpaHook := admission.WithValidator[*hvpav1alpha1.Hvpa](mgr.GetScheme(), validation.HvpaValidator{Gates: o.Gates})
 	hvpaHook.Handler = instrumented{resource: "hvpas", next: hvpaHook.Handler, m: o.Metrics, clk: o.Clock}
 	srv.Register(HvpaPath, hvpaHook)
-	return mgr.Add(warmup{c: mgr.GetClient()})
+	w := &warmup{c: mgr.GetClient()}
+	if err := mgr.AddReadyzCheck("webhook-cache", w.ready); err != nil {
+		return err
+	}
+	return mgr.Add(w)
 }
 
 // instrumented records the latency and outcome of a validation webhook.
@@ -86,15 +94,28 @@ func (i instrumented) Handle(ctx context.Context, req admission.Request) admissi
 }
 
 // warmup lists what the pod webhook reads, so that the informers exist and are synced before the first
-// pod arrives (a lazily started informer would make that first admission wait for a full list).
-type warmup struct{ c client.Client }
+// pod arrives (a lazily started informer would make that first admission wait for a full list); the
+// replica reports ready only after that (the webhook-cache readiness check).
+type warmup struct {
+	c      client.Client
+	synced atomic.Bool
+}
 
-var _ manager.LeaderElectionRunnable = warmup{}
+var _ manager.LeaderElectionRunnable = &warmup{}
 
-func (warmup) NeedLeaderElection() bool { return false }
+func (*warmup) NeedLeaderElection() bool { return false }
 
-func (w warmup) Start(ctx context.Context) error {
-	lists := []client.ObjectList{&vpav1.VerticalPodAutoscalerList{}, &hvpav1alpha1.HvpaList{}, &corev1.LimitRangeList{}}
+func (w *warmup) ready(*http.Request) error {
+	if !w.synced.Load() {
+		return errors.New("the pod webhook's cache is not synced yet")
+	}
+	return nil
+}
+
+func (w *warmup) Start(ctx context.Context) error {
+	// what the pod webhook reads: VPAs, Hvpas, LimitRanges, and the targets of the well-known kinds (typed)
+	lists := []client.ObjectList{&vpav1.VerticalPodAutoscalerList{}, &hvpav1alpha1.HvpaList{}, &corev1.LimitRangeList{},
+		&appsv1.DeploymentList{}, &appsv1.StatefulSetList{}, &appsv1.DaemonSetList{}}
 	// the owners a pod's controller chain usually passes through (metadata only)
 	for _, gvk := range []schema.GroupVersionKind{{Group: "apps", Version: "v1", Kind: "ReplicaSetList"}, {Group: "apps", Version: "v1", Kind: "DeploymentList"},
 		{Group: "apps", Version: "v1", Kind: "StatefulSetList"}, {Group: "apps", Version: "v1", Kind: "DaemonSetList"}, {Group: "batch", Version: "v1", Kind: "JobList"}} {
@@ -115,14 +136,30 @@ func (w warmup) Start(ctx context.Context) error {
 			}
 		}
 	}
+	w.synced.Store(true)
 	<-ctx.Done()
 	return nil
+}
+
+// DefaultExcludedNamespaces are the namespaces whose pods the pod webhook is never called for, besides
+// hvpa's own: the control plane's pods must start whatever the webhook does.
+var DefaultExcludedNamespaces = []string{metav1.NamespaceSystem}
+
+// notIn selects every namespace but these (by the kubernetes.io/metadata.name label every namespace has);
+// nil selects all.
+func notIn(namespaces []string) *metav1.LabelSelector {
+	if len(namespaces) == 0 {
+		return nil
+	}
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: namespaces}}}
 }
 
 // Configurations returns the webhook configurations to install: the pod mutation and the object validation,
 // each with failurePolicy Ignore and a timeout of timeoutSeconds; clientConfig gives each path's client
 // configuration (a Service, or a URL). The caBundle is left for the certificate rotator (or cert-manager).
-func Configurations(name string, clientConfig func(path string) admissionregistrationv1.WebhookClientConfig, timeoutSeconds int32) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
+// The pod webhook is not called for pods of excludedNamespaces (DefaultExcludedNamespaces and hvpa's own).
+func Configurations(name string, clientConfig func(path string) admissionregistrationv1.WebhookClientConfig, timeoutSeconds int32, excludedNamespaces []string) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
 	ignore := admissionregistrationv1.Ignore
 	none := admissionregistrationv1.SideEffectClassNone
 	equivalent := admissionregistrationv1.Equivalent
@@ -137,7 +174,7 @@ func Configurations(name string, clientConfig func(path string) admissionregistr
 			Name: "pods.autoscaling.hvpa.dev", ClientConfig: clientConfig(PodPath),
 			Rules:         rule("", "v1", "pods", admissionregistrationv1.Create),
 			FailurePolicy: &ignore, SideEffects: &none, MatchPolicy: &equivalent, TimeoutSeconds: &timeoutSeconds,
-			AdmissionReviewVersions: []string{"v1"}, ReinvocationPolicy: &ifNeeded,
+			AdmissionReviewVersions: []string{"v1"}, ReinvocationPolicy: &ifNeeded, NamespaceSelector: notIn(excludedNamespaces),
 		}},
 	}
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{

@@ -355,7 +355,7 @@ func checkWebhooks(t *testing.T, objs []renderedObject, deps []deployed) {
 	paths := map[string]string{} // webhook name -> path
 	wantM, wantV := webhooks.Configurations(name, func(path string) admissionregistrationv1.WebhookClientConfig {
 		return admissionregistrationv1.WebhookClientConfig{URL: &path}
-	}, webhooks.DefaultTimeoutSeconds)
+	}, webhooks.DefaultTimeoutSeconds, append(slices.Clone(webhooks.DefaultExcludedNamespaces), adm.flag("webhook-namespace")))
 	for _, w := range wantM.Webhooks {
 		paths[w.Name] = *w.ClientConfig.URL
 	}
@@ -682,30 +682,8 @@ func TestChartHelperProcess(t *testing.T) {
 	os.Exit(0)
 }
 
-// auditEvent is the part of an audit.k8s.io/v1 Event the RBAC test reads.
-type auditEvent struct {
-	Stage string `json:"stage"`
-	Verb  string `json:"verb"`
-	User  struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef *struct {
-		APIGroup    string `json:"apiGroup"`
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-		Namespace   string `json:"namespace"`
-		Name        string `json:"name"`
-	} `json:"objectRef"`
-	RequestURI string `json:"requestURI"`
-	// Annotations carry the authorizer's decision (authorization.k8s.io/decision: allow or forbid)
-	Annotations    map[string]string `json:"annotations"`
-	ResponseStatus *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"responseStatus"`
-}
-
-func (e auditEvent) permission() string {
+// permission is what an audited request used, e.g. "get pods in shop".
+func permission(e testenv.AuditEvent) string {
 	if e.ObjectRef == nil {
 		return e.Verb + " " + e.RequestURI
 	}
@@ -754,25 +732,7 @@ func TestChartRBAC(t *testing.T) {
 	// the local control plane, with an audit log of the requests of the release namespace's ServiceAccounts
 	dir := t.TempDir()
 	auditLog := filepath.Join(dir, "audit.log")
-	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(`apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-rules:
-  - level: Metadata
-    userGroups: ["system:serviceaccounts:`+chartNamespace+`"]
-  - level: None
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	assets, err := testenv.AssetsDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(root, "charts", "hvpa", "crds")}, ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets, Scheme: testenv.Scheme()}
-	env.ControlPlane.GetAPIServer().Configure().Set("audit-policy-file", policy).Set("audit-log-path", auditLog)
-	cfg, err := env.Start()
+	env, cfg, err := testenv.Start(testenv.WithAudit(auditLog, nil, []string{"system:serviceaccounts:" + chartNamespace}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1023,22 +983,14 @@ rules:
 // checkAudit reads the audit log: every request of a chart ServiceAccount the API server refused fails the test;
 // the permissions used are logged per ServiceAccount.
 func checkAudit(t *testing.T, auditLog string) {
-	b, err := os.ReadFile(auditLog)
+	events, err := testenv.ReadAuditLog(auditLog)
 	if err != nil {
 		t.Error(err)
 		return
 	}
 	used := map[string]map[string]bool{}
 	var refused []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if line == "" {
-			continue
-		}
-		var e auditEvent
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Errorf("audit log: %v: %s", err, line)
-			return
-		}
+	for _, e := range events {
 		if e.ResponseStatus == nil {
 			continue
 		}
@@ -1047,14 +999,14 @@ func checkAudit(t *testing.T, auditLog string) {
 		case e.ResponseStatus.Code == 403 && e.Annotations["authorization.k8s.io/decision"] == "allow":
 			// authorized, then refused by the API server itself (e.g. a resize it does not allow for this pod):
 			// not the chart's RBAC; the updater handles the refusal
-			t.Logf("%s: %s (%s) authorized, then refused: %s", who, e.permission(), e.RequestURI, e.ResponseStatus.Message)
+			t.Logf("%s: %s (%s) authorized, then refused: %s", who, permission(e), e.RequestURI, e.ResponseStatus.Message)
 		case e.ResponseStatus.Code == 403:
-			refused = append(refused, fmt.Sprintf("%s: %s (%s)", who, e.permission(), e.RequestURI))
+			refused = append(refused, fmt.Sprintf("%s: %s (%s)", who, permission(e), e.RequestURI))
 		case e.ResponseStatus.Code < 300 || e.ResponseStatus.Code == 404 || e.ResponseStatus.Code == 409:
 			if used[who] == nil {
 				used[who] = map[string]bool{}
 			}
-			used[who][e.permission()] = true
+			used[who][permission(e)] = true
 		}
 	}
 	for who, perms := range used {

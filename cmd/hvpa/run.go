@@ -35,6 +35,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/certs"
 )
 
@@ -58,6 +59,7 @@ type runOptions struct {
 	gates               featuregate.MutableFeatureGate
 	webhookHost         string
 	webhookPort         int
+	webhookTLS          webhooks.TLSConfig
 	webhookNamespace    string
 	webhookConfigName   string
 	certs               certs.Options
@@ -129,6 +131,7 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	f.Float64Var(&r.StatusDeadBand, "recommendation-dead-band", r.StatusDeadBand, "a VPA's status is patched when a target or condition changes, or a lower or upper bound moves by more than this fraction (0: any change)")
 	p := &o.prometheus
 	f.StringVar(&p.Address, "prometheus-address", "", "Prometheus HTTP API address, for --storage=prometheus")
+	f.DurationVar(&p.Timeout, "prometheus-timeout", p.Timeout, "time limit of each Prometheus query (the history is read with three at start); past it the recommender starts from live usage")
 	f.DurationVar(&p.HistoryLength, "history-length", p.HistoryLength, "how much usage history to read from Prometheus")
 	f.DurationVar(&p.Resolution, "history-resolution", p.Resolution, "step of the Prometheus range queries")
 	f.StringVar(&p.CPUQuery, "prometheus-cpu-query", p.CPUQuery, "query giving CPU usage in cores per container ($RESOLUTION is replaced by --history-resolution)")
@@ -144,6 +147,9 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	o.gates.AddFlag(f)
 	f.StringVar(&o.webhookHost, "webhook-host", "", "address the admission webhook server listens on (default: all)")
 	f.IntVar(&o.webhookPort, "webhook-port", 9443, "port of the admission webhook server")
+	f.StringVar(&o.webhookTLS.MinVersion, "min-tls-version", "tls1_2", "lowest TLS version the webhook server accepts: tls1_2 or tls1_3")
+	f.StringSliceVar(&o.webhookTLS.CipherSuites, "tls-cipher-suites", nil, "TLS 1.2 cipher suites the webhook server accepts, by Go's names (default: Go's)")
+	f.BoolVar(&o.webhookTLS.HTTP2, "enable-http2", false, "serve HTTP/2 on the webhook server too (off: HTTP/2 rapid reset, CVE-2023-44487)")
 	c := &o.certs
 	f.StringVar((*string)(&c.Mode), "cert-mode", string(c.Mode), "who provides the webhook's serving certificate: self-managed (a CA and certificate kept in a Secret, rotated before expiry) or external (files in --cert-dir, e.g. from cert-manager)")
 	f.StringVar(&c.CertDir, "cert-dir", c.CertDir, "folder of the webhook's serving certificate (tls.crt, tls.key); reloaded when the files change")
@@ -221,6 +227,9 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if o.recommender.Interval <= 0 {
 		return fmt.Errorf("--recommender-interval %s: must be positive", o.recommender.Interval)
 	}
+	if o.prometheus.Timeout <= 0 {
+		return fmt.Errorf("--prometheus-timeout %s: must be positive, e.g. 1m", o.prometheus.Timeout)
+	}
 	if o.recommender.CheckpointPeriod < 0 {
 		return fmt.Errorf("--checkpoint-period %s: must be 0 (every run) or positive", o.recommender.CheckpointPeriod)
 	}
@@ -275,6 +284,9 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	}
 	whOpts := o.certs.WebhookServerOptions()
 	whOpts.Host, whOpts.Port = o.webhookHost, o.webhookPort
+	if whOpts.TLSOpts, err = o.webhookTLS.Options(); err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:                 webhook.NewServer(whOpts),
 		Scheme:                        Scheme(),

@@ -55,8 +55,8 @@ type RecommendationSource interface {
 // Reconciler reconciles Hvpa objects.
 type Reconciler struct {
 	Client client.Client
-	// Reader reads the Hvpa itself, uncached, when the cache still shows the version this controller's last
-	// status patch replaced: a reconcile right after that patch must not decide from the previous status (it
+	// Reader reads the Hvpa itself, uncached, until the cache shows the version this controller's last
+	// status patch wrote: a reconcile right after that patch must not decide from an earlier status (it
 	// would record the same change twice). Otherwise the Hvpa is read from Client (the cache). Nil: Client.
 	Reader client.Reader
 	// Targets resolves targetRefs and reads the targets' scale, from the cache for the well-known kinds.
@@ -69,10 +69,9 @@ type Reconciler struct {
 	// SyncPeriod is how often an Hvpa is decided again without a change to it (new recommendations, usage).
 	SyncPeriod time.Duration
 	Metrics    *Metrics
-	// stale is, per Hvpa, the resourceVersion its last status patch replaced: while the cache shows it, the
-	// cache has not seen the patch yet
-	staleMu sync.Mutex
-	stale   map[types.NamespacedName]string
+	// written is, per Hvpa, the resourceVersion its last status patch wrote, until the cache shows it
+	writtenMu sync.Mutex
+	written   map[types.NamespacedName]string
 
 	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
 	// LowConfidence condition is true and replica scale-downs decided from it are blocked. 0: 1 day.
@@ -150,7 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name) // no series of a deleted Hvpa stay behind
-			r.setStale(req.NamespacedName, "")
+			r.setWritten(req.NamespacedName, "")
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -161,39 +160,48 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if patched, perr := r.patchStatus(ctx, orig, h); perr != nil && err == nil {
 		err = perr
 	} else if patched {
-		r.setStale(req.NamespacedName, orig.ResourceVersion)
+		r.setWritten(req.NamespacedName, h.ResourceVersion) // the patch's response: the version it wrote
 	}
 	return res, err
 }
 
-// get reads the Hvpa from the cache, or live while the cache still shows the version the last status
-// patch replaced.
+// get reads the Hvpa from the cache, or live while the cache does not show the version the last status
+// patch wrote yet. A live read remembers the version it saw (ours or a later one) in place of the written
+// one, until the cache shows that: a reconcile never decides from a status older than one already seen.
 func (r *Reconciler) get(ctx context.Context, key types.NamespacedName) (*hvpav1alpha1.Hvpa, error) {
 	h := &hvpav1alpha1.Hvpa{}
 	if err := r.Client.Get(ctx, key, h); err != nil || r.Reader == nil {
 		return h, err
 	}
-	r.staleMu.Lock()
-	stale := r.stale[key]
-	r.staleMu.Unlock()
-	if stale == "" || h.ResourceVersion != stale {
+	r.writtenMu.Lock()
+	written := r.written[key]
+	r.writtenMu.Unlock()
+	if written == "" {
 		return h, nil
 	}
-	return h, r.Reader.Get(ctx, key, h)
+	if h.ResourceVersion == written {
+		r.setWritten(key, "") // the cache has caught up
+		return h, nil
+	}
+	if err := r.Reader.Get(ctx, key, h); err != nil {
+		return h, err
+	}
+	r.setWritten(key, h.ResourceVersion)
+	return h, nil
 }
 
-// setStale remembers the resourceVersion a status patch replaced ("": forget the Hvpa).
-func (r *Reconciler) setStale(key types.NamespacedName, rv string) {
-	r.staleMu.Lock()
-	defer r.staleMu.Unlock()
+// setWritten remembers the resourceVersion a status patch wrote ("": forget it).
+func (r *Reconciler) setWritten(key types.NamespacedName, rv string) {
+	r.writtenMu.Lock()
+	defer r.writtenMu.Unlock()
 	if rv == "" {
-		delete(r.stale, key)
+		delete(r.written, key)
 		return
 	}
-	if r.stale == nil {
-		r.stale = map[types.NamespacedName]string{}
+	if r.written == nil {
+		r.written = map[types.NamespacedName]string{}
 	}
-	r.stale[key] = rv
+	r.written[key] = rv
 }
 
 func (r *Reconciler) requeue() reconcile.Result { return reconcile.Result{RequeueAfter: r.SyncPeriod} }

@@ -2,13 +2,9 @@ package vpa_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -41,23 +37,7 @@ func (p *playedUsage) ContainerUsage(context.Context) ([]metrics.ContainerUsage,
 // cost; so every VPA stays without status, as if just created.
 func benchRecommender(b *testing.B) (*vpactrl.Recommender, *int) {
 	ctx := context.Background()
-	var objs []client.Object
-	usage := &playedUsage{t: time.Now()}
-	for d := 0; d < 1000; d++ {
-		ns := fmt.Sprintf("ns-%d", d%10)
-		name := fmt.Sprintf("app-%d", d)
-		labels := map[string]string{"app": name}
-		objs = append(objs, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}}})
-		v := vpaFor(ns, name, name, vpav1.UpdateModeOff)
-		objs = append(objs, v)
-		for p := 0; p < 10; p++ {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", name, p), Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-			objs = append(objs, pod)
-			usage.samples = append(usage.samples, metrics.ContainerUsage{Namespace: ns, Pod: pod.Name, Container: "app", CPUMilli: int64(100 + p*10), MemoryBytes: int64(200+p) << 20})
-		}
-	}
+	objs, usage := fleet(1000, 10, 10, func(_, p int) (int64, int64) { return int64(100 + p*10), int64(200+p) << 20 })
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
 	patches := 0

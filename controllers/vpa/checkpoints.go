@@ -43,7 +43,7 @@ func (r *Recommender) bootstrap(ctx context.Context) error {
 			if isHvpa && cp.Labels[HistoryLabel] != HistoryWorkloadTotal {
 				continue // a per-pod history of an earlier version: the workload total starts anew
 			}
-			a, err := m.LoadAggregate(fromCheckpoint(cp.Status))
+			a, err := m.LoadAggregate(fromCheckpoint(cp.Status), r.Clock.Now())
 			if err != nil {
 				logger.Error(err, "skipping a checkpoint", "checkpoint", cp.Namespace+"/"+cp.Name)
 				continue
@@ -105,7 +105,9 @@ func fromCheckpoint(s vpav1.VerticalPodAutoscalerCheckpointStatus) recommender.A
 	}
 }
 
-func toCheckpoint(a recommender.AggregateCheckpoint, now time.Time) vpav1.VerticalPodAutoscalerCheckpointStatus {
+// CheckpointStatus is an aggregate's checkpoint as the status of a VerticalPodAutoscalerCheckpoint written at
+// now (what the recommender writes; the scale benchmark seeds aged history with it).
+func CheckpointStatus(a recommender.AggregateCheckpoint, now time.Time) vpav1.VerticalPodAutoscalerCheckpointStatus {
 	return vpav1.VerticalPodAutoscalerCheckpointStatus{
 		LastUpdateTime:    metav1.NewTime(now),
 		Version:           CheckpointVersion,
@@ -168,8 +170,11 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 			break // the longest unwritten was written within the period: so were all the others
 		}
 		now := r.Clock.Now()
-		status := toCheckpoint(j.save(now), now)
+		status := CheckpointStatus(j.save(now), now)
 		if err := r.saveCheckpoint(ctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
+			if ctx.Err() != nil {
+				break // shutdown: the checkpoint is written by the next leader, not an error
+			}
 			log.FromContext(ctx).Error(err, "writing checkpoint", "vpa", j.key.ns+"/"+j.key.vpa, "container", j.key.container)
 			continue
 		}
@@ -193,10 +198,10 @@ func CheckpointQuota(n int, interval, period time.Duration) int {
 func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
 	cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
 	name := CheckpointName(owner, container)
-	var lbls map[string]string
+	lbls := map[string]string{WriterLabel: r.Opts.Name}
 	if kind == "Hvpa" {
 		name = "hvpa-" + name
-		lbls = map[string]string{OwnerKindLabel: "Hvpa", HistoryLabel: HistoryWorkloadTotal}
+		lbls[OwnerKindLabel], lbls[HistoryLabel] = "Hvpa", HistoryWorkloadTotal
 	}
 	key := types.NamespacedName{Namespace: ns, Name: name}
 	err := r.Client.Get(ctx, key, cp)
@@ -219,14 +224,25 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 	case cp.Spec.VPAObjectName != owner || cp.Spec.ContainerName != container || (cp.Labels[OwnerKindLabel] == "Hvpa") != (kind == "Hvpa"):
 		return fmt.Errorf("checkpoint %s belongs to %s/%s (%s), not to %s %s container %s: the names collide; rename one of the objects",
 			name, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Labels[OwnerKindLabel], kind, owner, container)
+	case cp.Labels[WriterLabel] != r.Opts.Name:
+		// written by another recommender serving this VPA before (an earlier hvpa, or upstream's): this one
+		// writes it now, so its garbage collection may delete it once its VPA is gone
+		if cp.Labels == nil {
+			cp.Labels = map[string]string{}
+		}
+		cp.Labels[WriterLabel] = r.Opts.Name
+		if err := r.Client.Update(ctx, cp); err != nil {
+			return err
+		}
 	}
 	patched := cp.DeepCopy()
 	patched.Status = status
 	return r.Client.Status().Patch(ctx, patched, client.MergeFrom(cp))
 }
 
-// deleteOrphanCheckpoints deletes checkpoints whose VPA no longer exists (or that this recommender no
-// longer serves and no other object claims).
+// deleteOrphanCheckpoints deletes the checkpoints this recommender wrote (WriterLabel) whose VPA or Hvpa no
+// longer exists; a checkpoint another recommender wrote (upstream's, or another --recommender-name) is never
+// deleted here.
 func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.VerticalPodAutoscaler) error {
 	var all vpav1.VerticalPodAutoscalerList
 	if err := r.Client.List(ctx, &all); err != nil {
@@ -245,7 +261,7 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 		hvpaExists[types.NamespacedName{Namespace: h.Namespace, Name: h.Name}] = true
 	}
 	var l vpav1.VerticalPodAutoscalerCheckpointList
-	if err := r.Client.List(ctx, &l); err != nil {
+	if err := r.Client.List(ctx, &l, client.MatchingLabels{WriterLabel: r.Opts.Name}); err != nil {
 		return err
 	}
 	deleted := 0
@@ -275,6 +291,10 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 	}
 	return errors.Join(errs...)
 }
+
+// WriterLabel names the recommender (--recommender-name) that writes a checkpoint; its garbage collection
+// deletes only the checkpoints it writes.
+const WriterLabel = "autoscaling.hvpa.dev/recommender"
 
 // OwnerKindLabel marks checkpoints written for an Hvpa (named hvpa-<name>-<container>): they are orphans when
 // their Hvpa is gone.

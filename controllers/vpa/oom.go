@@ -10,14 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/hvpa-dev/hvpa/recommender"
 )
 
 // observeOOMs records OOM kills from pod status (current or last state terminated with reason OOMKilled) and
-// containers evicted by the kubelet under memory pressure (Evicted events). Each kill is recorded once.
+// containers evicted by the kubelet under memory pressure (an evicted pod's status). Each kill is recorded
+// once.
 func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.NamespacedName]*corev1.Pod, models map[types.NamespacedName]*recommender.Model,
 	hvpas map[types.NamespacedName]*servedHvpa, now time.Time) {
 	record := func(p *corev1.Pod, container string, at time.Time, request float64, key string) {
@@ -57,39 +57,42 @@ func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.N
 			}
 		}
 	}
-	var evs corev1.EventList
-	if err := r.Client.List(ctx, &evs, client.MatchingFields{"reason": "Evicted"}); err != nil {
-		// field selectors on events need no index on a real API server; a cache without one refuses it
-		if err := r.Client.List(ctx, &evs); err != nil {
-			log.FromContext(ctx).V(1).Info("listing events for evictions", "error", err.Error())
-			return
-		}
-	}
-	for _, ev := range evs.Items {
-		if ev.Reason != "Evicted" || ev.InvolvedObject.Kind != "Pod" {
-			continue
-		}
-		// an evicted pod is Failed: it is found among all pods, and is tracked when a served object selects it
-		// (or without --memory-saver)
-		key := types.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
-		p := allPods[key]
-		if p == nil {
+	// kubelet evictions under memory pressure, from the evicted pod's own status (which only the kubelet
+	// writes), never from Events (which anyone who may create Events could forge); the container's own
+	// request counts, not the number in the message
+	for key, p := range allPods {
+		if p.Status.Reason != "Evicted" {
 			continue
 		}
 		if _, tracked := models[key]; !tracked && r.Opts.MemorySaver {
 			continue
 		}
-		at := ev.LastTimestamp.Time
-		if at.IsZero() {
-			at = ev.EventTime.Time
+		at := evictedAt(p, now)
+		if now.Sub(at) > r.Base.MemoryAggregationInterval {
+			continue // old news: recorded long ago (the pod object outlives its eviction), or too old to count
 		}
-		if at.IsZero() {
-			at = now
-		}
-		for _, e := range ParseMemoryEviction(ev.Message) {
-			record(p, e.Container, at, e.Request, fmt.Sprintf("evicted/%s/%s", ev.UID, e.Container))
+		for _, e := range ParseMemoryEviction(p.Status.Message) {
+			record(p, e.Container, at, requestInForce(p, e.Container, corev1.ResourceMemory), fmt.Sprintf("evicted/%s/%s", p.UID, e.Container))
 		}
 	}
+}
+
+// evictedAt is when the kubelet evicted a pod: its DisruptionTarget condition's transition, else its
+// latest condition transition, else now.
+func evictedAt(p *corev1.Pod, now time.Time) time.Time {
+	var latest time.Time
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+		if c.LastTransitionTime.After(latest) {
+			latest = c.LastTransitionTime.Time
+		}
+	}
+	if latest.IsZero() {
+		return now
+	}
+	return latest
 }
 
 // MemoryEviction is one container named by a kubelet eviction under memory pressure.

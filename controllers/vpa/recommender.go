@@ -7,9 +7,11 @@ package vpa
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,6 +105,8 @@ type Recommender struct {
 	lastGC       time.Time
 	bootstrapped bool
 	statusWrites int // status patches of the current run (the per-run log line)
+	// progress is when the loop started or last ended a run (unix nanoseconds; 0: not started)
+	progress atomic.Int64
 }
 
 var (
@@ -158,10 +162,12 @@ func (r *Recommender) Start(ctx context.Context) error {
 	}
 	t := time.NewTicker(r.Opts.Interval)
 	defer t.Stop()
+	r.progress.Store(r.Clock.Now().UnixNano())
 	for {
 		if err := r.RunOnce(ctx); err != nil && ctx.Err() == nil { // a run cut short by shutdown is no failure
 			logger.Error(err, "recommender run failed; retrying at the next interval")
 		}
+		r.progress.Store(r.Clock.Now().UnixNano())
 		if !r.waitForRun(ctx, t.C, created) {
 			return nil
 		}
@@ -184,6 +190,24 @@ func (r *Recommender) waitForRun(ctx context.Context, tick <-chan time.Time, cre
 		}
 	}
 }
+
+// LoopHealthy is the liveness check of the loop (/healthz "recommender-loop"): it fails when the loop has
+// started (this replica leads) and no run has ended for StallAfter, so that a stuck loop restarts the
+// process instead of leaving every VPA without new recommendations.
+func (r *Recommender) LoopHealthy(*http.Request) error {
+	last := r.progress.Load()
+	if last == 0 {
+		return nil // not started: not the leader, or starting
+	}
+	if since := r.Clock.Now().Sub(time.Unix(0, last)); since > r.StallAfter() {
+		return fmt.Errorf("no recommender run has ended for %s (runs every %s)", since.Round(time.Second), r.Opts.Interval)
+	}
+	return nil
+}
+
+// StallAfter is how long the loop may go without ending a run before LoopHealthy fails: three intervals and
+// five minutes (a first run reading history from Prometheus takes up to three queries).
+func (r *Recommender) StallAfter() time.Duration { return 3*r.Opts.Interval + 5*time.Minute }
 
 // newVPABatch is how long ServeNew waits after a VPA is created, for the others created with it.
 const newVPABatch = 200 * time.Millisecond
@@ -264,11 +288,11 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	defer r.mu.Unlock()
 	logger := log.FromContext(ctx)
 	start := r.Clock.Now()
-	var steps []any // the per-run log line: each step's duration
+	steps := map[string]string{} // the per-run log line: each step's duration
 	step := func(name string, since time.Time) time.Time {
 		now := r.Clock.Now()
 		r.Metrics.observeStep(name, now.Sub(since))
-		steps = append(steps, name, now.Sub(since).Round(time.Microsecond).String())
+		steps[name] = now.Sub(since).Round(time.Microsecond).String()
 		return now
 	}
 	defer func() { step("total", start) }()
@@ -434,8 +458,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	r.collect(now)
 	r.forgetGone(vpas)
 	step("checkpoints", t)
-	logger.Info("recommender run", append([]any{"vpas", len(list), "hvpas", len(hvpas), "pods", len(podIndex), "usageSamples", len(usage),
-		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(), "duration", r.Clock.Now().Sub(start).Round(time.Microsecond).String()}, steps...)...)
+	logger.Info("recommender run", "vpas", len(list), "hvpas", len(hvpas), "pods", len(podIndex), "usageSamples", len(usage),
+		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(),
+		"duration", r.Clock.Now().Sub(start).Round(time.Microsecond).String(), "steps", steps)
 	return ctx.Err()
 }
 

@@ -230,9 +230,14 @@ var _ = Describe("the recommender", func() {
 		Expect(cps.Items[0].Status.TotalSamplesCount).To(Equal(6))
 		Expect(cps.Items[0].Status.CPUHistogram.BucketWeights).NotTo(BeEmpty())
 
-		orphan := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost-app"},
+		Expect(cps.Items[0].Labels).To(HaveKeyWithValue(vpactrl.WriterLabel, "default"))
+		orphan := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost-app", Labels: map[string]string{vpactrl.WriterLabel: "default"}},
 			Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: "ghost", ContainerName: "app"}}
 		Expect(k8s.Create(ctx, orphan)).To(Succeed())
+		// an orphan another recommender wrote (upstream's has no label): not this recommender's to delete
+		foreign := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upstream-app"},
+			Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: "upstream", ContainerName: "app"}}
+		Expect(k8s.Create(ctx, foreign)).To(Succeed())
 		before := containerRec(getVPA(ctx, ns, "web"), "app").DeepCopy()
 		withinBucket := func(a, b int64) bool { return float64(max(a, b)) <= float64(min(a, b))*1.051+1 }
 		restarted := newRecommender(func(o *vpactrl.Options) { o.CheckpointGCInterval = 0 }, nil)
@@ -253,6 +258,7 @@ var _ = Describe("the recommender", func() {
 		// recommender would have no upper bound at all after one run
 		Expect(after.UpperBound.Cpu().MilliValue()).To(BeNumerically("<=", before.UpperBound.Cpu().MilliValue()))
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(orphan), &vpav1.VerticalPodAutoscalerCheckpoint{})).NotTo(Succeed(), "the orphaned checkpoint must be deleted")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(foreign), &vpav1.VerticalPodAutoscalerCheckpoint{})).To(Succeed(), "another recommender's checkpoint was deleted")
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, &vpav1.VerticalPodAutoscalerCheckpoint{})).To(Succeed())
 	})
 
@@ -384,15 +390,20 @@ var _ = Describe("the recommender", func() {
 		r := newRecommender(nil, nil)
 		runs(r, 2)
 		before := containerRec(getVPA(ctx, ns, "cache"), "redis").Target.Memory().Value()
+		msg := "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container redis was using 900Mi, request is 256Mi, has larger consumption of memory."
+		By("an Evicted event alone, which anyone who may create Events can write, changes nothing")
 		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cache-0.evicted"},
 			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: pods[0].Name, UID: pods[0].UID},
 			Reason:         "Evicted", Type: corev1.EventTypeWarning, LastTimestamp: metav1.Now(), Source: corev1.EventSource{Component: "kubelet"},
-			Message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. Container redis was using 900Mi, request is 256Mi, has larger consumption of memory."}
+			Message: strings.Replace(msg, "request is 256Mi", "request is 900Gi", 1)}
 		Expect(k8s.Create(ctx, ev)).To(Succeed())
-		// the kubelet leaves an evicted pod Failed (reason Evicted)
+		runs(r, 1)
+		Expect(containerRec(getVPA(ctx, ns, "cache"), "redis").Target.Memory().Value()).To(Equal(before), "a forged event moved the target")
+
+		By("the kubelet's eviction: the pod Failed with reason Evicted and the message in its own status")
 		p := pods[0]
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
-		p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted"
+		p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "Evicted", msg
 		Expect(k8s.Status().Update(ctx, p)).To(Succeed())
 		runs(r, 1)
 		after := containerRec(getVPA(ctx, ns, "cache"), "redis").Target.Memory().Value()

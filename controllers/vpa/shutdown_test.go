@@ -3,15 +3,10 @@ package vpa_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr/funcr"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -22,24 +17,12 @@ import (
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/recommender"
-	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
 
 // TestRunStopsAtShutdownAndLogsEachRun: a run whose context ends stops at once (no more status writes after
 // the cancellation, context.Canceled returned), and every completed run logs one line with its counts.
 func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
-	var objs []client.Object
-	usage := &playedUsage{t: time.Now()}
-	for d := 0; d < 200; d++ {
-		name := fmt.Sprintf("app-%d", d)
-		labels := map[string]string{"app": name}
-		objs = append(objs, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
-			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}}}, vpaFor("ns", name, name, vpav1.UpdateModeOff))
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name + "-0", Labels: labels},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-		objs = append(objs, pod)
-		usage.samples = append(usage.samples, metrics.ContainerUsage{Namespace: "ns", Pod: pod.Name, Container: "app", CPUMilli: 100, MemoryBytes: 200 << 20})
-	}
+	objs, usage := fleet(200, 1, 1, func(int, int) (int64, int64) { return 100, 200 << 20 })
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -76,7 +59,7 @@ func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
 			run = l
 		}
 	}
-	for _, want := range []string{`"vpas"=200`, `"pods"=200`, `"usageSamples"=200`, `"statusWrites"=200`, `"checkpointsWritten"=`, `"duration"=`, `"usage"=`, `"status"=`} {
+	for _, want := range []string{`"vpas"=200`, `"pods"=200`, `"usageSamples"=200`, `"statusWrites"=200`, `"checkpointsWritten"=`, `"duration"=`, `"steps"={`, `"usage"=`, `"status"=`} {
 		if !strings.Contains(run, want) {
 			t.Errorf("the run's log line lacks %s: %q", want, run)
 		}

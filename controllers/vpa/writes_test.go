@@ -3,10 +3,10 @@ package vpa_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,20 +38,11 @@ type writesCluster struct {
 func newWritesCluster(t *testing.T, n int, mutate func(*vpactrl.Options)) *writesCluster {
 	t.Helper()
 	start := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
-	w := &writesCluster{clk: clocktesting.NewFakePassiveClock(start), usage: &playedUsage{t: start},
+	w := &writesCluster{clk: clocktesting.NewFakePassiveClock(start),
 		vpaWrites: map[string]int{}, cpWrites: map[string]int{}, cpWrittenAt: map[string]time.Time{}}
-	var objs []client.Object
-	for d := range n {
-		name := fmt.Sprintf("app-%d", d)
-		lbls := map[string]string{"app": name}
-		objs = append(objs, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
-			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: lbls}}}, vpaFor("ns", name, name, vpav1.UpdateModeOff))
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name + "-0", Labels: lbls},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-		objs = append(objs, pod)
-		w.usage.samples = append(w.usage.samples, metrics.ContainerUsage{Namespace: "ns", Pod: pod.Name, Container: "app",
-			CPUMilli: int64(100 + 10*d), MemoryBytes: int64(200+d) << 20})
-	}
+	objs, played := fleet(n, 1, 1, func(d, _ int) (int64, int64) { return int64(100 + 10*d), int64(200+d) << 20 })
+	played.t = start
+	w.usage = played
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
 	w.c = interceptor.NewClient(base, interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
@@ -237,11 +228,8 @@ func TestCheckpointsRoundRobin(t *testing.T) {
 	}
 
 	// a new VPA (and its pod): its checkpoint goes first at the next run
-	lbls := map[string]string{"app": "late"}
-	for _, o := range []client.Object{&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "late"},
-		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: lbls}}}, vpaFor("ns", "late", "late", vpav1.UpdateModeOff),
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "late-0", Labels: lbls},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}} {
+	late, _ := workloadObjects("ns", "late", 1)
+	for _, o := range late {
 		if err := w.c.Create(context.Background(), o); err != nil {
 			t.Fatal(err)
 		}
@@ -299,5 +287,34 @@ func TestServeNewRecommendsAtOnce(t *testing.T) {
 	w.checkStatus(t, vpactrl.DefaultOptions().StatusDeadBand, "after ServeNew")
 	if n, err := w.r.ServeNew(ctx); err != nil || n != 0 {
 		t.Errorf("a second ServeNew served %d (%v), want 0", n, err)
+	}
+}
+
+// TestLoopHealthyFailsWhenStuck: the liveness check passes before the loop starts and while runs end, and
+// fails once no run has ended for StallAfter.
+func TestLoopHealthyFailsWhenStuck(t *testing.T) {
+	w := newWritesCluster(t, 2, nil)
+	if err := w.r.LoopHealthy(nil); err != nil {
+		t.Fatalf("before the loop starts: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.r.Start(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) { // until the first run wrote a status (the client is safe to share)
+		var v vpav1.VerticalPodAutoscaler
+		if err := w.c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "app-1"}, &v); err == nil && v.Status.Recommendation != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := w.r.LoopHealthy(nil); err != nil {
+		t.Errorf("right after a run: %v", err)
+	}
+	w.clk.SetTime(w.clk.Now().Add(w.r.StallAfter() + time.Second)) // the next run never comes (the ticker is a minute away)
+	if err := w.r.LoopHealthy(nil); err == nil || !strings.Contains(err.Error(), "no recommender run has ended for") {
+		t.Errorf("stuck for longer than %s: %v", w.r.StallAfter(), err)
 	}
 }

@@ -1,7 +1,8 @@
 // Command crdpatch finishes the CRDs controller-gen writes, for what its markers cannot say: it gives every
-// resource.Quantity schema (int-or-string with the quantity pattern) a maxLength. Without a bound, the API
-// server estimates the cost of CEL rules that parse quantities (quantity(...)) from the largest possible
-// request and refuses the CRD; no real quantity is longer than 40 characters.
+// resource.Quantity schema (int-or-string with the quantity pattern) a maxLength, and every map of
+// quantities (a ResourceList) a maxProperties. Without bounds, the API server estimates the cost of CEL
+// rules that parse quantities (quantity(...), isQuantity(...)) from the largest possible request and refuses
+// the CRD; no real quantity is longer than 40 characters, no ResourceList has more than 32 resources.
 //
 // Usage: go run ./hack/crdpatch DIR   (rewrites every *.yaml in DIR in place; running it twice changes nothing)
 package main
@@ -15,7 +16,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-const quantityMaxLength = "40"
+const (
+	quantityMaxLength   = "40"
+	resourceListMaxSize = "32"
+)
 
 func main() {
 	if len(os.Args) != 2 {
@@ -55,12 +59,20 @@ func patchFile(path string) error {
 	return os.WriteFile(path, out.Bytes(), 0o644)
 }
 
-// bound walks the document and adds maxLength to every quantity schema that has none.
+// bound walks the document and adds maxLength to every quantity schema and maxProperties to every map of
+// quantities that has none.
 func bound(n *yaml.Node) {
 	if n.Kind == yaml.MappingNode && isQuantitySchema(n) && value(n, "maxLength") == nil {
 		n.Content = append(n.Content,
 			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "maxLength"},
 			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: quantityMaxLength})
+	}
+	if n.Kind == yaml.MappingNode && value(n, "maxProperties") == nil {
+		if ap := value(n, "additionalProperties"); ap != nil && ap.Kind == yaml.MappingNode && isQuantitySchema(ap) {
+			n.Content = append(n.Content,
+				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "maxProperties"},
+				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: resourceListMaxSize})
+		}
 	}
 	for _, c := range n.Content {
 		bound(c)

@@ -129,6 +129,9 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 			return err
 		}
 		rec.Targets, rec.Informers = workload.NewResolver(mgr.GetClient(), live), mgr.GetCache()
+		if err := mgr.AddHealthzCheck("recommender-loop", rec.LoopHealthy); err != nil {
+			return err
+		}
 		if err := mgr.Add(rec); err != nil {
 			return err
 		}

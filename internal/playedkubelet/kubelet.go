@@ -11,6 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// PodsPerNode is the pod capacity of a played Node.
+const PodsPerNode = 500
+
 // Kubelet plays a node's kubelet: it owns one Node object and binds and runs the pods the test gives it.
 type Kubelet struct {
 	Client client.Client
@@ -23,7 +26,8 @@ func New(ctx context.Context, c client.Client, node string) (*Kubelet, error) {
 	if err := c.Create(ctx, n); err != nil {
 		return nil, fmt.Errorf("creating node %s: %w", node, err)
 	}
-	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("500")}
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods: *resource.NewQuantity(PodsPerNode, resource.DecimalSI)}
 	n.Status = corev1.NodeStatus{Capacity: capacity, Allocatable: capacity,
 		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), Reason: "PlayedKubeletReady"}}}
 	if err := c.Status().Update(ctx, n); err != nil {
@@ -44,7 +48,13 @@ func (k *Kubelet) Run(ctx context.Context, pod *corev1.Pod) error {
 
 // MarkRunning writes a Running, Ready status for an existing pod.
 func (k *Kubelet) MarkRunning(ctx context.Context, pod *corev1.Pod) error {
-	now := metav1.Now()
+	setRunning(pod, metav1.Now())
+	return k.Client.Status().Update(ctx, pod)
+}
+
+// setRunning makes pod's status Running and Ready since now, with every container running and its resources
+// reported.
+func setRunning(pod *corev1.Pod, now metav1.Time) {
 	pod.Status.Phase = corev1.PodRunning
 	pod.Status.StartTime = &now
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
@@ -58,7 +68,6 @@ func (k *Kubelet) MarkRunning(ctx context.Context, pod *corev1.Pod) error {
 			Resources: res, AllocatedResources: res.Requests,
 		})
 	}
-	return k.Client.Status().Update(ctx, pod)
 }
 
 // OOMKill records an OOM kill of one container at the given time, as the kubelet reports it: the container

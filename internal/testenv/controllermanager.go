@@ -23,9 +23,9 @@ type ControllerManager struct {
 
 // StartControllerManager runs kube-controller-manager against env's API server with only the given
 // controllers (e.g. deployment-controller, replicaset-controller, garbage-collector-controller,
-// horizontal-pod-autoscaler-controller) and a short HPA sync period. Create CRDs before starting it: its
-// discovery refreshes only every 30 s.
-func StartControllerManager(env *envtest.Environment, controllers []string, hpaSync time.Duration) (*ControllerManager, error) {
+// horizontal-pod-autoscaler-controller) and a short HPA sync period; extraArgs are more flags (e.g.
+// --kube-api-qps=1000 for many objects). Create CRDs before starting it: its discovery refreshes only every 30 s.
+func StartControllerManager(env *envtest.Environment, controllers []string, hpaSync time.Duration, extraArgs ...string) (*ControllerManager, error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -47,18 +47,19 @@ func StartControllerManager(env *envtest.Environment, controllers []string, hpaS
 		return nil, err
 	}
 	cm := &ControllerManager{done: make(chan struct{})}
-	cm.cmd = exec.Command(filepath.Join(assets, "kube-controller-manager"),
-		"--kubeconfig="+kubeconfig,
-		"--controllers="+strings.Join(controllers, ","),
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--controllers=" + strings.Join(controllers, ","),
 		"--secure-port=0",
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
-		"--horizontal-pod-autoscaler-sync-period="+hpaSync.String(),
+		"--horizontal-pod-autoscaler-sync-period=" + hpaSync.String(),
 		"--horizontal-pod-autoscaler-cpu-initialization-period=1s",
 		"--horizontal-pod-autoscaler-initial-readiness-delay=1s",
 		"--concurrent-horizontal-pod-autoscaler-syncs=5",
 		"--v=1",
-	)
+	}
+	cm.cmd = exec.Command(filepath.Join(assets, "kube-controller-manager"), append(args, extraArgs...)...)
 	cm.cmd.Stdout = &lockedWriter{cm}
 	cm.cmd.Stderr = &lockedWriter{cm}
 	if err := cm.cmd.Start(); err != nil {

@@ -78,8 +78,12 @@ func AssetsDir() (string, error) {
 	return dir, nil
 }
 
-// Start starts kube-apiserver and etcd with the hvpa CRDs installed. Stop the returned environment when done.
-func Start() (*envtest.Environment, *rest.Config, error) {
+// Option configures the local control plane before it starts (e.g. WithAudit).
+type Option func(*envtest.Environment) error
+
+// Start starts kube-apiserver and etcd with the hvpa CRDs installed, configured by opts. Stop the returned
+// environment when done.
+func Start(opts ...Option) (*envtest.Environment, *rest.Config, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return nil, nil, err
@@ -93,6 +97,11 @@ func Start() (*envtest.Environment, *rest.Config, error) {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
 		Scheme:                Scheme(),
+	}
+	for _, o := range opts {
+		if err := o(env); err != nil {
+			return nil, nil, err
+		}
 	}
 	cfg, err := env.Start()
 	if err != nil {

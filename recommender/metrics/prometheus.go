@@ -32,7 +32,7 @@ type PrometheusConfig struct {
 	PodLabelsQuery, PodLabelPrefix string
 	// Label names of namespace, pod and container in the series.
 	NamespaceLabel, PodLabel, ContainerLabel string
-	// Timeout of each query.
+	// Timeout of each query (--prometheus-timeout, 1m).
 	Timeout time.Duration
 }
 
@@ -44,7 +44,7 @@ func DefaultPrometheusConfig() PrometheusConfig {
 		MemoryQuery:    `max by (namespace, pod, container) (container_memory_working_set_bytes{container!="", container!="POD", pod!=""})`,
 		PodLabelsQuery: `kube_pod_labels`, PodLabelPrefix: "label_",
 		NamespaceLabel: "namespace", PodLabel: "pod", ContainerLabel: "container",
-		Timeout: 5 * time.Minute,
+		Timeout: time.Minute,
 	}
 }
 

@@ -67,7 +67,7 @@
 //   - scalingIntervalsOverlap.{cpu,memory}.value / .percentage: every down boundary after the first
 //     effective interval (scaling.EffectiveIntervals, as the controller computes them) must be above 0;
 //     an overlap as large as the previous upper total makes it 0 and the workload would never scale down.
-//   - scalingIntervals[i].effectiveIntervalExtrapolation: at most 10000 effective intervals in all
+//   - scalingIntervals[i].effectiveIntervalExtrapolation: at most 1000 effective intervals in all (scaling.MaxEffectiveIntervals; the CRD bounds maxReplicas of extrapolated intervals to 1000)
 //     (linear and horizontalOnly make one per replica count).
 //
 // # Hvpa warnings

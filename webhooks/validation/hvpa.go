@@ -17,10 +17,6 @@ import (
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
-// maxEffectiveIntervals bounds the effective intervals an Hvpa may make (linear and horizontalOnly make one
-// per replica count): the webhook does not build millions of them, and the controller is not asked to.
-const maxEffectiveIntervals = 10000
-
 // Hvpa validates an Hvpa beyond its CRD schema; old is nil on CREATE. It returns the errors and the
 // admission warnings (settings that work but are risky). An UPDATE that leaves the spec unchanged is always
 // accepted, without warnings.
@@ -211,25 +207,10 @@ func capsBelowIntervals(h *hvpav1alpha1.Hvpa, rp *vpav1.PodResourcePolicy, ip *f
 }
 
 // effective checks what only the effective intervals show (computed by the scaling package, as the
-// controller does): their number, and that every down boundary after the first is above 0 (an overlap as
+// controller does; scaling.FromHvpa bounds their number): that every down boundary after the first is above 0 (an overlap as
 // large as the previous upper total makes a down boundary of 0, which no total falls below: the workload
 // would never scale down from there). It needs a spec that converted without errors.
 func effective(h *hvpav1alpha1.Hvpa, s *scaling.Spec, sp *field.Path) field.ErrorList {
-	count, prevR := 0, max(s.MinReplicas, 1)-1
-	for i, in := range s.Intervals {
-		if in.Extrapolation == scaling.ExtrapolationNone || in.MaxReplicas <= prevR {
-			count++
-		} else {
-			count += int(in.MaxReplicas - prevR)
-		}
-		if count > maxEffectiveIntervals {
-			return field.ErrorList{field.Invalid(sp.Child("scalingIntervals").Index(i).Child("effectiveIntervalExtrapolation"), string(in.Extrapolation), fmt.Sprintf(
-				"makes one effective interval per replica count, more than %d up to %d replicas; remove the extrapolation from the intervals with many replicas",
-				maxEffectiveIntervals, in.MaxReplicas))}
-		}
-		prevR = in.MaxReplicas
-	}
-
 	eff := scaling.EffectiveIntervals(s.Intervals, s.MinReplicas, s.Overlap)
 	var errs field.ErrorList
 	op := sp.Child("scalingIntervalsOverlap")

@@ -14,6 +14,7 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 func res(cpu, memory string) *hvpav1alpha1.ScaledResources {
@@ -264,11 +265,11 @@ func TestHvpa(t *testing.T) {
 				h.Spec.ScalingIntervals[4].EffectiveIntervalExtrapolation = ptr.To(hvpav1alpha1.ExtrapolationHorizontalOnly)
 			},
 			want: []fe{{"spec.scalingIntervals[4].effectiveIntervalExtrapolation", field.ErrorTypeInvalid,
-				"makes one effective interval per replica count, more than 10000 up to 20000 replicas"}},
+				"makes one effective interval per replica count, more than 1000 up to 20000 replicas"}},
 		},
 		"as many effective intervals as allowed": {
 			mutate: func(h *hvpav1alpha1.Hvpa) {
-				h.Spec.HPA.Template.MaxReplicas = maxEffectiveIntervals
+				h.Spec.HPA.Template.MaxReplicas = scaling.MaxEffectiveIntervals
 				h.Spec.ScalingIntervals[4].EffectiveIntervalExtrapolation = ptr.To(hvpav1alpha1.ExtrapolationLinear)
 			},
 		},

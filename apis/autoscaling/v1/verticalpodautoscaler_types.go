@@ -130,6 +130,7 @@ type PodResourcePolicy struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.requestToLimitRatio) || !has(self.controlledValues) || self.controlledValues == 'RequestsAndLimits'",message="requestToLimitRatio sets limits: it needs controlledValues RequestsAndLimits (the default); remove requestToLimitRatio or set controlledValues to RequestsAndLimits",fieldPath=".requestToLimitRatio"
 // +kubebuilder:validation:XValidation:rule="!has(self.requestToLimitRatio) || !has(self.controlledResources) || ((!has(self.requestToLimitRatio.cpu) || 'cpu' in self.controlledResources) && (!has(self.requestToLimitRatio.memory) || 'memory' in self.controlledResources))",message="requestToLimitRatio names a resource that is not in controlledResources; add the resource to controlledResources or remove its ratio",fieldPath=".requestToLimitRatio"
+// +kubebuilder:validation:XValidation:rule="!has(self.minAllowed) || !has(self.maxAllowed) || self.minAllowed.all(k, !(k in self.maxAllowed) || !isQuantity(string(self.minAllowed[k])) || !isQuantity(string(self.maxAllowed[k])) || quantity(string(self.minAllowed[k])).compareTo(quantity(string(self.maxAllowed[k]))) <= 0)",message="minAllowed must not be above maxAllowed for any resource; lower minAllowed or raise maxAllowed",fieldPath=".minAllowed"
 type ContainerResourcePolicy struct {
 	// containerName is the name of the container, or "*" for every container without its own policy.
 	// +optional
@@ -141,10 +142,16 @@ type ContainerResourcePolicy struct {
 
 	// minAllowed is the lowest recommendation allowed for the container.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])))",message="every value must be a Kubernetes quantity such as 500m, 2 or 512Mi (a decimal number, then an optional suffix; an exponent must be a whole number)"
+	// +kubebuilder:validation:XValidation:rule="!('cpu' in self) || !isQuantity(string(self['cpu'])) || quantity(string(self['cpu'])).compareTo(quantity('100G')) <= 0",message="cpu must be at most 100G (1e11 cores)"
+	// +kubebuilder:validation:XValidation:rule="!('memory' in self) || !isQuantity(string(self['memory'])) || quantity(string(self['memory'])).compareTo(quantity('100T')) <= 0",message="memory must be at most 100T (1e14 bytes)"
 	MinAllowed corev1.ResourceList `json:"minAllowed,omitempty"`
 
 	// maxAllowed is the highest recommendation allowed for the container.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])))",message="every value must be a Kubernetes quantity such as 500m, 2 or 512Mi (a decimal number, then an optional suffix; an exponent must be a whole number)"
+	// +kubebuilder:validation:XValidation:rule="!('cpu' in self) || !isQuantity(string(self['cpu'])) || quantity(string(self['cpu'])).compareTo(quantity('100G')) <= 0",message="cpu must be at most 100G (1e11 cores)"
+	// +kubebuilder:validation:XValidation:rule="!('memory' in self) || !isQuantity(string(self['memory'])) || quantity(string(self['memory'])).compareTo(quantity('100T')) <= 0",message="memory must be at most 100T (1e14 bytes)"
 	MaxAllowed corev1.ResourceList `json:"maxAllowed,omitempty"`
 
 	// controlledResources are the resources the autoscaler computes recommendations for. Default: cpu and

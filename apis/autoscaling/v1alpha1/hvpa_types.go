@@ -76,6 +76,7 @@ type HvpaSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(x, has(x.maxReplicas)) || (self.filter(x, !has(x.maxReplicas)).size() == 1 && !has(self[size(self)-1].maxReplicas))",message="only the last interval may omit maxReplicas (it then defaults to hpa.template.maxReplicas); set maxReplicas on every other interval"
 	// +kubebuilder:validation:XValidation:rule="self.filter(x, has(x.maxReplicas)).map(x, x.maxReplicas).isSorted() && self.all(a, !has(a.maxReplicas) || self.exists_one(b, has(b.maxReplicas) && b.maxReplicas == a.maxReplicas))",message="maxReplicas must strictly increase from one interval to the next; order the intervals by maxReplicas and remove duplicates"
 	// +kubebuilder:validation:XValidation:rule="[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18].all(i, i >= size(self) - 1 || !has(self[i].maxResources) || !has(self[i+1].maxResources) || ((!has(self[i].maxResources.cpu) || !has(self[i+1].maxResources.cpu) || quantity(string(self[i].maxResources.cpu)).compareTo(quantity(string(self[i+1].maxResources.cpu))) <= 0) && (!has(self[i].maxResources.memory) || !has(self[i+1].maxResources.memory) || quantity(string(self[i].maxResources.memory)).compareTo(quantity(string(self[i+1].maxResources.memory))) <= 0)))",message="maxResources must not decrease from one interval to the next (per resource); give each later interval at least the resources of the one before"
+	// +kubebuilder:validation:XValidation:rule="!self.exists(x, has(x.effectiveIntervalExtrapolation)) || self.all(x, !has(x.maxReplicas) || x.maxReplicas <= 1000)",message="with effectiveIntervalExtrapolation (one effective interval per replica count) every maxReplicas must be at most 1000; lower maxReplicas or drop the extrapolation"
 	ScalingIntervals []ScalingInterval `json:"scalingIntervals"`
 
 	// scalingIntervalsOverlap sets, per resource, how far below an interval's upper boundary the total may
@@ -208,6 +209,8 @@ type ChangeParams struct {
 	// value is an absolute quantity, e.g. 100m or 512Mi.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!string(self).startsWith('-')",message="value must not be negative"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",message="value must be a Kubernetes quantity such as 100m or 512Mi (a decimal number, then an optional suffix; an exponent must be a whole number)"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('100T')) <= 0",message="value must be at most 100T"
 	Value *resource.Quantity `json:"value,omitempty"`
 
 	// percentage is a percentage from 0 to 100.
@@ -274,10 +277,14 @@ type ScaledResources struct {
 	// cpu, e.g. 500m or 2.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!string(self).startsWith('-')",message="cpu must not be negative"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",message="cpu must be a Kubernetes quantity such as 500m or 2 (a decimal number, then an optional suffix; an exponent must be a whole number)"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('100G')) <= 0",message="cpu must be at most 100G (1e11 cores)"
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 	// memory, e.g. 512Mi or 2Gi.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!string(self).startsWith('-')",message="memory must not be negative"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",message="memory must be a Kubernetes quantity such as 512Mi or 2Gi (a decimal number, then an optional suffix; an exponent must be a whole number)"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(string(self)) || quantity(string(self)).compareTo(quantity('100T')) <= 0",message="memory must be at most 100T (1e14 bytes)"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 

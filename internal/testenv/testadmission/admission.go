@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -34,7 +35,8 @@ func URLConfig(port int) func(string) admissionregistrationv1.WebhookClientConfi
 // server on 127.0.0.1:port and without a caBundle (the certificate rotator fills it in), creates
 // AdmissionNamespace, and returns the certificate and webhook server options for a manager serving them.
 func InstallAdmission(ctx context.Context, c client.Client, name string, port int, certDir string) (certs.Options, webhook.Options, error) {
-	mutating, validating := webhooks.Configurations(name, URLConfig(port), webhooks.DefaultTimeoutSeconds)
+	mutating, validating := webhooks.Configurations(name, URLConfig(port), webhooks.DefaultTimeoutSeconds,
+		append(slices.Clone(webhooks.DefaultExcludedNamespaces), AdmissionNamespace))
 	for _, o := range []client.Object{mutating, validating, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: AdmissionNamespace}}} {
 		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			return certs.Options{}, webhook.Options{}, err

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
+)
+
+// webhookConfig names the webhook configurations installed for the hvpa process.
+const webhookConfig = "hvpa"
+
+// hvpaProcess is `hvpa run --components=recommender,admission` running as a child process under hvpaUser.
+type hvpaProcess struct {
+	cmd    *exec.Cmd
+	done   chan struct{}
+	logOut *os.File
+	watch  *watcher
+	stopW  context.CancelFunc
+}
+
+// startHvpa installs the webhook configurations (pointed at 127.0.0.1, the caBundle filled in by the process's
+// self-managed certificate), starts the hvpa binary with its log in dir, and waits until it is ready and the
+// caBundle is in place.
+func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, cfg config, dir string) (*hvpaProcess, error) {
+	user, err := env.AddUser(envtest.User{Name: hvpaUser, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(dir, "hvpa.kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return nil, err
+	}
+	var ports [3]int // webhook, metrics, probes
+	for i := range ports {
+		if ports[i], err = testenv.FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	certDir := filepath.Join(dir, "certs")
+	if _, _, err := testadmission.InstallAdmission(ctx, c, webhookConfig, ports[0], certDir); err != nil {
+		return nil, fmt.Errorf("installing the webhook configurations: %w", err)
+	}
+	args := append([]string{"run", "--components=recommender,admission", "--kubeconfig", kubeconfig,
+		"--recommender-interval", cfg.interval.String(), "--leader-elect=false", "--profiling",
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[2]),
+		"--zap-log-level", "info", "--zap-time-encoding", "rfc3339nano",
+		"--webhook-config-name", webhookConfig, "--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(ports[0]),
+		"--cert-dir", certDir, "--webhook-cert-ips", "127.0.0.1"}, cfg.hvpaArgs...)
+	logPath := filepath.Join(dir, "hvpa.log")
+	logOut, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	h := &hvpaProcess{cmd: exec.Command(cfg.binary, args...), done: make(chan struct{}), logOut: logOut}
+	h.cmd.Stdout, h.cmd.Stderr = logOut, logOut
+	h.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := h.cmd.Start(); err != nil {
+		logOut.Close()
+		return nil, fmt.Errorf("starting %s: %w", cfg.binary, err)
+	}
+	go func() { _ = h.cmd.Wait(); close(h.done) }()
+	watchCtx, stopW := context.WithCancel(ctx)
+	h.stopW = stopW
+	h.watch = newWatcher(h.cmd.Process.Pid, logPath, fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[1]))
+	go h.watch.follow(watchCtx)
+	go h.watch.sample(watchCtx)
+	if err := h.waitReady(ctx, c, ports[2]); err != nil {
+		h.stop()
+		return nil, fmt.Errorf("%w; last lines of %s:\n%s", err, logPath, tail(logPath, 20))
+	}
+	return h, nil
+}
+
+// waitReady waits for /readyz and for the caBundle of both webhook configurations.
+func (h *hvpaProcess) waitReady(ctx context.Context, c client.Client, probePort int) error {
+	return waitFor(ctx, os.Stdout, "hvpa ready with its webhook certificate", time.Minute, func() (bool, string, error) {
+		if err := h.exited(); err != nil {
+			return false, "", err
+		}
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort))
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return false, "readyz " + resp.Status, nil
+		}
+		m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := c.Get(ctx, client.ObjectKey{Name: webhookConfig}, m); err != nil {
+			return false, err.Error(), nil
+		}
+		if err := c.Get(ctx, client.ObjectKey{Name: webhookConfig}, v); err != nil {
+			return false, err.Error(), nil
+		}
+		return len(m.Webhooks[0].ClientConfig.CABundle) > 0 && len(v.Webhooks[0].ClientConfig.CABundle) > 0, "no caBundle yet", nil
+	})
+}
+
+// exited is an error once the process has ended.
+func (h *hvpaProcess) exited() error {
+	select {
+	case <-h.done:
+		return fmt.Errorf("the hvpa process exited (%s); last lines of its log:\n%s", h.cmd.ProcessState, tail(h.logOut.Name(), 20))
+	default:
+		return nil
+	}
+}
+
+// commandLine is how the process was started, for the report.
+func (h *hvpaProcess) commandLine() string {
+	return strings.Join(append([]string{filepath.Base(h.cmd.Path)}, h.cmd.Args[1:]...), " ")
+}
+
+// stop ends the process (SIGTERM, then SIGKILL after 30 s) and its watcher; calling it again does nothing.
+func (h *hvpaProcess) stop() {
+	select {
+	case <-h.done:
+	default:
+		_ = h.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-h.done:
+		case <-time.After(30 * time.Second):
+			_ = h.cmd.Process.Kill()
+			<-h.done
+		}
+	}
+	h.stopW()
+	h.logOut.Close()
+}
+
+// tail is the last n lines of a file.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

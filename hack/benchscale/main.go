@@ -1,0 +1,111 @@
+// Command benchscale is `make bench-scale`: a scale benchmark of the hvpa binary (not a test). For each N it
+// starts a fresh local control plane (kube-apiserver with an audit log of the hvpa process's requests, etcd,
+// kube-controller-manager with the deployment and replicaset controllers), a PLAYED fleet of kubelets and a
+// played metrics.k8s.io API (no containers run: pods are marked Running and report a usage with a little
+// per-pod variation), N Deployments of 10 pods each, and `hvpa run --components=recommender,admission` as a
+// process under its own user. After the recommender has run twice it creates N VerticalPodAutoscalers at once
+// and measures the time to each one's first recommendation; then it observes a few steady-state loops (loop
+// time, API requests per loop by verb and resource from the audit log, CPU, RSS and Go heap of the process)
+// and the admission webhook's cost on pod creation. It prints a table per N and stops everything it started
+// (also on Ctrl-C).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// config is the benchmark's settings, from flags.
+type config struct {
+	sizes        []int         // N: Deployments (and VPAs) per run
+	podsPerApp   int           // replicas of each Deployment
+	perNamespace int           // Deployments per namespace
+	interval     time.Duration // --recommender-interval
+	loops        int           // steady-state loops observed
+	settle       int           // loops skipped between the last first recommendation and the observed ones
+	creates      int           // pod creations per webhook latency case
+	binary       string        // the hvpa binary
+	hvpaArgs     []string      // more flags for hvpa run
+	outDir       string        // logs of each run are kept here
+	history      time.Duration // age of the usage history seeded as checkpoints before hvpa starts (0: none)
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchscale:", err)
+		os.Exit(2)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	var results []*result
+	for _, n := range cfg.sizes {
+		r, err := runOne(ctx, cfg, n, os.Stdout)
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				fmt.Fprintln(os.Stderr, "benchscale: interrupted; everything it started is stopped")
+			} else {
+				fmt.Fprintf(os.Stderr, "benchscale: N=%d: %v\n", n, err)
+			}
+			os.Exit(1)
+		}
+		results = append(results, r)
+	}
+	printSummary(os.Stdout, cfg, results)
+}
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("benchscale", flag.ContinueOnError)
+	sizes := fs.String("n", "100 1000", "numbers of Deployments (each with a VPA), space- or comma-separated; each runs on a fresh control plane")
+	c := config{}
+	fs.IntVar(&c.podsPerApp, "pods", 10, "pods per Deployment")
+	fs.IntVar(&c.perNamespace, "per-namespace", 10, "Deployments per namespace")
+	fs.DurationVar(&c.interval, "interval", 30*time.Second, "hvpa's --recommender-interval")
+	fs.IntVar(&c.loops, "loops", 5, "steady-state recommender loops to observe once every VPA has a recommendation")
+	fs.IntVar(&c.settle, "settle", 0, "recommender loops to skip after every VPA has a recommendation, before the observed ones (the bounds drift past the status dead band for about 10 intervals)")
+	fs.IntVar(&c.creates, "creates", 1000, "pod creations per webhook latency case")
+	fs.StringVar(&c.binary, "hvpa", "bin/hvpa", "the hvpa binary (make build)")
+	hvpaArgs := fs.String("hvpa-args", "", "more flags for `hvpa run`, space-separated (e.g. --kube-api-qps=200)")
+	fs.DurationVar(&c.history, "history", 8*24*time.Hour, "usage history each VPA has when the run starts, seeded as checkpoints (0: new VPAs without history, whose bounds move past the status dead band at every run for about 10 intervals)")
+	fs.StringVar(&c.outDir, "out", ".cache/benchscale", "folder for each run's hvpa log, audit log and kube-controller-manager log")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	for _, f := range strings.FieldsFunc(*sizes, func(r rune) bool { return r == ' ' || r == ',' }) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("-n %q: want positive numbers of Deployments such as \"100 1000\"", *sizes)
+		}
+		c.sizes = append(c.sizes, n)
+	}
+	c.hvpaArgs = strings.Fields(*hvpaArgs)
+	switch {
+	case len(c.sizes) == 0:
+		return c, fmt.Errorf("-n %q: name at least one number of Deployments, e.g. 100", *sizes)
+	case c.podsPerApp < 1 || c.perNamespace < 1 || c.loops < 1 || c.creates < 1:
+		return c, fmt.Errorf("-pods (%d), -per-namespace (%d), -loops (%d) and -creates (%d) must be at least 1", c.podsPerApp, c.perNamespace, c.loops, c.creates)
+	case c.history < 0:
+		return c, fmt.Errorf("-history %s: want 0 or a positive duration such as 192h", c.history)
+	case c.settle < 0:
+		return c, fmt.Errorf("-settle %d: want 0 or more loops", c.settle)
+	case c.interval < time.Second:
+		return c, fmt.Errorf("-interval %s: want at least 1s (the recommender's interval)", c.interval)
+	}
+	if _, err := os.Stat(c.binary); err != nil {
+		return c, fmt.Errorf("-hvpa %s: %w (run `make build`)", c.binary, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+)
+
+// steps are the per-step durations of the "recommender run" line, in order.
+var steps = []string{"resolve", "pods", "usage", "oom", "status", "checkpoints"}
+
+// result is what one N measured.
+type result struct {
+	n, pods, namespaces int
+	dir                 string
+	setup               []phaseTime
+
+	vpasCreatedAt, allRecsAt time.Time
+	vpaCreate                time.Duration   // creating all VPAs
+	toRec                    []time.Duration // creation to first recommendation, sorted
+	noRec                    int             // VPAs without a recommendation at the end of the wait
+
+	loops   []loopStats // every run since the VPAs were created; the last ones are steady
+	rss     []int64     // KiB, every second over the steady loops
+	peakRSS int64       // KiB, VmHWM: the peak over the whole run
+	errors  []string    // error lines logged from the start of the steady loops
+	webhook []latencyCase
+}
+
+type phaseTime struct {
+	name string
+	took time.Duration
+}
+
+// loopStats is one recommender loop: from the previous "recommender run" line to its own.
+type loopStats struct {
+	run      run
+	from     time.Time
+	cpu      float64        // seconds of CPU the process used in the loop
+	steady   bool           // after every VPA had its recommendation
+	requests map[string]int // API requests by "verb resource"
+	total    int
+	failed   int // requests answered with a status >= 400
+}
+
+// attributeAudit counts the hvpa process's API requests from the audit log into the loops (count).
+func (r *result) attributeAudit(path string) error {
+	events, err := testenv.ReadAuditLog(path)
+	if err != nil {
+		return fmt.Errorf("reading the audit log: %w", err)
+	}
+	r.count(events)
+	return nil
+}
+
+// count counts the hvpa process's requests into the loop whose window (from, at] holds their arrival.
+func (r *result) count(events []testenv.AuditEvent) {
+	for i := range r.loops {
+		r.loops[i].requests = map[string]int{}
+	}
+	for _, e := range events {
+		if e.User.Username != hvpaUser || !counted(e) {
+			continue
+		}
+		at := e.RequestReceived.Time
+		i := sort.Search(len(r.loops), func(i int) bool { return !r.loops[i].run.at.Before(at) })
+		if i == len(r.loops) || !at.After(r.loops[i].from) {
+			continue
+		}
+		l := &r.loops[i]
+		l.requests[e.Verb+" "+resourceOf(e)]++
+		l.total++
+		if e.ResponseStatus != nil && e.ResponseStatus.Code >= 400 {
+			l.failed++
+		}
+	}
+}
+
+// counted: each request is counted once, at its ResponseComplete event; a watch at its ResponseStarted (it
+// completes only when it ends).
+func counted(e testenv.AuditEvent) bool {
+	if e.Verb == "watch" {
+		return e.Stage == "ResponseStarted"
+	}
+	return e.Stage == "ResponseComplete"
+}
+
+// resourceOf is an audited request's resource, e.g. verticalpodautoscalers.autoscaling.k8s.io/status or pods.
+func resourceOf(e testenv.AuditEvent) string {
+	if e.ObjectRef == nil {
+		return e.RequestURI
+	}
+	res := e.ObjectRef.Resource
+	if e.ObjectRef.APIGroup != "" {
+		res += "." + e.ObjectRef.APIGroup
+	}
+	if e.ObjectRef.Subresource != "" {
+		res += "/" + e.ObjectRef.Subresource
+	}
+	return res
+}
+
+func (r *result) steady() []loopStats {
+	return slices.DeleteFunc(slices.Clone(r.loops), func(l loopStats) bool { return !l.steady })
+}
+
+// print writes the result's tables.
+func (r *result) print(out io.Writer, cfg config) {
+	fmt.Fprintf(out, "\n==== RESULT N=%d: %d Deployments x %d pods = %d pods, %d namespaces, recommender interval %s\n", r.n, r.n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval)
+	var parts []string
+	for _, p := range r.setup {
+		parts = append(parts, fmt.Sprintf("%s %s", p.name, p.took))
+	}
+	fmt.Fprintf(out, "setup: %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(out, "time from VPA creation to its first recommendation (%d VPAs created at once in %s): min %s  p50 %s  p95 %s  max %s",
+		r.n, r.vpaCreate.Round(time.Millisecond), sec(percentile(r.toRec, 0)), sec(percentile(r.toRec, 0.5)), sec(percentile(r.toRec, 0.95)), sec(percentile(r.toRec, 1)))
+	if r.noRec > 0 {
+		fmt.Fprintf(out, "  (%d VPAs WITHOUT a recommendation)", r.noRec)
+	}
+	fmt.Fprintln(out)
+	r.printLoops(out)
+	r.printRequests(out)
+	fmt.Fprintf(out, "process over the steady loops: RSS median %s, peak %s (peak over the whole run, VmHWM: %s); CPU %.2f s per loop (%.1f%% of one core)\n",
+		mib(median(r.rss)), mib(slices.Max(append([]int64{0}, r.rss...))), mib(r.peakRSS), r.cpuPerLoop(), 100*r.cpuPerLoop()/r.meanLoopWindow().Seconds())
+	if len(r.errors) > 0 {
+		fmt.Fprintf(out, "error lines logged since the steady loops began: %d, e.g. %s\n", len(r.errors), r.errors[0])
+	} else {
+		fmt.Fprintln(out, "error lines logged since the steady loops began: none")
+	}
+	fmt.Fprintf(out, "webhook: pod CREATE round trip seen by the client, %d creations per case\n", len(r.webhook[0].took))
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  CASE\tP50\tP99\tSIZED")
+	for _, lc := range r.webhook {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d/%d\n", lc.name, ms(percentile(lc.took, 0.5)), ms(percentile(lc.took, 0.99)), lc.sized, len(lc.took))
+	}
+	d50, d99 := r.webhookCost()
+	fmt.Fprintf(tw, "  the webhook's cost (first case minus the last)\t%+.2fms\t%+.2fms\t\n", d50, d99)
+	tw.Flush()
+	fmt.Fprintf(out, "logs: %s (hvpa.log, audit.log, kube-controller-manager.log)\n", r.dir)
+}
+
+// printLoops is a row per recommender run since the VPAs were created.
+func (r *result) printLoops(out io.Writer) {
+	fmt.Fprintln(out, "recommender loops since the VPAs were created (* steady state; API requests, CPU: between the previous run line and this one; heap: at the line)")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"LOOP", "", "DURATION"}
+	for _, s := range steps {
+		head = append(head, strings.ToUpper(s))
+	}
+	head = append(head, "VPAS", "PODS", "SAMPLES", "AGGREGATES", "STATUS WRITES", "CHECKPOINTS", "API REQUESTS", "FAILED", "CPU s", "HEAP MiB", "")
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for i, l := range r.loops {
+		mark := ""
+		if l.steady {
+			mark = "*"
+		}
+		row := []string{fmt.Sprint(i + 1), mark, short(l.run.duration("duration"))}
+		for _, s := range steps {
+			row = append(row, short(l.run.duration(s)))
+		}
+		row = append(row, fmt.Sprint(l.run.int("vpas")), fmt.Sprint(l.run.int("pods")), fmt.Sprint(l.run.int("usageSamples")), fmt.Sprint(l.run.int("aggregates")),
+			fmt.Sprint(l.run.int("statusWrites")), fmt.Sprint(l.run.int("checkpointsWritten")), fmt.Sprint(l.total), fmt.Sprint(l.failed),
+			fmt.Sprintf("%.2f", l.cpu), heapMiB(l.run.heap), "")
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+}
+
+// printRequests is the steady loops' API requests by verb and resource: each loop and the mean.
+func (r *result) printRequests(out io.Writer) {
+	steady := r.steady()
+	keys := map[string]int{}
+	for _, l := range steady {
+		for k, n := range l.requests {
+			keys[k] += n
+		}
+	}
+	order := make([]string, 0, len(keys))
+	for k := range keys {
+		order = append(order, k)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if keys[order[i]] != keys[order[j]] {
+			return keys[order[i]] > keys[order[j]]
+		}
+		return order[i] < order[j]
+	})
+	fmt.Fprintln(out, "API requests of the hvpa process per steady loop, by verb and resource (audit log)")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"VERB RESOURCE"}
+	for i := range steady {
+		head = append(head, fmt.Sprintf("LOOP %d", i+1))
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "MEAN", ""), "\t"))
+	total := []string{"total"}
+	for _, k := range order {
+		row := []string{k}
+		for _, l := range steady {
+			row = append(row, fmt.Sprint(l.requests[k]))
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, fmt.Sprintf("%.1f", float64(keys[k])/float64(len(steady))), ""), "\t"))
+	}
+	sum := 0
+	for _, l := range steady {
+		total = append(total, fmt.Sprint(l.total))
+		sum += l.total
+	}
+	fmt.Fprintln(tw, strings.Join(append(total, fmt.Sprintf("%.1f", float64(sum)/float64(len(steady))), ""), "\t"))
+	tw.Flush()
+}
+
+// cpuPerLoop is the process's CPU seconds over the steady loops divided by their number.
+func (r *result) cpuPerLoop() float64 {
+	s := 0.0
+	for _, l := range r.steady() {
+		s += l.cpu
+	}
+	return s / float64(len(r.steady()))
+}
+
+// meanLoopWindow is the mean time between consecutive steady run lines.
+func (r *result) meanLoopWindow() time.Duration {
+	var s time.Duration
+	for _, l := range r.steady() {
+		s += l.run.at.Sub(l.from)
+	}
+	return s / time.Duration(len(r.steady()))
+}
+
+// medianLoop is the median duration of the steady loops (the run line's duration).
+func (r *result) medianLoop() time.Duration {
+	var d []time.Duration
+	for _, l := range r.steady() {
+		d = append(d, l.run.duration("duration"))
+	}
+	slices.Sort(d)
+	return percentile(d, 0.5)
+}
+
+// meanOf is the mean of a numeric field of the steady run lines.
+func (r *result) meanOf(field string) float64 {
+	s := 0
+	for _, l := range r.steady() {
+		s += l.run.int(field)
+	}
+	return float64(s) / float64(len(r.steady()))
+}
+
+// meanRequests is the mean number of API requests per steady loop.
+func (r *result) meanRequests() float64 {
+	s := 0
+	for _, l := range r.steady() {
+		s += l.total
+	}
+	return float64(s) / float64(len(r.steady()))
+}
+
+// webhookCost is the p50 and p99 of the first webhook case minus those of the last (no webhook), in ms.
+func (r *result) webhookCost() (float64, float64) {
+	first, last := r.webhook[0], r.webhook[len(r.webhook)-1]
+	d := func(q float64) float64 { return float64(percentile(first.took, q)-percentile(last.took, q)) / 1e6 }
+	return d(0.5), d(0.99)
+}
+
+// printSummary is one row per N.
+func printSummary(out io.Writer, cfg config, results []*result) {
+	fmt.Fprintf(out, "\n==== SUMMARY (recommender interval %s, %d pods per Deployment, %d steady loops after skipping %d, %d pod creations per webhook case)\n",
+		cfg.interval, cfg.podsPerApp, cfg.loops, cfg.settle, cfg.creates)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "N\tPODS\tREC p50\tREC p95\tREC max\tLOOP p50\tAPI REQ/LOOP\tSTATUS WRITES/LOOP\tCHECKPOINTS/LOOP\tCPU s/LOOP\tRSS MEDIAN\tRSS PEAK\tHEAP (LAST)\tWEBHOOK p50\tWEBHOOK p99\tCOST p50\tCOST p99\t")
+	for _, r := range results {
+		d50, d99 := r.webhookCost()
+		last := r.loops[len(r.loops)-1].run.heap
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%s\t%s MiB\t%s\t%s\t%+.2fms\t%+.2fms\t\n", r.n, r.pods,
+			sec(percentile(r.toRec, 0.5)), sec(percentile(r.toRec, 0.95)), sec(percentile(r.toRec, 1)), short(r.medianLoop()),
+			r.meanRequests(), r.meanOf("statusWrites"), r.meanOf("checkpointsWritten"), r.cpuPerLoop(), mib(median(r.rss)), mib(r.peakRSS), heapMiB(last),
+			ms(percentile(r.webhook[0].took, 0.5)), ms(percentile(r.webhook[0].took, 0.99)), d50, d99)
+	}
+	tw.Flush()
+}
+
+// percentile is the nearest-rank q-quantile of sorted durations (0: the minimum, 1: the maximum); 0 when empty.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func median(kib []int64) int64 {
+	if len(kib) == 0 {
+		return 0
+	}
+	s := slices.Clone(kib)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) string {
+	if d < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fms", float64(d)/1e6)
+}
+
+// short is a duration with about four significant digits, "-" when unknown.
+func short(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-"
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	default:
+		return d.Round(time.Microsecond).String()
+	}
+}
+
+// heapMiB is a go_memstats_heap_inuse_bytes value in MiB, "-" when unknown.
+func heapMiB(bytes float64) string {
+	if bytes < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", bytes/(1<<20))
+}
+
+func sec(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+func mib(kib int64) string { return fmt.Sprintf("%.0f MiB", float64(kib)/1024) }

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+)
+
+// hvpaUser is the identity the hvpa process runs as; the audit log records only its requests.
+const hvpaUser = "hvpa-bench"
+
+// runOne benchmarks n Deployments (each with a VPA) on a fresh control plane and prints their table.
+func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, error) {
+	r := &result{n: n, pods: n * cfg.podsPerApp, namespaces: (n + cfg.perNamespace - 1) / cfg.perNamespace}
+	dir, err := filepath.Abs(filepath.Join(cfg.outDir, fmt.Sprintf("n%d", n)))
+	if err != nil {
+		return nil, err
+	}
+	r.dir = dir
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
+	say("\n== N=%d: %d Deployments x %d pods = %d pods in %d namespaces, recommender interval %s (logs in %s)",
+		n, n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval, dir)
+	phase := r.phases(say)
+
+	say("-- starting the local control plane (kube-apiserver with an audit log of %s's requests, etcd, kube-controller-manager)", hvpaUser)
+	auditLog := filepath.Join(dir, "audit.log")
+	env, restCfg, err := testenv.Start(testenv.WithAudit(auditLog, []string{hvpaUser}, nil))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = env.Stop() }()
+	kcm, err := testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller"}, 15*time.Second,
+		"--kube-api-qps=1000", "--kube-api-burst=2000", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		kcm.Stop()
+		_ = os.WriteFile(filepath.Join(dir, "kube-controller-manager.log"), []byte(kcm.Logs()), 0o644)
+	}()
+	c, err := client.New(restCfg, client.Options{Scheme: testenv.Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	phase("control plane up")
+
+	say("-- SIMULATION: a played fleet of kubelets runs the pods and a played metrics.k8s.io API reports their usage (no containers run)")
+	ms := playedkubelet.StartMetricsServer()
+	defer ms.Close()
+	if err := ms.Register(ctx, c); err != nil {
+		return nil, err
+	}
+	fleet, err := playedkubelet.NewFleet(ctx, c, "played-node", r.pods)
+	if err != nil {
+		return nil, err
+	}
+	fleet.Metrics, fleet.Usage = ms, playedUsage
+	fleetCtx, stopFleet := context.WithCancel(ctx)
+	defer stopFleet()
+	go fleet.Loop(fleetCtx, time.Second)
+
+	if err := createWorkloads(ctx, c, cfg, n); err != nil {
+		return nil, err
+	}
+	phase("workloads created")
+	podsWait := 2*time.Minute + time.Duration(r.pods)*100*time.Millisecond
+	if err := waitFor(ctx, out, "every pod Running", podsWait, func() (bool, string, error) {
+		return fleet.Started() >= r.pods, fmt.Sprintf("%d of %d pods Running", fleet.Started(), r.pods), nil
+	}); err != nil {
+		return nil, fmt.Errorf("%w; kube-controller-manager's log is in %s", err, dir)
+	}
+	phase(fmt.Sprintf("%d pods Running", r.pods))
+	if err := waitFor(ctx, out, "metrics.k8s.io reports every pod", 2*time.Minute, func() (bool, string, error) {
+		var l metricsv1beta1.PodMetricsList
+		if err := c.List(ctx, &l); err != nil {
+			return false, err.Error(), nil
+		}
+		return len(l.Items) >= r.pods, fmt.Sprintf("%d of %d pods reported", len(l.Items), r.pods), nil
+	}); err != nil {
+		return nil, err
+	}
+	phase("metrics API reports every pod")
+
+	if cfg.history > 0 {
+		if err := seedHistory(ctx, c, cfg, n, cfg.history); err != nil {
+			return nil, err
+		}
+		phase(fmt.Sprintf("%s of usage history seeded as %d checkpoints", cfg.history, n))
+	}
+	h, err := startHvpa(ctx, env, c, cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer h.stop()
+	say("-- hvpa running (pid %d): %s", h.cmd.Process.Pid, h.commandLine())
+	phase("hvpa ready")
+	if err := waitFor(ctx, out, "two recommender runs that see every pod", 3*cfg.interval+5*time.Minute, func() (bool, string, error) {
+		seen := 0
+		for _, x := range h.watch.snapshot() {
+			if x.int("pods") >= r.pods {
+				seen++
+			}
+		}
+		return seen >= 2, fmt.Sprintf("%d runs so far (%d seeing every pod)", len(h.watch.snapshot()), seen), h.exited()
+	}); err != nil {
+		return nil, err
+	}
+	phase("two recommender runs")
+
+	if err := measureRecommendations(ctx, out, restCfg, c, cfg, n, h, r); err != nil {
+		return nil, err
+	}
+	phase("every VPA has a recommendation")
+	if err := observeSteadyState(ctx, out, cfg, h, r); err != nil {
+		return nil, err
+	}
+	phase(fmt.Sprintf("%d steady-state loops", cfg.loops))
+
+	if r.webhook, err = measureWebhook(ctx, out, c, cfg, h); err != nil {
+		return nil, err
+	}
+	phase("webhook latency")
+	r.peakRSS = h.watch.peakRSS()
+	h.stop()
+	phase("hvpa stopped")
+	if err := r.attributeAudit(auditLog); err != nil {
+		return nil, err
+	}
+	r.print(out, cfg)
+	return r, nil
+}
+
+// phases returns a function that records the time since the previous call under a name, and prints it.
+func (r *result) phases(say func(string, ...any)) func(string) {
+	last := time.Now()
+	return func(name string) {
+		d := time.Since(last).Round(100 * time.Millisecond)
+		last = time.Now()
+		r.setup = append(r.setup, phaseTime{name, d})
+		say("   %s (%s)", name, d)
+	}
+}
+
+// namespaceOf and appName name the i-th Deployment and its namespace.
+func namespaceOf(cfg config, i int) string { return fmt.Sprintf("bench-%03d", i/cfg.perNamespace) }
+func appName(i int) string                 { return fmt.Sprintf("app-%04d", i) }
+
+// createWorkloads creates the namespaces and n Deployments of cfg.podsPerApp pods (one container requesting
+// 100m and 128Mi), 16 at a time.
+func createWorkloads(ctx context.Context, c client.Client, cfg config, n int) error {
+	var g errgroup.Group
+	g.SetLimit(16)
+	for i := 0; i < n; i += cfg.perNamespace {
+		g.Go(func() error {
+			return c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceOf(cfg, i)}})
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("creating namespaces: %w", err)
+	}
+	for i := range n {
+		g.Go(func() error {
+			d := testenv.Deployment(namespaceOf(cfg, i), appName(i), int32(cfg.podsPerApp), nil,
+				testenv.Container("app", testenv.Resources("100m", "128Mi"), nil))
+			return c.Create(ctx, d)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("creating Deployments: %w", err)
+	}
+	return nil
+}
+
+// playedUsage is a pod's played usage: 50-149m of CPU and 96-159 MiB of memory, fixed per container (a hash of
+// its name), so that recommendations differ between Deployments.
+func playedUsage(p *corev1.Pod, container string) playedkubelet.Usage {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(p.Namespace + "/" + p.Name + "/" + container))
+	v := h.Sum32()
+	return playedkubelet.Usage{CPUMilli: 50 + int64(v%100), MemoryBytes: (96 + int64(v>>8)%64) << 20}
+}
+
+// waitFor polls check every 500ms until it is done, printing its progress every 15 s; it fails after timeout,
+// on check's error, or when ctx ends.
+func waitFor(ctx context.Context, out io.Writer, what string, timeout time.Duration, check func() (bool, string, error)) error {
+	start := time.Now()
+	lastSaid := start
+	for {
+		done, progress, err := check()
+		switch {
+		case err != nil:
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		case done:
+			return nil
+		case time.Since(start) > timeout:
+			return fmt.Errorf("waiting for %s: not done after %s: %s", what, timeout, progress)
+		case time.Since(lastSaid) >= 15*time.Second:
+			fmt.Fprintf(out, "   ... %s: %s (%s)\n", what, progress, time.Since(start).Round(time.Second))
+			lastSaid = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/webhooks/pod"
+)
+
+// latencyNode is the Node the latency pods are bound to at creation: it does not exist, so that no played
+// kubelet runs them and the recommender does not count them (they stay Pending until deleted).
+const latencyNode = "bench-latency-node"
+
+// latencyCase is the client-side round trip of pod creations in one setting.
+type latencyCase struct {
+	name  string
+	took  []time.Duration // sorted
+	sized int             // pods the webhook sized (autoscaling.hvpa.dev/sized-by)
+}
+
+// measureWebhook times cfg.creates pod CREATEs (each deleted right after) in three settings: pods of the first
+// Deployment, whose VPA is switched to updateMode Initial so that the webhook sizes them; bare pods in a
+// namespace without any VPA (the webhook is called and finds nothing to do); and the first setting again with
+// the MutatingWebhookConfiguration removed (the webhook is not called).
+func measureWebhook(ctx context.Context, out io.Writer, c client.Client, cfg config, h *hvpaProcess) ([]latencyCase, error) {
+	fmt.Fprintf(out, "-- webhook latency: %d pod creations per case\n", cfg.creates)
+	ns, name := namespaceOf(cfg, 0), appName(0)
+	owned, err := ownedPod(ctx, c, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	v := &vpav1.VerticalPodAutoscaler{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, v); err != nil {
+		return nil, err
+	}
+	initial := v.DeepCopy()
+	initial.Spec.UpdatePolicy.UpdateMode = ptr.To(vpav1.UpdateModeInitial)
+	if err := c.Patch(ctx, initial, client.MergeFrom(v)); err != nil {
+		return nil, fmt.Errorf("switching VPA %s/%s to updateMode Initial: %w", ns, name, err)
+	}
+	if err := untilSized(ctx, c, owned, true); err != nil {
+		return nil, err
+	}
+	withVPA, err := timeCreates(ctx, c, cfg.creates, "webhook sizes the pod (its Deployment's VPA, updateMode Initial)", "vpa", owned)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "   %s\n", withVPA.line())
+
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-novpa"}}); err != nil {
+		return nil, err
+	}
+	bare := func() *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-novpa"}, Spec: corev1.PodSpec{NodeName: latencyNode,
+			Containers: []corev1.Container{testenv.Container("app", testenv.Resources("100m", "128Mi"), nil)}}}
+	}
+	noVPA, err := timeCreates(ctx, c, cfg.creates, "webhook called, no VPA in the namespace", "bare", bare)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "   %s\n", noVPA.line())
+
+	if err := c.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhookConfig}}); err != nil {
+		return nil, fmt.Errorf("removing the MutatingWebhookConfiguration: %w", err)
+	}
+	if err := untilSized(ctx, c, owned, false); err != nil {
+		return nil, err
+	}
+	none, err := timeCreates(ctx, c, cfg.creates, "no webhook configuration (same pods as the first case)", "plain", owned)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "   %s\n", none.line())
+	return []latencyCase{withVPA, noVPA, none}, h.exited()
+}
+
+// ownedPod returns a maker of pods like those of the Deployment's ReplicaSet (its template and controller
+// reference, so that the webhook finds the Deployment's VPA), bound to latencyNode.
+func ownedPod(ctx context.Context, c client.Client, ns, name string) (func() *corev1.Pod, error) {
+	var sets appsv1.ReplicaSetList
+	if err := c.List(ctx, &sets, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	for _, rs := range sets.Items {
+		ref := metav1.GetControllerOf(&rs)
+		if ref == nil || ref.Kind != "Deployment" || ref.Name != name {
+			continue
+		}
+		return func() *corev1.Pod {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Labels: rs.Spec.Template.Labels,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(&rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}},
+				Spec: *rs.Spec.Template.Spec.DeepCopy()}
+			p.Spec.NodeName = latencyNode
+			return p
+		}, nil
+	}
+	return nil, fmt.Errorf("no ReplicaSet of Deployment %s/%s", ns, name)
+}
+
+// untilSized creates probe pods (deleted at once) until the webhook sizes them (want) or no longer does: the
+// API server and the webhook's cache see changes a moment after they are made.
+func untilSized(ctx context.Context, c client.Client, newPod func() *corev1.Pod, want bool) error {
+	deadline := time.Now().Add(time.Minute)
+	for i := 0; ; i++ {
+		p := newPod()
+		p.Name = fmt.Sprintf("probe-%d-%d", time.Now().UnixNano(), i)
+		if _, err := createDelete(ctx, c, p); err != nil {
+			return err
+		}
+		if sized(p) == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pods still sized=%v by the webhook after a minute (want %v)", sized(p), want)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func sized(p *corev1.Pod) bool { return p.Annotations[pod.AnnotationSizedBy] != "" }
+
+// createDelete creates the pod (p becomes what the API server stored), deletes it at once, and returns how long
+// the CREATE took, seen from the client.
+func createDelete(ctx context.Context, c client.Client, p *corev1.Pod) (time.Duration, error) {
+	start := time.Now()
+	if err := c.Create(ctx, p); err != nil {
+		return 0, fmt.Errorf("creating pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	took := time.Since(start)
+	if err := c.Delete(ctx, p.DeepCopy(), client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+		return 0, fmt.Errorf("deleting pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return took, nil
+}
+
+// timeCreates creates n pods one after another (after 20 untimed ones), each deleted right after, and times
+// each CREATE.
+func timeCreates(ctx context.Context, c client.Client, n int, name, prefix string, newPod func() *corev1.Pod) (latencyCase, error) {
+	lc := latencyCase{name: name}
+	for i := -20; i < n; i++ {
+		p := newPod()
+		p.Name = fmt.Sprintf("%s-%d", prefix, i+20)
+		took, err := createDelete(ctx, c, p)
+		if err != nil {
+			return lc, err
+		}
+		if i < 0 {
+			continue
+		}
+		lc.took = append(lc.took, took)
+		if sized(p) {
+			lc.sized++
+		}
+	}
+	slices.Sort(lc.took)
+	return lc, nil
+}
+
+// line is the case's one-line summary.
+func (lc latencyCase) line() string {
+	return fmt.Sprintf("%-60s p50 %-8s p99 %-8s (sized %d of %d)", lc.name, ms(percentile(lc.took, 0.5)), ms(percentile(lc.took, 0.99)), lc.sized, len(lc.took))
+}
