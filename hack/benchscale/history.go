@@ -45,7 +45,7 @@ func seedHistory(ctx context.Context, c client.Client, cfg config, n int, age ti
 		g.Go(func() error {
 			cp := &vpav1.VerticalPodAutoscalerCheckpoint{
 				ObjectMeta: metav1.ObjectMeta{Namespace: namespaceOf(cfg, i), Name: vpactrl.CheckpointName(appName(i), "app")},
-				Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: appName(i), ContainerName: "app"},
+				Spec:       vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: appName(i), ContainerName: "app"},
 			}
 			if err := c.Create(ctx, cp); err != nil {
 				return fmt.Errorf("creating checkpoint %s/%s: %w", cp.Namespace, cp.Name, err)
