@@ -233,11 +233,10 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		}
 		return reconcile.Result{}, err
 	}
-	if others, err := r.otherAutoscalers(ctx, h, target); err != nil {
+	if why, err := r.notServing(ctx, h, target); err != nil {
 		return reconcile.Result{}, err
-	} else if len(others) > 0 {
-		r.unsupported(h, now, "MultipleAutoscalers", fmt.Sprintf("%s %s is also the target of %s: keep one autoscaler per workload; this Hvpa does not act",
-			target.GVK.Kind, target.Name, strings.Join(others, ", ")))
+	} else if why != "" {
+		r.unsupported(h, now, "MultipleAutoscalers", why)
 		return r.requeue(), nil
 	}
 
@@ -317,42 +316,48 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	return r.requeue(), nil
 }
 
-// otherAutoscalers names the VPAs and other Hvpas whose targetRef names the same workload, and the HPAs
-// that target it directly: the namespace's autoscalers from the cache (its namespace index), compared by
-// their targetRefs, with no read of their targets.
-func (r *Reconciler) otherAutoscalers(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target) ([]string, error) {
-	var out []string
+// notServing says why this Hvpa does not act on its workload ("" when it does): an HPA targets the workload
+// directly, or an older VPA or Hvpa targets it too (workload.NotServing: the oldest serves it). The
+// namespace's autoscalers come from the cache (its namespace index) and are compared by their targetRefs,
+// with no read of their targets.
+func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target) (string, error) {
 	same := target.RefKey()
+	var hpas autoscalingv2.HorizontalPodAutoscalerList
+	if err := r.Client.List(ctx, &hpas, client.InNamespace(h.Namespace)); err != nil {
+		return "", err
+	}
+	var direct []string
+	for _, a := range hpas.Items {
+		if ref := a.Spec.ScaleTargetRef; ref.Kind == target.GVK.Kind && ref.Name == target.Name {
+			direct = append(direct, "HorizontalPodAutoscaler "+a.Name)
+		}
+	}
+	if len(direct) > 0 {
+		sort.Strings(direct)
+		return fmt.Sprintf("%s %s is also the target of %s: keep one autoscaler per workload; this Hvpa does not act",
+			target.GVK.Kind, target.Name, strings.Join(direct, ", ")), nil
+	}
+	self := workload.Autoscaler{Kind: "Hvpa", Name: h.Name, Created: h.CreationTimestamp}
+	all := []workload.Autoscaler{self}
 	var vpas vpav1.VerticalPodAutoscalerList
 	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace)); err != nil {
-		return nil, err
+		return "", err
 	}
 	for _, v := range vpas.Items {
 		if ref := v.Spec.TargetRef; ref != nil && workload.RefKey(ref.APIVersion, ref.Kind, ref.Name) == same {
-			out = append(out, "VerticalPodAutoscaler "+v.Name)
+			all = append(all, workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: v.Name, Created: v.CreationTimestamp})
 		}
 	}
 	var hvpas hvpav1alpha1.HvpaList
 	if err := r.Client.List(ctx, &hvpas, client.InNamespace(h.Namespace)); err != nil {
-		return nil, err
+		return "", err
 	}
 	for _, o := range hvpas.Items {
 		if ref := o.Spec.TargetRef; o.Name != h.Name && workload.RefKey(ref.APIVersion, ref.Kind, ref.Name) == same {
-			out = append(out, "Hvpa "+o.Name)
+			all = append(all, workload.Autoscaler{Kind: "Hvpa", Name: o.Name, Created: o.CreationTimestamp})
 		}
 	}
-	var hpas autoscalingv2.HorizontalPodAutoscalerList
-	if err := r.Client.List(ctx, &hpas, client.InNamespace(h.Namespace)); err != nil {
-		return nil, err
-	}
-	for _, a := range hpas.Items {
-		ref := a.Spec.ScaleTargetRef
-		if ref.Kind == target.GVK.Kind && ref.Name == target.Name {
-			out = append(out, "HorizontalPodAutoscaler "+a.Name)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return workload.NotServing(self, all, target.GVK.Kind, target.Name), nil
 }
 
 // templateHashAnnotation records which template an owned HPA was written from: the HPA is rewritten only when

@@ -76,15 +76,15 @@ type servedHvpa struct {
 type hvpaView struct {
 	// served are the Hvpas with spec.vpa.deploy whose targets resolve (the Hvpa controller reports the others).
 	served []*servedHvpa
-	// targets maps every resolvable Hvpa's target (workload.Target.Key) to the Hvpas' names (conflicts with VPAs).
-	targets map[string][]string
+	// targets maps every resolvable Hvpa's target (workload.Target.Key) to its Hvpas (conflicts with VPAs).
+	targets map[string][]workload.Autoscaler
 	// selectors are the pod selectors of every resolvable Hvpa in the served namespaces (--memory-saver).
 	selectors map[string][]labels.Selector
 }
 
 // resolveHvpas lists the Hvpas and resolves each one's target once.
 func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
-	v := hvpaView{targets: map[string][]string{}, selectors: map[string][]labels.Selector{}}
+	v := hvpaView{targets: map[string][]workload.Autoscaler{}, selectors: map[string][]labels.Selector{}}
 	var l hvpav1alpha1.HvpaList
 	if err := r.Client.List(ctx, &l); err != nil {
 		log.FromContext(ctx).V(1).Info("listing Hvpas", "error", err.Error())
@@ -97,7 +97,7 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 		if err != nil {
 			continue
 		}
-		v.targets[t.Key()] = append(v.targets[t.Key()], h.Name)
+		v.targets[t.Key()] = append(v.targets[t.Key()], workload.Autoscaler{Kind: "Hvpa", Name: h.Name, Created: h.CreationTimestamp})
 		if !r.inNamespaces(h.Namespace) { // --namespaces and --exclude-namespaces: neither served nor tracked
 			continue
 		}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -465,7 +464,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 }
 
 // resolveAll lists the VPAs this recommender serves and resolves their targets and the Hvpas': a VPA whose
-// workload another VPA or an Hvpa also targets gets a MultipleAutoscalers error.
+// workload an older VPA or Hvpa also targets gets a MultipleAutoscalers error (the oldest serves it).
 func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, []*served, hvpaView, error) {
 	vpas, err := r.listVPAs(ctx)
 	if err != nil {
@@ -489,27 +488,22 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 		}
 		list = append(list, s)
 	}
-	// a workload that an Hvpa also targets: neither acts (the Hvpa controller reports its side)
+	// several autoscalers on one workload: the oldest serves it (workload.NotServing), the Hvpa controller
+	// reports an Hvpa's side
 	hv := r.resolveHvpas(ctx)
-	for key, names := range hv.targets {
-		for _, s := range byTarget[key] {
-			s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: fmt.Sprintf("%s %s is also the target of Hvpa %s: keep one autoscaler per workload",
-				s.target.GVK.Kind, s.target.Name, strings.Join(names, ", "))}
+	for key, group := range byTarget {
+		all := append([]workload.Autoscaler(nil), hv.targets[key]...)
+		for _, s := range group {
+			all = append(all, workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: s.vpa.Name, Created: s.vpa.CreationTimestamp})
 		}
-	}
-	for _, group := range byTarget {
-		if len(group) < 2 {
+		if len(all) < 2 {
 			continue
 		}
 		for _, s := range group {
-			var others []string
-			for _, o := range group {
-				if o != s {
-					others = append(others, o.vpa.Name)
-				}
+			self := workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: s.vpa.Name, Created: s.vpa.CreationTimestamp}
+			if msg := workload.NotServing(self, all, s.target.GVK.Kind, s.target.Name); msg != "" {
+				s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: msg}
 			}
-			s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: fmt.Sprintf("%s %s is also the target of VerticalPodAutoscaler %s: keep one autoscaler per workload",
-				s.target.GVK.Kind, s.target.Name, strings.Join(others, ", "))}
 		}
 	}
 	return vpas, list, hv, nil

@@ -459,7 +459,7 @@ var _ = Describe("the recommender", func() {
 
 		Expect(containerRec(getVPA(ctx, ns, "good"), "app")).NotTo(BeNil(), "a good VPA next to bad ones gets its recommendation")
 		for name, reason := range map[string]string{"unknown-kind": "UnknownTargetKind", "missing": "TargetNotFound", "on-replicaset": "ParentControllerTarget",
-			"first": "MultipleAutoscalers", "second": "MultipleAutoscalers"} {
+			"second": "MultipleAutoscalers"} {
 			v := getVPA(ctx, ns, name)
 			c := condition(v, vpav1.ConfigUnsupported)
 			Expect(c).NotTo(BeNil(), name)
@@ -468,7 +468,9 @@ var _ = Describe("the recommender", func() {
 			Expect(v.Status.Recommendation).To(BeNil(), name)
 			Eventually(func() []eventsv1.Event { return eventsFor(ctx, ns, name) }, 10*time.Second).ShouldNot(BeEmpty(), "a Warning event for %s", name)
 		}
-		Expect(condition(getVPA(ctx, ns, "first"), vpav1.ConfigUnsupported).Message).To(ContainSubstring("second"))
+		// of two VPAs on one workload the oldest serves it (by name at the same age): "first"
+		Expect(condition(getVPA(ctx, ns, "second"), vpav1.ConfigUnsupported).Message).To(ContainSubstring("the oldest, VerticalPodAutoscaler first, serves it"))
+		Expect(condition(getVPA(ctx, ns, "first"), vpav1.ConfigUnsupported).Status).To(Equal(corev1.ConditionFalse), "the VPA that serves the workload")
 		Expect(condition(getVPA(ctx, ns, "on-replicaset"), vpav1.ConfigUnsupported).Message).To(ContainSubstring("Deployment good"))
 		lonely := condition(getVPA(ctx, ns, "lonely"), vpav1.NoPodsMatched)
 		Expect(lonely).NotTo(BeNil())

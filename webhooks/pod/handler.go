@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-base/featuregate"
@@ -187,17 +188,14 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 	return &chosen{candidate: cands[0], others: cands[1:]}, "", nil
 }
 
-// sortCandidates orders by age (oldest first), then kind, then name: a stable, visible choice.
+// sortCandidates orders the candidates by workload.Autoscaler's rule (the oldest, then kind, then name):
+// the one that serves the workload first, as the recommender and the Hvpa controller decide it.
 func sortCandidates(c []*candidate) {
-	sort.Slice(c, func(i, j int) bool {
-		if !c[i].created.Equal(c[j].created) {
-			return c[i].created.Before(c[j].created)
-		}
-		if c[i].kind != c[j].kind {
-			return c[i].kind < c[j].kind
-		}
-		return c[i].name < c[j].name
-	})
+	sort.Slice(c, func(i, j int) bool { return c[i].autoscaler().Before(c[j].autoscaler()) })
+}
+
+func (c *candidate) autoscaler() workload.Autoscaler {
+	return workload.Autoscaler{Kind: c.kind, Name: c.name, Created: metav1.NewTime(c.created)}
 }
 
 // vpaSelector resolves a VPA's target selector (from the cache: no API request per pod create).

@@ -1,0 +1,59 @@
+package workload
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Autoscaler is one VPA or Hvpa in the rule of several autoscalers on one workload: the one that serves it
+// is the oldest (creationTimestamp), then by kind, then by name; the others do not act and report
+// MultipleAutoscalers naming it. The recommender, the Hvpa controller, the admission webhook and the
+// updater all follow this rule (the updater acts only on objects without ConfigUnsupported).
+type Autoscaler struct {
+	Kind    string // VerticalPodAutoscaler or Hvpa
+	Name    string
+	Created metav1.Time
+}
+
+func (a Autoscaler) String() string { return a.Kind + " " + a.Name }
+
+// Before reports whether a serves the workload rather than b.
+func (a Autoscaler) Before(b Autoscaler) bool {
+	if !a.Created.Equal(&b.Created) {
+		return a.Created.Before(&b.Created)
+	}
+	if a.Kind != b.Kind {
+		return a.Kind < b.Kind
+	}
+	return a.Name < b.Name
+}
+
+// SortAutoscalers orders autoscalers of one workload, the one that serves it first.
+func SortAutoscalers(as []Autoscaler) {
+	sort.Slice(as, func(i, j int) bool { return as[i].Before(as[j]) })
+}
+
+// NotServing is the MultipleAutoscalers message of an autoscaler that does not serve its workload because
+// first does, or "" when self serves it. all holds every autoscaler of the workload, self included.
+func NotServing(self Autoscaler, all []Autoscaler, workloadKind, workloadName string) string {
+	first := self
+	var others []string
+	for _, a := range all {
+		if a == self {
+			continue
+		}
+		others = append(others, a.String())
+		if a.Before(first) {
+			first = a
+		}
+	}
+	if first == self {
+		return ""
+	}
+	sort.Strings(others)
+	return fmt.Sprintf("%s %s is also the target of %s: the oldest, %s, serves it and this one does not act; keep one autoscaler per workload",
+		workloadKind, workloadName, strings.Join(others, ", "), first)
+}
