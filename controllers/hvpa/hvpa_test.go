@@ -258,13 +258,7 @@ var _ = Describe("an Hvpa", func() {
 		h := epHvpa(ns, "shared")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		Expect(k8s.Create(ctx, h)).To(Succeed())
-		Eventually(func() string {
-			c := meta.FindStatusCondition(getHvpa(ctx, ns, "shared").Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
-			if c == nil || c.Status != metav1.ConditionTrue {
-				return ""
-			}
-			return c.Reason + ": " + c.Message
-		}, timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("the oldest, VerticalPodAutoscaler shared-vpa, serves it")))
+		Eventually(unsupportedMessage(ctx, ns, "shared"), timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("the oldest, VerticalPodAutoscaler shared-vpa, serves it")))
 		Consistently(deploymentReplicas(ctx, ns, "shared"), 2*time.Second).Should(Equal(int32(1)))
 		// the VPA serves the workload: the recommender does not mark it (controllers/vpa tests that side)
 		v := &vpav1.VerticalPodAutoscaler{}
@@ -307,13 +301,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		Expect(k8s.Create(ctx, a)).To(Succeed())
 		time.Sleep(1100 * time.Millisecond) // creation timestamps have whole seconds: "twice" is the older
 		Expect(k8s.Create(ctx, b)).To(Succeed())
-		Eventually(func() string {
-			c := meta.FindStatusCondition(getHvpa(ctx, ns, "again").Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
-			if c == nil || c.Status != metav1.ConditionTrue {
-				return ""
-			}
-			return c.Reason + ": " + c.Message
-		}, timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("the oldest, Hvpa twice, serves it")))
+		Eventually(unsupportedMessage(ctx, ns, "again"), timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("the oldest, Hvpa twice, serves it")))
 		Eventually(deploymentReplicas(ctx, ns, "twice"), timeout).Should(BeNumerically(">", 1), "the older Hvpa acts on the 3 CPU load")
 		c := meta.FindStatusCondition(getHvpa(ctx, ns, "twice").Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
 		Expect(c == nil || c.Status != metav1.ConditionTrue).To(BeTrue(), "the older Hvpa was marked: %v", c)
@@ -366,16 +354,6 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 var _ = Describe("an Hvpa next to other HPAs", func() {
 	ctx := context.Background()
 
-	unsupportedMessage := func(ns, name string) func() string {
-		return func() string {
-			c := meta.FindStatusCondition(getHvpa(ctx, ns, name).Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
-			if c == nil || c.Status != metav1.ConditionTrue {
-				return ""
-			}
-			return c.Reason + ": " + c.Message
-		}
-	}
-
 	It("never takes over a user's HPA of the same name", func() {
 		ns := newNamespace(ctx)
 		deployment(ctx, ns, "mine", 1, "500m")
@@ -384,7 +362,7 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "other"}, MaxReplicas: 3}}
 		Expect(k8s.Create(ctx, user)).To(Succeed())
 		Expect(k8s.Create(ctx, withHPA(epHvpa(ns, "mine"), 80))).To(Succeed())
-		Eventually(unsupportedMessage(ns, "mine"), timeout).Should(And(HavePrefix("HPANameTaken"), ContainSubstring("is not this Hvpa's")))
+		Eventually(unsupportedMessage(ctx, ns, "mine"), timeout).Should(And(HavePrefix("HPANameTaken"), ContainSubstring("is not this Hvpa's")))
 		got := &autoscalingv2.HorizontalPodAutoscaler{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(user), got)).To(Succeed())
 		Expect(got.Spec.ScaleTargetRef.Name).To(Equal("other"), "the user's HPA is left as it is")
@@ -397,6 +375,17 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 		Expect(k8s.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "direct-hpa"}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "direct"}, MaxReplicas: 3}})).To(Succeed())
 		Expect(k8s.Create(ctx, epHvpa(ns, "direct"))).To(Succeed())
-		Eventually(unsupportedMessage(ns, "direct"), timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("HorizontalPodAutoscaler direct-hpa")))
+		Eventually(unsupportedMessage(ctx, ns, "direct"), timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("HorizontalPodAutoscaler direct-hpa")))
 	})
 })
+
+// unsupportedMessage is "reason: message" of an Hvpa's ConfigUnsupported condition while it is true, else "".
+func unsupportedMessage(ctx context.Context, ns, name string) func() string {
+	return func() string {
+		c := meta.FindStatusCondition(getHvpa(ctx, ns, name).Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return ""
+		}
+		return c.Reason + ": " + c.Message
+	}
+}
