@@ -24,8 +24,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,6 +44,7 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
@@ -72,6 +75,10 @@ type Reconciler struct {
 	// written is, per Hvpa, the resourceVersion its last status patch wrote, until the cache shows it
 	writtenMu sync.Mutex
 	written   map[types.NamespacedName]string
+
+	// Gates are the feature gates (RequestToLimitRatio: the containers' requestToLimitRatio counts only when
+	// on; nil: every gate at its default).
+	Gates featuregate.FeatureGate
 
 	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
 	// LowConfidence condition is true and replica scale-downs decided from it are blocked. 0: 1 day.
@@ -156,13 +163,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	orig := h.DeepCopy()
 	now := r.Clock.Now()
 	h.Status.ObservedGeneration = h.Generation
-	res, err := r.reconcile(ctx, h, now)
-	if patched, perr := r.patchStatus(ctx, orig, h); perr != nil && err == nil {
+	op := &scaleOp{}
+	res, err := r.reconcile(ctx, h, now, op)
+	patched, perr := r.patchStatus(ctx, orig, h)
+	switch {
+	case perr != nil && err == nil:
 		err = perr
-	} else if patched {
+	case patched:
 		r.setWritten(req.NamespacedName, h.ResourceVersion) // the patch's response: the version it wrote
 	}
+	// the scaling is applied only after the status that records it is written: a stop in between leaves a
+	// recorded scaling that the next reconcile finishes (pendingScaling), never one applied but unrecorded
+	if perr == nil && op.scale != nil {
+		if serr := workload.UpdateScale(ctx, r.Client, op.gvk, h.Namespace, op.scale.Name, op.scale); serr != nil && err == nil {
+			err = fmt.Errorf("scaling %s %s to %d: %w", op.gvk.Kind, op.scale.Name, op.scale.Spec.Replicas, serr)
+		} else if serr == nil {
+			log.FromContext(ctx).V(1).Info("scaled", "target", op.scale.Name, "to", op.scale.Spec.Replicas)
+		}
+	}
 	return res, err
+}
+
+// scaleOp is the /scale write of a reconcile, applied after its status is written.
+type scaleOp struct {
+	gvk   schema.GroupVersionKind
+	scale *autoscalingv1.Scale
+}
+
+// pendingScalingWindow is how long after a recorded scaling a target still at its fromReplicas is taken as
+// not scaled yet (the process stopped between the status write and the /scale write) and finished.
+const pendingScalingWindow = 5 * time.Minute
+
+// pendingScaling reports whether status records a scaling that the target's scale does not show yet: the
+// target is still at the record's fromReplicas, shortly after it.
+func pendingScaling(h *hvpav1alpha1.Hvpa, scale *autoscalingv1.Scale, now time.Time) bool {
+	ls := h.Status.LastScaling
+	return ls != nil && ls.FromReplicas != ls.ToReplicas && scale.Spec.Replicas == ls.FromReplicas && now.Sub(ls.Time.Time) < pendingScalingWindow
 }
 
 // get reads the Hvpa from the cache, or live while the cache does not show the version the last status
@@ -217,9 +253,12 @@ func (r *Reconciler) unsupported(h *hvpav1alpha1.Hvpa, now time.Time, reason, ms
 	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(1)
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now time.Time) (reconcile.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now time.Time, op *scaleOp) (reconcile.Result, error) {
 	logger := log.FromContext(ctx)
 	spec, errs := scaling.FromHvpa(h)
+	if r.Gates == nil || !r.Gates.Enabled(features.RequestToLimitRatio) {
+		spec.Policies = scaling.WithoutRatios(spec.Policies) // the intent shows the limits the webhook and updater set
+	}
 	if len(errs) > 0 {
 		r.unsupported(h, now, "InvalidSpec", errs.ToAggregate().Error())
 		return reconcile.Result{}, nil // a spec change triggers the next reconcile
@@ -248,6 +287,12 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	}
 	h.Status.Replicas = scale.Status.Replicas
 	h.Status.Selector = target.Selector.String()
+	if pendingScaling(h, scale, now) {
+		logger.Info("finishing the scaling status records but the target does not show", "from", h.Status.LastScaling.FromReplicas, "to", h.Status.LastScaling.ToReplicas)
+		scale.Spec.Replicas = h.Status.LastScaling.ToReplicas
+		*op = scaleOp{gvk: target.GVK, scale: scale}
+		return r.requeue(), nil
+	}
 	// spec.replicas is the HPA's input: the API server cannot serve /scale without it, and an HPA treats 0 as
 	// "scaling disabled", so it starts at the target's replicas (at least 1) and leaves 0 when the target does
 	if h.Spec.Replicas == nil || (*h.Spec.Replicas == 0 && scale.Spec.Replicas > 0) {
@@ -304,13 +349,9 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		r.unsupported(h, now, "DecisionFailed", err.Error())
 		return r.requeue(), nil
 	}
-	c := st.Replicas
-	if d.Replicas != c {
+	if d.Replicas != st.Replicas {
 		scale.Spec.Replicas = d.Replicas
-		if err := workload.UpdateScale(ctx, r.Client, target.GVK, h.Namespace, target.Name, scale); err != nil {
-			return reconcile.Result{}, fmt.Errorf("scaling %s %s to %d: %w", target.GVK.Kind, target.Name, d.Replicas, err)
-		}
-		logger.V(1).Info("scaled", "target", target.Name, "from", c, "to", d.Replicas)
+		*op = scaleOp{gvk: target.GVK, scale: scale} // applied once the status recording it is written
 	}
 	r.record(h, d, st, now, len(pods))
 	return r.requeue(), nil

@@ -291,6 +291,61 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		Eventually(func() []string { return eventReasons(ctx, ns, "toggle") }, timeout).Should(ContainElement(HavePrefix("HPARemoved")))
 	})
 
+	It("finishes a scaling its status records but the target does not show (a stop between the two writes), without recording it again", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "interrupted", 2, "500m")
+		h := epHvpa(ns, "interrupted")
+		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+		h.Spec.ScaleDown = &hvpav1alpha1.ScaleParams{UpdatePolicy: &hvpav1alpha1.UpdatePolicy{UpdateMode: ptr.To(hvpav1alpha1.UpdateModeOff)}}
+		loads.set(ns, "interrupted", 1300) // 2 replicas is right for it
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		Eventually(func() int32 {
+			if d := getHvpa(ctx, ns, "interrupted").Status.Desired; d != nil {
+				return d.Replicas
+			}
+			return 0
+		}, timeout).Should(Equal(int32(2)))
+		loads.set(ns, "interrupted", -1) // no new samples: the recommendation, and so the decision, stay
+		time.Sleep(2 * time.Second)
+		// what a stop right after the status write leaves: status records 1 -> 2, the target is still at 1
+		cur := getHvpa(ctx, ns, "interrupted")
+		recorded := &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(time.Now().Truncate(time.Second)), FromReplicas: 1, ToReplicas: 2,
+			Message: "replicas 1 -> 2 (recorded; the /scale write did not happen)"}
+		withRecord := cur.DeepCopy()
+		withRecord.Status.LastScaling = recorded
+		Expect(k8s.Status().Patch(ctx, withRecord, client.MergeFrom(cur))).To(Succeed())
+		time.Sleep(500 * time.Millisecond)
+		d := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "interrupted"}, d)).To(Succeed())
+		undone := d.DeepCopy()
+		undone.Spec.Replicas = ptr.To[int32](1)
+		Expect(k8s.Patch(ctx, undone, client.MergeFrom(d))).To(Succeed())
+		Eventually(deploymentReplicas(ctx, ns, "interrupted"), timeout).Should(Equal(int32(2)), "the recorded scaling is finished")
+		Consistently(deploymentReplicas(ctx, ns, "interrupted"), 2*time.Second).Should(Equal(int32(2)), "and neither reversed nor repeated")
+		after := getHvpa(ctx, ns, "interrupted").Status.LastScaling
+		Expect(after.Time.Equal(&recorded.Time)).To(BeTrue(), "finishing a recorded scaling records no new one: %+v", after)
+	})
+
+	It("leaves requestToLimitRatio out of the intent while its feature gate is off", func() {
+		ns := newNamespace(ctx)
+		Expect(k8s.Create(ctx, testenv.Deployment(ns, "ratio", 1, nil,
+			testenv.Container("app", testenv.Resources("500m", "1Gi"), testenv.Resources("1", "2Gi"))))).To(Succeed())
+		h := epHvpa(ns, "ratio")
+		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true, Template: hvpav1alpha1.VpaTemplate{ResourcePolicy: &vpav1.PodResourcePolicy{
+			ContainerPolicies: []vpav1.ContainerResourcePolicy{{ContainerName: "app", RequestToLimitRatio: &vpav1.RequestToLimitRatio{
+				CPU: &vpav1.ResourceRequestToLimitRatio{Type: vpav1.RequestToLimitRatioFactor, Factor: ptr.To(4.0)}}}}}}}
+		loads.set(ns, "ratio", 300)
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		// the suite runs with every gate at its default (RequestToLimitRatio off): the pods' own 1:2 ratio
+		Eventually(func() float64 {
+			d := getHvpa(ctx, ns, "ratio").Status.Desired
+			if d == nil || len(d.Containers) == 0 || d.Containers[0].Limits.Cpu().IsZero() {
+				return 0
+			}
+			return d.Containers[0].Limits.Cpu().AsApproximateFloat64() / d.Containers[0].Requests.Cpu().AsApproximateFloat64()
+		}, timeout).Should(BeNumerically("~", 2, 0.01))
+	})
+
 	It("lets the older of two Hvpas on one workload act, and the other names it", func() {
 		ns := newNamespace(ctx)
 		deployment(ctx, ns, "twice", 1, "500m")

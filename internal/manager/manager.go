@@ -144,7 +144,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 		//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
 		r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync,
 			hvpactrl.NewMetrics(o.Registry))
-		r.Reader = mgr.GetAPIReader()
+		r.Reader, r.Gates = mgr.GetAPIReader(), o.Gates
 		r.Targets = workload.NewResolver(mgr.GetClient(), live)
 		r.LowConfidenceDays = o.HvpaLowConfidenceDays
 		if err := r.SetupWithManager(mgr); err != nil {
