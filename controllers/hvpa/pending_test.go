@@ -18,7 +18,9 @@ func TestPendingScaling(t *testing.T) {
 		return &hvpav1alpha1.Hvpa{Status: hvpav1alpha1.HvpaStatus{LastScaling: &hvpav1alpha1.ScalingRecord{
 			Time: metav1.NewTime(now.Add(-ago)), FromReplicas: from, ToReplicas: to}}}
 	}
-	at := func(r int32) *autoscalingv1.Scale { return &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: r}} }
+	at := func(r int32) *autoscalingv1.Scale {
+		return &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: r}}
+	}
 	for name, tc := range map[string]struct {
 		h     *hvpav1alpha1.Hvpa
 		scale *autoscalingv1.Scale
