@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
@@ -115,7 +116,11 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 	}
 	var rec *vpactrl.Recommender
 	if want[Recommender] {
-		mc, err := metricsclient.NewForConfig(cfg)
+		// usage in protobuf (as metrics-server serves it; JSON from servers that do not): at 10,000 pods the
+		// list decodes with a fraction of JSON's memory and time
+		mcfg := rest.CopyConfig(cfg)
+		mcfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+		mc, err := metricsclient.NewForConfig(mcfg)
 		if err != nil {
 			return err
 		}

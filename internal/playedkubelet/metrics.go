@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -103,7 +105,13 @@ func (m *MetricsServer) serve(w http.ResponseWriter, r *http.Request) {
 		if rest, ok := strings.CutPrefix(path, "/apis/metrics.k8s.io/v1beta1/namespaces/"); ok {
 			ns = strings.SplitN(rest, "/", 2)[0]
 		}
-		json.NewEncoder(w).Encode(m.list(ns))
+		list := m.list(ns)
+		if strings.Contains(r.Header.Get("Accept"), runtime.ContentTypeProtobuf) { // as metrics-server serves it
+			w.Header().Set("Content-Type", runtime.ContentTypeProtobuf)
+			_ = protobufMetrics.Encode(&list, w)
+			return
+		}
+		json.NewEncoder(w).Encode(list)
 	case path == "/apis/metrics.k8s.io/v1beta1/nodes":
 		json.NewEncoder(w).Encode(metricsv1beta1.NodeMetricsList{TypeMeta: metav1.TypeMeta{Kind: "NodeMetricsList", APIVersion: "metrics.k8s.io/v1beta1"}})
 	default:
@@ -133,6 +141,15 @@ func (m *MetricsServer) list(ns string) metricsv1beta1.PodMetricsList {
 	}
 	return out
 }
+
+// protobufMetrics encodes metrics.k8s.io lists in Kubernetes' protobuf envelope.
+var protobufMetrics = func() runtime.Encoder {
+	s := runtime.NewScheme()
+	if err := metricsv1beta1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return protobuf.NewSerializer(s, s)
+}()
 
 // Namespace holds the played metrics Service.
 const Namespace = "played-metrics"
