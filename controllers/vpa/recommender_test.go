@@ -454,6 +454,13 @@ var _ = Describe("the recommender", func() {
 			vpaFor(ns, "lonely", "lonely", vpav1.UpdateModeOff), vpaFor(ns, "first", "shared", vpav1.UpdateModeOff), vpaFor(ns, "second", "shared", vpav1.UpdateModeOff)} {
 			Expect(k8s.Create(ctx, v)).To(Succeed())
 		}
+		// override annotations that cannot be served: each says why, and neither touches "good" (same target)
+		infinite := vpaFor(ns, "infinite-ratio", "good", vpav1.UpdateModeOff)
+		infinite.Annotations = map[string]string{recommender.AnnotationOOMBumpUpRatio: "Inf"}
+		typo := vpaFor(ns, "typo", "good", vpav1.UpdateModeOff)
+		typo.Annotations = map[string]string{recommender.AnnotationPrefix + "oom-bumpup-ratio": "2"}
+		Expect(k8s.Create(ctx, infinite)).To(Succeed())
+		Expect(k8s.Create(ctx, typo)).To(Succeed())
 		r := newRecommender(nil, nil)
 		runs(r, 2)
 
@@ -472,6 +479,15 @@ var _ = Describe("the recommender", func() {
 		Expect(condition(getVPA(ctx, ns, "second"), vpav1.ConfigUnsupported).Message).To(ContainSubstring("the oldest, VerticalPodAutoscaler first, serves it"))
 		Expect(condition(getVPA(ctx, ns, "first"), vpav1.ConfigUnsupported).Status).To(Equal(corev1.ConditionFalse), "the VPA that serves the workload")
 		Expect(condition(getVPA(ctx, ns, "on-replicaset"), vpav1.ConfigUnsupported).Message).To(ContainSubstring("Deployment good"))
+		for name, msg := range map[string]string{
+			"infinite-ratio": `annotation recommender.hvpa.dev/oom-bump-up-ratio: "Inf" is not a number in [1, 10] (e.g. 1.5)`,
+			"typo":           "annotation recommender.hvpa.dev/oom-bumpup-ratio is not an override; known: ",
+		} {
+			c := condition(getVPA(ctx, ns, name), vpav1.ConfigUnsupported)
+			Expect(c).NotTo(BeNil(), name)
+			Expect([]string{string(c.Status), c.Reason}).To(Equal([]string{"True", "InvalidOverride"}), name)
+			Expect(c.Message).To(HavePrefix(msg), name)
+		}
 		lonely := condition(getVPA(ctx, ns, "lonely"), vpav1.NoPodsMatched)
 		Expect(lonely).NotTo(BeNil())
 		Expect(lonely.Status).To(Equal(corev1.ConditionTrue))
