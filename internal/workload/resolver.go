@@ -150,24 +150,24 @@ func (r *Resolver) readLive(gvk schema.GroupVersionKind) bool {
 	return r.live[gvk]
 }
 
-// scaled reads spec.replicas, status.replicas and the selector of the kinds whose scale subresource serves
-// exactly those fields.
-var scaled = map[schema.GroupVersionKind]func(client.Object) (spec *int32, status int32, sel *metav1.LabelSelector, set map[string]string){
-	appsv1.SchemeGroupVersion.WithKind("Deployment"): func(o client.Object) (*int32, int32, *metav1.LabelSelector, map[string]string) {
+// scaled reads spec.replicas and status.replicas of the kinds whose scale subresource serves exactly those
+// fields and the pod selector (typedKinds reads the selector).
+var scaled = map[schema.GroupVersionKind]func(client.Object) (spec *int32, status int32){
+	appsv1.SchemeGroupVersion.WithKind("Deployment"): func(o client.Object) (*int32, int32) {
 		d := o.(*appsv1.Deployment)
-		return d.Spec.Replicas, d.Status.Replicas, d.Spec.Selector, nil
+		return d.Spec.Replicas, d.Status.Replicas
 	},
-	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): func(o client.Object) (*int32, int32, *metav1.LabelSelector, map[string]string) {
+	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): func(o client.Object) (*int32, int32) {
 		s := o.(*appsv1.StatefulSet)
-		return s.Spec.Replicas, s.Status.Replicas, s.Spec.Selector, nil
+		return s.Spec.Replicas, s.Status.Replicas
 	},
-	appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): func(o client.Object) (*int32, int32, *metav1.LabelSelector, map[string]string) {
+	appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): func(o client.Object) (*int32, int32) {
 		s := o.(*appsv1.ReplicaSet)
-		return s.Spec.Replicas, s.Status.Replicas, s.Spec.Selector, nil
+		return s.Spec.Replicas, s.Status.Replicas
 	},
-	corev1.SchemeGroupVersion.WithKind("ReplicationController"): func(o client.Object) (*int32, int32, *metav1.LabelSelector, map[string]string) {
+	corev1.SchemeGroupVersion.WithKind("ReplicationController"): func(o client.Object) (*int32, int32) {
 		c := o.(*corev1.ReplicationController)
-		return c.Spec.Replicas, c.Status.Replicas, nil, c.Spec.Selector
+		return c.Spec.Replicas, c.Status.Replicas
 	},
 }
 
@@ -180,27 +180,22 @@ func (r *Resolver) Scale(ctx context.Context, gvk schema.GroupVersionKind, ns, n
 	if !ok {
 		return GetScale(ctx, r.Live, gvk, ns, name)
 	}
-	obj := typedKinds[gvk].object()
+	kind := typedKinds[gvk]
+	obj := kind.object()
 	if err := r.get(ctx, gvk, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 		return nil, err
 	}
-	spec, status, ls, set := read(obj)
+	sel, err := kind.selector(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", gvk.Kind, ns, name, err)
+	}
+	spec, status := read(obj)
 	s := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(),
 		CreationTimestamp: obj.GetCreationTimestamp()}}
 	s.Spec.Replicas = 1
 	if spec != nil {
 		s.Spec.Replicas = *spec
 	}
-	s.Status.Replicas = status
-	switch {
-	case ls != nil:
-		sel, err := metav1.LabelSelectorAsSelector(ls)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s/%s: spec.selector: %w", gvk.Kind, ns, name, err)
-		}
-		s.Status.Selector = sel.String()
-	case set != nil:
-		s.Status.Selector = labels.SelectorFromSet(set).String()
-	}
+	s.Status.Replicas, s.Status.Selector = status, sel.String()
 	return s, nil
 }

@@ -50,11 +50,6 @@ var wellKnownSelectors = map[schema.GroupKind][]string{
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: nil,
 }
 
-// ResolveTarget resolves a targetRef with c for every read (see Resolver; c serves both roles).
-func ResolveTarget(ctx context.Context, c client.Client, namespace string, ref *autoscalingv1.CrossVersionObjectReference) (Target, error) {
-	return NewResolver(c, c).Resolve(ctx, namespace, ref)
-}
-
 // Resolve reads the object a targetRef names and its pod selector: from the spec of well-known
 // controllers, else from the object's scale subresource. A target that is itself controlled by another
 // object (e.g. a ReplicaSet of a Deployment) is refused: the autoscaler must name the top-most controller.
