@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -226,36 +225,32 @@ func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	byNS := map[string][]*served{}
-	n := 0
+	var fresh []*served
 	for _, s := range list {
 		if s.vpa.Status.Recommendation == nil && len(s.vpa.Status.Conditions) == 0 {
 			byNS[s.vpa.Namespace] = append(byNS[s.vpa.Namespace], s)
-			n++
+			fresh = append(fresh, s)
 		}
 	}
-	for ns, fresh := range byNS {
+	for ns, inNS := range byNS {
 		var pods corev1.PodList
 		if err := r.Client.List(ctx, &pods, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return 0, fmt.Errorf("listing pods: %w", err)
 		}
 		for i := range pods.Items {
 			p := &pods.Items[i]
-			for _, s := range fresh {
+			for _, s := range inNS {
 				if p.Status.Phase == corev1.PodRunning && s.err == nil && s.target.Selector.Matches(labels.Set(p.Labels)) {
 					s.matched++
 				}
 			}
 		}
-		for _, s := range fresh {
-			if err := r.updateStatus(ctx, s); err != nil {
-				log.FromContext(ctx).Error(err, "updating status", "vpa", klog.KObj(s.vpa))
-			}
-		}
 	}
-	if n > 0 {
-		log.FromContext(ctx).Info("new VerticalPodAutoscalers served", "vpas", n)
+	r.writeStatuses(ctx, fresh)
+	if len(fresh) > 0 {
+		log.FromContext(ctx).Info("new VerticalPodAutoscalers served", "vpas", len(fresh))
 	}
-	return n, nil
+	return len(fresh), nil
 }
 
 func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
@@ -319,9 +314,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 
 	// 2. pods (not Pending), and which VPA selects each
-	var pods corev1.PodList
-	if err := r.Client.List(ctx, &pods, client.UnsafeDisableDeepCopy); err != nil { // read only: no copy of every pod per run
-		return fmt.Errorf("listing pods: %w", err)
+	pods, err := r.listPods(ctx)
+	if err != nil {
+		return err
 	}
 	byNS := map[string][]*served{}
 	for _, s := range list {
@@ -345,8 +340,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	podHvpa := map[types.NamespacedName]*servedHvpa{} // the Hvpa whose workload total a pod's usage feeds
 	owners := map[types.NamespacedName][]objectRef{}  // the VPAs and Hvpas that select a pod (the usage metric)
 	allPods := map[types.NamespacedName]*corev1.Pod{} // evicted pods are Failed: evictions are looked up here
-	for i := range pods.Items {
-		p := &pods.Items[i]
+	for _, p := range pods {
 		allPods[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
 		if p.Status.Phase != corev1.PodRunning {
 			continue
@@ -430,13 +424,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	t = step("oom", t)
 
 	// 5. recommendations and status
-	for _, s := range list {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := r.updateStatus(ctx, s); err != nil {
-			logger.Error(err, "updating status", "vpa", klog.KObj(s.vpa))
-		}
+	r.writeStatuses(ctx, list)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	r.updateHvpaRecommendations(hvpas)
 	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
@@ -461,6 +451,38 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(),
 		"duration", r.Clock.Now().Sub(start).Round(time.Microsecond).String(), "steps", steps)
 	return ctx.Err()
+}
+
+// listPods is every pod, read only: the informer's own objects when the recommender runs with the manager's
+// cache (no copy of ten thousand pods per run: a list through the client copies each Pod struct), else a
+// list through the client.
+func (r *Recommender) listPods(ctx context.Context) ([]*corev1.Pod, error) {
+	if r.Informers != nil {
+		inf, err := r.Informers.GetInformer(ctx, &corev1.Pod{})
+		if err != nil {
+			return nil, fmt.Errorf("listing pods: %w", err)
+		}
+		// an informer started by this call holds nothing yet: the client's list waits for it to sync
+		if st, ok := inf.(interface{ GetStore() toolscache.Store }); ok && inf.HasSynced() {
+			objs := st.GetStore().List()
+			pods := make([]*corev1.Pod, 0, len(objs))
+			for _, o := range objs {
+				if p, ok := o.(*corev1.Pod); ok {
+					pods = append(pods, p)
+				}
+			}
+			return pods, nil
+		}
+	}
+	var l corev1.PodList
+	if err := r.Client.List(ctx, &l, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	pods := make([]*corev1.Pod, len(l.Items))
+	for i := range l.Items {
+		pods[i] = &l.Items[i]
+	}
+	return pods, nil
 }
 
 // resolveAll lists the VPAs this recommender serves and resolves their targets and the Hvpas': a VPA whose

@@ -8,12 +8,15 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/internal/workload"
@@ -93,8 +96,66 @@ func cond(t vpav1.VerticalPodAutoscalerConditionType, status bool, reason, msg s
 	return vpav1.VerticalPodAutoscalerCondition{Type: t, Status: s, Reason: reason, Message: msg}
 }
 
-// updateStatus computes one VPA's recommendation and conditions and patches its status when they changed.
-func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
+// statusWrite is one VPA's status patch decided by decideStatus, applied by writeStatuses.
+type statusWrite struct {
+	s        *served
+	patched  *vpav1.VerticalPodAutoscaler // the VPA with its new status
+	firstRec bool                         // the VPA's first recommendation: its latency is observed once written
+}
+
+// StatusWriters is how many status patches writeStatuses sends at once: a thousand VPAs created together get
+// their first recommendations as fast as the API server and the client's rate limit allow, not one round
+// trip after another.
+const StatusWriters = 8
+
+// writeStatuses decides every VPA's status (in order, under the recommender's lock) and patches those that
+// changed, StatusWriters at a time. A failed patch is logged and retried at the next run; the others go on.
+func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
+	logger := log.FromContext(ctx)
+	var writes []*statusWrite
+	for _, s := range list {
+		w, err := r.decideStatus(s)
+		if err != nil {
+			logger.Error(err, "updating status", "vpa", klog.KObj(s.vpa))
+		} else if w != nil {
+			writes = append(writes, w)
+		}
+	}
+	failed := make([]error, len(writes))
+	var g errgroup.Group
+	g.SetLimit(StatusWriters)
+	for i, w := range writes {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				failed[i] = err
+				return nil
+			}
+			if err := r.Client.Status().Patch(ctx, w.patched, client.MergeFrom(w.s.vpa)); err != nil {
+				failed[i] = fmt.Errorf("patching status: %w", err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	now := r.Clock.Now()
+	for i, w := range writes {
+		if failed[i] != nil {
+			if ctx.Err() == nil {
+				logger.Error(failed[i], "updating status", "vpa", klog.KObj(w.s.vpa))
+			}
+			continue
+		}
+		r.statusWrites++
+		if w.firstRec {
+			r.firstRec[w.s.vpa.UID] = true
+			r.Metrics.RecommendationLatency.Observe(now.Sub(w.s.vpa.CreationTimestamp.Time).Seconds())
+		}
+	}
+}
+
+// decideStatus computes one VPA's recommendation and conditions: the patch to write when they changed (nil
+// when the status stays), or the error that keeps it as it is.
+func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 	v := s.vpa
 	now := r.Clock.Now()
 	st := v.Status.DeepCopy()
@@ -104,6 +165,7 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 		rp = v.Spec.ResourcePolicy
 	}
 	var te *workload.TargetError
+	first := false
 	switch {
 	case s.err != nil && errors.As(s.err, &te):
 		st.Recommendation = nil
@@ -114,7 +176,7 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 			r.event(v, corev1.EventTypeWarning, te.Reason, te.Message)
 		}
 	case s.err != nil:
-		return s.err // transient (API errors): keep the status as it is, retry next run
+		return nil, s.err // transient (API errors): keep the status as it is, retry next run
 	default:
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, false, "TargetResolved",
 			fmt.Sprintf("%s %s selects pods with %s", s.target.GVK.Kind, s.target.Name, s.target.Selector)), now)
@@ -144,12 +206,7 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 				msg += fmt.Sprintf(" (below %g): the bounds are wide and the recommendation may move", r.Opts.LowConfidenceDays)
 			}
 			st.Conditions = SetCondition(st.Conditions, cond(vpav1.LowConfidence, low, map[bool]string{true: "LowConfidence", false: "EnoughHistory"}[low], msg), now)
-			if !r.firstRec[v.UID] {
-				r.firstRec[v.UID] = true
-				if !hasCondition(v.Status.Conditions, vpav1.RecommendationProvided, "RecommendationProvided") {
-					r.Metrics.RecommendationLatency.Observe(now.Sub(v.CreationTimestamp.Time).Seconds())
-				}
-			}
+			first = !r.firstRec[v.UID] && !hasCondition(v.Status.Conditions, vpav1.RecommendationProvided, "RecommendationProvided")
 		} else {
 			st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, false, "NoUsage", "no usage samples yet for the selected pods"), now)
 		}
@@ -157,15 +214,11 @@ func (r *Recommender) updateStatus(ctx context.Context, s *served) error {
 	sort.Slice(st.Conditions, func(i, j int) bool { return st.Conditions[i].Type < st.Conditions[j].Type })
 	s.rec = st.Recommendation
 	if equality.Semantic.DeepEqual(*st, v.Status) {
-		return nil
+		return nil, nil
 	}
 	patched := v.DeepCopy()
 	patched.Status = *st
-	if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(v)); err != nil {
-		return fmt.Errorf("patching status: %w", err)
-	}
-	r.statusWrites++
-	return nil
+	return &statusWrite{s: s, patched: patched, firstRec: first}, nil
 }
 
 // WithinDeadBand reports whether a new recommendation differs from the one in status only by bounds that

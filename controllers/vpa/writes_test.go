@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ type writesCluster struct {
 	r           *vpactrl.Recommender
 	clk         *clocktesting.FakePassiveClock
 	usage       *playedUsage
+	mu          sync.Mutex
 	vpaWrites   map[string]int
 	cpWrites    map[string]int
 	cpWrittenAt map[string]time.Time
@@ -46,6 +48,8 @@ func newWritesCluster(t *testing.T, n int, mutate func(*vpactrl.Options)) *write
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
 	w.c = interceptor.NewClient(base, interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+		w.mu.Lock() // status patches are sent several at a time
+		defer w.mu.Unlock()
 		switch obj.(type) {
 		case *vpav1.VerticalPodAutoscaler:
 			w.vpaWrites[obj.GetName()]++

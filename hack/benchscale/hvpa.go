@@ -19,10 +19,23 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
 )
 
-// webhookConfig names the webhook configurations installed for the hvpa process.
+// webhookConfig names the webhook configurations installed for the admission process.
 const webhookConfig = "hvpa"
 
-// hvpaProcess is `hvpa run --components=recommender,admission` running as a child process under hvpaUser.
+// component is one hvpa process of the benchmark, as the chart deploys them: the recommender (its loops,
+// requests, CPU and memory measured) and the admission webhook (its added pod-create latency measured).
+type component struct {
+	name string // --components
+	user string // the process's identity (the audit log records only the recommender's)
+	log  string // file name of its log in the run's folder
+}
+
+var (
+	recommenderProcess = component{name: "recommender", user: hvpaUser, log: "hvpa.log"}
+	admissionProcess   = component{name: "admission", user: admissionUser, log: "admission.log"}
+)
+
+// hvpaProcess is `hvpa run --components=<one component>` running as a child process under its own user.
 type hvpaProcess struct {
 	cmd    *exec.Cmd
 	done   chan struct{}
@@ -31,11 +44,11 @@ type hvpaProcess struct {
 	stopW  context.CancelFunc
 }
 
-// startHvpa installs the webhook configurations (pointed at 127.0.0.1, the caBundle filled in by the process's
-// self-managed certificate), starts the hvpa binary with its log in dir, and waits until it is ready and the
-// caBundle is in place.
-func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, cfg config, dir string) (*hvpaProcess, error) {
-	user, err := env.AddUser(envtest.User{Name: hvpaUser, Groups: []string{"system:masters"}}, nil)
+// startHvpa starts the hvpa binary running one component with its log in dir, and waits until it is ready.
+// For the admission component it first installs the webhook configurations (pointed at 127.0.0.1, the
+// caBundle filled in by the process's self-managed certificate) and waits for the caBundle too.
+func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, cfg config, dir string, comp component) (*hvpaProcess, error) {
+	user, err := env.AddUser(envtest.User{Name: comp.user, Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +56,7 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig := filepath.Join(dir, "hvpa.kubeconfig")
+	kubeconfig := filepath.Join(dir, comp.name+".kubeconfig")
 	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
 		return nil, err
 	}
@@ -53,17 +66,20 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 			return nil, err
 		}
 	}
-	certDir := filepath.Join(dir, "certs")
-	if _, _, err := testadmission.InstallAdmission(ctx, c, webhookConfig, ports[0], certDir); err != nil {
-		return nil, fmt.Errorf("installing the webhook configurations: %w", err)
-	}
-	args := append([]string{"run", "--components=recommender,admission", "--kubeconfig", kubeconfig,
-		"--recommender-interval", cfg.interval.String(), "--leader-elect=false", "--profiling",
+	args := []string{"run", "--components=" + comp.name, "--kubeconfig", kubeconfig,
+		"--recommender-interval", cfg.interval.String(), "--leader-elect=false", "--profiling", "--metrics-secure=false",
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[2]),
-		"--zap-log-level", "info", "--zap-time-encoding", "rfc3339nano",
-		"--webhook-config-name", webhookConfig, "--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(ports[0]),
-		"--cert-dir", certDir, "--webhook-cert-ips", "127.0.0.1"}, cfg.hvpaArgs...)
-	logPath := filepath.Join(dir, "hvpa.log")
+		"--zap-log-level", "info", "--zap-time-encoding", "rfc3339nano"}
+	if comp == admissionProcess {
+		certDir := filepath.Join(dir, "certs")
+		if _, _, err := testadmission.InstallAdmission(ctx, c, webhookConfig, ports[0], certDir); err != nil {
+			return nil, fmt.Errorf("installing the webhook configurations: %w", err)
+		}
+		args = append(args, "--webhook-config-name", webhookConfig, "--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(ports[0]),
+			"--cert-dir", certDir, "--webhook-cert-ips", "127.0.0.1")
+	}
+	args = append(args, cfg.hvpaArgs...)
+	logPath := filepath.Join(dir, comp.log)
 	logOut, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -81,16 +97,16 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 	h.watch = newWatcher(h.cmd.Process.Pid, logPath, fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[1]))
 	go h.watch.follow(watchCtx)
 	go h.watch.sample(watchCtx)
-	if err := h.waitReady(ctx, c, ports[2]); err != nil {
+	if err := h.waitReady(ctx, c, ports[2], comp == admissionProcess); err != nil {
 		h.stop()
 		return nil, fmt.Errorf("%w; last lines of %s:\n%s", err, logPath, tail(logPath, 20))
 	}
 	return h, nil
 }
 
-// waitReady waits for /readyz and for the caBundle of both webhook configurations.
-func (h *hvpaProcess) waitReady(ctx context.Context, c client.Client, probePort int) error {
-	return waitFor(ctx, os.Stdout, "hvpa ready with its webhook certificate", time.Minute, func() (bool, string, error) {
+// waitReady waits for /readyz and, with webhooks, for the caBundle of both webhook configurations.
+func (h *hvpaProcess) waitReady(ctx context.Context, c client.Client, probePort int, webhooks bool) error {
+	return waitFor(ctx, os.Stdout, "hvpa ready", time.Minute, func() (bool, string, error) {
 		if err := h.exited(); err != nil {
 			return false, "", err
 		}
@@ -101,6 +117,9 @@ func (h *hvpaProcess) waitReady(ctx context.Context, c client.Client, probePort 
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			return false, "readyz " + resp.Status, nil
+		}
+		if !webhooks {
+			return true, "", nil
 		}
 		m := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}

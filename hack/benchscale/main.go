@@ -1,12 +1,13 @@
 // Command benchscale is `make bench-scale`: a scale benchmark of the hvpa binary (not a test). For each N it
-// starts a fresh local control plane (kube-apiserver with an audit log of the hvpa process's requests, etcd,
+// starts a fresh local control plane (kube-apiserver with an audit log of the recommender process's requests, etcd,
 // kube-controller-manager with the deployment and replicaset controllers), a PLAYED fleet of kubelets and a
 // played metrics.k8s.io API (no containers run: pods are marked Running and report a usage with a little
-// per-pod variation), N Deployments of 10 pods each, and `hvpa run --components=recommender,admission` as a
-// process under its own user. After the recommender has run twice it creates N VerticalPodAutoscalers at once
-// and measures the time to each one's first recommendation; then it observes a few steady-state loops (loop
-// time, API requests per loop by verb and resource from the audit log, CPU, RSS and Go heap of the process)
-// and the admission webhook's cost on pod creation. It prints a table per N and stops everything it started
+// per-pod variation), N Deployments of 10 pods each, and, as the chart deploys them, `hvpa run
+// --components=recommender` and `hvpa run --components=admission` as processes under users of their own.
+// After the recommender has run twice it creates N VerticalPodAutoscalers at once and measures the time to
+// each one's first recommendation; then it observes a few steady-state loops (loop time, API requests per
+// loop by verb and resource from the audit log, CPU, RSS and Go heap of the recommender process) and the
+// admission webhook's cost on pod creation. It prints a table per N and stops everything it started
 // (also on Ctrl-C).
 package main
 

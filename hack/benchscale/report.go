@@ -30,8 +30,11 @@ type result struct {
 	loops   []loopStats // every run since the VPAs were created; the last ones are steady
 	rss     []int64     // KiB, every second over the steady loops
 	peakRSS int64       // KiB, VmHWM: the peak over the whole run
-	errors  []string    // error lines logged from the start of the steady loops
-	webhook []latencyCase
+	// the admission process: RSS every second until the webhook cases, and its peak over the whole run
+	admissionRSS     []int64
+	admissionPeakRSS int64
+	errors           []string // error lines logged from the start of the steady loops
+	webhook          []latencyCase
 }
 
 type phaseTime struct {
@@ -50,7 +53,7 @@ type loopStats struct {
 	failed   int // requests answered with a status >= 400
 }
 
-// attributeAudit counts the hvpa process's API requests from the audit log into the loops (count).
+// attributeAudit counts the recommender process's API requests from the audit log into the loops (count).
 func (r *result) attributeAudit(path string) error {
 	events, err := testenv.ReadAuditLog(path)
 	if err != nil {
@@ -60,7 +63,7 @@ func (r *result) attributeAudit(path string) error {
 	return nil
 }
 
-// count counts the hvpa process's requests into the loop whose window (from, at] holds their arrival.
+// count counts the recommender process's requests into the loop whose window (from, at] holds their arrival.
 func (r *result) count(events []testenv.AuditEvent) {
 	for i := range r.loops {
 		r.loops[i].requests = map[string]int{}
@@ -129,6 +132,8 @@ func (r *result) print(out io.Writer, cfg config) {
 	r.printRequests(out)
 	fmt.Fprintf(out, "process over the steady loops: RSS median %s, peak %s (peak over the whole run, VmHWM: %s); CPU %.2f s per loop (%.1f%% of one core)\n",
 		mib(median(r.rss)), mib(slices.Max(append([]int64{0}, r.rss...))), mib(r.peakRSS), r.cpuPerLoop(), 100*r.cpuPerLoop()/r.meanLoopWindow().Seconds())
+	fmt.Fprintf(out, "admission process (its own, as the chart deploys it): RSS median %s until the webhook cases, peak over the whole run %s\n",
+		mib(median(r.admissionRSS)), mib(r.admissionPeakRSS))
 	if len(r.errors) > 0 {
 		fmt.Fprintf(out, "error lines logged since the steady loops began: %d, e.g. %s\n", len(r.errors), r.errors[0])
 	} else {
@@ -192,7 +197,7 @@ func (r *result) printRequests(out io.Writer) {
 		}
 		return order[i] < order[j]
 	})
-	fmt.Fprintln(out, "API requests of the hvpa process per steady loop, by verb and resource (audit log)")
+	fmt.Fprintln(out, "API requests of the recommender process per steady loop, by verb and resource (audit log)")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"VERB RESOURCE"}
 	for i := range steady {
@@ -274,13 +279,13 @@ func printSummary(out io.Writer, cfg config, results []*result) {
 	fmt.Fprintf(out, "\n==== SUMMARY (recommender interval %s, %d pods per Deployment, %d steady loops after skipping %d, %d pod creations per webhook case)\n",
 		cfg.interval, cfg.podsPerApp, cfg.loops, cfg.settle, cfg.creates)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "N\tPODS\tREC p50\tREC p95\tREC max\tLOOP p50\tAPI REQ/LOOP\tSTATUS WRITES/LOOP\tCHECKPOINTS/LOOP\tCPU s/LOOP\tRSS MEDIAN\tRSS PEAK\tHEAP (LAST)\tWEBHOOK p50\tWEBHOOK p99\tCOST p50\tCOST p99\t")
+	fmt.Fprintln(tw, "N\tPODS\tREC p50\tREC p95\tREC max\tLOOP p50\tAPI REQ/LOOP\tSTATUS WRITES/LOOP\tCHECKPOINTS/LOOP\tCPU s/LOOP\tRSS MEDIAN\tRSS PEAK\tHEAP (LAST)\tADMISSION RSS\tWEBHOOK p50\tWEBHOOK p99\tCOST p50\tCOST p99\t")
 	for _, r := range results {
 		d50, d99 := r.webhookCost()
 		last := r.loops[len(r.loops)-1].run.heap
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%s\t%s MiB\t%s\t%s\t%+.2fms\t%+.2fms\t\n", r.n, r.pods,
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%s\t%s MiB\t%s\t%s\t%s\t%+.2fms\t%+.2fms\t\n", r.n, r.pods,
 			sec(percentile(r.toRec, 0.5)), sec(percentile(r.toRec, 0.95)), sec(percentile(r.toRec, 1)), short(r.medianLoop()),
-			r.meanRequests(), r.meanOf("statusWrites"), r.meanOf("checkpointsWritten"), r.cpuPerLoop(), mib(median(r.rss)), mib(r.peakRSS), heapMiB(last),
+			r.meanRequests(), r.meanOf("statusWrites"), r.meanOf("checkpointsWritten"), r.cpuPerLoop(), mib(median(r.rss)), mib(r.peakRSS), heapMiB(last), mib(median(r.admissionRSS)),
 			ms(percentile(r.webhook[0].took, 0.5)), ms(percentile(r.webhook[0].took, 0.99)), d50, d99)
 	}
 	tw.Flush()

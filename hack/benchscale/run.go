@@ -19,8 +19,12 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/testenv"
 )
 
-// hvpaUser is the identity the hvpa process runs as; the audit log records only its requests.
-const hvpaUser = "hvpa-bench"
+// hvpaUser is the identity the recommender process runs as; the audit log records only its requests.
+// admissionUser is the admission process's.
+const (
+	hvpaUser      = "hvpa-bench"
+	admissionUser = "hvpa-bench-admission"
+)
 
 // runOne benchmarks n Deployments (each with a VPA) on a fresh control plane and prints their table.
 func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, error) {
@@ -106,12 +110,19 @@ func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, err
 		}
 		phase(fmt.Sprintf("%s of usage history seeded as %d checkpoints", cfg.history, n))
 	}
-	h, err := startHvpa(ctx, env, c, cfg, dir)
+	// as the chart deploys them: the recommender and the admission webhook in processes of their own
+	h, err := startHvpa(ctx, env, c, cfg, dir, recommenderProcess)
 	if err != nil {
 		return nil, err
 	}
 	defer h.stop()
-	say("-- hvpa running (pid %d): %s", h.cmd.Process.Pid, h.commandLine())
+	say("-- hvpa recommender running (pid %d): %s", h.cmd.Process.Pid, h.commandLine())
+	adm, err := startHvpa(ctx, env, c, cfg, dir, admissionProcess)
+	if err != nil {
+		return nil, err
+	}
+	defer adm.stop()
+	say("-- hvpa admission running (pid %d): %s", adm.cmd.Process.Pid, adm.commandLine())
 	phase("hvpa ready")
 	if err := waitFor(ctx, out, "two recommender runs that see every pod", 3*cfg.interval+5*time.Minute, func() (bool, string, error) {
 		seen := 0
@@ -134,13 +145,22 @@ func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, err
 		return nil, err
 	}
 	phase(fmt.Sprintf("%d steady-state loops", cfg.loops))
+	if err := h.watch.saveMemStats(filepath.Join(dir, "memstats.txt")); err != nil {
+		say("   no memory statistics: %v", err)
+	}
+	if err := h.watch.saveHeapProfile(filepath.Join(dir, "heap.pprof")); err != nil {
+		say("   no heap profile: %v", err)
+	}
 
-	if r.webhook, err = measureWebhook(ctx, out, c, cfg, h); err != nil {
+	r.admissionRSS = adm.watch.rssBetween(time.Time{}, time.Now())
+	if r.webhook, err = measureWebhook(ctx, out, c, cfg, adm); err != nil {
 		return nil, err
 	}
 	phase("webhook latency")
 	r.peakRSS = h.watch.peakRSS()
+	r.admissionPeakRSS = adm.watch.peakRSS()
 	h.stop()
+	adm.stop()
 	phase("hvpa stopped")
 	if err := r.attributeAudit(auditLog); err != nil {
 		return nil, err

@@ -271,3 +271,53 @@ func (w *watcher) heapInuse() float64 {
 	}
 	return -1
 }
+
+// saveHeapProfile writes the process's heap profile after a garbage collection (/debug/pprof/heap?gc=1 on the
+// metrics address, served with --profiling: what is live, not what awaits collection) to path, for
+// `go tool pprof`.
+func (w *watcher) saveHeapProfile(path string) error {
+	u := strings.TrimSuffix(w.metricsURL, "/metrics") + "/debug/pprof/heap?gc=1"
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// saveMemStats writes the process's Go memory statistics (the go_memstats_ and go_gc_ lines of /metrics) and
+// its /proc status memory lines to path: where the RSS goes beyond the live heap.
+func (w *watcher) saveMemStats(path string) error {
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(w.metricsURL)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if l := sc.Text(); strings.HasPrefix(l, "go_memstats_") || strings.HasPrefix(l, "go_gc_") || strings.HasPrefix(l, "go_goroutines") {
+			b.WriteString(l + "\n")
+		}
+	}
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.pid)); err == nil {
+		for _, l := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(l, "Vm") || strings.HasPrefix(l, "Rss") {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}

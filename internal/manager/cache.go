@@ -7,9 +7,11 @@ import (
 )
 
 // CacheOptions is what the manager's informers keep: every object without its managedFields, and pods
-// without what no component reads (volumes, scheduling constraints, and the containers' commands,
-// environment, probes, mounts and security settings), so that ten thousand pods cost little memory.
-// Names, labels, annotations, owners, resources and the whole status stay.
+// without what no component reads (volumes, scheduling and DNS settings, the containers' images, commands,
+// environment, probes, mounts and security settings, and the status's addresses and image and container
+// IDs), so that ten thousand pods cost little memory; equal labels and resource maps are shared between pods
+// (interned). Names, labels, annotations, owners, resources,
+// resize policies, phase, conditions, QoS class and the containers' states, restarts and resources stay.
 func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -28,17 +30,42 @@ func StripPod(obj any) (any, error) {
 	}
 	p.ManagedFields = nil
 	delete(p.Annotations, lastApplied)
+	p.Labels = podMaps.labelMap(p.Labels)
 	s := &p.Spec
 	s.Volumes, s.Affinity, s.Tolerations, s.TopologySpreadConstraints = nil, nil, nil, nil
 	s.SecurityContext, s.ImagePullSecrets, s.HostAliases, s.ReadinessGates = nil, nil, nil, nil
+	s.NodeSelector, s.DNSConfig, s.SchedulingGates, s.ResourceClaims = nil, nil, nil, nil
+	s.DNSPolicy, s.SchedulerName, s.ServiceAccountName, s.DeprecatedServiceAccount = "", "", "", ""
+	s.Hostname, s.Subdomain, s.PriorityClassName, s.RuntimeClassName = "", "", "", nil
 	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
 		for i := range cs {
 			c := &cs[i]
+			c.Image, c.ImagePullPolicy, c.WorkingDir, c.TerminationMessagePath, c.TerminationMessagePolicy = "", "", "", "", ""
 			c.Command, c.Args, c.Env, c.EnvFrom, c.Ports = nil, nil, nil, nil, nil
 			c.VolumeMounts, c.VolumeDevices = nil, nil
 			c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle, c.SecurityContext = nil, nil, nil, nil, nil
+			podMaps.requirements(&c.Resources)
 		}
 	}
 	s.EphemeralContainers = nil
+	st := &p.Status
+	st.HostIP, st.HostIPs, st.PodIP, st.PodIPs, st.NominatedNodeName = "", nil, "", nil, ""
+	st.EphemeralContainerStatuses, st.ResourceClaimStatuses = nil, nil
+	for _, css := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range css {
+			c := &css[i]
+			c.Image, c.ImageID, c.ContainerID = "", "", ""
+			c.VolumeMounts, c.User, c.AllocatedResourcesStatus = nil, nil, nil
+			c.AllocatedResources = podMaps.resourceList(c.AllocatedResources)
+			if c.Resources != nil {
+				podMaps.requirements(c.Resources)
+			}
+			for _, state := range []*corev1.ContainerState{&c.State, &c.LastTerminationState} {
+				if state.Terminated != nil {
+					state.Terminated.ContainerID = ""
+				}
+			}
+		}
+	}
 	return p, nil
 }

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,23 +20,68 @@ func TestStripPodKeepsWhatTheComponentsRead(t *testing.T) {
 		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v"}}, Tolerations: []corev1.Toleration{{Key: "k"}},
 			InitContainers: []corev1.Container{{Name: "init", Env: []corev1.EnvVar{{Name: "E"}}, Resources: res}},
 			Containers:     []corev1.Container{{Name: "app", Command: []string{"run"}, Env: []corev1.EnvVar{{Name: "E"}}, Resources: res, ResizePolicy: []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceCPU}}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 2}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, QOSClass: corev1.PodQOSBurstable, PodIP: "10.0.0.1",
+			Conditions: []corev1.PodCondition{{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: "Deferred"}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 2, Image: "registry/app:1", ImageID: "sha256:1", ContainerID: "containerd://1",
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ContainerID: "containerd://0"}},
+				AllocatedResources:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}},
 	}
+	p.Spec.Containers[0].Image, p.Spec.NodeSelector, p.Spec.SchedulerName = "registry/app:1", map[string]string{"zone": "a"}, "default-scheduler"
 	out, err := StripPod(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := out.(*corev1.Pod)
 	if s.ManagedFields != nil || s.Annotations[lastApplied] != "" || s.Spec.Volumes != nil || s.Spec.Tolerations != nil ||
-		s.Spec.Containers[0].Env != nil || s.Spec.Containers[0].Command != nil || s.Spec.InitContainers[0].Env != nil {
+		s.Spec.Containers[0].Env != nil || s.Spec.Containers[0].Command != nil || s.Spec.InitContainers[0].Env != nil ||
+		s.Spec.Containers[0].Image != "" || s.Spec.NodeSelector != nil || s.Spec.SchedulerName != "" || s.Status.PodIP != "" ||
+		s.Status.ContainerStatuses[0].Image != "" || s.Status.ContainerStatuses[0].ImageID != "" || s.Status.ContainerStatuses[0].ContainerID != "" ||
+		s.Status.ContainerStatuses[0].LastTerminationState.Terminated.ContainerID != "" {
 		t.Errorf("bulky fields kept: %+v", s)
 	}
 	if s.Labels["app"] != "a" || s.Annotations["vpaUpdates"] == "" || len(s.OwnerReferences) != 1 || s.Status.ContainerStatuses[0].RestartCount != 2 ||
 		s.Spec.Containers[0].Resources.Requests.Cpu().String() != "100m" || s.Spec.InitContainers[0].Resources.Requests.Cpu().String() != "100m" ||
-		len(s.Spec.Containers[0].ResizePolicy) != 1 {
+		len(s.Spec.Containers[0].ResizePolicy) != 1 || s.Status.QOSClass != corev1.PodQOSBurstable || len(s.Status.Conditions) != 1 ||
+		s.Status.ContainerStatuses[0].LastTerminationState.Terminated.Reason != "OOMKilled" ||
+		s.Status.ContainerStatuses[0].AllocatedResources.Memory().String() != "1Gi" {
 		t.Errorf("a field the components read was dropped: %+v", s)
 	}
 	if o, _ := StripPod("tombstone"); o != "tombstone" {
 		t.Errorf("a non-pod changed: %v", o)
+	}
+}
+
+// TestStripPodSharesEqualMaps: pods with equal labels and resources share one map each (the informers keep
+// one per distinct value), and a pod with other values keeps its own, unchanged.
+func TestStripPodSharesEqualMaps(t *testing.T) {
+	pod := func(name, cpu string) *corev1.Pod {
+		res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("128Mi")}
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "web", "pod-template-hash": cpu}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()}}}},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "app", AllocatedResources: res.DeepCopy(),
+				Resources: &corev1.ResourceRequirements{Requests: res.DeepCopy()}}}},
+		}
+	}
+	strip := func(p *corev1.Pod) *corev1.Pod {
+		out, err := StripPod(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*corev1.Pod)
+	}
+	same := func(a, b any) bool { return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() }
+	a, b, c := strip(pod("a", "100m")), strip(pod("b", "100m")), strip(pod("c", "250m"))
+	if !same(a.Labels, b.Labels) || !same(a.Spec.Containers[0].Resources.Requests, b.Spec.Containers[0].Resources.Requests) ||
+		!same(a.Spec.Containers[0].Resources.Requests, b.Status.ContainerStatuses[0].AllocatedResources) ||
+		!same(a.Spec.Containers[0].Resources.Limits, b.Status.ContainerStatuses[0].Resources.Requests) {
+		t.Error("equal labels or resources of two pods are not shared")
+	}
+	if same(a.Labels, c.Labels) || same(a.Spec.Containers[0].Resources.Requests, c.Spec.Containers[0].Resources.Requests) {
+		t.Error("different labels or resources share a map")
+	}
+	if c.Labels["pod-template-hash"] != "250m" || c.Spec.Containers[0].Resources.Requests.Cpu().String() != "250m" ||
+		b.Status.ContainerStatuses[0].AllocatedResources.Memory().String() != "128Mi" || len(b.Labels) != 2 {
+		t.Errorf("values changed: %v %v %v", c.Labels, c.Spec.Containers[0].Resources.Requests, b.Status.ContainerStatuses[0].AllocatedResources)
 	}
 }

@@ -1,0 +1,87 @@
+package manager
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// interned shares equal maps between the pods the informers keep. The pods of one ReplicaSet carry the same
+// labels and, per container, the same requests and limits in spec and status (allocated resources, actual
+// resources): five resource maps per container that each cost about 700 bytes however few entries they
+// hold. Sharing one map per distinct value saves most of it at ten thousand pods. Cached objects are read
+// only (a read through the client copies them), so a shared map is never written.
+type interned struct {
+	mu        sync.Mutex
+	resources map[string]corev1.ResourceList
+	labels    map[string]map[string]string
+}
+
+// internLimit bounds each table: when it is full it starts anew (maps of deleted pods are not kept forever;
+// the maps already shared stay shared).
+const internLimit = 1 << 14
+
+var podMaps = &interned{resources: map[string]corev1.ResourceList{}, labels: map[string]map[string]string{}}
+
+// resourceList returns the shared map equal to l (l itself the first time).
+func (in *interned) resourceList(l corev1.ResourceList) corev1.ResourceList {
+	if len(l) == 0 {
+		return l
+	}
+	names := make([]string, 0, len(l))
+	for n := range l {
+		names = append(names, string(n))
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		q := l[corev1.ResourceName(n)]
+		b.WriteString(n)
+		b.WriteByte('=')
+		b.WriteString(q.String())
+		b.WriteByte(0)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return intern(in.resources, b.String(), l)
+}
+
+// labelMap returns the shared map equal to m (m itself the first time).
+func (in *interned) labelMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(m[k])
+		b.WriteByte(0)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return intern(in.labels, b.String(), m)
+}
+
+func intern[M any](table map[string]M, key string, v M) M {
+	if shared, ok := table[key]; ok {
+		return shared
+	}
+	if len(table) >= internLimit {
+		clear(table)
+	}
+	table[key] = v
+	return v
+}
+
+// requirements shares the maps of a container's requirements.
+func (in *interned) requirements(r *corev1.ResourceRequirements) {
+	r.Requests, r.Limits = in.resourceList(r.Requests), in.resourceList(r.Limits)
+}
