@@ -105,7 +105,9 @@ func chartProcesses(root string) []*process {
 		Expect(err).NotTo(HaveOccurred())
 		p.metrics, err = testenv.FreePort()
 		Expect(err).NotTo(HaveOccurred())
-		p.args = append(p.args, "--kubeconfig", kubeconf, "--zap-log-level", "info",
+		// metrics over plain HTTP on loopback, scraped for the recording (the chart's secure default, HTTPS with
+		// TokenReview and SubjectAccessReview, is proved in cmd/hvpa's TestChartRBAC)
+		p.args = append(p.args, "--kubeconfig", kubeconf, "--zap-log-level", "info", "--metrics-secure=false",
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", p.metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p.probes))
 		if strings.Contains(strings.Join(p.args, " "), "--components=admission") {
 			p.args = append(p.args, "--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(webhook),

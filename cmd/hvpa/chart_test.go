@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -23,6 +25,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -806,6 +809,7 @@ func TestChartRBAC(t *testing.T) {
 			}
 		}
 	}()
+	metricsAddrs := map[string]string{} // Deployment: its process's metrics address
 	for _, d := range deps {
 		sa := d.dep.Spec.Template.Spec.ServiceAccountName
 		user, err := env.AddUser(envtest.User{Name: "system:serviceaccount:" + chartNamespace + ":" + sa,
@@ -821,7 +825,9 @@ func TestChartRBAC(t *testing.T) {
 		if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		args := append(slices.Clone(d.args), "--kubeconfig="+kubeconfig, "--metrics-bind-address="+freePort(t), "--health-probe-bind-address="+freePort(t),
+		metricsAddr := freePort(t)
+		metricsAddrs[d.dep.Name] = metricsAddr
+		args := append(slices.Clone(d.args), "--kubeconfig="+kubeconfig, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+freePort(t),
 			"--graceful-shutdown-timeout=5s", "--recommender-interval=300ms", "--hvpa-sync-period=300ms", "--updater-interval=500ms")
 		if d.has(manager.Admission) {
 			args = append(args, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-ips=127.0.0.1",
@@ -977,7 +983,81 @@ func TestChartRBAC(t *testing.T) {
 		}
 		return errors.New("web-1 and web-2 are still running")
 	})
+	checkSecureMetrics(ctx, t, c, objs, metricsAddrs, eventually)
 	time.Sleep(2 * time.Second) // a few more loops of every component
+}
+
+// checkSecureMetrics scrapes every component's metrics (HTTPS, the chart's default) as a Prometheus would:
+// with the token of a ServiceAccount bound to the chart's metrics-reader ClusterRole it gets them; without a
+// token it gets 401, with the token of a ServiceAccount bound to nothing 403. Each component checks the tokens with the API server under its own ServiceAccount, so the audit log
+// proves the chart gives it the TokenReview and SubjectAccessReview permissions it needs.
+func checkSecureMetrics(ctx context.Context, t *testing.T, c client.Client, objs []renderedObject, addrs map[string]string, eventually func(string, func() error)) {
+	t.Helper()
+	reader := ""
+	for _, o := range objs {
+		if o.obj.GetKind() == "ClusterRole" && strings.HasSuffix(o.obj.GetName(), "-metrics-reader") {
+			reader = o.obj.GetName()
+		}
+	}
+	if reader == "" {
+		t.Fatal("the chart renders no metrics-reader ClusterRole for its secure metrics")
+	}
+	token := func(sa string) string {
+		t.Helper()
+		acct := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: sa}}
+		if err := c.Create(ctx, acct); err != nil {
+			t.Fatal(err)
+		}
+		tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}
+		if err := c.SubResource("token").Create(ctx, acct, tr); err != nil {
+			t.Fatalf("a token for ServiceAccount %s: %v", sa, err)
+		}
+		return tr.Status.Token
+	}
+	prometheus, nobody := token("prometheus"), token("nobody")
+	if err := c.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "prometheus-hvpa-metrics"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reader},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "shop", Name: "prometheus"}}}); err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the components' self-signed certificates
+	get := func(url, token string) (int, string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, "", err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
+	for name, addr := range addrs {
+		eventually(name+" serves its metrics over HTTPS to the metrics-reader's token only", func() error {
+			for _, x := range []struct {
+				path, who, token string
+				want             int
+			}{{"/metrics", "no token", "", http.StatusUnauthorized}, {"/metrics", "nobody", nobody, http.StatusForbidden},
+				{"/metrics", "prometheus", prometheus, http.StatusOK}} {
+				code, body, err := get("https://"+addr+x.path, x.token)
+				if err != nil {
+					return err
+				}
+				if code != x.want {
+					return fmt.Errorf("GET %s as %s: %d, want %d: %.200s", x.path, x.who, code, x.want, body)
+				}
+				if code == http.StatusOK && !strings.Contains(body, "controller_runtime_") {
+					return fmt.Errorf("GET %s as %s: no metrics in %.200s", x.path, x.who, body)
+				}
+			}
+			return nil
+		})
+	}
 }
 
 // checkAudit reads the audit log: every request of a chart ServiceAccount the API server refused fails the test;

@@ -34,6 +34,7 @@ import (
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/manager"
+	"github.com/hvpa-dev/hvpa/internal/metricsauth"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/certs"
@@ -43,6 +44,8 @@ type runOptions struct {
 	kubeconfig          string
 	components          []string
 	metricsAddr         string
+	metricsSecure       bool
+	metricsCertDir      string
 	probeAddr           string
 	leaderElect         bool
 	leaderElectionNS    string
@@ -106,12 +109,14 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	zapOpts.BindFlags(logFlags) // --zap-log-level, --zap-devel, --zap-encoder, ...
 	f.AddGoFlagSet(logFlags)
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, or $KUBECONFIG)")
-	f.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 50, "queries per second to the API server, with --kubeconfig or without (upstream VPA's name; its default 5 is a floor here)")
-	f.Float64Var(&o.kubeAPIBurst, "kube-api-burst", 100, "burst of queries to the API server (a whole number; upstream VPA's name)")
+	f.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 200, "queries per second to the API server, with --kubeconfig or without (upstream VPA's name; its default 5 is a floor here: a thousand VPAs created together get their first recommendation within seconds, and API Priority and Fairness protects the server)")
+	f.Float64Var(&o.kubeAPIBurst, "kube-api-burst", 300, "burst of queries to the API server (a whole number; upstream VPA's name)")
 	f.BoolVar(&o.profiling, "profiling", false, "serve Go's pprof profiles under /debug/pprof/ on the metrics address")
 	f.StringSliceVar(&o.components, "components", manager.Available, "components to run: "+strings.Join(manager.Available, ", "))
 	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "on SIGTERM, how long the components get to stop before the process exits")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	f.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve /metrics (and --profiling's pprof) over HTTPS to clients the API server authenticates (TokenReview) and authorizes to get the URL (SubjectAccessReview, e.g. nonResourceURLs /metrics); false: plain HTTP to anyone who reaches the port")
+	f.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "folder with tls.crt and tls.key for the HTTPS metrics endpoint, reloaded when they change (default: a self-signed certificate)")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader (a Lease) so that only one replica writes")
 	f.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace)")
@@ -147,9 +152,9 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	o.gates.AddFlag(f)
 	f.StringVar(&o.webhookHost, "webhook-host", "", "address the admission webhook server listens on (default: all)")
 	f.IntVar(&o.webhookPort, "webhook-port", 9443, "port of the admission webhook server")
-	f.StringVar(&o.webhookTLS.MinVersion, "min-tls-version", "tls1_2", "lowest TLS version the webhook server accepts: tls1_2 or tls1_3")
-	f.StringSliceVar(&o.webhookTLS.CipherSuites, "tls-cipher-suites", nil, "TLS 1.2 cipher suites the webhook server accepts, by Go's names (default: Go's)")
-	f.BoolVar(&o.webhookTLS.HTTP2, "enable-http2", false, "serve HTTP/2 on the webhook server too (off: HTTP/2 rapid reset, CVE-2023-44487)")
+	f.StringVar(&o.webhookTLS.MinVersion, "min-tls-version", "tls1_2", "lowest TLS version the webhook and HTTPS metrics servers accept: tls1_2 or tls1_3")
+	f.StringSliceVar(&o.webhookTLS.CipherSuites, "tls-cipher-suites", nil, "TLS 1.2 cipher suites the webhook and HTTPS metrics servers accept, by Go's names (default: Go's)")
+	f.BoolVar(&o.webhookTLS.HTTP2, "enable-http2", false, "serve HTTP/2 on the webhook and HTTPS metrics servers too (off: HTTP/2 rapid reset, CVE-2023-44487)")
 	c := &o.certs
 	f.StringVar((*string)(&c.Mode), "cert-mode", string(c.Mode), "who provides the webhook's serving certificate: self-managed (a CA and certificate kept in a Secret, rotated before expiry) or external (files in --cert-dir, e.g. from cert-manager)")
 	f.StringVar(&c.CertDir, "cert-dir", c.CertDir, "folder of the webhook's serving certificate (tls.crt, tls.key); reloaded when the files change")
@@ -278,15 +283,21 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 			return fmt.Errorf("webhook certificate flags: %w", err)
 		}
 	}
+	tlsOpts, err := o.webhookTLS.Options()
+	if err != nil {
+		return err
+	}
 	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr}
+	if o.metricsSecure {
+		// per-namespace names, usage and targets are readable only by whom the API server lets get the URL
+		metricsOpts.SecureServing, metricsOpts.CertDir, metricsOpts.TLSOpts = true, o.metricsCertDir, tlsOpts
+		metricsOpts.FilterProvider = metricsauth.FilterProvider
+	}
 	if o.profiling {
 		metricsOpts.ExtraHandlers = profilingHandlers()
 	}
 	whOpts := o.certs.WebhookServerOptions()
-	whOpts.Host, whOpts.Port = o.webhookHost, o.webhookPort
-	if whOpts.TLSOpts, err = o.webhookTLS.Options(); err != nil {
-		return err
-	}
+	whOpts.Host, whOpts.Port, whOpts.TLSOpts = o.webhookHost, o.webhookPort, tlsOpts
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:                 webhook.NewServer(whOpts),
 		Scheme:                        Scheme(),

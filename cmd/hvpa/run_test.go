@@ -117,7 +117,8 @@ func TestRunRecommender(t *testing.T) {
 	probe, metricsAddr := freePort(t), freePort(t)
 	cmd := newRootCommand()
 	cmd.SetArgs([]string{"run", "--kubeconfig", kubeconfig, "--components", "recommender,hvpa", "--recommender-interval", "300ms", "--hvpa-sync-period", "300ms",
-		"--leader-election-namespace", "hvpa-system", "--health-probe-bind-address", probe, "--metrics-bind-address", metricsAddr, "--profiling"})
+		"--leader-election-namespace", "hvpa-system", "--health-probe-bind-address", probe, "--metrics-bind-address", metricsAddr, "--profiling",
+		"--metrics-secure=false"}) // plain HTTP (the chart's secure default is proved in TestChartRBAC)
 	runCtx, stop := context.WithCancel(ctx)
 	cmd.SetContext(runCtx)
 	done := make(chan error, 1)

@@ -45,3 +45,17 @@ rule has such a comment and that no rule has a wildcard.
   resources: ["leases"]
   verbs: ["create"]
 {{- end }}
+
+{{/* metrics.secure: the component asks the API server who a scraper is and whether it may get the URL. */}}
+{{- define "hvpa.rules.metricsAuth" -}}
+{{- if .Values.metrics.secure }}
+# secure metrics: authenticate a scraper's bearer token (TokenReview)
+- apiGroups: ["authentication.k8s.io"]
+  resources: ["tokenreviews"]
+  verbs: ["create"]
+# secure metrics: authorize the scraper to get the URL, e.g. /metrics (SubjectAccessReview)
+- apiGroups: ["authorization.k8s.io"]
+  resources: ["subjectaccessreviews"]
+  verbs: ["create"]
+{{- end }}
+{{- end }}
