@@ -14,14 +14,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -309,7 +307,7 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		LeaderElectionNamespace:       o.leaderElectionNS,
 		LeaseDuration:                 ptrDuration(15 * time.Second),
 		GracefulShutdownTimeout:       ptrDuration(o.shutdownTimeout),
-		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}},
+		Client:                        manager.ClientOptions(),
 		Cache:                         manager.CacheOptions(),
 	})
 	if err != nil {

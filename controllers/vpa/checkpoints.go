@@ -2,6 +2,7 @@ package vpa
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -55,6 +56,9 @@ func (r *Recommender) bootstrap(ctx context.Context) error {
 				r.state.SetInitial(recommender.OwnerKey{Namespace: cp.Namespace, Owner: owner, Container: cp.Spec.ContainerName}, a)
 			}
 			r.written[vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}] = cp.Status.LastUpdateTime.Time
+			if cp.Labels[WriterLabel] == r.Opts.Name {
+				r.ours[types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}] = true
+			}
 			loaded++
 		}
 		logger.Info("loaded checkpoints", "count", loaded)
@@ -204,6 +208,15 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 		lbls[OwnerKindLabel], lbls[HistoryLabel] = "Hvpa", HistoryWorkloadTotal
 	}
 	key := types.NamespacedName{Namespace: ns, Name: name}
+	if r.ours[key] {
+		// this recommender's own checkpoint (loaded at start or written since): its status replaced in one
+		// request, no read first (checkpoints are not cached: a list at start and at each garbage collection)
+		err := r.replaceCheckpointStatus(ctx, key, status)
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		delete(r.ours, key) // deleted meanwhile: created again below
+	}
 	err := r.Client.Get(ctx, key, cp)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -237,7 +250,22 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 	}
 	patched := cp.DeepCopy()
 	patched.Status = status
-	return r.Client.Status().Patch(ctx, patched, client.MergeFrom(cp))
+	if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(cp)); err != nil {
+		return err
+	}
+	r.ours[key] = true
+	return nil
+}
+
+// replaceCheckpointStatus replaces a checkpoint's whole status (a JSON patch: "add" replaces the member, so
+// that histogram buckets the new status no longer has are gone, which a merge patch would keep).
+func (r *Recommender) replaceCheckpointStatus(ctx context.Context, key types.NamespacedName, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
+	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": status}})
+	if err != nil {
+		return err
+	}
+	cp := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	return r.Client.Status().Patch(ctx, cp, client.RawPatch(types.JSONPatchType, patch))
 }
 
 // deleteOrphanCheckpoints deletes the checkpoints this recommender wrote (WriterLabel) whose VPA or Hvpa no
@@ -277,6 +305,7 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 			errs = append(errs, fmt.Errorf("deleting %s/%s: %w", cp.Namespace, cp.Name, err))
 			continue
 		}
+		delete(r.ours, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name})
 		key := vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}
 		if isHvpa {
 			key.vpa = hvpaOwner(key.vpa)

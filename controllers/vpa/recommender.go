@@ -98,6 +98,7 @@ type Recommender struct {
 	// state is the model's memory (pod containers, aggregates, initial history, Hvpa workload totals)
 	state        *recommender.State
 	written      map[vpaContainer]time.Time
+	ours         map[types.NamespacedName]bool // checkpoints this recommender wrote or loaded as its own
 	firstRec     map[types.UID]bool
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
@@ -128,7 +129,7 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 		m = NewMetrics(nil)
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
-		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{},
+		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[types.NamespacedName]bool{},
 		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 

@@ -260,6 +260,18 @@ var _ = Describe("the recommender", func() {
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(orphan), &vpav1.VerticalPodAutoscalerCheckpoint{})).NotTo(Succeed(), "the orphaned checkpoint must be deleted")
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(foreign), &vpav1.VerticalPodAutoscalerCheckpoint{})).To(Succeed(), "another recommender's checkpoint was deleted")
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, &vpav1.VerticalPodAutoscalerCheckpoint{})).To(Succeed())
+
+		By("replacing a checkpoint's whole status at each write, without reading it first: a bucket the model does not hold is gone")
+		cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, cp)).To(Succeed())
+		const stale = 170 // far above any usage of this spec
+		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(HaveKey(stale))
+		cp.Status.CPUHistogram.BucketWeights[stale] = 10000
+		Expect(k8s.Status().Update(ctx, cp)).To(Succeed())
+		runs(restarted, 1)
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, cp)).To(Succeed())
+		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(HaveKey(stale))
+		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(BeEmpty())
 	})
 
 	It("models an Hvpa's whole workload: load above the base summed over the pods, kept through a restart by its checkpoint", func() {

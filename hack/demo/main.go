@@ -242,7 +242,7 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: webhook.NewServer(wo), Cache: manager.CacheOptions(), Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
+		WebhookServer: webhook.NewServer(wo), Cache: manager.CacheOptions(), Client: manager.ClientOptions()})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,7 +61,7 @@ var _ = BeforeSuite(func() {
 	co, wo, err := testadmission.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: webhook.NewServer(wo), Cache: manager.CacheOptions(), Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
+		WebhookServer: webhook.NewServer(wo), Cache: manager.CacheOptions(), Client: manager.ClientOptions()})
 	Expect(err).NotTo(HaveOccurred())
 	ro := vpactrl.DefaultOptions()
 	ro.Interval = 300 * time.Millisecond
