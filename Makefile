@@ -119,12 +119,13 @@ INTERVAL ?= 30s
 LOOPS ?= 5
 SETTLE ?= 0
 CREATES ?= 1000
+COMPONENTS ?= recommender
 HISTORY ?= 192h
 BENCH_ARGS ?=
 
 .PHONY: bench-scale
-bench-scale: controlplane build ## Scale benchmark of bin/hvpa on a local control plane per N (N="100 1000", INTERVAL, LOOPS, SETTLE, CREATES, HISTORY, BENCH_ARGS); not part of make test.
-	go run ./hack/benchscale --hvpa bin/hvpa --n "$(N)" --interval $(INTERVAL) --loops $(LOOPS) --settle $(SETTLE) --creates $(CREATES) --history $(HISTORY) $(BENCH_ARGS)
+bench-scale: controlplane build ## Scale benchmark of bin/hvpa on a local control plane per N (N="100 1000", INTERVAL, LOOPS, SETTLE, CREATES, HISTORY, COMPONENTS, BENCH_ARGS); not part of make test.
+	go run ./hack/benchscale --hvpa bin/hvpa --n "$(N)" --interval $(INTERVAL) --loops $(LOOPS) --settle $(SETTLE) --creates $(CREATES) --history $(HISTORY) --components $(COMPONENTS) $(BENCH_ARGS)
 
 .PHONY: clean
 clean: ## Remove build outputs (keeps the control-plane cache; `rm -rf .cache` removes that too).

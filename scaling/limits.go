@@ -10,8 +10,9 @@ import "fmt"
 //   - RequestsOnly: limits never change; a request above its unchanged limit is capped to the limit (a pod
 //     whose request exceeds its limit is invalid), and a LimitRange bounds the request alone.
 //   - RequestsAndLimits: limit = request x factor or request + quantity when the policy has a
-//     requestToLimitRatio for the resource; else the original limit/request ratio (a limit without a request
-//     counts as request = limit, as Kubernetes defaults it); no limit stays no limit.
+//     requestToLimitRatio for the resource; else the original limit/request ratio: the workload's pod
+//     template's (cur.Origin) when known, else the container's own (a limit without a request counts as
+//     request = limit, as Kubernetes defaults it); no limit stays no limit.
 //     gap (limitsRequestsGapScaleParams), when set, raises a limit to at least request + base(request).
 //     A LimitRange container min/max moves request and limit together, keeping their ratio.
 func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container, requests Values, changed [NumResources]bool, lr *LimitRange) (Values, Values, []string) {
@@ -51,7 +52,7 @@ func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container,
 			limits.Set(r, RoundUp(req+ratio.Quantity))
 			notes = append(notes, fmt.Sprintf("%s limit = request + %s (requestToLimitRatio)", r, Format(r, ratio.Quantity)))
 		case hasCurLim && hasCurReq && curReq > 0:
-			limits.Set(r, RoundUp(req*curLim/curReq))
+			limits.Set(r, RoundUp(req*originalRatio(r, cur, curLim/curReq)))
 		}
 		if lim, ok := limits.Get(r); ok && gap[r] != nil {
 			if floor := RoundUp(req + gap[r].Base(req)); lim < floor {
@@ -69,6 +70,23 @@ func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container,
 		requests.Set(r, req)
 	}
 	return requests, limits, notes
+}
+
+// originalRatio is the limit/request ratio of resource r in the container's origin (its workload's pod
+// template) when the origin has a limit for r, else current (the ratio of the container's own values).
+func originalRatio(r Resource, cur Container, current float64) float64 {
+	if cur.Origin == nil {
+		return current
+	}
+	lim, ok := cur.Origin.Limits.Get(r)
+	if !ok || lim <= 0 {
+		return current // no limit in the template: the container's own limit keeps its own ratio
+	}
+	req, ok := cur.Origin.Requests.Get(r)
+	if !ok || req <= 0 {
+		req = lim // a limit without a request: Kubernetes defaults the request to the limit
+	}
+	return lim / req
 }
 
 // fitRatio raises a request so that limit/request stays within the LimitRange's maxLimitRequestRatio (the

@@ -226,6 +226,11 @@ type Container struct {
 	Name     string
 	Requests Values
 	Limits   Values
+	// Origin, when set, holds the requests and limits the workload's pod template gives the container: the
+	// original limit/request ratio (SCALING.md section 6) is read from it rather than from Requests and
+	// Limits, which an earlier in-place resize with a requestToLimitRatio may have moved off the workload's
+	// ratio (AEP-8515: with the policy or the gate gone, limits return to the workload's ratio).
+	Origin *Container
 }
 
 // Recommendation is the recommender's recommendation for one container.

@@ -123,9 +123,11 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("%s: %w", c.ctl.Key(), err))
 			continue
 		}
+		origins := u.templateContainers(ctx, c)
 		states := make([]Pod, len(pods))
 		for i := range pods {
 			states[i] = podState(&pods[i], now, u.Options)
+			withOrigins(states[i].Containers, origins)
 		}
 		c.ctl.Replicas = u.desiredReplicas(ctx, c)
 		actions, budget := PlanWithBudget(&c.ctl, states, now, u.Options)
@@ -169,6 +171,32 @@ type served struct {
 	gvk    schema.GroupVersionKind
 	// budget is the disruptions the workload may still take this loop (evictions replacing refused resizes).
 	budget *int
+}
+
+// templateContainers are the requests and limits of the workload's pod template by container name (nil when
+// the template cannot be read): limits follow the workload's limit/request ratio, not one an earlier resize
+// with a requestToLimitRatio left on a running pod.
+func (u *Updater) templateContainers(ctx context.Context, c served) map[string]scaling.Container {
+	t, err := u.Targets.PodTemplate(ctx, c.gvk, c.ctl.Namespace, c.target.Name)
+	if err != nil || t == nil {
+		return nil
+	}
+	out := map[string]scaling.Container{}
+	for _, k := range t.Spec.Containers {
+		req, _ := scaling.FromResourceList(k.Resources.Requests, nil)
+		lim, _ := scaling.FromResourceList(k.Resources.Limits, nil)
+		out[k.Name] = scaling.Container{Name: k.Name, Requests: req, Limits: lim}
+	}
+	return out
+}
+
+// withOrigins sets each container's Origin from its workload's template.
+func withOrigins(cs []scaling.Container, origins map[string]scaling.Container) {
+	for i := range cs {
+		if o, ok := origins[cs[i].Name]; ok {
+			cs[i].Origin = &o
+		}
+	}
 }
 
 // desiredReplicas reads the workload's desired replicas from its scale subresource (0: unknown, e.g. a

@@ -239,6 +239,27 @@ var _ = Describe("Updater", func() {
 		}, timeout, poll).Should(BeTrue(), "resized in place to cpu 300m/900m")
 		Expect(uids(livePods(ns, "stays-burstable"))).To(Equal(keeping))
 		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring("Pod/to-guaranteed"), ContainSubstring("Evicted"), ContainSubstring("QoS class would change from Burstable to Guaranteed"))))
+
+		By("the gate turned off: the next resize gives limits at the workload's 1:2 ratio, not the 1:3 the running pods carry")
+		Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": false})).To(Succeed())
+		v := &vpav1.VerticalPodAutoscaler{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "stays-burstable"}, v)).To(Succeed())
+		r := &v.Status.Recommendation.ContainerRecommendations[0]
+		r.Target, r.LowerBound, r.UpperBound, r.UncappedTarget = rl("400m", "150Mi"), rl("350m", "120Mi"), rl("450m", "180Mi"), rl("400m", "150Mi")
+		Expect(k8s.Status().Update(ctx, v)).To(Succeed())
+		Eventually(func() bool {
+			pods := livePods(ns, "stays-burstable")
+			if len(pods) != 2 || !hasRequests("400m", "150Mi")(pods) {
+				return false
+			}
+			for _, p := range pods {
+				if p.Spec.Containers[0].Resources.Limits.Cpu().Cmp(resource.MustParse("800m")) != 0 {
+					return false
+				}
+			}
+			return true
+		}, timeout, poll).Should(BeTrue(), "resized in place to cpu 400m/800m")
+		Expect(uids(livePods(ns, "stays-burstable"))).To(Equal(keeping))
 	})
 
 	It("never disrupts more than one pod at a time under a PodDisruptionBudget with maxUnavailable 1", func() {

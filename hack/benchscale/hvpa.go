@@ -66,7 +66,11 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 			return nil, err
 		}
 	}
-	args := []string{"run", "--components=" + comp.name, "--kubeconfig", kubeconfig,
+	components := comp.name
+	if comp == recommenderProcess {
+		components = cfg.components
+	}
+	args := []string{"run", "--components=" + components, "--kubeconfig", kubeconfig,
 		"--recommender-interval", cfg.interval.String(), "--leader-elect=false", "--profiling", "--metrics-secure=false",
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[2]),
 		"--zap-log-level", "info", "--zap-time-encoding", "rfc3339nano"}

@@ -2,8 +2,8 @@
 // starts a fresh local control plane (kube-apiserver with an audit log of the recommender process's requests, etcd,
 // kube-controller-manager with the deployment and replicaset controllers), a PLAYED fleet of kubelets and a
 // played metrics.k8s.io API (no containers run: pods are marked Running and report a usage with a little
-// per-pod variation), N Deployments of 10 pods each, and, as the chart deploys them, `hvpa run
-// --components=recommender` and `hvpa run --components=admission` as processes under users of their own.
+// per-pod variation), N Deployments of 10 pods each, and `hvpa run --components=recommender` (-components)
+// and `hvpa run --components=admission` as processes under users of their own, as the chart deploys them.
 // After the recommender has run twice it creates N VerticalPodAutoscalers at once and measures the time to
 // each one's first recommendation; then it observes a few steady-state loops (loop time, API requests per
 // loop by verb and resource from the audit log, CPU, RSS and Go heap of the recommender process) and the
@@ -39,6 +39,7 @@ type config struct {
 	creates      int           // pod creations per webhook latency case
 	binary       string        // the hvpa binary
 	hvpaArgs     []string      // more flags for hvpa run
+	components   string        // --components of the measured process (recommender, or the chart's recommender,hvpa)
 	outDir       string        // logs of each run are kept here
 	history      time.Duration // age of the usage history seeded as checkpoints before hvpa starts (0: none)
 }
@@ -79,6 +80,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.settle, "settle", 0, "recommender loops to skip after every VPA has a recommendation, before the observed ones (the bounds drift past the status dead band for about 10 intervals)")
 	fs.IntVar(&c.creates, "creates", 1000, "pod creations per webhook latency case")
 	fs.StringVar(&c.binary, "hvpa", "bin/hvpa", "the hvpa binary (make build)")
+	fs.StringVar(&c.components, "components", "recommender", "--components of the measured process: recommender, or recommender,hvpa as the chart's default recommender Deployment runs it (the Hvpa controller beside it)")
 	hvpaArgs := fs.String("hvpa-args", "", "more flags for `hvpa run`, space-separated (e.g. --kube-api-qps=200)")
 	fs.DurationVar(&c.history, "history", 8*24*time.Hour, "usage history each VPA has when the run starts, seeded as checkpoints (0: new VPAs without history, whose bounds move past the status dead band at every run for about 10 intervals)")
 	fs.StringVar(&c.outDir, "out", ".cache/benchscale", "folder for each run's hvpa log, audit log and kube-controller-manager log")

@@ -110,7 +110,8 @@ func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, err
 		}
 		phase(fmt.Sprintf("%s of usage history seeded as %d checkpoints", cfg.history, n))
 	}
-	// as the chart deploys them: the recommender and the admission webhook in processes of their own
+	// as the chart deploys them: the recommender (with -components=recommender,hvpa the Hvpa controller beside
+	// it, as in the chart's default) and the admission webhook in processes of their own
 	h, err := startHvpa(ctx, env, c, cfg, dir, recommenderProcess)
 	if err != nil {
 		return nil, err

@@ -45,39 +45,47 @@ func NewResolver(cached client.Reader, live client.Client) *Resolver {
 	return &Resolver{Cached: cached, Live: live, CacheWait: DefaultCacheWait}
 }
 
-// typedKind reads the pod selector of one well-known workload kind from its typed object.
+// typedKind reads the pod selector and pod template of one well-known workload kind from its typed object.
 type typedKind struct {
 	object   func() client.Object
 	selector func(client.Object) (labels.Selector, error)
+	template func(client.Object) *corev1.PodTemplateSpec
 }
 
 var typedKinds = map[schema.GroupVersionKind]typedKind{
 	appsv1.SchemeGroupVersion.WithKind("Deployment"): {func() client.Object { return &appsv1.Deployment{} },
 		func(o client.Object) (labels.Selector, error) {
 			return labelSelector(o.(*appsv1.Deployment).Spec.Selector)
-		}},
+		},
+		func(o client.Object) *corev1.PodTemplateSpec { return &o.(*appsv1.Deployment).Spec.Template }},
 	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): {func() client.Object { return &appsv1.StatefulSet{} },
 		func(o client.Object) (labels.Selector, error) {
 			return labelSelector(o.(*appsv1.StatefulSet).Spec.Selector)
-		}},
+		},
+		func(o client.Object) *corev1.PodTemplateSpec { return &o.(*appsv1.StatefulSet).Spec.Template }},
 	appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): {func() client.Object { return &appsv1.ReplicaSet{} },
 		func(o client.Object) (labels.Selector, error) {
 			return labelSelector(o.(*appsv1.ReplicaSet).Spec.Selector)
-		}},
+		},
+		func(o client.Object) *corev1.PodTemplateSpec { return &o.(*appsv1.ReplicaSet).Spec.Template }},
 	appsv1.SchemeGroupVersion.WithKind("DaemonSet"): {func() client.Object { return &appsv1.DaemonSet{} },
 		func(o client.Object) (labels.Selector, error) {
 			return labelSelector(o.(*appsv1.DaemonSet).Spec.Selector)
-		}},
+		},
+		func(o client.Object) *corev1.PodTemplateSpec { return &o.(*appsv1.DaemonSet).Spec.Template }},
 	batchv1.SchemeGroupVersion.WithKind("Job"): {func() client.Object { return &batchv1.Job{} },
-		func(o client.Object) (labels.Selector, error) { return labelSelector(o.(*batchv1.Job).Spec.Selector) }},
+		func(o client.Object) (labels.Selector, error) { return labelSelector(o.(*batchv1.Job).Spec.Selector) },
+		func(o client.Object) *corev1.PodTemplateSpec { return &o.(*batchv1.Job).Spec.Template }},
 	batchv1.SchemeGroupVersion.WithKind("CronJob"): {func() client.Object { return &batchv1.CronJob{} },
 		func(o client.Object) (labels.Selector, error) {
 			return labelSet(o.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template.Labels, "spec.jobTemplate.spec.template.metadata.labels")
-		}},
+		},
+		func(o client.Object) *corev1.PodTemplateSpec { return &o.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template }},
 	corev1.SchemeGroupVersion.WithKind("ReplicationController"): {func() client.Object { return &corev1.ReplicationController{} },
 		func(o client.Object) (labels.Selector, error) {
 			return labelSet(o.(*corev1.ReplicationController).Spec.Selector, "spec.selector")
-		}},
+		},
+		func(o client.Object) *corev1.PodTemplateSpec { return o.(*corev1.ReplicationController).Spec.Template }},
 }
 
 func labelSelector(ls *metav1.LabelSelector) (labels.Selector, error) {
@@ -92,6 +100,21 @@ func labelSet(set map[string]string, path string) (labels.Selector, error) {
 		return nil, fmt.Errorf("no selector at %s", path)
 	}
 	return labels.SelectorFromSet(set), nil
+}
+
+// PodTemplate is the pod template of a well-known workload kind (Deployment, StatefulSet, ReplicaSet,
+// DaemonSet, Job, CronJob, ReplicationController), read like its target; nil for other kinds, whose template
+// hvpa does not know where to find.
+func (r *Resolver) PodTemplate(ctx context.Context, gvk schema.GroupVersionKind, ns, name string) (*corev1.PodTemplateSpec, error) {
+	kind, ok := typedKinds[gvk]
+	if !ok {
+		return nil, nil
+	}
+	obj := kind.object()
+	if err := r.get(ctx, gvk, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return nil, err
+	}
+	return kind.template(obj), nil
 }
 
 // resolveTyped resolves a well-known kind from the cache (Live when the cache has not seen it).
