@@ -2,6 +2,8 @@ package vpa_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,18 +33,18 @@ func (p *playedUsage) ContainerUsage(context.Context) ([]metrics.ContainerUsage,
 	return p.samples, nil
 }
 
-// benchRecommender is 1,000 VPAs (one Deployment each, 10 namespaces) and 10,000 running pods (10 per
-// Deployment) on controller-runtime's in-memory fake client, after two runs. Status writes are counted, not
+// benchRecommender is n VPAs (one Deployment each, 10 per namespace, as make bench-scale makes them) and 10 x n
+// running pods (10 per Deployment) on controller-runtime's in-memory fake client, after two runs. Status writes are counted, not
 // applied: the fake client's patch path costs far more than the API server's and would hide the loop's own
 // cost; so every VPA stays without status, as if just created.
-func benchRecommender(b *testing.B) (*vpactrl.Recommender, *int) {
+func benchRecommender(b *testing.B, n int) (*vpactrl.Recommender, *atomic.Int64) {
 	ctx := context.Background()
-	objs, usage := fleet(1000, 10, 10, func(_, p int) (int64, int64) { return int64(100 + p*10), int64(200+p) << 20 })
+	objs, usage := fleet(n, n/10, 10, func(_, p int) (int64, int64) { return int64(100 + p*10), int64(200+p) << 20 })
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
-	patches := 0
+	patches := &atomic.Int64{} // status patches are sent several at a time
 	c := interceptor.NewClient(base, interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
-		patches++
+		patches.Add(1)
 		return nil
 	}})
 	opts := vpactrl.DefaultOptions()
@@ -56,42 +58,53 @@ func benchRecommender(b *testing.B) (*vpactrl.Recommender, *int) {
 			b.Fatal(err)
 		}
 	}
-	patches = 0
-	return r, &patches
+	patches.Store(0)
+	return r, patches
 }
+
+// benchSizes are the fleets of the unit benchmarks: bench-scale's 1,000 and its growth point 3,000.
+var benchSizes = []int{1000, 3000}
 
 // BenchmarkRunOnce is one recommender run over benchRecommender's cluster: the recommender's own work per
 // run (listing, matching, feeding the model, recommending, comparing status), not API-server latency.
 func BenchmarkRunOnce(b *testing.B) {
-	ctx := context.Background()
-	r, patches := benchRecommender(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if err := r.RunOnce(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	if *patches < 1000*b.N {
-		b.Fatalf("%d status writes over %d runs: the recommendations were not computed", *patches, b.N)
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("vpas=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			r, patches := benchRecommender(b, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if err := r.RunOnce(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if got := patches.Load(); got < int64(n*b.N) {
+				b.Fatalf("%d status writes over %d runs: the recommendations were not computed", got, b.N)
+			}
+		})
 	}
 }
 
 // BenchmarkServeNew is ServeNew over benchRecommender's cluster, where every one of the 1,000 VPAs is new
 // (no status): their first recommendations from the history already held, without a run.
 func BenchmarkServeNew(b *testing.B) {
-	ctx := context.Background()
-	r, patches := benchRecommender(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if n, err := r.ServeNew(ctx); err != nil || n != 1000 {
-			b.Fatalf("served %d (%v), want 1000", n, err)
-		}
-	}
-	b.StopTimer()
-	if *patches != 1000*b.N {
-		b.Fatalf("%d status writes over %d calls, want 1,000 each", *patches, b.N)
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("vpas=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			r, patches := benchRecommender(b, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if served, err := r.ServeNew(ctx); err != nil || served != n {
+					b.Fatalf("served %d (%v), want %d", served, err, n)
+				}
+			}
+			b.StopTimer()
+			if got := patches.Load(); got != int64(n*b.N) {
+				b.Fatalf("%d status writes over %d calls, want %d each", got, b.N, n)
+			}
+		})
 	}
 }

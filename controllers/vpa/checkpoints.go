@@ -1,6 +1,7 @@
 package vpa
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,7 +140,11 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 			continue
 		}
 		match := matches(s.target.Selector)
-		for name, a := range r.MergedAggregates(s.vpa.Namespace, s.vpa.Name, s.target.Selector, s.model) {
+		merged := s.merged // this run's, from its status
+		if merged == nil {
+			merged = r.MergedAggregates(s.vpa.Namespace, s.vpa.Name, s.target.Selector, s.model)
+		}
+		for name, a := range merged {
 			if !a.IsEmpty() {
 				m, ns := s.model, s.vpa.Namespace
 				jobs = append(jobs, job{vpaContainer{ns, s.vpa.Name, name}, s.vpa.Name, "VerticalPodAutoscaler", func(now time.Time) recommender.AggregateCheckpoint {
@@ -161,7 +166,8 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		if !wi.Equal(wj) {
 			return wi.Before(wj)
 		}
-		return fmt.Sprint(jobs[i].key) < fmt.Sprint(jobs[j].key)
+		a, b := jobs[i].key, jobs[j].key // ties (checkpoints loaded with one time): by name, without allocating
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.vpa, b.vpa), cmp.Compare(a.container, b.container)) < 0
 	})
 	start := r.Clock.Now()
 	quota := CheckpointQuota(len(jobs), r.Opts.Interval, r.Opts.CheckpointPeriod)

@@ -275,6 +275,8 @@ type served struct {
 	matched int // running pods its selector matches
 
 	rec *vpav1.RecommendedPodResources // the recommendation in status after this run (the target metric)
+	// merged are the VPA's aggregates merged per container by this run's status step (its checkpoints save them)
+	merged map[string]*recommender.Aggregate
 }
 
 // RunOnce does one run: list, resolve, feed, recommend, write status, checkpoints and garbage collection.

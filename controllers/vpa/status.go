@@ -191,6 +191,7 @@ func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, "PodsMatched", fmt.Sprintf("%d running pods", matched)), now)
 		}
 		merged := r.MergedAggregates(v.Namespace, v.Name, s.target.Selector, s.model)
+		s.merged = merged
 		rec, confidence := Recommendation(s.model, merged, rp)
 		if WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) {
 			rec = v.Status.Recommendation // only the bounds drifted, within the band: nothing to write
