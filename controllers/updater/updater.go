@@ -57,6 +57,8 @@ type Updater struct {
 	resized  map[string][]time.Time
 	evicted  map[string]eviction
 	converge map[string]convergence
+	// savedRecords is the loop records as last read from or written to Options.LoopRecords.
+	savedRecords string
 }
 
 // eviction remembers an eviction for a change: when, and which pods of the workload existed then (a pod
@@ -92,6 +94,7 @@ func (u *Updater) NeedLeaderElection() bool { return true }
 
 // Start runs an update loop every Interval until ctx ends.
 func (u *Updater) Start(ctx context.Context) error {
+	u.loadLoopRecords(ctx)
 	t := u.Clock.NewTicker(u.Options.Interval)
 	defer t.Stop()
 	for {
@@ -149,6 +152,9 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 		u.Metrics.Candidates.WithLabelValues(kind).Set(float64(candidates[kind]))
 	}
 	u.forget(now)
+	if err := u.saveLoopRecords(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -339,7 +339,13 @@ var _ = Describe("Updater", func() {
 		})
 		deployment(ns, "web", 2, "accept", rl("100m", ""), nil)
 		vpa(ns, "web", vpav1.UpdateModeRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
-		startUpdater(testOptions())
+		o := testOptions()
+		o.LoopRecords = ns + "/updater-loops" // the records survive the updater (its ConfigMap)
+		first, stopFirst := context.WithCancel(context.Background())
+		u := updater.New(mgrC, k8s, events, clock.RealClock{}, gates, o, updater.NewMetrics(nil))
+		done := make(chan error, 1)
+		go func() { done <- u.Start(first) }()
+		DeferCleanup(stopFirst)
 		Eventually(func() []string { return eventStream(ns) }, timeout, poll).Should(ContainElement(ContainSubstring(updater.EventLoopDetected)))
 		evictions := func() int {
 			n := 0
@@ -351,6 +357,16 @@ var _ = Describe("Updater", func() {
 			return n
 		}
 		Consistently(evictions, 3*time.Second, poll).Should(BeNumerically("<=", 2), "each original pod evicted once at most, no replacement evicted")
+
+		By("a restarted updater (a new process, or a new leader) remembers the evictions from its ConfigMap")
+		stopFirst()
+		Eventually(done, timeout).Should(Receive(BeNil()))
+		cm := &corev1.ConfigMap{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "updater-loops"}, cm)).To(Succeed())
+		Expect(cm.Data["records.json"]).To(ContainSubstring(`"evicted"`))
+		before := evictions()
+		startUpdater(o)
+		Consistently(evictions, 3*time.Second, poll).Should(Equal(before), "the replacements are not evicted again after the restart")
 	})
 })
 

@@ -80,7 +80,9 @@ var typedKinds = map[schema.GroupVersionKind]typedKind{
 		func(o client.Object) (labels.Selector, error) {
 			return labelSet(o.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template.Labels, "spec.jobTemplate.spec.template.metadata.labels")
 		},
-		func(o client.Object) *corev1.PodTemplateSpec { return &o.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template }},
+		func(o client.Object) *corev1.PodTemplateSpec {
+			return &o.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template
+		}},
 	corev1.SchemeGroupVersion.WithKind("ReplicationController"): {func() client.Object { return &corev1.ReplicationController{} },
 		func(o client.Object) (labels.Selector, error) {
 			return labelSet(o.(*corev1.ReplicationController).Spec.Selector, "spec.selector")

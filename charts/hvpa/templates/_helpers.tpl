@@ -183,3 +183,8 @@ list value is joined with commas and left out when empty, a map value rendered a
 {{- toJson list }}
 {{- end }}
 {{- end }}
+
+{{/* The ConfigMap where the updater keeps its loop-detection records. */}}
+{{- define "hvpa.loopRecordsName" -}}
+{{- printf "%s-updater-loops" (include "hvpa.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
