@@ -10,8 +10,11 @@ import (
 )
 
 // FuzzDecideState: any --state file is refused with an error that names the file, or gives a state whose
-// amounts are in [0, MaxAmount] and from which the EP-0001 Hvpa decides without a panic, to replicas within
-// its bounds (0 for a workload scaled to zero, which is left alone) and per-pod values that are not negative.
+// amounts are in [0, MaxAmount] and from which the EP-0001 Hvpa decides without a panic: desired replicas
+// within its bounds (0 for a workload scaled to zero, which is left alone), applied replicas equal to them
+// unless a gate blocks the change and keeps the current count (SCALING.md section 5: the example's
+// scale-down waits for its maintenance window, even from above maxReplicas), and per-pod values that are
+// not negative.
 func FuzzDecideState(f *testing.F) {
 	for _, s := range []string{
 		`{"replicas": 2, "containers": [{"name": "app", "requests": {"cpu": "500m", "memory": "1Gi"}}], "recommendation": [{"containerName": "app", "target": {"cpu": "1", "memory": "2Gi"}, "uncappedTarget": {"cpu": "1", "memory": "2Gi"}}]}`,
@@ -48,11 +51,17 @@ limitRange: {container: {min: {cpu: 2}, max: {cpu: 1}}}`,
 		if err != nil {
 			return
 		}
+		blocked := false // a replica change gated (SCALING.md section 5) keeps the current count, with the reason
+		for _, b := range d.Blocked {
+			blocked = blocked || (b.Part == "replicas" && b.Reason != "Saturated")
+		}
 		switch {
 		case st.Replicas == 0 && d.Replicas != 0: // a workload scaled to zero is left alone
 			t.Fatalf("decided %d replicas for a workload at 0", d.Replicas)
-		case st.Replicas > 0 && (d.Replicas < spec.MinReplicas || d.Replicas > spec.MaxReplicas):
-			t.Fatalf("decided %d replicas outside [%d, %d]", d.Replicas, spec.MinReplicas, spec.MaxReplicas)
+		case st.Replicas > 0 && (d.DesiredReplicas < spec.MinReplicas || d.DesiredReplicas > spec.MaxReplicas):
+			t.Fatalf("desired %d replicas outside [%d, %d]", d.DesiredReplicas, spec.MinReplicas, spec.MaxReplicas)
+		case d.Replicas != d.DesiredReplicas && (d.Replicas != st.Replicas || !blocked):
+			t.Fatalf("decided %d replicas (desired %d, current %d) without a gate that blocks the change: %+v", d.Replicas, d.DesiredReplicas, st.Replicas, d.Blocked)
 		}
 		for _, c := range d.Containers {
 			for _, r := range scaling.Resources {

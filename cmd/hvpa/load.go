@@ -14,6 +14,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -76,9 +77,24 @@ func fieldErrors(path string, errs field.ErrorList) error {
 	return fmt.Errorf("%s is invalid:\n%s", path, strings.Join(lines, "\n"))
 }
 
+// plainHvpa and plainVPA are the API types without their UnmarshalJSON methods.
+type (
+	plainHvpa hvpav1alpha1.Hvpa
+	plainVPA  vpav1.VerticalPodAutoscaler
+)
+
 // strictDecode decodes YAML or JSON into obj the way the API server does with strict field validation: an
 // unknown or duplicate field is an error naming its full path (e.g. spec.scalingIntervals[0].maxReplica).
 func strictDecode(data []byte, obj any) error {
+	// the API types decode tolerantly on their own (an object stored before the CRD's rules becomes its
+	// metadata and a DecodeError, see apis/autoscaling/decodeerr): a file is decoded strictly through their
+	// plain fields
+	switch o := obj.(type) {
+	case *hvpav1alpha1.Hvpa:
+		obj = (*plainHvpa)(o)
+	case *vpav1.VerticalPodAutoscaler:
+		obj = (*plainVPA)(o)
+	}
 	j, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return err

@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
@@ -75,6 +76,8 @@ type Reconciler struct {
 	// written is, per Hvpa, the resourceVersion its last status patch wrote, until the cache shows it
 	writtenMu sync.Mutex
 	written   map[types.NamespacedName]string
+	// undecodable: Hvpas that do not decode, with the resourceVersion their condition was written at
+	undecodable map[types.NamespacedName]string
 
 	// Gates are the feature gates (RequestToLimitRatio: the containers' requestToLimitRatio counts only when
 	// on; nil: every gate at its default).
@@ -160,8 +163,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	orig := h.DeepCopy()
 	now := r.Clock.Now()
+	if h.DecodeError != "" {
+		return reconcile.Result{}, r.reportUndecodable(ctx, h, now)
+	}
+	orig := h.DeepCopy()
 	h.Status.ObservedGeneration = h.Generation
 	op := &scaleOp{}
 	res, err := r.reconcile(ctx, h, now, op)
@@ -182,6 +188,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	return res, err
+}
+
+// reportUndecodable marks an Hvpa stored before the CRD's rules that does not decode (its metadata only): a
+// ConfigUnsupported condition and an event with the field and the fix, written once per resourceVersion (its
+// status reads back empty). It neither scales nor requeues: the edit that fixes it brings it back.
+func (r *Reconciler) reportUndecodable(ctx context.Context, h *hvpav1alpha1.Hvpa, now time.Time) error {
+	key := types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
+	r.writtenMu.Lock()
+	seen := r.undecodable[key]
+	r.writtenMu.Unlock()
+	if seen == h.ResourceVersion {
+		return nil
+	}
+	orig := h.DeepCopy()
+	r.unsupported(h, now, decodeerr.Reason, h.DecodeError)
+	if _, err := r.patchStatus(ctx, orig, h); err != nil {
+		return err
+	}
+	r.writtenMu.Lock()
+	if r.undecodable == nil {
+		r.undecodable = map[types.NamespacedName]string{}
+	}
+	r.undecodable[key] = h.ResourceVersion // the patch's response
+	r.writtenMu.Unlock()
+	log.FromContext(ctx).Info("Hvpa does not decode; reported in its status", "hvpa", key.String(), "error", h.DecodeError)
+	return nil
 }
 
 // scaleOp is the /scale write of a reconcile, applied after its status is written.

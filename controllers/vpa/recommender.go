@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
@@ -99,6 +100,7 @@ type Recommender struct {
 	state        *recommender.State
 	written      map[vpaContainer]time.Time
 	ours         map[types.NamespacedName]bool // checkpoints this recommender wrote or loaded as its own
+	undecodable  map[types.UID]string          // VPAs that do not decode: the resourceVersion their condition was written at
 	firstRec     map[types.UID]bool
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
@@ -129,7 +131,7 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 		m = NewMetrics(nil)
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
-		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[types.NamespacedName]bool{},
+		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[types.NamespacedName]bool{}, undecodable: map[types.UID]string{},
 		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
@@ -500,7 +502,9 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 	for i := range vpas {
 		v := &vpas[i]
 		s := &served{vpa: v, model: r.model(r.Base)}
-		if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
+		if v.DecodeError != "" { // stored before the CRD's rules: its metadata only
+			s.err = &workload.TargetError{Reason: decodeerr.Reason, Message: v.DecodeError}
+		} else if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
 			s.err = &workload.TargetError{Reason: "InvalidOverride", Message: err.Error()}
 		} else {
 			s.model = r.model(cfg)
@@ -577,6 +581,11 @@ func (r *Recommender) forgetGone(vpas []vpav1.VerticalPodAutoscaler) {
 	for uid := range r.firstRec {
 		if !uids[uid] {
 			delete(r.firstRec, uid)
+		}
+	}
+	for uid := range r.undecodable {
+		if !uids[uid] {
+			delete(r.undecodable, uid)
 		}
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	"io"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -527,6 +530,76 @@ var _ = Describe("the recommender", func() {
 		Expect(condition(v, vpav1.LowConfidence).Message).To(ContainSubstring("confidence 0.0 days"))
 	})
 
+	It("serves every other VPA when one stored before the CRD's rules does not decode", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "good", "app")
+		for _, p := range runPods(ctx, ns, "good", 1, nil, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+		}
+		Expect(k8s.Create(ctx, vpaFor(ns, "good", "good", vpav1.UpdateModeOff))).To(Succeed())
+
+		By("storing a VPA with a quantity no decoder reads, as the API server accepted it before the CRD's CEL rules")
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: "verticalpodautoscalers.autoscaling.k8s.io"}, crd)).To(Succeed())
+		withRules := crd.Spec.DeepCopy()
+		for i := range crd.Spec.Versions {
+			if sch := crd.Spec.Versions[i].Schema; sch != nil && sch.OpenAPIV3Schema != nil {
+				withoutRules(sch.OpenAPIV3Schema)
+			}
+		}
+		Expect(k8s.Update(ctx, crd)).To(Succeed())
+		restored := false
+		restore := func() {
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: crd.Name}, crd)).To(Succeed())
+			crd.Spec = *withRules
+			Expect(k8s.Update(ctx, crd)).To(Succeed())
+			restored = true
+		}
+		DeferCleanup(func() {
+			if !restored {
+				restore()
+			}
+		})
+		stale := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler",
+			"metadata": map[string]any{"namespace": ns, "name": "stale"},
+			"spec": map[string]any{"targetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "good"},
+				"resourcePolicy": map[string]any{"containerPolicies": []any{map[string]any{"containerName": "app", "minAllowed": map[string]any{"cpu": "1e1.5"}}}}}}}
+		Eventually(func() error { return k8s.Create(ctx, stale.DeepCopy()) }, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+		restore()
+		Eventually(func() error {
+			again := stale.DeepCopy()
+			again.SetName("stale-again")
+			return k8s.Create(ctx, again)
+		}, 10*time.Second, 100*time.Millisecond).ShouldNot(Succeed(), "the CRD's rules refuse such a VPA again")
+
+		By("the recommender reads the list, serves the good VPA and reports the stale one, with the field and the fix")
+		r := newRecommender(nil, nil)
+		runs(r, 2)
+		Expect(containerRec(getVPA(ctx, ns, "good"), "app")).NotTo(BeNil())
+		raw := &unstructured.Unstructured{}
+		raw.SetGroupVersionKind(vpav1.GroupVersion.WithKind("VerticalPodAutoscaler"))
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "stale"}, raw)).To(Succeed())
+		conds, _, _ := unstructured.NestedSlice(raw.Object, "status", "conditions")
+		var unsupported map[string]any
+		for _, c := range conds {
+			if c.(map[string]any)["type"] == string(vpav1.ConfigUnsupported) {
+				unsupported = c.(map[string]any)
+			}
+		}
+		Expect(unsupported).To(HaveKeyWithValue("status", "True"))
+		Expect(unsupported).To(HaveKeyWithValue("reason", decodeerr.Reason))
+		Expect(unsupported["message"]).To(ContainSubstring(`spec.resourcePolicy.containerPolicies[0].minAllowed.cpu: "1e1.5" is not a quantity`))
+		policies, _, _ := unstructured.NestedSlice(raw.Object, "spec", "resourcePolicy", "containerPolicies")
+		Expect(policies).To(HaveLen(1))
+		Expect(policies[0].(map[string]any)["minAllowed"]).To(HaveKeyWithValue("cpu", "1e1.5"), "the user's spec is kept as it is")
+
+		By("written once: a run that finds it unchanged writes nothing for it")
+		rv := raw.GetResourceVersion()
+		runs(r, 1)
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "stale"}, raw)).To(Succeed())
+		Expect(raw.GetResourceVersion()).To(Equal(rv))
+	})
+
 	It("runs as a loop (manager.Runnable) until stopped", func() {
 		ns := newNamespace(ctx)
 		deployment(ctx, ns, "loop", "app")
@@ -642,3 +715,18 @@ var _ = Describe("the recommender with Prometheus down", func() {
 		Expect(containerRec(getVPA(ctx, ns, "live"), "app")).NotTo(BeNil())
 	})
 })
+
+// withoutRules removes the CEL rules (x-kubernetes-validations) from a schema and everything under it.
+func withoutRules(p *apiextensionsv1.JSONSchemaProps) {
+	p.XValidations = nil
+	for k, sub := range p.Properties {
+		withoutRules(&sub)
+		p.Properties[k] = sub
+	}
+	if p.Items != nil && p.Items.Schema != nil {
+		withoutRules(p.Items.Schema)
+	}
+	if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
+		withoutRules(p.AdditionalProperties.Schema)
+	}
+}

@@ -146,6 +146,9 @@ func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
 			continue
 		}
 		r.statusWrites++
+		if w.s.vpa.DecodeError != "" {
+			r.undecodable[w.s.vpa.UID] = w.patched.ResourceVersion
+		}
 		if w.firstRec {
 			r.firstRec[w.s.vpa.UID] = true
 			r.Metrics.RecommendationLatency.Observe(now.Sub(w.s.vpa.CreationTimestamp.Time).Seconds())
@@ -157,6 +160,9 @@ func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
 // when the status stays), or the error that keeps it as it is.
 func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 	v := s.vpa
+	if v.DecodeError != "" && r.undecodable[v.UID] == v.ResourceVersion {
+		return nil, nil // its condition is written: the status read back is empty (it does not decode either)
+	}
 	now := r.Clock.Now()
 	st := v.Status.DeepCopy()
 	s.rec = v.Status.Recommendation // a transient error keeps the status as it is

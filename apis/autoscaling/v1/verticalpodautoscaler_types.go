@@ -5,6 +5,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 )
 
 // VerticalPodAutoscaler recommends (and, depending on its update mode, applies) CPU and memory requests for
@@ -31,6 +33,20 @@ type VerticalPodAutoscaler struct {
 	// status is the most recently observed state of the autoscaler.
 	// +optional
 	Status VerticalPodAutoscalerStatus `json:"status,omitempty"`
+
+	// DecodeError is set, in place of spec and status, when the stored object cannot be read (a value the
+	// API server accepted before the CRD's validation rules existed): it names the field and the fix. Never
+	// serialized; the controllers report it in a condition and serve the other objects.
+	DecodeError string `json:"-"`
+}
+
+// UnmarshalJSON decodes one object on its own: an object that does not decode becomes its metadata and a
+// DecodeError instead of failing the list it arrives in (every object of the kind would stop being served).
+func (o *VerticalPodAutoscaler) UnmarshalJSON(data []byte) error {
+	type plain VerticalPodAutoscaler // without this method
+	return decodeerr.Unmarshal(data, func(p *plain) { *o = VerticalPodAutoscaler(*p) }, func(tm metav1.TypeMeta, om metav1.ObjectMeta, msg string) {
+		*o = VerticalPodAutoscaler{TypeMeta: tm, ObjectMeta: om, DecodeError: msg}
+	})
 }
 
 // VerticalPodAutoscalerSpec is the specification of a VerticalPodAutoscaler.

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
@@ -37,6 +38,20 @@ type Hvpa struct {
 	// status is the most recently observed state of the Hvpa.
 	// +optional
 	Status HvpaStatus `json:"status,omitempty"`
+
+	// DecodeError is set, in place of spec and status, when the stored object cannot be read (a value the
+	// API server accepted before the CRD's validation rules existed): it names the field and the fix. Never
+	// serialized; the controllers report it in a condition and serve the other objects.
+	DecodeError string `json:"-"`
+}
+
+// UnmarshalJSON decodes one object on its own: an object that does not decode becomes its metadata and a
+// DecodeError instead of failing the list it arrives in (every object of the kind would stop being served).
+func (o *Hvpa) UnmarshalJSON(data []byte) error {
+	type plain Hvpa // without this method
+	return decodeerr.Unmarshal(data, func(p *plain) { *o = Hvpa(*p) }, func(tm metav1.TypeMeta, om metav1.ObjectMeta, msg string) {
+		*o = Hvpa{TypeMeta: tm, ObjectMeta: om, DecodeError: msg}
+	})
 }
 
 // HvpaSpec is the specification of an Hvpa.
