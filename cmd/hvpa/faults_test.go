@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
@@ -32,23 +31,10 @@ func TestFaultLeaderFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the local control plane")
 	}
-	env, _, c, err := testenv.StartWithClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	for _, ns := range []string{"hvpa-system", "shop"} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ms, kubelet, err := playedkubelet.Start(ctx, c, "node-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ms.Close()
+	cl := startPlayedCluster(ctx, t, "hvpa-system", "shop")
+	c, ms, kubelet, kubeconfig := cl.c, cl.metrics, cl.kubelet, cl.kubeconfig
 	for _, app := range []string{"web", "api"} {
 		if err := c.Create(ctx, testenv.Deployment("shop", app, 1, nil, testenv.Container("app", testenv.Resources("100m", "128Mi"), nil))); err != nil {
 			t.Fatal(err)
@@ -61,19 +47,7 @@ func TestFaultLeaderFailover(t *testing.T) {
 		ms.Set("shop", app+"-1", "app", playedkubelet.Usage{CPUMilli: 300, MemoryBytes: 200 << 20})
 	}
 
-	user, err := env.AddUser(envtest.User{Name: "hvpa", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	type replica struct {
 		cmd *exec.Cmd
 		log string

@@ -21,12 +21,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
 )
 
 func freePort(t *testing.T) string {
@@ -47,23 +45,10 @@ func TestRunRecommender(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the local control plane")
 	}
-	env, _, c, err := testenv.StartWithClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, ns := range []string{"hvpa-system", "shop"} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ms, kubelet, err := playedkubelet.Start(ctx, c, "node-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ms.Close()
+	cl := startPlayedCluster(ctx, t, "hvpa-system", "shop")
+	c, ms, kubelet, kubeconfig := cl.c, cl.metrics, cl.kubelet, cl.kubeconfig
 	labels := map[string]string{"app": "web"}
 	if err := c.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -102,18 +87,6 @@ func TestRunRecommender(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	user, err := env.AddUser(envtest.User{Name: "hvpa", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	probe, metricsAddr := freePort(t), freePort(t)
 	cmd := newRootCommand()
 	cmd.SetArgs([]string{"run", "--kubeconfig", kubeconfig, "--components", "recommender,hvpa", "--recommender-interval", "300ms", "--hvpa-sync-period", "300ms",
