@@ -105,7 +105,8 @@ type Recommender struct {
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
 	bootstrapped bool
-	statusWrites int // status patches of the current run (the per-run log line)
+	statusWrites int   // status patches of the current run (the per-run log line)
+	usageErr     error // why the current run could not read usage (nil: it could)
 	// progress is when the loop started or last ended a run (unix nanoseconds; 0: not started)
 	progress atomic.Int64
 }
@@ -387,6 +388,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 
 	// 3. usage from metrics.k8s.io into the model
 	usage, err := r.Usage.ContainerUsage(ctx)
+	r.usageErr = err // the status step says so (UsageUnavailable) while it lasts
 	if err != nil {
 		r.Metrics.MetricsAPIErrors.Inc()
 		logger.Error(err, "reading container usage; recommendations keep their history")

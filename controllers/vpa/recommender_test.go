@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	"io"
@@ -600,6 +601,38 @@ var _ = Describe("the recommender", func() {
 		Expect(raw.GetResourceVersion()).To(Equal(rv))
 	})
 
+	It("keeps the recommendation and says so while the metrics API is down", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "web", "app")
+		for _, p := range runPods(ctx, ns, "web", 2, nil, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
+		}
+		Expect(k8s.Create(ctx, vpaFor(ns, "web", "web", vpav1.UpdateModeOff))).To(Succeed())
+		src := &failingUsage{UsageSource: metrics.MetricsAPI{Client: mclient}}
+		opts := vpactrl.DefaultOptions()
+		opts.CheckpointPeriod = 0
+		r, err := vpactrl.NewRecommender(k8s, src, nil, recorder, clock.RealClock{}, recommender.Defaults(), opts, nil)
+		Expect(err).NotTo(HaveOccurred())
+		runs(r, 2)
+		before := containerRec(getVPA(ctx, ns, "web"), "app").DeepCopy()
+		Expect(before).NotTo(BeNil())
+
+		src.err = errors.New(`the server is currently unable to handle the request (get pods.metrics.k8s.io)`)
+		runs(r, 2)
+		v := getVPA(ctx, ns, "web")
+		Expect(containerRec(v, "app").Target).To(Equal(before.Target), "the recommendation is kept")
+		c := condition(v, vpav1.UsageUnavailable)
+		Expect(c).NotTo(BeNil())
+		Expect(c.Status).To(Equal(corev1.ConditionTrue))
+		Expect(c.Reason).To(Equal("MetricsAPIUnavailable"))
+		Expect(c.Message).To(ContainSubstring("unable to handle the request"))
+		Expect(condition(v, vpav1.RecommendationProvided).Status).To(Equal(corev1.ConditionTrue))
+
+		src.err = nil
+		runs(r, 1)
+		Expect(condition(getVPA(ctx, ns, "web"), vpav1.UsageUnavailable)).To(BeNil(), "removed once usage is read again")
+	})
+
 	It("runs as a loop (manager.Runnable) until stopped", func() {
 		ns := newNamespace(ctx)
 		deployment(ctx, ns, "loop", "app")
@@ -729,4 +762,17 @@ func withoutRules(p *apiextensionsv1.JSONSchemaProps) {
 	if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
 		withoutRules(p.AdditionalProperties.Schema)
 	}
+}
+
+// failingUsage is a usage source that fails with err while it is set (the metrics API down).
+type failingUsage struct {
+	metrics.UsageSource
+	err error
+}
+
+func (f *failingUsage) ContainerUsage(ctx context.Context) ([]metrics.ContainerUsage, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.UsageSource.ContainerUsage(ctx)
 }

@@ -196,6 +196,12 @@ func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 		} else {
 			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, "PodsMatched", fmt.Sprintf("%d running pods", matched)), now)
 		}
+		if r.usageErr != nil {
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.UsageUnavailable, true, "MetricsAPIUnavailable",
+				fmt.Sprintf("current usage cannot be read (%v); the recommendation is kept from the history held", r.usageErr)), now)
+		} else {
+			st.Conditions = RemoveCondition(st.Conditions, vpav1.UsageUnavailable)
+		}
 		merged := r.MergedAggregates(v.Namespace, v.Name, s.target.Selector, s.model)
 		s.merged = merged
 		rec, confidence := Recommendation(s.model, merged, rp)

@@ -313,6 +313,9 @@ const (
 	ConfigDeprecated VerticalPodAutoscalerConditionType = "ConfigDeprecated"
 	// ConfigUnsupported is true when the object cannot be served as written.
 	ConfigUnsupported VerticalPodAutoscalerConditionType = "ConfigUnsupported"
+	// UsageUnavailable (hvpa's) is true while the last run could not read current usage (metrics.k8s.io):
+	// the recommendation is kept from the history held; the condition is removed once usage is read again.
+	UsageUnavailable VerticalPodAutoscalerConditionType = "UsageUnavailable"
 )
 
 // VerticalPodAutoscalerCondition describes the state of a VerticalPodAutoscaler at a point in time.
