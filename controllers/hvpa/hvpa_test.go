@@ -16,12 +16,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
@@ -266,6 +269,47 @@ var _ = Describe("an Hvpa", func() {
 		for _, c := range v.Status.Conditions {
 			Expect(c.Type == vpav1.ConfigUnsupported && c.Status == corev1.ConditionTrue).To(BeFalse(), "the older VPA was marked: %s", c.Message)
 		}
+	})
+
+	It("reports an Hvpa stored before the CRD's rules that does not decode, and goes on with the others", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "good", 1, "500m")
+		deployment(ctx, ns, "stale", 1, "500m")
+		loads.set(ns, "good", 1300) // about 1.5 CPU: the 2-replica interval
+		loads.set(ns, "stale", 1300)
+		restore, err := testenv.WithoutCELRules(ctx, k8s, "hvpas.autoscaling.k8s.io")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(restore)
+		stale := epHvpa(ns, "stale")
+		stale.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+		raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(stale)
+		Expect(err).NotTo(HaveOccurred())
+		u := &unstructured.Unstructured{Object: raw}
+		u.SetGroupVersionKind(hvpav1alpha1.GroupVersion.WithKind("Hvpa"))
+		intervals, _, _ := unstructured.NestedSlice(u.Object, "spec", "scalingIntervals")
+		Expect(unstructured.SetNestedField(intervals[1].(map[string]any), "1e1.5", "maxResources", "cpu")).To(Succeed())
+		Expect(unstructured.SetNestedSlice(u.Object, intervals, "spec", "scalingIntervals")).To(Succeed())
+		Eventually(func() error { return k8s.Create(ctx, u.DeepCopy()) }, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+		Expect(restore()).To(Succeed())
+		good := epHvpa(ns, "good")
+		good.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+		Expect(k8s.Create(ctx, good)).To(Succeed())
+
+		Eventually(deploymentReplicas(ctx, ns, "good"), timeout).Should(Equal(int32(2)), "the good Hvpa is served")
+		Eventually(func() map[string]any {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(hvpav1alpha1.GroupVersion.WithKind("Hvpa"))
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "stale"}, got)).To(Succeed())
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			for _, c := range conds {
+				if c.(map[string]any)["type"] == string(hvpav1alpha1.ConditionConfigUnsupported) {
+					return c.(map[string]any)
+				}
+			}
+			return nil
+		}, timeout).Should(And(HaveKeyWithValue("status", "True"), HaveKeyWithValue("reason", decodeerr.Reason),
+			HaveKeyWithValue("message", ContainSubstring(`spec.scalingIntervals[1].maxResources.cpu: "1e1.5" is not a quantity`))))
+		Consistently(deploymentReplicas(ctx, ns, "stale"), 2*time.Second).Should(Equal(int32(1)), "the stale Hvpa does not act")
 	})
 })
 

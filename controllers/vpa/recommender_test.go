@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	"io"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,11 +24,13 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
@@ -540,33 +539,15 @@ var _ = Describe("the recommender", func() {
 		Expect(k8s.Create(ctx, vpaFor(ns, "good", "good", vpav1.UpdateModeOff))).To(Succeed())
 
 		By("storing a VPA with a quantity no decoder reads, as the API server accepted it before the CRD's CEL rules")
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Name: "verticalpodautoscalers.autoscaling.k8s.io"}, crd)).To(Succeed())
-		withRules := crd.Spec.DeepCopy()
-		for i := range crd.Spec.Versions {
-			if sch := crd.Spec.Versions[i].Schema; sch != nil && sch.OpenAPIV3Schema != nil {
-				withoutRules(sch.OpenAPIV3Schema)
-			}
-		}
-		Expect(k8s.Update(ctx, crd)).To(Succeed())
-		restored := false
-		restore := func() {
-			Expect(k8s.Get(ctx, client.ObjectKey{Name: crd.Name}, crd)).To(Succeed())
-			crd.Spec = *withRules
-			Expect(k8s.Update(ctx, crd)).To(Succeed())
-			restored = true
-		}
-		DeferCleanup(func() {
-			if !restored {
-				restore()
-			}
-		})
+		restore, err := testenv.WithoutCELRules(ctx, k8s, "verticalpodautoscalers.autoscaling.k8s.io")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(restore)
 		stale := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler",
 			"metadata": map[string]any{"namespace": ns, "name": "stale"},
 			"spec": map[string]any{"targetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "good"},
 				"resourcePolicy": map[string]any{"containerPolicies": []any{map[string]any{"containerName": "app", "minAllowed": map[string]any{"cpu": "1e1.5"}}}}}}}
 		Eventually(func() error { return k8s.Create(ctx, stale.DeepCopy()) }, 10*time.Second, 100*time.Millisecond).Should(Succeed())
-		restore()
+		Expect(restore()).To(Succeed())
 		Eventually(func() error {
 			again := stale.DeepCopy()
 			again.SetName("stale-again")
@@ -748,21 +729,6 @@ var _ = Describe("the recommender with Prometheus down", func() {
 		Expect(containerRec(getVPA(ctx, ns, "live"), "app")).NotTo(BeNil())
 	})
 })
-
-// withoutRules removes the CEL rules (x-kubernetes-validations) from a schema and everything under it.
-func withoutRules(p *apiextensionsv1.JSONSchemaProps) {
-	p.XValidations = nil
-	for k, sub := range p.Properties {
-		withoutRules(&sub)
-		p.Properties[k] = sub
-	}
-	if p.Items != nil && p.Items.Schema != nil {
-		withoutRules(p.Items.Schema)
-	}
-	if p.AdditionalProperties != nil && p.AdditionalProperties.Schema != nil {
-		withoutRules(p.AdditionalProperties.Schema)
-	}
-}
 
 // failingUsage is a usage source that fails with err while it is set (the metrics API down).
 type failingUsage struct {
