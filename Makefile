@@ -89,10 +89,7 @@ dashboards: controlplane ## Record the e2e run's /metrics and render the dashboa
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 5s) beyond its seed corpus.
-	@for pkg in $$(go list ./... | grep -v /e2e); do \
-		for f in $$(go test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-			echo "fuzz $$pkg $$f"; go test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) 2>&1 | tail -3 || exit 1; \
-		done; done
+	@bash hack/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
 bench: ## Run every benchmark with -benchmem.
