@@ -851,17 +851,7 @@ func TestChartRBAC(t *testing.T) {
 
 	eventually := func(what string, f func() error) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			err := f()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
+		waitUntil(ctx, t, what, 90*time.Second, f)
 	}
 	adm := findComponent(deps, manager.Admission)
 	configName := adm.flag("webhook-config-name")

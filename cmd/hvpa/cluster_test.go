@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,4 +56,21 @@ func startPlayedCluster(ctx context.Context, t *testing.T, namespaces ...string)
 		t.Fatal(err)
 	}
 	return &playedCluster{env: env, c: c, metrics: ms, kubelet: kubelet, kubeconfig: kubeconfig}
+}
+
+// waitUntil retries f every 200 ms until it succeeds and returns how long that took; the test fails with f's
+// last error once within has passed or ctx has ended.
+func waitUntil(ctx context.Context, t *testing.T, what string, within time.Duration, f func() error) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		err := f()
+		if err == nil {
+			return time.Since(start)
+		}
+		if time.Since(start) > within || ctx.Err() != nil {
+			t.Fatalf("%s: not within %s: %v", what, within, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

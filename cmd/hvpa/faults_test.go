@@ -88,17 +88,7 @@ func TestFaultLeaderFailover(t *testing.T) {
 	}
 	eventually := func(what string, within time.Duration, f func() error) time.Duration {
 		t.Helper()
-		start := time.Now()
-		for {
-			err := f()
-			if err == nil {
-				return time.Since(start)
-			}
-			if time.Since(start) > within || ctx.Err() != nil {
-				t.Fatalf("%s: not within %s: %v", what, within, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		return waitUntil(ctx, t, what, within, f)
 	}
 	recommended := func(name string) func() error {
 		return func() error {

@@ -110,17 +110,7 @@ func TestRunRecommender(t *testing.T) {
 
 	eventually := func(what string, f func() error) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			err := f()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %v", what, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		waitUntil(ctx, t, what, 60*time.Second, f)
 	}
 	get := func(url string) (string, error) {
 		resp, err := http.Get(url)
