@@ -10,7 +10,6 @@ import (
 	"sort"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -68,13 +67,14 @@ func (r *Recommender) bootstrap(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("reading usage history from Prometheus: %w", err)
 		}
-		var pods corev1.PodList // labels of live pods, for history without pod labels (kube-state-metrics v2 exports none by default)
-		if err := r.Client.List(ctx, &pods); err != nil {
-			return fmt.Errorf("listing pods: %w", err)
+		// labels of live pods, for history without pod labels (kube-state-metrics v2 exports none by default)
+		pods, err := r.Pods.List(ctx, metav1.NamespaceAll)
+		if err != nil {
+			return err
 		}
 		live := map[types.NamespacedName]map[string]string{}
-		for _, p := range pods.Items {
-			live[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p.Labels
+		for _, p := range pods {
+			live[p.Key()] = p.Labels
 		}
 		m := r.model(r.Base)
 		skipped := 0

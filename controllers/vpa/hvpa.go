@@ -6,15 +6,14 @@ import (
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
@@ -171,14 +170,14 @@ type workloadLoad struct {
 	at                time.Time // the newest sample of the sum
 }
 
-func (l workloadLoads) add(h *servedHvpa, p *corev1.Pod, u metrics.ContainerUsage) {
+func (l workloadLoads) add(h *servedHvpa, p *podstore.Pod, u metrics.ContainerUsage) {
 	key := recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: u.Container}
 	ld := l[key]
 	if ld == nil {
 		ld = &workloadLoad{h: h}
 		l[key] = ld
 	}
-	cpuReq, memReq := containerRequests(p, u.Container)
+	cpuReq, memReq := p.Requests(u.Container)
 	h.addUsage(u)
 	if u.CPUMilli >= 0 {
 		ld.cpuMilli += max(0, float64(u.CPUMilli)-h.base[scaling.CPU].Base(cpuReq))
@@ -214,37 +213,6 @@ func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.
 	bump := h.model.OOMNeeded(max(request, peak))
 	needed := float64(max(h.pods, 1)) * max(0, bump-h.base[scaling.Memory].Base(request))
 	st.Total(h.model, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now).RecordOOM(at, needed)
-}
-
-// containerRequests is a container's requests in force (millicores, bytes; 0 when unset).
-func containerRequests(p *corev1.Pod, name string) (float64, float64) {
-	return requestInForce(p, name, corev1.ResourceCPU), requestInForce(p, name, corev1.ResourceMemory)
-}
-
-// requestInForce is a container's request of one resource (millicores for CPU, bytes; 0 when unset):
-// status.resources after an in-place resize, else the spec.
-func requestInForce(p *corev1.Pod, name string, r corev1.ResourceName) float64 {
-	amount := func(q resource.Quantity) float64 {
-		if r == corev1.ResourceCPU {
-			return float64(q.MilliValue())
-		}
-		return float64(q.Value())
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == name && cs.Resources != nil {
-			if q, ok := cs.Resources.Requests[r]; ok {
-				return amount(q)
-			}
-		}
-	}
-	for _, c := range p.Spec.Containers {
-		if c.Name == name {
-			if q, ok := c.Resources.Requests[r]; ok {
-				return amount(q)
-			}
-		}
-	}
-	return 0
 }
 
 // addUsage adds a usage sample to the target's summed usage of this run.

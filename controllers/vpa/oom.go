@@ -7,24 +7,24 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/recommender"
 )
 
 // observeOOMs records OOM kills from pod status (current or last state terminated with reason OOMKilled) and
 // containers evicted by the kubelet under memory pressure (an evicted pod's status). Each kill is recorded
 // once.
-func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.NamespacedName]*corev1.Pod, models map[types.NamespacedName]*recommender.Model,
+func (r *Recommender) observeOOMs(ctx context.Context, pods map[types.NamespacedName]*podstore.Pod, evicted []*podstore.Pod, models map[types.NamespacedName]*recommender.Model,
 	hvpas map[types.NamespacedName]*servedHvpa, now time.Time) {
-	record := func(p *corev1.Pod, container string, at time.Time, request float64, key string) {
+	record := func(p *podstore.Pod, container string, at time.Time, request float64, key string) {
 		if !r.state.FirstOOM(key, now) {
 			return
 		}
-		m := models[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
+		m := models[p.Key()]
 		if m == nil {
 			m = r.model(r.Base)
 		}
@@ -35,7 +35,7 @@ func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.N
 			return
 		}
 		r.Metrics.OOMs.Inc()
-		if h := hvpas[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]; h != nil {
+		if h := hvpas[p.Key()]; h != nil {
 			if request <= 0 {
 				request = cs.State.MemoryRequest
 			}
@@ -43,56 +43,34 @@ func (r *Recommender) observeOOMs(ctx context.Context, pods, allPods map[types.N
 		}
 	}
 	for _, p := range pods {
-		for _, cs := range p.Status.ContainerStatuses {
-			for _, st := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
-				t := st.Terminated
-				if t == nil || t.Reason != "OOMKilled" {
-					continue
-				}
-				at := t.FinishedAt.Time
+		for _, c := range p.Containers {
+			for _, at := range c.OOMKills {
 				if at.IsZero() {
 					at = now
 				}
-				record(p, cs.Name, at, requestInForce(p, cs.Name, corev1.ResourceMemory), fmt.Sprintf("%s/%s/%s", p.UID, cs.Name, at.UTC().Format(time.RFC3339)))
+				record(p, c.Name, at, c.MemoryBytes, fmt.Sprintf("%s/%s/%s", p.UID, c.Name, at.UTC().Format(time.RFC3339)))
 			}
 		}
 	}
 	// kubelet evictions under memory pressure, from the evicted pod's own status (which only the kubelet
 	// writes), never from Events (which anyone who may create Events could forge); the container's own
 	// request counts, not the number in the message
-	for key, p := range allPods {
-		if p.Status.Reason != "Evicted" {
+	for _, p := range evicted {
+		if _, tracked := models[p.Key()]; !tracked && r.Opts.MemorySaver {
 			continue
 		}
-		if _, tracked := models[key]; !tracked && r.Opts.MemorySaver {
-			continue
+		at := p.EvictedAt
+		if at.IsZero() {
+			at = now
 		}
-		at := evictedAt(p, now)
 		if now.Sub(at) > r.Base.MemoryAggregationInterval {
 			continue // old news: recorded long ago (the pod object outlives its eviction), or too old to count
 		}
-		for _, e := range ParseMemoryEviction(p.Status.Message) {
-			record(p, e.Container, at, requestInForce(p, e.Container, corev1.ResourceMemory), fmt.Sprintf("evicted/%s/%s", p.UID, e.Container))
+		for _, e := range ParseMemoryEviction(p.EvictionMessage) {
+			_, memory := p.Requests(e.Container)
+			record(p, e.Container, at, memory, fmt.Sprintf("evicted/%s/%s", p.UID, e.Container))
 		}
 	}
-}
-
-// evictedAt is when the kubelet evicted a pod: its DisruptionTarget condition's transition, else its
-// latest condition transition, else now.
-func evictedAt(p *corev1.Pod, now time.Time) time.Time {
-	var latest time.Time
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget && !c.LastTransitionTime.IsZero() {
-			return c.LastTransitionTime.Time
-		}
-		if c.LastTransitionTime.After(latest) {
-			latest = c.LastTransitionTime.Time
-		}
-	}
-	if latest.IsZero() {
-		return now
-	}
-	return latest
 }
 
 // MemoryEviction is one container named by a kubelet eviction under memory pressure.

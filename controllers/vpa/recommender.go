@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
@@ -92,6 +94,8 @@ type Recommender struct {
 	Targets *workload.Resolver
 	// Informers, when set (the manager's cache), tell the loop about VPAs created between runs.
 	Informers crcache.Informers
+	// Pods lists pods: NewRecommender reads them through Client, the manager sets a podstore.Store.
+	Pods podstore.Lister
 
 	mu     sync.Mutex
 	hvpa   hvpaRecs
@@ -131,7 +135,7 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
+	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
 		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[types.NamespacedName]bool{}, undecodable: map[types.UID]string{},
 		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
@@ -237,14 +241,13 @@ func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
 		}
 	}
 	for ns, inNS := range byNS {
-		var pods corev1.PodList
-		if err := r.Client.List(ctx, &pods, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			return 0, fmt.Errorf("listing pods: %w", err)
+		pods, err := r.Pods.List(ctx, ns)
+		if err != nil {
+			return 0, err
 		}
-		for i := range pods.Items {
-			p := &pods.Items[i]
+		for _, p := range pods {
 			for _, s := range inNS {
-				if p.Status.Phase == corev1.PodRunning && s.err == nil && s.target.Selector.Matches(labels.Set(p.Labels)) {
+				if p.Phase == corev1.PodRunning && s.err == nil && s.target.Selector.Matches(labels.Set(p.Labels)) {
 					s.matched++
 				}
 			}
@@ -320,7 +323,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 
 	// 2. pods (not Pending), and which VPA selects each
-	pods, err := r.listPods(ctx)
+	pods, err := r.Pods.List(ctx, metav1.NamespaceAll)
 	if err != nil {
 		return err
 	}
@@ -341,17 +344,19 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	for _, h := range hvpas {
 		hvpaByNS[h.hvpa.Namespace] = append(hvpaByNS[h.hvpa.Namespace], h)
 	}
-	podIndex := map[types.NamespacedName]*corev1.Pod{}
+	podIndex := map[types.NamespacedName]*podstore.Pod{}
 	podModel := map[types.NamespacedName]*recommender.Model{}
 	podHvpa := map[types.NamespacedName]*servedHvpa{} // the Hvpa whose workload total a pod's usage feeds
 	owners := map[types.NamespacedName][]objectRef{}  // the VPAs and Hvpas that select a pod (the usage metric)
-	allPods := map[types.NamespacedName]*corev1.Pod{} // evicted pods are Failed: evictions are looked up here
+	var evicted []*podstore.Pod                       // evicted pods are Failed: evictions are looked up here
 	for _, p := range pods {
-		allPods[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
-		if p.Status.Phase != corev1.PodRunning {
+		if p.EvictionMessage != "" {
+			evicted = append(evicted, p)
+		}
+		if p.Phase != corev1.PodRunning {
 			continue
 		}
-		key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+		key := p.Key()
 		for _, s := range byNS[p.Namespace] {
 			if s.target.Selector.Matches(labels.Set(p.Labels)) {
 				s.matched++
@@ -427,7 +432,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 
 	// 4. OOM kills from pod status and kubelet evictions
-	r.observeOOMs(ctx, podIndex, allPods, podModel, podHvpa, now)
+	r.observeOOMs(ctx, podIndex, evicted, podModel, podHvpa, now)
 	t = step("oom", t)
 
 	// 5. recommendations and status
@@ -458,38 +463,6 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(),
 		"duration", r.Clock.Now().Sub(start).Round(time.Microsecond).String(), "steps", steps)
 	return ctx.Err()
-}
-
-// listPods is every pod, read only: the informer's own objects when the recommender runs with the manager's
-// cache (no copy of ten thousand pods per run: a list through the client copies each Pod struct), else a
-// list through the client.
-func (r *Recommender) listPods(ctx context.Context) ([]*corev1.Pod, error) {
-	if r.Informers != nil {
-		inf, err := r.Informers.GetInformer(ctx, &corev1.Pod{})
-		if err != nil {
-			return nil, fmt.Errorf("listing pods: %w", err)
-		}
-		// an informer started by this call holds nothing yet: the client's list waits for it to sync
-		if st, ok := inf.(interface{ GetStore() toolscache.Store }); ok && inf.HasSynced() {
-			objs := st.GetStore().List()
-			pods := make([]*corev1.Pod, 0, len(objs))
-			for _, o := range objs {
-				if p, ok := o.(*corev1.Pod); ok {
-					pods = append(pods, p)
-				}
-			}
-			return pods, nil
-		}
-	}
-	var l corev1.PodList
-	if err := r.Client.List(ctx, &l, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
-	}
-	pods := make([]*corev1.Pod, len(l.Items))
-	for i := range l.Items {
-		pods[i] = &l.Items[i]
-	}
-	return pods, nil
 }
 
 // resolveAll lists the VPAs this recommender serves and resolves their targets and the Hvpas': a VPA whose
@@ -560,8 +533,11 @@ func (r *Recommender) listVPAs(ctx context.Context) ([]vpav1.VerticalPodAutoscal
 		}
 		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name
+	sort.Slice(out, func(i, j int) bool { // by namespace/name, without building either string
+		if a, b := &out[i], &out[j]; a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return out[i].Name < out[j].Name
 	})
 	return out, nil
 }
@@ -593,7 +569,7 @@ func (r *Recommender) forgetGone(vpas []vpav1.VerticalPodAutoscaler) {
 }
 
 // container returns the state of one container of one pod, creating it and its aggregate as needed.
-func (r *Recommender) container(m *recommender.Model, p *corev1.Pod, name string, now time.Time) *recommender.PodContainer {
+func (r *Recommender) container(m *recommender.Model, p *podstore.Pod, name string, now time.Time) *recommender.PodContainer {
 	return r.state.Container(m, recommender.ContainerKey{Namespace: p.Namespace, Pod: p.Name, Container: name}, recommender.LabelKey(p.Labels), p.Labels, now)
 }
 

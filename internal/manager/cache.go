@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/podstore"
 )
 
 // CacheOptions is what the manager's informers keep: every object without its managedFields, and pods
@@ -40,7 +41,7 @@ func StripPod(obj any) (any, error) {
 	}
 	p.ManagedFields = nil
 	delete(p.Annotations, lastApplied)
-	p.Labels = podMaps.labelMap(p.Labels)
+	p.Labels = podstore.ShareLabels(p.Labels)
 	s := &p.Spec
 	s.Volumes, s.Affinity, s.Tolerations, s.TopologySpreadConstraints = nil, nil, nil, nil
 	s.SecurityContext, s.ImagePullSecrets, s.HostAliases, s.ReadinessGates = nil, nil, nil, nil
@@ -54,7 +55,7 @@ func StripPod(obj any) (any, error) {
 			c.Command, c.Args, c.Env, c.EnvFrom, c.Ports = nil, nil, nil, nil, nil
 			c.VolumeMounts, c.VolumeDevices = nil, nil
 			c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle, c.SecurityContext = nil, nil, nil, nil, nil
-			podMaps.requirements(&c.Resources)
+			podstore.ShareRequirements(&c.Resources)
 		}
 	}
 	s.EphemeralContainers = nil
@@ -66,9 +67,9 @@ func StripPod(obj any) (any, error) {
 			c := &css[i]
 			c.Image, c.ImageID, c.ContainerID = "", "", ""
 			c.VolumeMounts, c.User, c.AllocatedResourcesStatus = nil, nil, nil
-			c.AllocatedResources = podMaps.resourceList(c.AllocatedResources)
+			c.AllocatedResources = podstore.ShareResources(c.AllocatedResources)
 			if c.Resources != nil {
-				podMaps.requirements(c.Resources)
+				podstore.ShareRequirements(c.Resources)
 			}
 			for _, state := range []*corev1.ContainerState{&c.State, &c.LastTerminationState} {
 				if state.Terminated != nil {

@@ -1,4 +1,4 @@
-package manager
+package podstore
 
 import (
 	"slices"
@@ -8,7 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// interned shares equal maps between the pods the informers keep. The pods of one ReplicaSet carry the same
+// interned shares equal maps between the pods the informers keep (Pods here, and the manager's stripped
+// corev1.Pods). The pods of one ReplicaSet carry the same
 // labels and, per container, the same requests and limits in spec and status (allocated resources, actual
 // resources): five resource maps per container that each cost about 700 bytes however few entries they
 // hold. Sharing one map per distinct value saves most of it at ten thousand pods. Cached objects are read
@@ -17,13 +18,32 @@ type interned struct {
 	mu        sync.Mutex
 	resources map[string]corev1.ResourceList
 	labels    map[string]map[string]string
+	strings   map[string]string // namespaces and container names
 }
 
 // internLimit bounds each table: when it is full it starts anew (maps of deleted pods are not kept forever;
 // the maps already shared stay shared).
 const internLimit = 1 << 14
 
-var podMaps = &interned{resources: map[string]corev1.ResourceList{}, labels: map[string]map[string]string{}}
+var podMaps = &interned{resources: map[string]corev1.ResourceList{}, labels: map[string]map[string]string{}, strings: map[string]string{}}
+
+// share returns the shared string equal to s.
+func (in *interned) share(s string) string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return intern(in.strings, s, s)
+}
+
+// ShareLabels returns the map shared by every pod with labels equal to m (m itself the first time). The
+// result is read only.
+func ShareLabels(m map[string]string) map[string]string { return podMaps.labelMap(m) }
+
+// ShareResources returns the map shared by every container with resources equal to l (l itself the first
+// time). The result is read only.
+func ShareResources(l corev1.ResourceList) corev1.ResourceList { return podMaps.resourceList(l) }
+
+// ShareRequirements shares the maps of a container's requirements.
+func ShareRequirements(r *corev1.ResourceRequirements) { podMaps.requirements(r) }
 
 // resourceList returns the shared map equal to l (l itself the first time).
 func (in *interned) resourceList(l corev1.ResourceList) corev1.ResourceList {
