@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
 )
@@ -28,7 +31,13 @@ type playedCluster struct {
 
 func startPlayedCluster(ctx context.Context, t *testing.T, namespaces ...string) *playedCluster {
 	t.Helper()
-	env, _, c, err := testenv.StartWithClient()
+	return startPlayedClusterWith(ctx, t, nil, namespaces...)
+}
+
+// startPlayedClusterWith is startPlayedCluster with the control plane configured by opts.
+func startPlayedClusterWith(ctx context.Context, t *testing.T, opts []testenv.Option, namespaces ...string) *playedCluster {
+	t.Helper()
+	env, _, c, err := testenv.StartWithClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,5 +81,49 @@ func waitUntil(ctx context.Context, t *testing.T, what string, within time.Durat
 			t.Fatalf("%s: not within %s: %v", what, within, err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// runApps creates, for each app, a Deployment of one pod (app=<name>, container app, 100m/128Mi) and that
+// pod, Running on the played node and using 300m and 200Mi.
+func (cl *playedCluster) runApps(ctx context.Context, t *testing.T, ns string, apps ...string) {
+	t.Helper()
+	for _, app := range apps {
+		if err := cl.c.Create(ctx, testenv.Deployment(ns, app, 1, nil, testenv.Container("app", testenv.Resources("100m", "128Mi"), nil))); err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app + "-1", Labels: map[string]string{"app": app}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played"}}}}
+		if err := cl.kubelet.Run(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		cl.metrics.Set(ns, app+"-1", "app", playedkubelet.Usage{CPUMilli: 300, MemoryBytes: 200 << 20})
+	}
+}
+
+// createVPA creates VPA name on Deployment name (mode: nil for the default).
+func (cl *playedCluster) createVPA(ctx context.Context, t *testing.T, ns, name string, mode *vpav1.UpdateMode) {
+	t.Helper()
+	v := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name}}}
+	if mode != nil {
+		v.Spec.UpdatePolicy = &vpav1.PodUpdatePolicy{UpdateMode: mode}
+	}
+	if err := cl.c.Create(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recommended says why VPA name has no recommendation yet (nil once it has one).
+func (cl *playedCluster) recommended(ctx context.Context, ns, name string) func() error {
+	return func() error {
+		v := &vpav1.VerticalPodAutoscaler{}
+		if err := cl.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, v); err != nil {
+			return err
+		}
+		if v.Status.Recommendation == nil {
+			return fmt.Errorf("VPA %s has no recommendation yet", name)
+		}
+		return nil
 	}
 }

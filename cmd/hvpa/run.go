@@ -48,6 +48,9 @@ type runOptions struct {
 	leaderElect         bool
 	leaderElectionNS    string
 	leaderElectionID    string
+	leaseDuration       time.Duration
+	renewDeadline       time.Duration
+	retryPeriod         time.Duration
 	recommender         vpactrl.Options
 	hvpaSync            time.Duration
 	kubeAPIQPS          float64
@@ -118,6 +121,9 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader (a Lease) so that only one replica writes")
 	f.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace)")
+	f.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long standby replicas wait after the leader's last renewal before taking the Lease (a killed leader cannot hand it over)")
+	f.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader retries renewing its Lease before it stops leading (below the lease duration)")
+	f.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to take or renew the Lease (below the renew deadline)")
 	f.StringVar(&o.leaderElectionID, "leader-election-id", "", "name of the leader election Lease (default: hvpa- and the components, e.g. hvpa-controller-recommender, so that processes running different components never share a Lease)")
 	r := &o.recommender
 	f.DurationVar(&r.Interval, "recommender-interval", r.Interval, "time between recommender runs")
@@ -259,6 +265,10 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if o.hvpaSync <= 0 {
 		return fmt.Errorf("--hvpa-sync-period %s: must be positive", o.hvpaSync)
 	}
+	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
+		return fmt.Errorf("--leader-elect-lease-duration %s, --leader-elect-renew-deadline %s, --leader-elect-retry-period %s: each must be positive and below the one before it",
+			o.leaseDuration, o.renewDeadline, o.retryPeriod)
+	}
 	wantAdmission := slices.Contains(o.components, manager.Admission)
 	// the webhooks serve on every replica: a process running only them needs no leader
 	needsLeader := slices.ContainsFunc(o.components, func(c string) bool { return c != manager.Admission })
@@ -306,7 +316,9 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		LeaderElectionID:              leaderID,
 		LeaderElectionReleaseOnCancel: true, // a stopping leader hands over at once, not after its lease runs out
 		LeaderElectionNamespace:       o.leaderElectionNS,
-		LeaseDuration:                 ptrDuration(15 * time.Second),
+		LeaseDuration:                 ptrDuration(o.leaseDuration),
+		RenewDeadline:                 ptrDuration(o.renewDeadline),
+		RetryPeriod:                   ptrDuration(o.retryPeriod),
 		GracefulShutdownTimeout:       ptrDuration(o.shutdownTimeout),
 		Client:                        manager.ClientOptions(),
 		Cache:                         manager.CacheOptions(),

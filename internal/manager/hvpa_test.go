@@ -8,41 +8,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/testenv"
 )
-
-// cpuHvpa scales Deployment name on cpu only, HPA-driven (Utilization of cpu), with per-pod cpu maxima per
-// interval and the HPA's scale-down window as given.
-func cpuHvpa(ns, name string, utilization int32, window int32, overlapPct int32, perPod ...string) *hvpav1alpha1.Hvpa {
-	var iv []hvpav1alpha1.ScalingInterval
-	for i, cpu := range perPod {
-		q := resource.MustParse(cpu)
-		iv = append(iv, hvpav1alpha1.ScalingInterval{MaxReplicas: ptr.To(int32(i + 1)), MaxResources: &hvpav1alpha1.ScaledResources{CPU: &q}})
-	}
-	h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: hvpav1alpha1.HvpaSpec{
-		TargetRef:        autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
-		ScalingIntervals: iv,
-		HPA: &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: int32(len(perPod)),
-			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
-				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(utilization)}}}},
-			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To(window)}}}},
-		VPA: &hvpav1alpha1.VpaSpec{Template: hvpav1alpha1.VpaTemplate{ResourcePolicy: &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{{
-			ContainerName: "*", ControlledResources: &[]corev1.ResourceName{corev1.ResourceCPU}}}}}},
-	}}
-	if overlapPct > 0 {
-		h.Spec.ScalingIntervalsOverlap = &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Percentage: ptr.To(overlapPct)}}
-	}
-	return h
-}
 
 func newNamespace(ctx context.Context, prefix string) string {
 	ns, err := testenv.NewNamespace(ctx, k8s, prefix)
@@ -89,7 +60,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 		deployment(ctx, ns, "web", 3, "1")
 		const usage, target = 5000, 0.8 // 5 CPU in total, constant; the HPA aims at 80% of the requests
 		loads.Set(ns, "web", usage, 300<<20)
-		Expect(k8s.Create(ctx, cpuHvpa(ns, "web", 80, 300, 0, "500m", "1", "2", "4", "8", "8", "8", "8", "8", "8"))).To(Succeed())
+		Expect(k8s.Create(ctx, testenv.CPUHvpa(ns, "web", 80, 300, 0, "500m", "1", "2", "4", "8", "8", "8", "8", "8", "8"))).To(Succeed())
 
 		bound := int64(1.5 * usage / target)
 		var series []string
@@ -116,7 +87,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 		ns := newNamespace(ctx, "updown")
 		deployment(ctx, ns, "web", 1, "500m")
 		loads.Set(ns, "web", 300, 300<<20)
-		Expect(k8s.Create(ctx, cpuHvpa(ns, "web", 50, 0, 30, "500m", "1", "2", "4", "8"))).To(Succeed())
+		Expect(k8s.Create(ctx, testenv.CPUHvpa(ns, "web", 50, 0, 30, "500m", "1", "2", "4", "8"))).To(Succeed())
 		intentMet := func(want int) func() string { // want 0: any scaled-out count (3 or more) the intent names
 			return func() string {
 				wantPods := want

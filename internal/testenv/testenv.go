@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -110,9 +114,9 @@ func Start(opts ...Option) (*envtest.Environment, *rest.Config, error) {
 	return env, cfg, nil
 }
 
-// StartWithClient starts the local control plane (Start) and returns a client with Scheme.
-func StartWithClient() (*envtest.Environment, *rest.Config, client.Client, error) {
-	env, cfg, err := Start()
+// StartWithClient starts the local control plane (Start, configured by opts) and returns a client with Scheme.
+func StartWithClient(opts ...Option) (*envtest.Environment, *rest.Config, client.Client, error) {
+	env, cfg, err := Start(opts...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -122,4 +126,67 @@ func StartWithClient() (*envtest.Environment, *rest.Config, client.Client, error
 		return nil, nil, nil, err
 	}
 	return env, cfg, c, nil
+}
+
+// WithCertDir gives the API server a certificate directory of the caller's (certDir, existing and empty):
+// unlike the random one envtest makes and removes at Stop, it keeps the API server's serving certificate
+// across RestartAPIServer, and with it every client's trust; the port and the client CA are kept anyway.
+func WithCertDir(certDir string) Option {
+	return func(env *envtest.Environment) error {
+		env.ControlPlane.GetAPIServer().CertDir = certDir
+		return nil
+	}
+}
+
+// RestartAPIServer kills kube-apiserver with SIGKILL (a crash: no graceful shutdown; etcd keeps running),
+// leaves it down for down, and starts it again on the same address; it returns once the API server is
+// healthy. Start the environment WithCertDir, or its clients no longer trust the restarted server.
+func RestartAPIServer(env *envtest.Environment, down time.Duration) error {
+	api := env.ControlPlane.GetAPIServer()
+	pid, err := apiServerPID(api.CertDir)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("testenv: killing kube-apiserver (pid %d): %w", pid, err)
+	}
+	// envtest reaps it: then Stop finds it exited and only tidies up
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("testenv: kube-apiserver (pid %d) still there 10 s after SIGKILL", pid)
+		}
+	}
+	if err := api.Stop(); err != nil {
+		return fmt.Errorf("testenv: stopping kube-apiserver: %w", err)
+	}
+	time.Sleep(down)
+	if err := api.Start(); err != nil {
+		return fmt.Errorf("testenv: starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
+// apiServerPID finds the kube-apiserver process serving from certDir.
+func apiServerPID(certDir string) (int, error) {
+	if certDir == "" {
+		return 0, fmt.Errorf("testenv: the API server has no certificate directory of its own: start it WithCertDir")
+	}
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		args := strings.Split(string(b), "\x00")
+		if strings.HasSuffix(args[0], "kube-apiserver") && slices.Contains(args, "--cert-dir="+certDir) {
+			return strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		}
+	}
+	return 0, fmt.Errorf("testenv: no kube-apiserver process with --cert-dir=%s", certDir)
 }

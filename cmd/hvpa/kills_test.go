@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
+	"github.com/hvpa-dev/hvpa/internal/testenv"
+)
+
+// killsPerPhase x 4 phases are the SIGKILLs of TestFaultKillsDuringScaling, at random points.
+const killsPerPhase = 5
+
+// TestFaultKillsDuringScaling runs the chart's controller process (`hvpa run --components
+// recommender,hvpa,updater`, leader election on) against the local control plane with the real
+// deployment, replicaset and HPA controllers, and kills it with SIGKILL 20 times at random points while an
+// Hvpa scales its Deployment out and back in twice (the load steps up and down) and a VPA (InPlace) sizes
+// another, restarting it after each kill. Throughout, an observer checks the invariants:
+//   - every change of the Deployment's replicas is a scaling the Hvpa's status recorded (lastScaling, from ->
+//     to), each record applied at most once: no scaling is repeated or made without its record;
+//   - no scaling comes within the stabilization duration of the one before (4 s each way, from the records'
+//     times, which have whole seconds: 3 s apart at least), which a restart that lost the last record
+//     would not hold (the restart must read it from status);
+//   - no checkpoint's sample count ever goes down (a restart loses at most the samples since the last
+//     write, one --checkpoint-period, never the history written);
+//   - no pod is evicted (the played kubelet accepts every in-place resize, so an eviction would be a change
+//     made twice);
+//
+// and after each phase the workload settles at the load's size with every pod sized to the intent.
+// HVPA_FAULT_SEED=<n> replays a run's kill points.
+func TestFaultKillsDuringScaling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the local control plane")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cl := startPlayedCluster(ctx, t, "hvpa-system", "shop")
+	c := cl.c
+	kcm, err := testenv.StartControllerManager(cl.env, []string{"deployment-controller", "replicaset-controller",
+		"horizontal-pod-autoscaler-controller"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kcm.Stop)
+	var loads playedkubelet.Workloads
+	go cl.kubelet.Loop(ctx, 100*time.Millisecond, playedkubelet.AcceptResizes, &loads, cl.metrics)
+
+	if err := c.Create(ctx, testenv.Deployment("shop", "web", 1, nil, testenv.Container("app", testenv.Resources("500m", "1Gi"), nil))); err != nil {
+		t.Fatal(err)
+	}
+	loads.Set("shop", "web", 300, 300<<20)
+	h := testenv.CPUHvpa("shop", "web", 50, 0, 30, "500m", "1", "2", "4", "8")
+	stabilization := &metav1.Duration{Duration: 4 * time.Second}
+	h.Spec.ScaleUp = &hvpav1alpha1.ScaleParams{StabilizationDuration: stabilization}
+	h.Spec.ScaleDown = &hvpav1alpha1.ScaleParams{StabilizationDuration: stabilization}
+	if err := c.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+
+	// a standalone VPA beside it, resized in place: its checkpoints carry the history a restart must keep
+	if err := c.Create(ctx, testenv.Deployment("shop", "api", 2, nil, testenv.Container("app", testenv.Resources("100m", "128Mi"), nil))); err != nil {
+		t.Fatal(err)
+	}
+	loads.SetPerPod("shop", "api", 300, 200<<20)
+	inPlace := vpav1.UpdateModeInPlace
+	cl.createVPA(ctx, t, "shop", "api", &inPlace)
+
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("HVPA_FAULT_SEED"); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("HVPA_FAULT_SEED=%q: %v", s, err)
+		}
+	}
+	t.Logf("kill points from seed %d (HVPA_FAULT_SEED=%d replays them)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+
+	obs := &invariants{c: c, ns: "shop", name: "web", samples: map[string]int{}, evictions: map[types.UID]bool{}}
+	go obs.watch(ctx)
+
+	dir := t.TempDir()
+	runs := 0
+	start := func() *hvpaProcess {
+		runs++
+		return startHvpa(t, dir, fmt.Sprintf("run-%02d", runs), "run", "--kubeconfig", cl.kubeconfig,
+			"--components", "recommender,hvpa,updater", "--leader-election-namespace", "hvpa-system",
+			"--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1500ms", "--leader-elect-retry-period", "500ms",
+			"--recommender-interval", "500ms", "--checkpoint-period", "1s", "--hvpa-sync-period", "500ms", "--updater-interval", "500ms",
+			"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--graceful-shutdown-timeout=2s")
+	}
+
+	phases := []struct {
+		name     string
+		cpuMilli int64
+		settled  func(replicas int32) bool
+	}{
+		{"up to 2.8 CPU", 2800, func(r int32) bool { return r >= 3 }},
+		{"down to 0.1 CPU", 100, func(r int32) bool { return r == 1 }},
+		{"up to 2.8 CPU again", 2800, func(r int32) bool { return r >= 3 }},
+		{"down to 0.1 CPU again", 100, func(r int32) bool { return r == 1 }},
+	}
+	kills := 0
+	var proc *hvpaProcess
+	for i, ph := range phases {
+		obs.phase(ph.name)
+		loads.Set("shop", "web", ph.cpuMilli, 300<<20)
+		for range killsPerPhase {
+			proc = start()
+			// 0.3-4 s: from before the process leads (the Lease of the one killed runs out after 2 s) to
+			// the middle of its decisions
+			time.Sleep(300*time.Millisecond + time.Duration(rng.Int64N(int64(3700*time.Millisecond))))
+			proc.kill(t)
+			kills++
+			obs.check(t)
+		}
+		proc = start()
+		took := waitUntil(ctx, t, ph.name+": the workload settles", 3*time.Minute, func() error {
+			obs.check(t)
+			if proc.cmd.ProcessState != nil {
+				t.Fatalf("the process exited on its own: %s", proc.cmd.ProcessState)
+			}
+			return intentMet(ctx, c, "shop", "web", ph.settled)
+		})
+		t.Logf("%s: settled %s after the last of %d kills", ph.name, took.Round(100*time.Millisecond), kills)
+		if i < len(phases)-1 {
+			proc.kill(t) // the next phase starts from a killed process too
+			kills++
+		}
+	}
+	obs.check(t)
+	changes, records, maxSamples := obs.summary()
+	t.Logf("%d kills; %d replica changes, each a recorded scaling (%d records seen); checkpoint samples up to %d", kills, changes, records, maxSamples)
+	if changes < 4 || maxSamples == 0 {
+		t.Fatalf("the run did not exercise what it checks: %d replica changes, %d checkpoint samples", changes, maxSamples)
+	}
+}
+
+// intentMet says why the workload is not at rest yet: the Hvpa's intent names a replica count settled
+// accepts, the Deployment asks for it, and that many pods run, each with the intent's cpu request.
+func intentMet(ctx context.Context, c client.Client, ns, name string, settled func(int32) bool) error {
+	h := &hvpav1alpha1.Hvpa{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, h); err != nil {
+		return err
+	}
+	d := h.Status.Desired
+	if d == nil || len(d.Containers) == 0 {
+		return fmt.Errorf("the Hvpa has no intent yet")
+	}
+	if !settled(d.Replicas) {
+		return fmt.Errorf("the intent is %d replicas", d.Replicas)
+	}
+	dep := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, dep); err != nil {
+		return err
+	}
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != d.Replicas {
+		return fmt.Errorf("the intent is %d replicas, the Deployment asks for %v", d.Replicas, dep.Spec.Replicas)
+	}
+	want := d.Containers[0].Requests.Cpu().MilliValue()
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
+		return err
+	}
+	var running []int64
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			running = append(running, p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue())
+		}
+	}
+	if len(running) != int(d.Replicas) || slices.ContainsFunc(running, func(m int64) bool { return m != want }) {
+		return fmt.Errorf("the intent is %d x %dm; running %v", d.Replicas, want, running)
+	}
+	return nil
+}
+
+// minScalingGap is the stabilization duration of TestFaultKillsDuringScaling's Hvpa (4 s) less the second
+// its records' whole-second times may lose.
+const minScalingGap = 3 * time.Second
+
+// scalingKey is a lastScaling record: when, from and to.
+type scalingKey struct {
+	at       time.Time
+	from, to int32
+}
+
+// invariants watches the Deployment, the Hvpa's scaling records, the checkpoints and the events of a
+// namespace, and says what broke.
+type invariants struct {
+	c        client.Client
+	ns, name string
+
+	mu        sync.Mutex
+	phaseName string
+	replicas  int32 // the Deployment's, last seen (0: not yet)
+	changes   []string
+	records   map[scalingKey]int // every lastScaling seen -> the replica changes that applied it
+	samples   map[string]int     // checkpoint -> the highest totalSamplesCount seen
+	evictions map[types.UID]bool
+	broken    []string
+}
+
+func (o *invariants) phase(name string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.phaseName = name
+}
+
+// watch polls every 50 ms until ctx ends (records live in status only until the next scaling).
+func (o *invariants) watch(ctx context.Context) {
+	for ctx.Err() == nil {
+		o.observe(ctx)
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (o *invariants) observe(ctx context.Context) {
+	h := &hvpav1alpha1.Hvpa{}
+	dep := &appsv1.Deployment{}
+	var cps vpav1.VerticalPodAutoscalerCheckpointList
+	var events corev1.EventList
+	// the record first: a scaling's record is written before the Deployment, so a change seen next has its
+	// record seen already
+	if o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, h) != nil ||
+		o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, dep) != nil ||
+		o.c.List(ctx, &cps, client.InNamespace(o.ns)) != nil || o.c.List(ctx, &events, client.InNamespace(o.ns)) != nil {
+		return // the test is ending, or the API server is busy: the next poll sees it
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.records == nil {
+		o.records = map[scalingKey]int{}
+	}
+	if r := h.Status.LastScaling; r != nil {
+		key := scalingKey{at: r.Time.Time, from: r.FromReplicas, to: r.ToReplicas}
+		if _, seen := o.records[key]; !seen {
+			for r := range o.records {
+				if gap := key.at.Sub(r.at).Abs(); gap < minScalingGap {
+					o.fail(fmt.Sprintf("%s: scalings %d -> %d at %s and %d -> %d at %s are %s apart, within the stabilization duration",
+						o.phaseName, r.from, r.to, r.at.Format(time.TimeOnly), key.from, key.to, key.at.Format(time.TimeOnly), gap))
+				}
+			}
+			o.records[key] = 0
+		}
+	}
+	if dep.Spec.Replicas != nil {
+		now := *dep.Spec.Replicas
+		if o.replicas != 0 && now != o.replicas {
+			change := fmt.Sprintf("%s: %d -> %d", o.phaseName, o.replicas, now)
+			o.changes = append(o.changes, change)
+			var applied *scalingKey
+			for r, n := range o.records {
+				if r.from == o.replicas && r.to == now && n == 0 {
+					applied = &r
+					break
+				}
+			}
+			if applied == nil {
+				o.fail(fmt.Sprintf("%s: no scaling record left to explain it (records: %v)", change, o.records))
+			} else {
+				o.records[*applied]++
+			}
+		}
+		o.replicas = now
+	}
+	for _, cp := range cps.Items {
+		n := cp.Status.TotalSamplesCount
+		if before, ok := o.samples[cp.Name]; ok && n < before {
+			o.fail(fmt.Sprintf("%s: checkpoint %s went from %d to %d samples: history was lost", o.phaseName, cp.Name, before, n))
+		}
+		o.samples[cp.Name] = max(o.samples[cp.Name], n)
+	}
+	for _, e := range events.Items {
+		if strings.Contains(e.Reason, "Evict") && e.InvolvedObject.Kind == "Pod" && !o.evictions[e.UID] {
+			o.evictions[e.UID] = true
+			o.fail(fmt.Sprintf("pod %s evicted (%s: %s) although every resize is accepted in place", e.InvolvedObject.Name, e.Reason, e.Message))
+		}
+	}
+}
+
+// fail records a broken invariant, once.
+func (o *invariants) fail(msg string) {
+	if !slices.Contains(o.broken, msg) {
+		o.broken = append(o.broken, msg)
+	}
+}
+
+// check fails the test with every invariant broken so far.
+func (o *invariants) check(t *testing.T) {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.broken) > 0 {
+		t.Fatalf("invariants broken:\n%s\nreplica changes: %v", strings.Join(o.broken, "\n"), o.changes)
+	}
+}
+
+func (o *invariants) summary() (changes, records int, maxSamples int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, n := range o.samples {
+		maxSamples = max(maxSamples, n)
+	}
+	return len(o.changes), len(o.records), maxSamples
+}
