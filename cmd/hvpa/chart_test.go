@@ -30,11 +30,13 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
@@ -88,7 +90,7 @@ func TestChart(t *testing.T) {
 	valueSets := []struct {
 		name       string
 		args       []string
-		dashboards bool
+		dashboards bool // and NetworkPolicies
 	}{
 		{"default values", nil, false},
 		{"ci/nondefault-values.yaml", []string{"-f", filepath.Join(chart, "ci", "nondefault-values.yaml")}, true},
@@ -127,6 +129,7 @@ func TestChart(t *testing.T) {
 			t.Run("webhook configurations equal webhooks.Configurations", func(t *testing.T) { checkWebhooks(t, objs, deps) })
 			t.Run("RBAC has no wildcards, no cluster-admin, a comment on every rule", func(t *testing.T) { checkRBAC(t, objs, deps) })
 			t.Run("a dashboard ConfigMap per dashboard file", func(t *testing.T) { checkDashboards(t, chart, objs, vs.dashboards) })
+			t.Run("a NetworkPolicy per Deployment admits only the ports it serves", func(t *testing.T) { checkNetworkPolicies(t, objs, deps, vs.dashboards) })
 			t.Run("the API server accepts every object (server-side dry run)", func(t *testing.T) { dryRun(ctx, t, c, objs) })
 		})
 	}
@@ -602,6 +605,67 @@ func allowed(grants []grant, group, resource, namespace, name, verb string) bool
 
 // checkDashboards: with dashboards on, one ConfigMap per charts/hvpa/dashboards/*.json, labelled for the
 // Grafana sidecar, holding the file's JSON.
+// checkNetworkPolicies: with enabled, each Deployment's pods (and no other) are selected by one NetworkPolicy
+// that admits ingress only to the container's metrics port and, on the webhook's pods, its webhook port
+// (named ports the container declares); without, there is none.
+func checkNetworkPolicies(t *testing.T, objs []renderedObject, deps []deployed, enabled bool) {
+	policies := byKind(objs, "NetworkPolicy")
+	if !enabled {
+		if len(policies) != 0 {
+			t.Fatalf("%d NetworkPolicies with networkPolicy.enabled false", len(policies))
+		}
+		return
+	}
+	if len(policies) != len(deps) {
+		t.Fatalf("%d NetworkPolicies for %d Deployments", len(policies), len(deps))
+	}
+	for _, d := range deps {
+		var selecting []networkingv1.NetworkPolicy
+		for _, o := range policies {
+			np := convert[networkingv1.NetworkPolicy](t, o)
+			sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.Matches(labels.Set(d.dep.Spec.Template.Labels)) {
+				selecting = append(selecting, *np)
+			}
+		}
+		if len(selecting) != 1 {
+			t.Errorf("Deployment %s: its pods are selected by %d NetworkPolicies, want 1", d.dep.Name, len(selecting))
+			continue
+		}
+		np := selecting[0]
+		if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+			t.Errorf("NetworkPolicy %s: policyTypes %v, want [Ingress]", np.Name, np.Spec.PolicyTypes)
+		}
+		declared := map[string]bool{}
+		for _, p := range d.dep.Spec.Template.Spec.Containers[0].Ports {
+			declared[p.Name] = true
+		}
+		want := []string{"metrics"}
+		if declared["webhook"] {
+			want = append(want, "webhook")
+		}
+		var got []string
+		for _, rule := range np.Spec.Ingress {
+			if len(rule.From) == 0 {
+				t.Errorf("NetworkPolicy %s: a rule admits every source although the values name the peers", np.Name)
+			}
+			for _, p := range rule.Ports {
+				if p.Port == nil || p.Port.StrVal == "" || !declared[p.Port.StrVal] {
+					t.Errorf("NetworkPolicy %s: port %v is not a named port of Deployment %s's container", np.Name, p.Port, d.dep.Name)
+					continue
+				}
+				got = append(got, p.Port.StrVal)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("NetworkPolicy %s admits ports %v, want %v", np.Name, got, want)
+		}
+	}
+}
+
 func checkDashboards(t *testing.T, chart string, objs []renderedObject, enabled bool) {
 	files, err := filepath.Glob(filepath.Join(chart, "dashboards", "*.json"))
 	if err != nil {
