@@ -158,6 +158,8 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	f.IntVar(&o.webhookPort, "webhook-port", 9443, "port of the admission webhook server")
 	f.StringVar(&o.webhookTLS.MinVersion, "min-tls-version", "tls1_2", "lowest TLS version the webhook and HTTPS metrics servers accept: tls1_2 or tls1_3")
 	f.StringSliceVar(&o.webhookTLS.CipherSuites, "tls-cipher-suites", nil, "TLS 1.2 cipher suites the webhook and HTTPS metrics servers accept, by Go's names (default: Go's)")
+	f.StringVar(&o.webhookTLS.ClientCAFile, "webhook-client-ca-file", "", "CA (PEM) that signs the API server's client certificate for webhooks (its admission configuration's kubeConfigFile): a client presenting another certificate is refused (read at start)")
+	f.BoolVar(&o.webhookTLS.RequireClientCert, "webhook-require-client-cert", false, "with --webhook-client-ca-file: refuse every client without such a certificate, so that only the API server reaches the webhook")
 	f.BoolVar(&o.webhookTLS.HTTP2, "enable-http2", false, "serve HTTP/2 on the webhook and HTTPS metrics servers too (off: HTTP/2 rapid reset, CVE-2023-44487)")
 	c := &o.certs
 	f.StringVar((*string)(&c.Mode), "cert-mode", string(c.Mode), "who provides the webhook's serving certificate: self-managed (a CA and certificate kept in a Secret, rotated before expiry) or external (files in --cert-dir, e.g. from cert-manager)")
@@ -306,7 +308,11 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		metricsOpts.ExtraHandlers = profilingHandlers()
 	}
 	whOpts := o.certs.WebhookServerOptions()
-	whOpts.Host, whOpts.Port, whOpts.TLSOpts = o.webhookHost, o.webhookPort, tlsOpts
+	whTLS, err := o.webhookTLS.WebhookOptions()
+	if err != nil {
+		return err
+	}
+	whOpts.Host, whOpts.Port, whOpts.TLSOpts = o.webhookHost, o.webhookPort, whTLS
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:                 webhook.NewServer(whOpts),
 		Scheme:                        Scheme(),
