@@ -18,6 +18,8 @@ LDFLAGS := -X github.com/hvpa-dev/hvpa/internal/version.Version=$(VERSION)
 CONTROLPLANE_STAMP := $(CONTROLPLANE_BIN)/kube-apiserver $(CONTROLPLANE_BIN)/kube-controller-manager $(CONTROLPLANE_BIN)/kubectl $(CONTROLPLANE_BIN)/etcd
 HELM_VERSION ?= v3.22.0
 export HELM_VERSION
+UPSTREAM_VPA_VERSION ?= v1.8.1
+export UPSTREAM_VPA_VERSION
 
 ##@ General
 .PHONY: help
@@ -65,9 +67,13 @@ $(CONTROLPLANE_STAMP):
 helm: ## Build helm (HELM_VERSION) from its Go module into .cache/tools/bin (cached; the chart test runs it).
 	@bash hack/tools.sh helm >/dev/null
 
+.PHONY: upstream-vpa
+upstream-vpa: ## Build upstream's VPA recommender (UPSTREAM_VPA_VERSION) from its Go module into .cache/upstream (cached; tests run hvpa beside it).
+	@bash hack/upstream-vpa.sh
+
 ##@ Test
 .PHONY: test
-test: controlplane helm ## Unit tests, integration suites and the e2e suite against a real kube-apiserver (builds the control plane and helm when missing).
+test: controlplane helm upstream-vpa ## Unit tests, integration suites and the e2e suite against a real kube-apiserver (builds the control plane and helm when missing).
 	go test $(GO_TEST_FLAGS) -count=1 ./...
 
 .PHONY: test-unit

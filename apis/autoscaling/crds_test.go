@@ -112,7 +112,7 @@ var _ = Describe("CRDs", func() {
 	ctx := context.Background()
 
 	It("are installed, established and carry the api-approved annotation of a protected group", func() {
-		for _, name := range []string{"hvpas.autoscaling.k8s.io", "verticalpodautoscalers.autoscaling.k8s.io", "verticalpodautoscalercheckpoints.autoscaling.k8s.io"} {
+		for _, name := range []string{"hvpas.autoscaling.k8s.io", "hvpacheckpoints.autoscaling.k8s.io", "verticalpodautoscalers.autoscaling.k8s.io", "verticalpodautoscalercheckpoints.autoscaling.k8s.io"} {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
 			Expect(crd.Annotations).To(HaveKey("api-approved.kubernetes.io"), name)

@@ -36,30 +36,47 @@ func (r *Recommender) bootstrap(ctx context.Context) error {
 		if err := r.Client.List(ctx, &l); err != nil {
 			return fmt.Errorf("loading checkpoints: %w", err)
 		}
+		var hl hvpav1alpha1.HvpaCheckpointList
+		if err := r.Client.List(ctx, &hl); err != nil {
+			return fmt.Errorf("loading Hvpa checkpoints: %w", err)
+		}
 		m := r.model(r.Base)
 		loaded := 0
-		for _, cp := range l.Items {
-			owner := cp.Spec.VPAObjectName
-			isHvpa := cp.Labels[OwnerKindLabel] == "Hvpa"
-			if isHvpa && cp.Labels[HistoryLabel] != HistoryWorkloadTotal {
-				continue // a per-pod history of an earlier version: the workload total starts anew
-			}
-			a, err := m.LoadAggregate(fromCheckpoint(cp.Status), r.Clock.Now())
+		load := func(ref checkpointRef, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus, writer string, hvpa bool) {
+			a, err := m.LoadAggregate(fromCheckpoint(status), r.Clock.Now())
 			if err != nil {
-				logger.Error(err, "skipping a checkpoint", "checkpoint", cp.Namespace+"/"+cp.Name)
-				continue
+				logger.Error(err, "skipping a checkpoint", "kind", ref.kind, "checkpoint", ref.Namespace+"/"+ref.Name)
+				return
 			}
-			if isHvpa {
-				owner = hvpaOwner(owner)
-				r.state.LoadTotal(m, recommender.OwnerKey{Namespace: cp.Namespace, Owner: owner, Container: cp.Spec.ContainerName}, a)
+			key := recommender.OwnerKey{Namespace: ref.Namespace, Owner: owner, Container: container}
+			if hvpa {
+				r.state.LoadTotal(m, key, a)
 			} else {
-				r.state.SetInitial(recommender.OwnerKey{Namespace: cp.Namespace, Owner: owner, Container: cp.Spec.ContainerName}, a)
+				r.state.SetInitial(key, a)
 			}
-			r.written[vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}] = cp.Status.LastUpdateTime.Time
-			if cp.Labels[WriterLabel] == r.Opts.Name {
-				r.ours[types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}] = true
+			r.written[vpaContainer{ref.Namespace, owner, container}] = status.LastUpdateTime.Time
+			if writer == r.Opts.Name {
+				r.ours[ref] = true
 			}
 			loaded++
+		}
+		for _, cp := range l.Items {
+			ref := checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+			if cp.Labels[OwnerKindLabel] != "Hvpa" {
+				load(ref, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], false)
+				continue
+			}
+			// an earlier hvpa's history of an Hvpa, where upstream's garbage collection can delete it: moved to
+			// an HvpaCheckpoint at its next write, then deleted
+			owner := hvpaOwner(cp.Spec.VPAObjectName)
+			r.legacy[vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}] = ref.NamespacedName
+			if cp.Labels[HistoryLabel] == HistoryWorkloadTotal { // per-pod histories of even earlier versions start anew
+				load(ref, owner, cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true)
+			}
+		}
+		for _, cp := range hl.Items { // after the legacy ones: an Hvpa's own checkpoint wins
+			ref := checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+			load(ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true)
 		}
 		logger.Info("loaded checkpoints", "count", loaded)
 	case StoragePrometheus:
@@ -205,79 +222,122 @@ func CheckpointQuota(n int, interval, period time.Duration) int {
 	return max(1, int(math.Ceil(float64(n)*float64(interval)/float64(period))))
 }
 
+// checkpointRef names a checkpoint object of either kind.
+type checkpointRef struct {
+	kind string // kindVPACheckpoint or kindHvpaCheckpoint
+	types.NamespacedName
+}
+
+const (
+	kindVPACheckpoint  = "VerticalPodAutoscalerCheckpoint"
+	kindHvpaCheckpoint = "HvpaCheckpoint"
+)
+
+// saveCheckpoint writes the checkpoint of one container of a VPA (a VerticalPodAutoscalerCheckpoint) or of
+// an Hvpa (an HvpaCheckpoint: upstream's garbage collection deletes every VerticalPodAutoscalerCheckpoint
+// that names no VPA). An Hvpa's history an earlier hvpa kept in a VerticalPodAutoscalerCheckpoint is deleted
+// once its HvpaCheckpoint is written.
 func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
-	cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
 	name := CheckpointName(owner, container)
-	lbls := map[string]string{WriterLabel: r.Opts.Name}
-	if kind == "Hvpa" {
-		name = "hvpa-" + name
-		lbls[OwnerKindLabel], lbls[HistoryLabel] = "Hvpa", HistoryWorkloadTotal
+	if kind != "Hvpa" {
+		return saveCheckpointAs(ctx, r, checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
+			&vpav1.VerticalPodAutoscalerCheckpoint{}, func(cp *vpav1.VerticalPodAutoscalerCheckpoint) (string, string) {
+				if cp.Labels[OwnerKindLabel] == "Hvpa" {
+					return hvpaOwner(cp.Spec.VPAObjectName), cp.Spec.ContainerName
+				}
+				return cp.Spec.VPAObjectName, cp.Spec.ContainerName
+			}, owner, container, func() *vpav1.VerticalPodAutoscalerCheckpoint {
+				return &vpav1.VerticalPodAutoscalerCheckpoint{Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container}}
+			})
 	}
-	key := types.NamespacedName{Namespace: ns, Name: name}
-	if r.ours[key] {
+	err := saveCheckpointAs(ctx, r, checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
+		&hvpav1alpha1.HvpaCheckpoint{}, func(cp *hvpav1alpha1.HvpaCheckpoint) (string, string) { return cp.Spec.HvpaName, cp.Spec.ContainerName },
+		owner, container, func() *hvpav1alpha1.HvpaCheckpoint {
+			return &hvpav1alpha1.HvpaCheckpoint{Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}}
+		})
+	key := vpaContainer{ns, hvpaOwner(owner), container}
+	if old, ok := r.legacy[key]; err == nil && ok {
+		cp := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: old.Name}}
+		if derr := r.Client.Delete(ctx, cp); derr != nil && !apierrors.IsNotFound(derr) {
+			return fmt.Errorf("deleting %s/%s, moved to an HvpaCheckpoint: %w", old.Namespace, old.Name, derr)
+		}
+		delete(r.legacy, key)
+		delete(r.ours, checkpointRef{kindVPACheckpoint, old})
+	}
+	return err
+}
+
+// saveCheckpointAs writes status into the checkpoint ref (of type T), creating it (fresh) when it is missing,
+// refusing one that belongs to another owner (names collide), and labelling one another recommender wrote
+// as this one's.
+func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus,
+	cp T, ownerOf func(T) (string, string), owner, container string, fresh func() T) error {
+	if r.ours[ref] {
 		// this recommender's own checkpoint (loaded at start or written since): its status replaced in one
 		// request, no read first (checkpoints are not cached: a list at start and at each garbage collection)
-		err := r.replaceCheckpointStatus(ctx, key, status)
+		err := r.replaceCheckpointStatus(ctx, ref, status)
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
-		delete(r.ours, key) // deleted meanwhile: created again below
+		delete(r.ours, ref) // deleted meanwhile: created again below
 	}
-	err := r.Client.Get(ctx, key, cp)
+	err := r.Client.Get(ctx, ref.NamespacedName, cp)
 	switch {
 	case apierrors.IsNotFound(err):
-		cp = &vpav1.VerticalPodAutoscalerCheckpoint{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: lbls},
-			Spec:       vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container},
-		}
+		cp = fresh()
+		cp.SetNamespace(ref.Namespace)
+		cp.SetName(ref.Name)
+		cp.SetLabels(map[string]string{WriterLabel: r.Opts.Name})
 		if err := r.Client.Create(ctx, cp); err != nil {
 			return err
 		}
 	case err != nil:
 		return err
-	case kind == "Hvpa" && cp.Labels[HistoryLabel] != HistoryWorkloadTotal && cp.Spec.VPAObjectName == owner && cp.Spec.ContainerName == container:
-		cp.Labels = lbls // an earlier version's per-pod history of this Hvpa: replaced by the workload total
-		if err := r.Client.Update(ctx, cp); err != nil {
-			return err
+	default:
+		if o, c := ownerOf(cp); o != owner || c != container {
+			return fmt.Errorf("%s %s belongs to %s container %s, not to %s container %s: the names collide; rename one of the objects",
+				ref.kind, ref.Name, o, c, owner, container)
 		}
-	case cp.Spec.VPAObjectName != owner || cp.Spec.ContainerName != container || (cp.Labels[OwnerKindLabel] == "Hvpa") != (kind == "Hvpa"):
-		return fmt.Errorf("checkpoint %s belongs to %s/%s (%s), not to %s %s container %s: the names collide; rename one of the objects",
-			name, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Labels[OwnerKindLabel], kind, owner, container)
-	case cp.Labels[WriterLabel] != r.Opts.Name:
-		// written by another recommender serving this VPA before (an earlier hvpa, or upstream's): this one
-		// writes it now, so its garbage collection may delete it once its VPA is gone
-		if cp.Labels == nil {
-			cp.Labels = map[string]string{}
-		}
-		cp.Labels[WriterLabel] = r.Opts.Name
-		if err := r.Client.Update(ctx, cp); err != nil {
-			return err
+		if lbls := cp.GetLabels(); lbls[WriterLabel] != r.Opts.Name {
+			// written by another recommender serving this object before (an earlier hvpa, or upstream's): this
+			// one writes it now, so its garbage collection may delete it once its owner is gone
+			if lbls == nil {
+				lbls = map[string]string{}
+			}
+			lbls[WriterLabel] = r.Opts.Name
+			cp.SetLabels(lbls)
+			if err := r.Client.Update(ctx, cp); err != nil {
+				return err
+			}
 		}
 	}
-	patched := cp.DeepCopy()
-	patched.Status = status
-	if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(cp)); err != nil {
+	if err := r.replaceCheckpointStatus(ctx, ref, status); err != nil {
 		return err
 	}
-	r.ours[key] = true
+	r.ours[ref] = true
 	return nil
 }
 
 // replaceCheckpointStatus replaces a checkpoint's whole status (a JSON patch: "add" replaces the member, so
 // that histogram buckets the new status no longer has are gone, which a merge patch would keep).
-func (r *Recommender) replaceCheckpointStatus(ctx context.Context, key types.NamespacedName, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
+func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
 	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": status}})
 	if err != nil {
 		return err
 	}
-	cp := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	var cp client.Object = &vpav1.VerticalPodAutoscalerCheckpoint{}
+	if ref.kind == kindHvpaCheckpoint {
+		cp = &hvpav1alpha1.HvpaCheckpoint{}
+	}
+	cp.SetNamespace(ref.Namespace)
+	cp.SetName(ref.Name)
 	return r.Client.Status().Patch(ctx, cp, client.RawPatch(types.JSONPatchType, patch))
 }
 
 // deleteOrphanCheckpoints deletes the checkpoints this recommender wrote (WriterLabel) whose VPA or Hvpa no
 // longer exists; a checkpoint another recommender wrote (upstream's, or another --recommender-name) is never
 // deleted here.
-func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.VerticalPodAutoscaler) error {
+func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, _ []vpav1.VerticalPodAutoscaler) error {
 	var all vpav1.VerticalPodAutoscalerList
 	if err := r.Client.List(ctx, &all); err != nil {
 		return err
@@ -294,28 +354,53 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 	for _, h := range hvpas.Items {
 		hvpaExists[types.NamespacedName{Namespace: h.Namespace, Name: h.Name}] = true
 	}
+	ours := client.MatchingLabels{WriterLabel: r.Opts.Name}
 	var l vpav1.VerticalPodAutoscalerCheckpointList
-	if err := r.Client.List(ctx, &l, client.MatchingLabels{WriterLabel: r.Opts.Name}); err != nil {
+	if err := r.Client.List(ctx, &l, ours); err != nil {
 		return err
 	}
-	deleted := 0
-	var errs []error
+	var hl hvpav1alpha1.HvpaCheckpointList
+	if err := r.Client.List(ctx, &hl, ours); err != nil {
+		return err
+	}
+	type orphan struct {
+		obj    client.Object
+		ref    checkpointRef
+		key    vpaContainer // owner as the state names it
+		ofHvpa bool
+	}
+	var orphans []orphan
 	for i := range l.Items {
 		cp := &l.Items[i]
 		owner := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.VPAObjectName}
-		isHvpa := cp.Labels[OwnerKindLabel] == "Hvpa"
-		if (!isHvpa && exists[owner]) || (isHvpa && hvpaExists[owner]) {
+		o := orphan{cp, checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
+			vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}, cp.Labels[OwnerKindLabel] == "Hvpa"}
+		if (!o.ofHvpa && exists[owner]) || (o.ofHvpa && hvpaExists[owner]) {
 			continue
 		}
-		if err := r.Client.Delete(ctx, cp); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deleting %s/%s: %w", cp.Namespace, cp.Name, err))
+		orphans = append(orphans, o)
+	}
+	for i := range hl.Items {
+		cp := &hl.Items[i]
+		if hvpaExists[types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.HvpaName}] {
 			continue
 		}
-		delete(r.ours, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name})
-		key := vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}
-		if isHvpa {
+		orphans = append(orphans, orphan{cp, checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
+			vpaContainer{cp.Namespace, cp.Spec.HvpaName, cp.Spec.ContainerName}, true})
+	}
+	deleted := 0
+	var errs []error
+	for _, o := range orphans {
+		if err := r.Client.Delete(ctx, o.obj); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting %s %s: %w", o.ref.kind, o.ref.NamespacedName, err))
+			continue
+		}
+		delete(r.ours, o.ref)
+		key := o.key
+		if o.ofHvpa {
 			key.vpa = hvpaOwner(key.vpa)
 			r.state.DropTotals(key.ns, key.vpa)
+			delete(r.legacy, key)
 		}
 		r.state.DropInitial(recommender.OwnerKey{Namespace: key.ns, Owner: key.vpa, Container: key.container})
 		delete(r.written, key)
@@ -331,8 +416,9 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, vpas []vpav1.
 // deletes only the checkpoints it writes.
 const WriterLabel = "autoscaling.hvpa.dev/recommender"
 
-// OwnerKindLabel marks checkpoints written for an Hvpa (named hvpa-<name>-<container>): they are orphans when
-// their Hvpa is gone.
+// OwnerKindLabel marks the VerticalPodAutoscalerCheckpoints earlier versions wrote for an Hvpa (named
+// hvpa-<name>-<container>; Hvpa histories are HvpaCheckpoints now): loaded, moved at the next write, and
+// orphans when their Hvpa is gone.
 const OwnerKindLabel = "autoscaling.hvpa.dev/owner-kind"
 
 // HistoryLabel says what history an Hvpa checkpoint holds; HistoryWorkloadTotal: the workload total of one

@@ -103,8 +103,9 @@ type Recommender struct {
 	// state is the model's memory (pod containers, aggregates, initial history, Hvpa workload totals)
 	state        *recommender.State
 	written      map[vpaContainer]time.Time
-	ours         map[types.NamespacedName]bool // checkpoints this recommender wrote or loaded as its own
-	undecodable  map[types.UID]string          // VPAs that do not decode: the resourceVersion their condition was written at
+	ours         map[checkpointRef]bool                // checkpoints this recommender wrote or loaded as its own
+	legacy       map[vpaContainer]types.NamespacedName // Hvpa histories in VerticalPodAutoscalerCheckpoints (earlier versions), deleted once moved
+	undecodable  map[types.UID]string                  // VPAs that do not decode: the resourceVersion their condition was written at
 	firstRec     map[types.UID]bool
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
@@ -136,7 +137,7 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 		m = NewMetrics(nil)
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
-		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[types.NamespacedName]bool{}, undecodable: map[types.UID]string{},
+		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
 		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 

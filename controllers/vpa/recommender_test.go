@@ -22,6 +22,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -305,11 +306,14 @@ var _ = Describe("the recommender", func() {
 		Expect(rec.Pods).To(Equal(2))
 		Expect(rec.Confidence).To(BeNumerically("<", 1))
 
-		By("writing the workload total as the Hvpa's checkpoint")
-		cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hvpa-wl-app"}, cp)).To(Succeed())
-		Expect(cp.Labels).To(HaveKeyWithValue(vpactrl.HistoryLabel, vpactrl.HistoryWorkloadTotal))
+		By("writing the workload total as the Hvpa's checkpoint, a kind upstream's garbage collection never lists")
+		cp := &hvpav1alpha1.HvpaCheckpoint{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "wl-app"}, cp)).To(Succeed())
+		Expect(cp.Spec).To(Equal(hvpav1alpha1.HvpaCheckpointSpec{HvpaName: "wl", ContainerName: "app"}))
 		Expect(cp.Status.TotalSamplesCount).To(Equal(3), "one sample of the whole workload per run, not one per pod")
+		var vpaCheckpoints vpav1.VerticalPodAutoscalerCheckpointList
+		Expect(k8s.List(ctx, &vpaCheckpoints, client.InNamespace(ns))).To(Succeed())
+		Expect(vpaCheckpoints.Items).To(BeEmpty(), "no VerticalPodAutoscalerCheckpoint for an Hvpa")
 
 		By("restarting: the same total from the checkpoint alone")
 		played.Clear()
@@ -332,6 +336,37 @@ var _ = Describe("the recommender", func() {
 		after, _ = restarted.HvpaRecommendation(key)
 		// bump = max(1Gi request + 100Mi, 1Gi x 1.2) = 1.2Gi per pod, 2 pods, no memory base
 		Expect(after.Load[0].Target.MemoryBytes).To(BeNumerically(">=", 2*1.2*float64(1<<30)), "memory load %d", after.Load[0].Target.MemoryBytes)
+	})
+
+	It("moves an Hvpa's history an earlier version kept in a VerticalPodAutoscalerCheckpoint into an HvpaCheckpoint", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "old", "app")
+		for _, p := range runPods(ctx, ns, "old", 1, nil, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 300, MemoryBytes: 400 * mi})
+		}
+		Expect(k8s.Create(ctx, &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "old"}, Spec: hvpav1alpha1.HvpaSpec{
+			TargetRef:        autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "old"},
+			VPA:              &hvpav1alpha1.VpaSpec{Deploy: true},
+			ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](4)}}}})).To(Succeed())
+		now := time.Now()
+		legacy := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hvpa-old-app",
+			Labels: map[string]string{vpactrl.WriterLabel: "default", vpactrl.OwnerKindLabel: "Hvpa", vpactrl.HistoryLabel: vpactrl.HistoryWorkloadTotal}},
+			Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: "old", ContainerName: "app"}}
+		Expect(k8s.Create(ctx, legacy)).To(Succeed())
+		legacy.Status = vpactrl.CheckpointStatus(recommender.AggregateCheckpoint{
+			CPU:         recommender.HistogramCheckpoint{Reference: now, BucketWeights: map[int]uint32{40: 10000}, TotalWeight: 500},
+			Memory:      recommender.HistogramCheckpoint{Reference: now, BucketWeights: map[int]uint32{60: 10000}, TotalWeight: 500},
+			FirstSample: now.Add(-48 * time.Hour), LastSample: now.Add(-time.Minute), TotalSamples: 500}, now)
+		Expect(k8s.Status().Update(ctx, legacy)).To(Succeed())
+
+		r := newRecommender(nil, nil)
+		runs(r, 2)
+		cp := &hvpav1alpha1.HvpaCheckpoint{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "old-app"}, cp)).To(Succeed())
+		Expect(cp.Status.TotalSamplesCount).To(BeNumerically(">", 500), "the history carried over, and the runs' samples added")
+		Expect(cp.Status.FirstSampleStart.Time).To(BeTemporally("~", now.Add(-48*time.Hour), time.Second))
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(legacy), &vpav1.VerticalPodAutoscalerCheckpoint{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the VerticalPodAutoscalerCheckpoint is deleted once moved: %v", err)
 	})
 
 	It("serves the upstream documentation examples as upstream documents them", func() {

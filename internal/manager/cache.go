@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 )
 
@@ -23,11 +24,11 @@ func CacheOptions() cache.Options {
 }
 
 // ClientOptions is how the manager's client reads: from the informers, except Events (written only) and
-// VerticalPodAutoscalerCheckpoints, which the recommender lists once at start and at each garbage collection
+// checkpoints (VerticalPodAutoscalerCheckpoints and HvpaCheckpoints), which the recommender lists once at start and at each garbage collection
 // and otherwise only writes: an informer would keep every container's histograms in memory for nothing
 // (about 5 MB at 1,000 VPAs) and receive each of its own writes back.
 func ClientOptions() client.Options {
-	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}, &vpav1.VerticalPodAutoscalerCheckpoint{}}}}
+	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}, &vpav1.VerticalPodAutoscalerCheckpoint{}, &hvpav1alpha1.HvpaCheckpoint{}}}}
 }
 
 // lastApplied is kubectl's copy of the whole manifest, often the largest annotation of a pod.

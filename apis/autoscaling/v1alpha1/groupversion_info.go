@@ -17,5 +17,5 @@ var (
 )
 
 func init() {
-	SchemeBuilder.Register(&Hvpa{}, &HvpaList{})
+	SchemeBuilder.Register(&Hvpa{}, &HvpaList{}, &HvpaCheckpoint{}, &HvpaCheckpointList{})
 }

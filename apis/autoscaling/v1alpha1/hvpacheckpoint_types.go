@@ -1,0 +1,53 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+)
+
+// HvpaCheckpoint holds the embedded recommender's usage history of one container of one Hvpa's workload (the
+// workload total, SCALING.md section 2), so that its recommendation survives a restart. It is a kind of its
+// own, not a VerticalPodAutoscalerCheckpoint, so that an upstream VPA recommender running beside hvpa, whose
+// garbage collection deletes every VerticalPodAutoscalerCheckpoint that names no VPA, never reaches it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=hvpacheckpoint,path=hvpacheckpoints,singular=hvpacheckpoint,scope=Namespaced
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, hvpa is an out-of-tree autoscaler that uses the autoscaling.k8s.io group like the upstream VPA"
+// +kubebuilder:subresource:status
+// +kubebuilder:storageversion
+// +kubebuilder:printcolumn:name="Hvpa",type="string",JSONPath=".spec.hvpaName"
+// +kubebuilder:printcolumn:name="Container",type="string",JSONPath=".spec.containerName"
+// +kubebuilder:printcolumn:name="Samples",type="integer",JSONPath=".status.totalSamplesCount"
+// +kubebuilder:printcolumn:name="Updated",type="date",JSONPath=".status.lastUpdateTime"
+type HvpaCheckpoint struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec names the Hvpa and container this checkpoint belongs to.
+	// +optional
+	Spec HvpaCheckpointSpec `json:"spec,omitempty"`
+
+	// status holds the checkpointed history, in the format of a VerticalPodAutoscalerCheckpoint's status.
+	// +optional
+	Status vpav1.VerticalPodAutoscalerCheckpointStatus `json:"status,omitempty"`
+}
+
+// HvpaCheckpointSpec names the owner of a checkpoint.
+type HvpaCheckpointSpec struct {
+	// hvpaName is the name of the Hvpa in the checkpoint's namespace.
+	// +optional
+	HvpaName string `json:"hvpaName,omitempty"`
+	// containerName is the name of the container.
+	// +optional
+	ContainerName string `json:"containerName,omitempty"`
+}
+
+// HvpaCheckpointList is a list of HvpaCheckpoints.
+//
+// +kubebuilder:object:root=true
+type HvpaCheckpointList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []HvpaCheckpoint `json:"items"`
+}
