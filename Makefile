@@ -73,7 +73,7 @@ upstream-vpa: ## Build upstream's VPA recommender (UPSTREAM_VPA_VERSION) from it
 
 ##@ Test
 .PHONY: test
-test: controlplane helm upstream-vpa ## Unit tests, integration suites and the e2e suite against a real kube-apiserver (builds the control plane and helm when missing).
+test: controlplane helm upstream-vpa ## Unit tests, integration suites and the e2e suite against a real kube-apiserver (builds the control plane, helm and upstream's recommender when missing).
 	go test $(GO_TEST_FLAGS) -count=1 ./...
 
 .PHONY: test-unit
