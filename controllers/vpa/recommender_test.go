@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -336,6 +337,61 @@ var _ = Describe("the recommender", func() {
 		after, _ = restarted.HvpaRecommendation(key)
 		// bump = max(1Gi request + 100Mi, 1Gi x 1.2) = 1.2Gi per pod, 2 pods, no memory base
 		Expect(after.Load[0].Target.MemoryBytes).To(BeNumerically(">=", 2*1.2*float64(1<<30)), "memory load %d", after.Load[0].Target.MemoryBytes)
+	})
+
+	It("never writes a status decided from a stale read, and keeps the conditions other writers set", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "web", "app")
+		pods := runPods(ctx, ns, "web", 1, nil, "app")
+		played.Set(ns, pods[0].Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
+		Expect(k8s.Create(ctx, vpaFor(ns, "web", "web", vpav1.UpdateModeOff))).To(Succeed())
+		stale := getVPA(ctx, ns, "web") // as a lagging cache would still hold it: no status yet
+
+		runs(newRecommender(nil, nil), 1)
+		Expect(containerRec(getVPA(ctx, ns, "web"), "app")).NotTo(BeNil())
+		By("another writer adds a condition of its own")
+		v := getVPA(ctx, ns, "web")
+		v.Status.Conditions = append(v.Status.Conditions, vpav1.VerticalPodAutoscalerCondition{Type: "ExternalAudit", Status: corev1.ConditionTrue,
+			Reason: "Audited", LastTransitionTime: metav1.Now()})
+		Expect(k8s.Status().Update(ctx, v)).To(Succeed())
+		hasAudit := func() bool {
+			for _, c := range getVPA(ctx, ns, "web").Status.Conditions {
+				if c.Type == "ExternalAudit" {
+					return true
+				}
+			}
+			return false
+		}
+
+		By("a recommender that reads the stale copy: its patch is refused, the other writer's condition stays")
+		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		staleReader := interceptor.NewClient(direct, interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if l, ok := list.(*vpav1.VerticalPodAutoscalerList); ok {
+				for i := range l.Items {
+					if l.Items[i].UID == stale.UID {
+						l.Items[i] = *stale.DeepCopy()
+					}
+				}
+			}
+			return nil
+		}})
+		lagging, err := vpactrl.NewRecommender(staleReader, metrics.MetricsAPI{Client: mclient}, nil, recorder, clock.RealClock{}, recommender.Defaults(),
+			vpactrl.DefaultOptions(), nil)
+		Expect(err).NotTo(HaveOccurred())
+		runs(lagging, 1)
+		Expect(hasAudit()).To(BeTrue(), "a status decided from a stale read overwrote another writer's condition")
+
+		By("a fresh read: the recommendation moves with the usage, written with the other writer's condition kept")
+		played.Set(ns, pods[0].Name, "app", playedkubelet.Usage{CPUMilli: 2500, MemoryBytes: 3000 * mi})
+		before := containerRec(getVPA(ctx, ns, "web"), "app").Target.Cpu().MilliValue()
+		fresh := newRecommender(nil, nil)
+		runs(fresh, 2)
+		Expect(containerRec(getVPA(ctx, ns, "web"), "app").Target.Cpu().MilliValue()).To(BeNumerically(">", before))
+		Expect(hasAudit()).To(BeTrue())
 	})
 
 	It("moves an Hvpa's history an earlier version kept in a VerticalPodAutoscalerCheckpoint into an HvpaCheckpoint", func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"math"
 	"sort"
 	"time"
@@ -109,7 +110,9 @@ type statusWrite struct {
 const StatusWriters = 8
 
 // writeStatuses decides every VPA's status (in order, under the recommender's lock) and patches those that
-// changed, StatusWriters at a time. A failed patch is logged and retried at the next run; the others go on.
+// changed, StatusWriters at a time, each under the resourceVersion it was decided from (conditions of other
+// writers are kept: a decision starts from the status read, and a stale read is refused). A failed patch is
+// logged and retried at the next run; the others go on.
 func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
 	logger := log.FromContext(ctx)
 	var writes []*statusWrite
@@ -130,7 +133,9 @@ func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
 				failed[i] = err
 				return nil
 			}
-			if err := r.Client.Status().Patch(ctx, w.patched, client.MergeFrom(w.s.vpa)); err != nil {
+			// with the resourceVersion it was decided from: a status another writer changed since (its
+			// conditions included) is never overwritten from a stale read; it is decided again at the next run
+			if err := r.Client.Status().Patch(ctx, w.patched, client.MergeFromWithOptions(w.s.vpa, client.MergeFromWithOptimisticLock{})); err != nil {
 				failed[i] = fmt.Errorf("patching status: %w", err)
 			}
 			return nil
@@ -140,7 +145,11 @@ func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
 	now := r.Clock.Now()
 	for i, w := range writes {
 		if failed[i] != nil {
-			if ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+			case apierrors.IsConflict(failed[i]):
+				logger.V(1).Info("status changed since it was read; decided again at the next run", "vpa", klog.KObj(w.s.vpa))
+			default:
 				logger.Error(failed[i], "updating status", "vpa", klog.KObj(w.s.vpa))
 			}
 			continue
