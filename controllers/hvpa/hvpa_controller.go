@@ -173,10 +173,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	res, err := r.reconcile(ctx, h, now, op)
 	patched, perr := r.patchStatus(ctx, orig, h)
 	switch {
+	case apierrors.IsConflict(perr):
+		// decided from a read someone else's write has overtaken: nothing is applied or told, and the Hvpa
+		// is decided again from a fresh read
+		log.FromContext(ctx).V(1).Info("status changed since it was read; deciding again")
+		return reconcile.Result{RequeueAfter: conflictRetry}, nil
 	case perr != nil && err == nil:
 		err = perr
 	case patched:
 		r.setWritten(req.NamespacedName, h.ResourceVersion) // the patch's response: the version it wrote
+	}
+	if perr == nil {
+		for _, f := range op.after {
+			f()
+		}
 	}
 	// the scaling is applied only after the status that records it is written: a stop in between leaves a
 	// recorded scaling that the next reconcile finishes (pendingScaling), never one applied but unrecorded
@@ -202,9 +212,13 @@ func (r *Reconciler) reportUndecodable(ctx context.Context, h *hvpav1alpha1.Hvpa
 		return nil
 	}
 	orig := h.DeepCopy()
-	r.unsupported(h, now, decodeerr.Reason, h.DecodeError)
+	op := &scaleOp{}
+	r.unsupported(op, h, now, decodeerr.Reason, h.DecodeError)
 	if _, err := r.patchStatus(ctx, orig, h); err != nil {
 		return err
+	}
+	for _, f := range op.after {
+		f()
 	}
 	r.writtenMu.Lock()
 	if r.undecodable == nil {
@@ -216,11 +230,19 @@ func (r *Reconciler) reportUndecodable(ctx context.Context, h *hvpav1alpha1.Hvpa
 	return nil
 }
 
-// scaleOp is the /scale write of a reconcile, applied after its status is written.
+// scaleOp is what a reconcile does once its status is written: the /scale write, and the events and counters
+// that tell of the status change (a refused status write, e.g. a conflict, repeats none of them).
 type scaleOp struct {
 	gvk   schema.GroupVersionKind
 	scale *autoscalingv1.Scale
+	after []func()
 }
+
+// later runs f once the status is written.
+func (op *scaleOp) later(f func()) { op.after = append(op.after, f) }
+
+// conflictRetry is how soon an Hvpa whose status write met a newer version is decided again.
+const conflictRetry = 100 * time.Millisecond
 
 // pendingScalingWindow is how long after a recorded scaling a target still at its fromReplicas is taken as
 // not scaled yet (the process stopped between the status write and the /scale write) and finished.
@@ -275,9 +297,9 @@ func (r *Reconciler) setWritten(key types.NamespacedName, rv string) {
 func (r *Reconciler) requeue() reconcile.Result { return reconcile.Result{RequeueAfter: r.SyncPeriod} }
 
 // unsupported marks the Hvpa as not acting, with the reason and an event (once per reason).
-func (r *Reconciler) unsupported(h *hvpav1alpha1.Hvpa, now time.Time, reason, msg string) {
+func (r *Reconciler) unsupported(op *scaleOp, h *hvpav1alpha1.Hvpa, now time.Time, reason, msg string) {
 	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported); c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason {
-		r.event(h, corev1.EventTypeWarning, reason, msg)
+		op.later(func() { r.event(h, corev1.EventTypeWarning, reason, msg) })
 	}
 	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, true, reason, msg, now)
 	setCondition(h, hvpav1alpha1.ConditionReady, false, reason, msg, now)
@@ -292,14 +314,14 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		spec.Policies = scaling.WithoutRatios(spec.Policies) // the intent shows the limits the webhook and updater set
 	}
 	if len(errs) > 0 {
-		r.unsupported(h, now, "InvalidSpec", errs.ToAggregate().Error())
+		r.unsupported(op, h, now, "InvalidSpec", errs.ToAggregate().Error())
 		return reconcile.Result{}, nil // a spec change triggers the next reconcile
 	}
 	ref := h.Spec.TargetRef
 	target, err := r.Targets.Resolve(ctx, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 	if err != nil {
 		if te, ok := err.(*workload.TargetError); ok {
-			r.unsupported(h, now, te.Reason, te.Message)
+			r.unsupported(op, h, now, te.Reason, te.Message)
 			return r.requeue(), nil
 		}
 		return reconcile.Result{}, err
@@ -307,14 +329,14 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	if why, err := r.notServing(ctx, h, target); err != nil {
 		return reconcile.Result{}, err
 	} else if why != "" {
-		r.unsupported(h, now, "MultipleAutoscalers", why)
+		r.unsupported(op, h, now, "MultipleAutoscalers", why)
 		return r.requeue(), nil
 	}
 
 	// the target's scale: the replicas it runs (status, for the HPA) and the replicas it is set to (c)
 	scale, err := r.Targets.Scale(ctx, target.GVK, h.Namespace, target.Name)
 	if err != nil {
-		r.unsupported(h, now, "NoScaleSubresource", fmt.Sprintf("reading the scale of %s %s: %v", target.GVK.Kind, target.Name, err))
+		r.unsupported(op, h, now, "NoScaleSubresource", fmt.Sprintf("reading the scale of %s %s: %v", target.GVK.Kind, target.Name, err))
 		return r.requeue(), nil
 	}
 	h.Status.Replicas = scale.Status.Replicas
@@ -341,7 +363,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		return reconcile.Result{}, err
 	}
 	if msg != "" {
-		r.unsupported(h, now, "HPANameTaken", msg)
+		r.unsupported(op, h, now, "HPANameTaken", msg)
 		return r.requeue(), nil
 	}
 	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(0)
@@ -378,14 +400,14 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	// decide and apply
 	d, err := scaling.Decide(spec, st)
 	if err != nil {
-		r.unsupported(h, now, "DecisionFailed", err.Error())
+		r.unsupported(op, h, now, "DecisionFailed", err.Error())
 		return r.requeue(), nil
 	}
 	if d.Replicas != st.Replicas {
 		scale.Spec.Replicas = d.Replicas
 		*op = scaleOp{gvk: target.GVK, scale: scale} // applied once the status recording it is written
 	}
-	r.record(h, d, st, now, len(pods))
+	r.record(op, h, d, st, now, len(pods))
 	return r.requeue(), nil
 }
 

@@ -44,7 +44,9 @@ func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa
 	if equality.Semantic.DeepEqual(orig.Status, h.Status) {
 		return false, nil
 	}
-	if err := r.Client.Status().Patch(ctx, h, client.MergeFrom(orig)); err != nil {
+	// with the resourceVersion it was decided from: a status someone else changed since (their conditions
+	// included) is refused with a conflict, not overwritten
+	if err := r.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	return true, nil
@@ -69,8 +71,8 @@ func describe(d scaling.Decision) string {
 }
 
 // record writes the decision into status (intervals, intent, HPA record, last and blocked scaling,
-// conditions), sends events and updates the metrics.
-func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling.State, now time.Time, pods int) {
+// conditions) and leaves on op the events and counters that tell of it, sent once the status is written.
+func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling.State, now time.Time, pods int) {
 	s := &h.Status
 	prev := s.Desired
 	s.EffectiveScalingIntervals = scaling.IntervalStatus(d.Intervals)
@@ -91,13 +93,16 @@ func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling
 	case d.CurrentReplicas == 0: // hvpa does not scale a workload at 0 replicas: nothing was decided
 	case prev == nil:
 		// the first intent is not a scaling: it must not start a stabilization window
-		r.event(h, corev1.EventTypeNormal, ReasonRescaled, "initial sizing intent: "+intentSummary(s.Desired))
+		initial := "initial sizing intent: " + intentSummary(s.Desired)
+		op.later(func() { r.event(h, corev1.EventTypeNormal, ReasonRescaled, initial) })
 	case intentChanged(prev, s.Desired):
 		msg := describe(d)
 		s.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now), FromReplicas: d.CurrentReplicas, ToReplicas: d.Replicas,
 			Containers: s.Desired.Containers, Message: msg}
-		r.event(h, corev1.EventTypeNormal, ReasonRescaled, msg)
-		r.Metrics.Scalings.WithLabelValues(h.Namespace, h.Name).Inc()
+		op.later(func() {
+			r.event(h, corev1.EventTypeNormal, ReasonRescaled, msg)
+			r.Metrics.Scalings.WithLabelValues(h.Namespace, h.Name).Inc()
+		})
 	}
 	if parts := d.BlockedParts(); len(parts) > 0 {
 		prevBlocked := s.LastBlockedScaling
@@ -106,9 +111,13 @@ func (r *Reconciler) record(h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling
 			var msgs []string
 			for _, b := range parts {
 				msgs = append(msgs, fmt.Sprintf("%s (%s): %s", b.Part, b.Reason, b.Message))
-				r.Metrics.Blocked.WithLabelValues(h.Namespace, h.Name, string(b.Reason)).Inc()
 			}
-			r.event(h, corev1.EventTypeWarning, ReasonScalingBlocked, strings.Join(msgs, "; "))
+			op.later(func() {
+				for _, b := range parts {
+					r.Metrics.Blocked.WithLabelValues(h.Namespace, h.Name, string(b.Reason)).Inc()
+				}
+				r.event(h, corev1.EventTypeWarning, ReasonScalingBlocked, strings.Join(msgs, "; "))
+			})
 		}
 		// the same block as before keeps its record as it is (its messages name elapsed times; rewriting them
 		// would patch status on every reconcile)

@@ -18,8 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -425,6 +427,45 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		}, timeout).Should(ContainElement(And(HaveField("Part", "replicas"), HaveField("Reason", hvpav1alpha1.BlockReasonMaintenanceWindow))))
 		Eventually(func() []string { return eventReasons(ctx, ns, "nightly") }, timeout).Should(ContainElement(ContainSubstring("(MaintenanceWindow): replicas 1 -> 2: scaleUp waits for the maintenance window")))
 		Consistently(deploymentReplicas(ctx, ns, "nightly"), 2*time.Second).Should(Equal(int32(1)))
+	})
+
+	It("never writes a status decided from a stale read: no event, no scaling, and other writers' conditions stay", func() {
+		ns := newNamespace(ctx)
+		deployment(ctx, ns, "stale", 1, "500m")
+		Expect(k8s.Create(ctx, epHvpa(ns, "stale"))).To(Succeed())
+		stale := getHvpa(ctx, ns, "stale") // as a lagging cache would still hold it: no status yet
+		Eventually(func() *hvpav1alpha1.DesiredState { return getHvpa(ctx, ns, "stale").Status.Desired }, timeout).ShouldNot(BeNil())
+		By("another writer adds a condition of its own")
+		h := getHvpa(ctx, ns, "stale")
+		meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{Type: "ExternalAudit", Status: metav1.ConditionTrue, Reason: "Audited", Message: "by a tool"})
+		Expect(k8s.Status().Update(ctx, h)).To(Succeed())
+		audited := func() bool {
+			return meta.FindStatusCondition(getHvpa(ctx, ns, "stale").Status.Conditions, "ExternalAudit") != nil
+		}
+
+		By("a controller that reads the stale copy: its status write is refused, and it tells and scales nothing")
+		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		staleReader := interceptor.NewClient(direct, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if o, ok := obj.(*hvpav1alpha1.Hvpa); ok && key == client.ObjectKeyFromObject(stale) {
+				stale.DeepCopyInto(o)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}})
+		events := record.NewFakeRecorder(10)
+		lagging := hvpactrl.NewReconciler(staleReader, nil, events, clock.RealClock{}, time.Minute, nil)
+		res, err := lagging.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.RequeueAfter).To(BeNumerically(">", 0), "decided again soon from a fresh read")
+		Expect(events.Events).To(BeEmpty(), "an event told of a status that was never written")
+		Expect(audited()).To(BeTrue(), "a status decided from a stale read overwrote another writer's condition")
+
+		By("from a fresh read its writes keep the other writer's condition")
+		fresh := hvpactrl.NewReconciler(k8s, nil, events, clock.RealClock{}, time.Minute, nil)
+		_, err = fresh.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(audited()).To(BeTrue())
 	})
 
 	It("continues from status after a restart without scaling again", func() {
