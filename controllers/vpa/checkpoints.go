@@ -337,7 +337,7 @@ func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpoin
 // deleteOrphanCheckpoints deletes the checkpoints this recommender wrote (WriterLabel) whose VPA or Hvpa no
 // longer exists; a checkpoint another recommender wrote (upstream's, or another --recommender-name) is never
 // deleted here.
-func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context, _ []vpav1.VerticalPodAutoscaler) error {
+func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context) error {
 	var all vpav1.VerticalPodAutoscalerList
 	if err := r.Client.List(ctx, &all); err != nil {
 		return err

@@ -452,7 +452,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		checkpoints = r.writeCheckpoints(ctx, list, hvpas)
 		if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
 			r.lastGC = now
-			if err := r.deleteOrphanCheckpoints(ctx, vpas); err != nil {
+			if err := r.deleteOrphanCheckpoints(ctx); err != nil {
 				logger.Error(err, "deleting orphaned checkpoints")
 			}
 		}
