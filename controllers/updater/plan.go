@@ -73,6 +73,16 @@ type Controller struct {
 	MinReplicas          int32
 	// Replicas is the workload's desired replica count (its scale subresource); 0: unknown, the pods count.
 	Replicas int32
+	// Evicted: per change (an Action's Fingerprint) evicted within the loop window, the pods the workload had
+	// at its first eviction. Another pod that still needs that change came back unsized: it is not evicted
+	// again (the updater refuses it), so it takes no share of the eviction budget from the pods that may go.
+	Evicted map[string]map[types.UID]bool
+}
+
+// loops reports whether a is an eviction the loop detection refuses (see Controller.Evicted).
+func (c *Controller) loops(a *Action) bool {
+	known, ok := c.Evicted[a.Fingerprint]
+	return ok && a.Kind == Evict && !known[a.Pod.UID]
 }
 
 // Key identifies the controller.
@@ -340,7 +350,7 @@ func limitEvictions(c *Controller, actions []Action, live, replicas int, o Optio
 	for i := range actions {
 		a := &actions[i]
 		disrupts := a.Kind == Evict || (a.Kind == Resize && a.Pod.RestartOnResize)
-		if !disrupts {
+		if !disrupts || c.loops(a) {
 			continue
 		}
 		switch {

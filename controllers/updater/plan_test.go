@@ -190,3 +190,26 @@ func TestQoS(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanLoopGuardedEvictionsTakeNoBudget: replacements of pods evicted for a change, back unsized (a webhook
+// that failed open), are refused by loop detection; they must not use up the tolerance of the pods that
+// existed at the first eviction and may still go.
+func TestPlanLoopGuardedEvictionsTakeNoBudget(t *testing.T) {
+	ctl := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
+	pods := []Pod{pod("new-1", time.Minute, 100, 0), pod("new-2", time.Minute, 100, 0), pod("old-1", time.Hour, 100, 0), pod("old-2", time.Hour, 100, 0)}
+	first := Plan(ctl, pods, now, DefaultOptions())
+	if len(first) == 0 {
+		t.Fatal("no action planned")
+	}
+	ctl.Evicted = map[string]map[types.UID]bool{first[0].Fingerprint: {"old-1": true, "old-2": true, "gone-1": true, "gone-2": true}}
+	want := []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Evict", ""}, {"old-2", "Evict", ""}}
+	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
+		t.Errorf("actions (-want +got):\n%s", d)
+	}
+	// another change is another matter: the record does not guard it
+	ctl.Evicted = map[string]map[types.UID]bool{"app cpu=1;": {"old-1": true}}
+	want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Skip", ReasonTolerance}, {"old-2", "Skip", ReasonTolerance}}
+	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
+		t.Errorf("actions (-want +got):\n%s", d)
+	}
+}

@@ -120,6 +120,7 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 		admission, why = webhooks.AdmissionServing(ctx, u.Live, ns, name, u.Options.AdmissionLeaseMaxAge, now)
 	}
 	candidates := map[string]int{}
+	evicted := u.openEvictions(now)
 	for _, c := range controllers {
 		pods, err := u.pods(ctx, c)
 		if err != nil {
@@ -133,6 +134,7 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 			withOrigins(states[i].Containers, origins)
 		}
 		c.ctl.Replicas = u.desiredReplicas(ctx, c)
+		c.ctl.Evicted = evicted[c.ctl.Key()]
 		actions, budget := PlanWithBudget(&c.ctl, states, now, u.Options)
 		c.budget = &budget
 		u.trackConvergence(&c.ctl, actions, now)
@@ -531,6 +533,26 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 		u.Metrics.Evictions.WithLabelValues("rate_limited").Inc()
 		return
 	}
+	// The first eviction for a change remembers the pods that existed then; later ones keep that set, so
+	// that the replacements of evicted pods stay recognisable for the whole window. That record is written
+	// ahead (to the ConfigMap, when there is one): a crash between the eviction and the end of the loop must
+	// not leave a restarted updater without it, or it would evict the replacement for the same change. An
+	// eviction the API then refuses keeps its record: the pods it knows may still be evicted for the change.
+	prev, had := u.evicted[key]
+	open := had && now.Sub(prev.at) < u.Options.LoopWindow
+	if !open {
+		u.evicted[key] = eviction{at: now, known: c.known}
+		if err := u.saveLoopRecords(ctx); err != nil { // not recorded: the next loop tries again from scratch
+			if had {
+				u.evicted[key] = prev
+			} else {
+				delete(u.evicted, key)
+			}
+			u.Metrics.Evictions.WithLabelValues("error").Inc()
+			u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventEvictionBlocked, "%s; not evicting before loop detection has recorded it: %v", a.Message, err)
+			return
+		}
+	}
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}}}
 	err := u.Client.SubResource("eviction").Create(ctx, pod, ev)
@@ -544,13 +566,9 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventEvictionBlocked, "%s; eviction failed: %v", a.Message, err)
 		return
 	}
-	// The first eviction for a change remembers the pods that existed then; later ones keep that set, so
-	// that the replacements of evicted pods stay recognisable for the whole window.
-	if prev, ok := u.evicted[key]; ok && now.Sub(prev.at) < u.Options.LoopWindow {
+	if open {
 		prev.at = now
 		u.evicted[key] = prev
-	} else {
-		u.evicted[key] = eviction{at: now, known: c.known}
 	}
 	reason, outcome := EventEvicted, "evicted"
 	if a.FromResize {
@@ -563,6 +581,23 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 	}
 	u.Recorder.Event(pod, corev1.EventTypeNormal, reason, msg)
 	u.Recorder.Eventf(c.obj, corev1.EventTypeNormal, reason, "pod %s: %s", pod.Name, msg)
+}
+
+// openEvictions indexes the eviction records within the loop window: controller key -> change -> the pods
+// known at its first eviction.
+func (u *Updater) openEvictions(now time.Time) map[string]map[string]map[types.UID]bool {
+	out := map[string]map[string]map[types.UID]bool{}
+	for key, e := range u.evicted {
+		ctl, change, ok := strings.Cut(key, "|")
+		if !ok || now.Sub(e.at) >= u.Options.LoopWindow {
+			continue
+		}
+		if out[ctl] == nil {
+			out[ctl] = map[string]map[types.UID]bool{}
+		}
+		out[ctl][change] = e.known
+	}
+	return out
 }
 
 func (u *Updater) recent(ts []time.Time, now time.Time) int {

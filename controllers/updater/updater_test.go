@@ -342,7 +342,17 @@ var _ = Describe("Updater", func() {
 		o := testOptions()
 		o.LoopRecords = ns + "/updater-loops" // the records survive the updater (its ConfigMap)
 		first, stopFirst := context.WithCancel(context.Background())
-		u := updater.New(mgrC, k8s, events, clock.RealClock{}, gates, o, updater.NewMetrics(nil))
+		// every eviction finds its pod among the known pods of a record already in the ConfigMap (written
+		// ahead: a crash right after the eviction must not lose it)
+		var unrecorded, seen atomic.Int32
+		spy := evictionSpy{Client: mgrC, before: func(pod client.Object) {
+			seen.Add(1)
+			cm := &corev1.ConfigMap{}
+			if k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "updater-loops"}, cm) != nil || !strings.Contains(cm.Data["records.json"], string(pod.GetUID())) {
+				unrecorded.Add(1)
+			}
+		}}
+		u := updater.New(spy, k8s, events, clock.RealClock{}, gates, o, updater.NewMetrics(nil))
 		done := make(chan error, 1)
 		go func() { done <- u.Start(first) }()
 		DeferCleanup(stopFirst)
@@ -357,6 +367,8 @@ var _ = Describe("Updater", func() {
 			return n
 		}
 		Consistently(evictions, 3*time.Second, poll).Should(BeNumerically("<=", 2), "each original pod evicted once at most, no replacement evicted")
+		Expect(seen.Load()).To(BeNumerically(">", 0), "evictions made")
+		Expect(unrecorded.Load()).To(BeZero(), "evictions made before their loop record was in the ConfigMap")
 
 		By("a restarted updater (a new process, or a new leader) remembers the evictions from its ConfigMap")
 		stopFirst()
@@ -379,4 +391,28 @@ func containsAny(have, any []types.UID) bool {
 		}
 	}
 	return false
+}
+
+// evictionSpy is a client whose pods/eviction creates call before first.
+type evictionSpy struct {
+	client.Client
+	before func(pod client.Object)
+}
+
+func (s evictionSpy) SubResource(sub string) client.SubResourceClient {
+	r := s.Client.SubResource(sub)
+	if sub != "eviction" {
+		return r
+	}
+	return evictionSpySub{SubResourceClient: r, before: s.before}
+}
+
+type evictionSpySub struct {
+	client.SubResourceClient
+	before func(pod client.Object)
+}
+
+func (s evictionSpySub) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	s.before(obj)
+	return s.SubResourceClient.Create(ctx, obj, sub, opts...)
 }
