@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -15,7 +16,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -30,8 +30,9 @@ const killsPerPhase = 5
 // TestFaultKillsDuringScaling runs the chart's controller process (`hvpa run --components
 // recommender,hvpa,updater`, leader election on) against the local control plane with the real
 // deployment, replicaset and HPA controllers, and kills it with SIGKILL 20 times at random points while an
-// Hvpa scales its Deployment out and back in twice (the load steps up and down) and a VPA (InPlace) sizes
-// another, restarting it after each kill. Throughout, an observer checks the invariants:
+// Hvpa scales its Deployment out and back in twice (the load steps up and down), a VPA (InPlace) sizes
+// another and a Recreate VPA evicts the pods of a third, restarting it after each kill. Throughout, an
+// observer checks the invariants:
 //   - every change of the Deployment's replicas is a scaling the Hvpa's status recorded (lastScaling, from ->
 //     to), each record applied at most once: no scaling is repeated or made without its record;
 //   - no scaling comes within the stabilization duration of the one before (4 s each way, from the records'
@@ -39,8 +40,13 @@ const killsPerPhase = 5
 //     would not hold (the restart must read it from status);
 //   - no checkpoint's sample count ever goes down (a restart loses at most the samples since the last
 //     write, one --checkpoint-period, never the history written);
-//   - no pod is evicted (the played kubelet accepts every in-place resize, so an eviction would be a change
-//     made twice);
+//   - no pod is evicted twice for one change, read from the API server's audit log of every eviction the
+//     process asked for: no pod of the two workloads sized in place is evicted at all (the played kubelet
+//     accepts every resize), no pod is asked to go twice, and of the Recreate workload only the pods that
+//     existed before its first eviction are: its replacements come back unsized (no webhook sizes them,
+//     the case of a webhook that failed open) and still need the same change, and an updater restarted
+//     after any kill must remember, from its --update-loop-records ConfigMap, that evicting them again
+//     would not help;
 //
 // and after each phase the workload settles at the load's size with every pod sized to the intent.
 // HVPA_FAULT_SEED=<n> replays a run's kill points.
@@ -50,7 +56,8 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cl := startPlayedCluster(ctx, t, "hvpa-system", "shop")
+	auditLog := t.TempDir() + "/audit.log"
+	cl := startPlayedClusterWith(ctx, t, []testenv.Option{testenv.WithAudit(auditLog, []string{"hvpa"}, nil)}, "hvpa-system", "shop")
 	c := cl.c
 	kcm, err := testenv.StartControllerManager(cl.env, []string{"deployment-controller", "replicaset-controller",
 		"horizontal-pod-autoscaler-controller"}, time.Second)
@@ -81,6 +88,23 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 	inPlace := vpav1.UpdateModeInPlace
 	cl.createVPA(ctx, t, "shop", "api", &inPlace)
 
+	// a Recreate VPA whose six pods ask for far less than they use: all six are evicted for the change
+	if err := c.Create(ctx, testenv.Deployment("shop", "cart", cartReplicas, nil, testenv.Container("app", testenv.Resources("10m", "32Mi"), nil))); err != nil {
+		t.Fatal(err)
+	}
+	loads.SetPerPod("shop", "cart", 300, 200<<20)
+	var originals map[string]bool
+	waitUntil(ctx, t, "the cart pods run", time.Minute, func() error {
+		var err error
+		originals, err = runningPods(ctx, c, "shop", "cart")
+		if err == nil && len(originals) != cartReplicas {
+			err = fmt.Errorf("%d of %d cart pods run", len(originals), cartReplicas)
+		}
+		return err
+	})
+	recreate := vpav1.UpdateModeRecreate
+	cl.createVPA(ctx, t, "shop", "cart", &recreate)
+
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("HVPA_FAULT_SEED"); s != "" {
 		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
@@ -90,7 +114,7 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 	t.Logf("kill points from seed %d (HVPA_FAULT_SEED=%d replays them)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 
-	obs := &invariants{c: c, ns: "shop", name: "web", samples: map[string]int{}, evictions: map[types.UID]bool{}}
+	obs := &invariants{c: c, ns: "shop", name: "web", samples: map[string]int{}, cartTargets: map[string]bool{}}
 	go obs.watch(ctx)
 
 	dir := t.TempDir()
@@ -101,6 +125,9 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 			"--components", "recommender,hvpa,updater", "--leader-election-namespace", "hvpa-system",
 			"--leader-elect-lease-duration", "2s", "--leader-elect-renew-deadline", "1500ms", "--leader-elect-retry-period", "500ms",
 			"--recommender-interval", "500ms", "--checkpoint-period", "1s", "--hvpa-sync-period", "500ms", "--updater-interval", "500ms",
+			// no admission webhook runs (its Lease is not checked); one eviction a second spreads the cart's
+			// six over several of the processes killed
+			"--admission-lease", "-", "--update-loop-records", "hvpa-system/hvpa-update-loops", "--eviction-rate-limit", "1",
 			"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--graceful-shutdown-timeout=2s")
 	}
 
@@ -137,17 +164,39 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 			return intentMet(ctx, c, "shop", "web", ph.settled)
 		})
 		t.Logf("%s: settled %s after the last of %d kills", ph.name, took.Round(100*time.Millisecond), kills)
+		obs.checkEvictions(t, auditLog, originals)
 		if i < len(phases)-1 {
 			proc.kill(t) // the next phase starts from a killed process too
 			kills++
 		}
 	}
 	obs.check(t)
+	evicted := obs.checkEvictions(t, auditLog, originals)
 	changes, records, maxSamples := obs.summary()
-	t.Logf("%d kills; %d replica changes, each a recorded scaling (%d records seen); checkpoint samples up to %d", kills, changes, records, maxSamples)
-	if changes < 4 || maxSamples == 0 {
-		t.Fatalf("the run did not exercise what it checks: %d replica changes, %d checkpoint samples", changes, maxSamples)
+	t.Logf("%d kills; %d replica changes, each a recorded scaling (%d records seen); checkpoint samples up to %d; %d of the %d cart pods evicted, each once, no replacement",
+		kills, changes, records, maxSamples, evicted, cartReplicas)
+	if changes < 4 || maxSamples == 0 || evicted != cartReplicas {
+		t.Fatalf("the run did not exercise what it checks: %d replica changes, %d checkpoint samples, %d of %d cart pods evicted",
+			changes, maxSamples, evicted, cartReplicas)
 	}
+}
+
+// cartReplicas is the Recreate workload's size in TestFaultKillsDuringScaling.
+const cartReplicas = 6
+
+// runningPods are the names of a Deployment's Running pods that are not terminating.
+func runningPods(ctx context.Context, c client.Client, ns, app string) (map[string]bool, error) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			out[p.Name] = true
+		}
+	}
+	return out, nil
 }
 
 // intentMet says why the workload is not at rest yet: the Hvpa's intent names a replica count settled
@@ -210,8 +259,9 @@ type invariants struct {
 	changes   []string
 	records   map[scalingKey]int // every lastScaling seen -> the replica changes that applied it
 	samples   map[string]int     // checkpoint -> the highest totalSamplesCount seen
-	evictions map[types.UID]bool
-	broken    []string
+	// cartTargets: every target the cart VPA showed; one change is one target (the updater's fingerprint)
+	cartTargets map[string]bool
+	broken      []string
 }
 
 func (o *invariants) phase(name string) {
@@ -231,13 +281,13 @@ func (o *invariants) watch(ctx context.Context) {
 func (o *invariants) observe(ctx context.Context) {
 	h := &hvpav1alpha1.Hvpa{}
 	dep := &appsv1.Deployment{}
+	cart := &vpav1.VerticalPodAutoscaler{}
 	var cps vpav1.VerticalPodAutoscalerCheckpointList
-	var events corev1.EventList
 	// the record first: a scaling's record is written before the Deployment, so a change seen next has its
 	// record seen already
 	if o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, h) != nil ||
 		o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, dep) != nil ||
-		o.c.List(ctx, &cps, client.InNamespace(o.ns)) != nil || o.c.List(ctx, &events, client.InNamespace(o.ns)) != nil {
+		o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: "cart"}, cart) != nil || o.c.List(ctx, &cps, client.InNamespace(o.ns)) != nil {
 		return // the test is ending, or the API server is busy: the next poll sees it
 	}
 	o.mu.Lock()
@@ -284,12 +334,53 @@ func (o *invariants) observe(ctx context.Context) {
 		}
 		o.samples[cp.Name] = max(o.samples[cp.Name], n)
 	}
-	for _, e := range events.Items {
-		if strings.Contains(e.Reason, "Evict") && e.InvolvedObject.Kind == "Pod" && !o.evictions[e.UID] {
-			o.evictions[e.UID] = true
-			o.fail(fmt.Sprintf("pod %s evicted (%s: %s) although every resize is accepted in place", e.InvolvedObject.Name, e.Reason, e.Message))
+	if r := cart.Status.Recommendation; r != nil {
+		for _, cr := range r.ContainerRecommendations {
+			o.cartTargets[fmt.Sprintf("%s cpu=%s memory=%s", cr.ContainerName, cr.Target.Cpu(), cr.Target.Memory())] = true
 		}
 	}
+}
+
+// checkEvictions reads every eviction the process asked for from the audit log and fails the test if a pod
+// was asked to go twice, a pod sized in place was evicted, or a replacement of the Recreate workload (a
+// pod not in originals) was evicted while its VPA showed one target only; it returns how many of the
+// originals were evicted.
+func (o *invariants) checkEvictions(t *testing.T, auditLog string, originals map[string]bool) int {
+	t.Helper()
+	events, err := testenv.ReadAuditLog(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string][]string{} // pod -> the answers to its eviction requests
+	for _, e := range events {
+		if r := e.ObjectRef; r != nil && e.Verb == "create" && r.Resource == "pods" && r.Subresource == "eviction" && r.Namespace == o.ns {
+			code := 0
+			if e.ResponseStatus != nil {
+				code = e.ResponseStatus.Code
+			}
+			asked[r.Name] = append(asked[r.Name], fmt.Sprintf("%s: %d", e.RequestReceived.Format(time.TimeOnly+".000"), code))
+		}
+	}
+	o.mu.Lock()
+	targets := slices.Sorted(maps.Keys(o.cartTargets))
+	o.mu.Unlock()
+	evicted := 0
+	for pod, answers := range asked {
+		switch {
+		case len(answers) > 1:
+			t.Errorf("pod %s was asked to go %d times: %v", pod, len(answers), answers)
+		case !strings.HasPrefix(pod, "cart-"):
+			t.Errorf("pod %s evicted (%v), although every resize is accepted in place", pod, answers)
+		case !originals[pod] && len(targets) == 1:
+			t.Errorf("pod %s, a replacement of an evicted cart pod, evicted (%v) for the same change (%s): loop detection forgot the eviction it replaced",
+				pod, answers, targets[0])
+		case !originals[pod]:
+			t.Logf("pod %s, a replacement, evicted (%v): the cart VPA's target moved (%v)", pod, answers, targets)
+		default:
+			evicted++
+		}
+	}
+	return evicted
 }
 
 // fail records a broken invariant, once.
