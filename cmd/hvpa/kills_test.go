@@ -170,11 +170,24 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 			kills++
 		}
 	}
+	// the cart's evictions go on beside the phases (one a second, a replacement ready before the next): the
+	// last process, not killed, finishes them
+	cartWait := waitUntil(ctx, t, "every original cart pod evicted", 2*time.Minute, func() error {
+		obs.check(t)
+		running, err := runningPods(ctx, c, "shop", "cart")
+		if err != nil {
+			return err
+		}
+		if left := slices.Sorted(maps.Keys(intersect(running, originals))); len(left) > 0 {
+			return fmt.Errorf("not evicted yet: %v", left)
+		}
+		return nil
+	})
 	obs.check(t)
 	evicted := obs.checkEvictions(t, auditLog, originals)
 	changes, records, maxSamples := obs.summary()
-	t.Logf("%d kills; %d replica changes, each a recorded scaling (%d records seen); checkpoint samples up to %d; %d of the %d cart pods evicted, each once, no replacement",
-		kills, changes, records, maxSamples, evicted, cartReplicas)
+	t.Logf("%d kills; %d replica changes, each a recorded scaling (%d records seen); checkpoint samples up to %d; %d of the %d cart pods evicted (the last %s after the phases), each once, no replacement",
+		kills, changes, records, maxSamples, evicted, cartReplicas, cartWait.Round(100*time.Millisecond))
 	if changes < 4 || maxSamples == 0 || evicted != cartReplicas {
 		t.Fatalf("the run did not exercise what it checks: %d replica changes, %d checkpoint samples, %d of %d cart pods evicted",
 			changes, maxSamples, evicted, cartReplicas)
@@ -183,6 +196,16 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 
 // cartReplicas is the Recreate workload's size in TestFaultKillsDuringScaling.
 const cartReplicas = 6
+
+func intersect(a, b map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		if b[k] {
+			out[k] = true
+		}
+	}
+	return out
+}
 
 // runningPods are the names of a Deployment's Running pods that are not terminating.
 func runningPods(ctx context.Context, c client.Client, ns, app string) (map[string]bool, error) {
