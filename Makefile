@@ -18,6 +18,8 @@ LDFLAGS := -X github.com/hvpa-dev/hvpa/internal/version.Version=$(VERSION)
 CONTROLPLANE_STAMP := $(CONTROLPLANE_BIN)/kube-apiserver $(CONTROLPLANE_BIN)/kube-controller-manager $(CONTROLPLANE_BIN)/kubectl $(CONTROLPLANE_BIN)/etcd
 HELM_VERSION ?= v3.22.0
 export HELM_VERSION
+GOLANGCI_LINT_VERSION ?= v2.15.0
+export GOLANGCI_LINT_VERSION
 UPSTREAM_VPA_VERSION ?= v1.8.1
 export UPSTREAM_VPA_VERSION
 
@@ -46,8 +48,8 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: vet ## Static checks: go vet and gofmt (fails on unformatted files).
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+lint: ## Static checks: golangci-lint (GOLANGCI_LINT_VERSION, built from its Go module) with the import rules of the layers, errorlint, funlen, gocyclo, staticcheck, vet and gofmt (.golangci.yml).
+	@bin=$$(bash hack/tools.sh golangci-lint) && $$bin/golangci-lint run ./...
 
 .PHONY: verify
 verify: generate manifests lint ## Regenerate code and manifests and fail on any difference or lint finding.
@@ -82,7 +84,7 @@ test-unit: ## Unit tests only (fuzz seed corpora included; envtest suites skip u
 
 .PHONY: test-integration
 test-integration: controlplane helm ## Only the Ginkgo suites on envtest with the local control plane.
-	go test $(GO_TEST_FLAGS) -count=1 $$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep internal/testenv | cut -d' ' -f1)
+	go test $(GO_TEST_FLAGS) -count=1 $$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep test/testenv | cut -d' ' -f1)
 
 .PHONY: test-e2e
 test-e2e: controlplane build ## The e2e suite: bin/hvpa as a process against the local control plane (make test runs it too).

@@ -108,7 +108,6 @@ type Simulator struct {
 	demand   map[wkey]map[string]*usage // the current timestamp's demand
 	first    map[wkey]*firstSeen        // the first timestamp's pods and requests, per workload
 	nextTick int64
-	key      []byte
 }
 
 type wkey struct{ ns, name string }

@@ -29,10 +29,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/recording"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
-	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
+	"github.com/hvpa-dev/hvpa/hack/recording"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 const (

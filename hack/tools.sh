@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Builds the command-line tools the Makefile and the tests use that are not Go tools of this module:
-#   helm $HELM_VERSION  from the helm.sh/helm/v3 Go module (the Go module proxy; no prebuilt downloads)
+#   helm $HELM_VERSION                    from the helm.sh/helm/v3 Go module (the Go module proxy; no prebuilt downloads)
+#   golangci-lint $GOLANGCI_LINT_VERSION  from the github.com/golangci/golangci-lint/v2 Go module
 # into $HVPA_TOOLS_DIR/bin (default: <repo>/.cache/tools/bin; git-ignored).
 # A tool already there at the pinned version is not rebuilt. Prints the bin folder on stdout.
 #
 #   hack/tools.sh          build every tool
 #   hack/tools.sh helm     build helm only
+#   hack/tools.sh golangci-lint
 set -euo pipefail
 
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
+GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-v2.15.0}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${HVPA_TOOLS_DIR:-$repo/.cache/tools}
 bin=$dir/bin
@@ -42,12 +45,30 @@ build_helm() {
   log "helm $("$bin/helm" version --template '{{.Version}}') built in $(( $(date +%s) - start ))s"
 }
 
+build_golangci_lint() {
+  want=${GOLANGCI_LINT_VERSION#v}
+  if [ -x "$bin/golangci-lint" ] && "$bin/golangci-lint" version 2>/dev/null | grep -q "version $want "; then
+    log "golangci-lint $GOLANGCI_LINT_VERSION is in $bin"
+    return
+  fi
+  start=$(date +%s)
+  log "building golangci-lint $GOLANGCI_LINT_VERSION from its Go module (cold: a few minutes)"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  # the version stamp its own release build sets (main.version), so that the cache check above holds
+  (cd "$tmp" && CGO_ENABLED=0 GOBIN=$tmp go install -trimpath -ldflags "-s -w -X main.version=$want" \
+    "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION")
+  mv "$tmp/golangci-lint" "$bin/golangci-lint"
+  log "golangci-lint $want built in $(( $(date +%s) - start ))s"
+}
+
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(helm)
+[ ${#tools[@]} -gt 0 ] || tools=(helm golangci-lint)
 for t in "${tools[@]}"; do
   case $t in
     helm) build_helm ;;
-    *) log "unknown tool $t (known: helm)"; exit 2 ;;
+    golangci-lint) build_golangci_lint ;;
+    *) log "unknown tool $t (known: helm, golangci-lint)"; exit 2 ;;
   esac
 done
 

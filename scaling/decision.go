@@ -370,8 +370,8 @@ func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current ma
 		r := t.Resource
 		pCur, _ := current[t.Container].Requests.Get(r)
 		var p float64
-		switch {
-		case n == c:
+		switch n {
+		case c:
 			p = t.Total / float64(c)
 		default:
 			base := spec.Base[r]

@@ -32,9 +32,7 @@ func TestVPATotal(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := epSpec()
-			for r, b := range tc.base {
-				s.Base[r] = b
-			}
+			copy(s.Base[:], tc.base)
 			if got := s.VPATotal(tc.r, tc.load, tc.c, tc.pCur); !near(got, tc.want) {
 				t.Errorf("VPATotal = %v, want %v", got, tc.want)
 			}

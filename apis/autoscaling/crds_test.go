@@ -24,7 +24,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 func newNamespace(ctx context.Context) string {
@@ -175,10 +175,8 @@ var _ = Describe("Hvpa", func() {
 	})
 
 	It("is documented for kubectl explain", func() {
-		stdout, stderr, err := env.ControlPlane.KubeCtl().Run("explain", "hvpa.spec.scalingIntervals")
-		errText, _ := io.ReadAll(stderr)
-		Expect(err).NotTo(HaveOccurred(), string(errText))
-		out, _ := io.ReadAll(stdout)
+		out, err := testenv.Kubectl(env, "explain", "hvpa.spec.scalingIntervals")
+		Expect(err).NotTo(HaveOccurred())
 		GinkgoWriter.Printf("kubectl explain hvpa.spec.scalingIntervals:\n%s\n", out)
 		text := strings.Join(strings.Fields(string(out)), " ")
 		Expect(text).To(ContainSubstring("FIELD: scalingIntervals <[]Object>"))
@@ -307,7 +305,7 @@ var _ = Describe("VerticalPodAutoscaler", func() {
 		n := 0
 		for {
 			vpa := &vpav1.VerticalPodAutoscaler{}
-			if err := dec.Decode(vpa); err == io.EOF {
+			if err := dec.Decode(vpa); errors.Is(err, io.EOF) {
 				break
 			} else {
 				Expect(err).NotTo(HaveOccurred())
@@ -411,7 +409,7 @@ var _ = Describe("the example manifests", func() {
 		var kinds []string
 		for {
 			u := map[string]any{}
-			if err := dec.Decode(&u); err == io.EOF {
+			if err := dec.Decode(&u); errors.Is(err, io.EOF) {
 				break
 			} else {
 				Expect(err).NotTo(HaveOccurred())

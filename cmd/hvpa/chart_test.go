@@ -46,9 +46,9 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	"github.com/hvpa-dev/hvpa/internal/manager"
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/cmd/hvpa/app"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 	"github.com/hvpa-dev/hvpa/webhooks"
 )
 
@@ -221,7 +221,7 @@ func deployments(t *testing.T, objs []renderedObject) []deployed {
 			t.Fatalf("Deployment %s: `hvpa run` takes no positional arguments, got %q", dep.Name, rest)
 		}
 		d.components, _ = cmd.Flags().GetStringSlice("components")
-		if err := manager.CheckComponents(d.components); err != nil {
+		if err := app.CheckComponents(d.components); err != nil {
 			t.Fatalf("Deployment %s: %v", dep.Name, err)
 		}
 		if !cmd.Flags().Changed("components") {
@@ -249,7 +249,7 @@ func checkDeployments(t *testing.T, deps []deployed) {
 		}
 		spec := d.dep.Spec.Template.Spec
 		ct := spec.Containers[0]
-		if d.has(manager.Admission) {
+		if d.has(app.Admission) {
 			if len(d.components) != 1 || d.flag("leader-elect") != "false" {
 				t.Errorf("Deployment %s: admission runs alone without leader election (every replica serves), got --components=%s --leader-elect=%s",
 					d.dep.Name, strings.Join(d.components, ","), d.flag("leader-elect"))
@@ -287,7 +287,7 @@ func checkDeployments(t *testing.T, deps []deployed) {
 			sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 			t.Errorf("Deployment %s: container securityContext %+v: want runAsNonRoot, readOnlyRootFilesystem, no privilege escalation, drop ALL, seccomp RuntimeDefault", d.dep.Name, sc)
 		}
-		if d.has(manager.Admission) {
+		if d.has(app.Admission) {
 			if ports["webhook"] != int32(mustAtoi(t, d.flag("webhook-port"))) {
 				t.Errorf("Deployment %s: containerPort webhook %d, --webhook-port=%s", d.dep.Name, ports["webhook"], d.flag("webhook-port"))
 			}
@@ -303,7 +303,7 @@ func checkDeployments(t *testing.T, deps []deployed) {
 			}
 		}
 	}
-	if u, a := findComponent(deps, manager.Updater), findComponent(deps, manager.Admission); u != nil && a != nil && u.flag("admission-lease") != a.flag("admission-lease") {
+	if u, a := findComponent(deps, app.Updater), findComponent(deps, app.Admission); u != nil && a != nil && u.flag("admission-lease") != a.flag("admission-lease") {
 		t.Errorf("the updater checks --admission-lease=%s, the admission webhook renews --admission-lease=%s", u.flag("admission-lease"), a.flag("admission-lease"))
 	}
 }
@@ -346,7 +346,7 @@ func findComponent(deps []deployed, component string) *deployed {
 // clientConfig, whose paths are compared on their own) and checks that they point at the chart's webhook Service
 // and carry what the certificate mode needs.
 func checkWebhooks(t *testing.T, objs []renderedObject, deps []deployed) {
-	adm := findComponent(deps, manager.Admission)
+	adm := findComponent(deps, app.Admission)
 	mutating, validating := byKind(objs, "MutatingWebhookConfiguration"), byKind(objs, "ValidatingWebhookConfiguration")
 	if adm == nil {
 		if len(mutating)+len(validating) > 0 {
@@ -555,7 +555,7 @@ func checkRBAC(t *testing.T, objs []renderedObject, deps []deployed) {
 				wants = append(wants, want{"coordination.k8s.io", "leases", ns, d.flag("leader-election-id"), v})
 			}
 		}
-		if d.has(manager.Admission) {
+		if d.has(app.Admission) {
 			ns, name := lease("admission-lease")
 			for _, v := range []string{"get", "update", "create"} {
 				wants = append(wants, want{"coordination.k8s.io", "leases", ns, name, v})
@@ -571,7 +571,7 @@ func checkRBAC(t *testing.T, objs []renderedObject, deps []deployed) {
 				}
 			}
 		}
-		if d.has(manager.Updater) {
+		if d.has(app.Updater) {
 			ns, name := lease("admission-lease")
 			wants = append(wants, want{"coordination.k8s.io", "leases", ns, name, "get"})
 		}
@@ -893,7 +893,7 @@ func TestChartRBAC(t *testing.T) {
 		metricsAddrs[d.dep.Name] = metricsAddr
 		args := append(slices.Clone(d.args), "--kubeconfig="+kubeconfig, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+freePort(t),
 			"--graceful-shutdown-timeout=5s", "--recommender-interval=300ms", "--hvpa-sync-period=300ms", "--updater-interval=500ms")
-		if d.has(manager.Admission) {
+		if d.has(app.Admission) {
 			args = append(args, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-ips=127.0.0.1",
 				"--cert-dir="+filepath.Join(dir, "certs"))
 		}
@@ -917,7 +917,7 @@ func TestChartRBAC(t *testing.T) {
 		t.Helper()
 		waitUntil(ctx, t, what, 90*time.Second, f)
 	}
-	adm := findComponent(deps, manager.Admission)
+	adm := findComponent(deps, app.Admission)
 	configName := adm.flag("webhook-config-name")
 	eventually("the webhook keeps its Secret, the caBundle of both configurations and its Lease", func() error {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: chartNamespace, Name: adm.flag("webhook-secret-name")}, &corev1.Secret{}); err != nil {

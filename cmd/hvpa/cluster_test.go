@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // playedCluster is the local control plane with the namespaces and a played node (its kubelet and metrics

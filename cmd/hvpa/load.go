@@ -38,7 +38,7 @@ func loadHvpa(path string, stdin io.Reader) (*hvpav1alpha1.Hvpa, *scaling.Spec, 
 	var found []*hvpav1alpha1.Hvpa
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -28,10 +28,10 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/cmd/hvpa/app"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
-	"github.com/hvpa-dev/hvpa/internal/manager"
 	"github.com/hvpa-dev/hvpa/internal/metricsauth"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 	"github.com/hvpa-dev/hvpa/webhooks"
@@ -83,7 +83,7 @@ func newRunCommand() *cobra.Command {
 		Long: `Run the hvpa manager: the components chosen with --components in one process, with leader election for
 every component that writes, health (/healthz) and readiness (/readyz) probes, and Prometheus metrics.
 
-Components in this version: ` + strings.Join(manager.Available, ", ") + `.
+Components in this version: ` + strings.Join(app.Available, ", ") + `.
   recommender  writes recommendations into VerticalPodAutoscaler status from metrics.k8s.io usage and OOM
                kills; keeps history in VerticalPodAutoscalerCheckpoints (or reads it from Prometheus); computes
                the embedded recommendation of Hvpas (spec.vpa.deploy).
@@ -113,7 +113,7 @@ Components in this version: ` + strings.Join(manager.Available, ", ") + `.
 	f.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 200, "queries per second to the API server, with --kubeconfig or without (upstream VPA's name; its default 5 is a floor here: a thousand VPAs created together get their first recommendation within seconds, and API Priority and Fairness protects the server)")
 	f.Float64Var(&o.kubeAPIBurst, "kube-api-burst", 300, "burst of queries to the API server (a whole number; upstream VPA's name)")
 	f.BoolVar(&o.profiling, "profiling", false, "serve Go's pprof profiles under /debug/pprof/ on the metrics address")
-	f.StringSliceVar(&o.components, "components", manager.Available, "components to run: "+strings.Join(manager.Available, ", "))
+	f.StringSliceVar(&o.components, "components", app.Available, "components to run: "+strings.Join(app.Available, ", "))
 	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "on SIGTERM, how long the components get to stop before the process exits")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve /metrics (and --profiling's pprof) over HTTPS to clients the API server authenticates (TokenReview) and authorizes to get the URL (SubjectAccessReview, e.g. nonResourceURLs /metrics); false: plain HTTP to anyone who reaches the port")
@@ -233,7 +233,7 @@ func Scheme() *runtime.Scheme {
 }
 
 func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
-	if err := manager.CheckComponents(o.components); err != nil {
+	if err := app.CheckComponents(o.components); err != nil {
 		return err
 	}
 	if o.recommender.Interval <= 0 {
@@ -259,7 +259,7 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	if len(o.components) == 0 {
-		return fmt.Errorf("--components is empty: name at least one of %s", strings.Join(manager.Available, ", "))
+		return fmt.Errorf("--components is empty: name at least one of %s", strings.Join(app.Available, ", "))
 	}
 	if o.hvpaLowConfidence <= 0 || o.hvpaLowConfidence > 365 {
 		return fmt.Errorf("--hvpa-low-confidence-days %g: must be above 0 and at most 365 (a fraction such as 0.25 is 6 hours)", o.hvpaLowConfidence)
@@ -271,14 +271,14 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		return fmt.Errorf("--leader-elect-lease-duration %s, --leader-elect-renew-deadline %s, --leader-elect-retry-period %s: each must be positive and below the one before it",
 			o.leaseDuration, o.renewDeadline, o.retryPeriod)
 	}
-	wantAdmission := slices.Contains(o.components, manager.Admission)
+	wantAdmission := slices.Contains(o.components, app.Admission)
 	// the webhooks serve on every replica: a process running only them needs no leader
-	needsLeader := slices.ContainsFunc(o.components, func(c string) bool { return c != manager.Admission })
+	needsLeader := slices.ContainsFunc(o.components, func(c string) bool { return c != app.Admission })
 	leaderID := o.leaderElectionID
 	if leaderID == "" {
 		var names []string
 		for _, c := range o.components {
-			if c == manager.Hvpa {
+			if c == app.Hvpa {
 				c = "controller" // not hvpa-hvpa
 			}
 			names = append(names, c)
@@ -326,8 +326,8 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		RenewDeadline:                 ptrDuration(o.renewDeadline),
 		RetryPeriod:                   ptrDuration(o.retryPeriod),
 		GracefulShutdownTimeout:       ptrDuration(o.shutdownTimeout),
-		Client:                        manager.ClientOptions(),
-		Cache:                         manager.CacheOptions(),
+		Client:                        app.ClientOptions(),
+		Cache:                         app.CacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -358,12 +358,12 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		return fmt.Errorf("updater flags: --updater-interval must be positive (%s), --eviction-tolerance within 0..1 (%g), --pod-update-threshold not negative (%g)",
 			o.updater.Interval, o.updater.EvictionTolerance, o.updater.UpdateThreshold)
 	}
-	mo := manager.Options{Components: o.components, Recommender: o.recommender, History: history,
+	mo := app.Options{Components: o.components, Recommender: o.recommender, History: history,
 		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, Registry: crmetrics.Registry, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
 	if wantAdmission {
 		mo.Certs = &o.certs
 	}
-	if err := manager.Add(ctx, mgr, cfg, mo); err != nil {
+	if err := app.Add(ctx, mgr, cfg, mo); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "hvpa: starting %s\n", strings.Join(o.components, ", "))

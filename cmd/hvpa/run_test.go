@@ -24,7 +24,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 )
 
 func freePort(t *testing.T) string {

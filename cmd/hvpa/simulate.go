@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -68,7 +69,7 @@ replica-aware one, or per-pod, the replica-blind one), --compare runs both.`,
 				return err
 			}
 			defer in.Close()
-			var out io.Writer = cmd.OutOrStdout()
+			out := cmd.OutOrStdout()
 			if outFile != "" && outFile != "-" {
 				f, err := os.Create(outFile)
 				if err != nil {
@@ -172,7 +173,7 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 		for doc := 1; ; doc++ {
 			raw, err := reader.Read()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

@@ -18,7 +18,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // upstreamRecommender is upstream's VPA recommender binary, built by `make upstream-vpa`.
@@ -77,7 +77,7 @@ func TestUpstreamGarbageCollectionSparesHvpaHistory(t *testing.T) {
 	}
 	waitUntil(ctx, t, "hvpa writes the Hvpa's history", time.Minute, func() error {
 		if n, err := samples(); err != nil || n == 0 {
-			return fmt.Errorf("HvpaCheckpoint web-app: %d samples, %v", n, err)
+			return fmt.Errorf("HvpaCheckpoint web-app: %d samples, %w", n, err)
 		}
 		return nil
 	})
@@ -104,7 +104,7 @@ func TestUpstreamGarbageCollectionSparesHvpaHistory(t *testing.T) {
 	})
 	waitUntil(ctx, t, "upstream's garbage collection deletes the canary (a checkpoint naming no VPA)", time.Minute, func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(canary), &vpav1.VerticalPodAutoscalerCheckpoint{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the canary is still there (%v)", err)
+			return fmt.Errorf("the canary is still there (%w)", err)
 		}
 		return nil
 	})

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -44,7 +45,6 @@ import (
 	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
@@ -53,7 +53,7 @@ import (
 
 // RecommendationSource gives the embedded recommendation of an Hvpa (the recommender in this process).
 type RecommendationSource interface {
-	HvpaRecommendation(types.NamespacedName) (vpactrl.HvpaRecommendation, bool)
+	HvpaRecommendation(types.NamespacedName) (recommender.HvpaRecommendation, bool)
 }
 
 // Reconciler reconciles Hvpa objects.
@@ -320,7 +320,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	ref := h.Spec.TargetRef
 	target, err := r.Targets.Resolve(ctx, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
 	if err != nil {
-		if te, ok := err.(*workload.TargetError); ok {
+		if te := (*workload.TargetError)(nil); errors.As(err, &te) {
 			r.unsupported(op, h, now, te.Reason, te.Message)
 			return r.requeue(), nil
 		}
@@ -505,9 +505,10 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 	if err != nil {
 		return nil, "", fmt.Errorf("HorizontalPodAutoscaler %s: %w", hpa.Name, err)
 	}
-	if op == controllerutil.OperationResultCreated {
+	switch op {
+	case controllerutil.OperationResultCreated:
 		r.event(h, corev1.EventTypeNormal, "HPACreated", "created HorizontalPodAutoscaler "+hpa.Name+" targeting this Hvpa's scale subresource")
-	} else if op == controllerutil.OperationResultUpdated {
+	case controllerutil.OperationResultUpdated:
 		r.event(h, corev1.EventTypeNormal, "HPAUpdated", "updated HorizontalPodAutoscaler "+hpa.Name+" from spec.hpa.template")
 	}
 	return hpa, "", nil
@@ -515,7 +516,7 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 
 // embedded is the embedded recommender's latest recommendation of h; nil when spec.vpa.deploy is off, no
 // recommender runs in this process, or it has none for h yet.
-func (r *Reconciler) embedded(h *hvpav1alpha1.Hvpa) *vpactrl.HvpaRecommendation {
+func (r *Reconciler) embedded(h *hvpav1alpha1.Hvpa) *recommender.HvpaRecommendation {
 	if r.Recommendations == nil || h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
 		return nil
 	}
@@ -546,7 +547,7 @@ func HPABehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior) *autoscalingv
 // else the target's pod template), the HPA input (hpa is the owned HPA, nil: none), the last scaling, OOM
 // kills since then, LimitRanges.
 func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target, scale *autoscalingv1.Scale, hpa *autoscalingv2.HorizontalPodAutoscaler,
-	rec *vpactrl.HvpaRecommendation, now time.Time) (scaling.State, []corev1.Pod, error) {
+	rec *recommender.HvpaRecommendation, now time.Time) (scaling.State, []corev1.Pod, error) {
 	st := scaling.State{Now: now, Replicas: scale.Spec.Replicas}
 	var list corev1.PodList
 	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingLabelsSelector{Selector: target.Selector}); err != nil {

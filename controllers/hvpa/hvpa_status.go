@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -170,7 +170,7 @@ func sameParts(a, b []hvpav1alpha1.BlockedPart) bool {
 // scale-downs decided from it are then blocked). Without a word from the recommender (not running in this
 // process, or no recommendation since it started) the condition stays as it was; with no condition yet the
 // confidence is unknown and counts as low. The condition is removed while the embedded recommender is off.
-func (r *Reconciler) lowConfidence(h *hvpav1alpha1.Hvpa, rec *vpactrl.HvpaRecommendation, now time.Time) bool {
+func (r *Reconciler) lowConfidence(h *hvpav1alpha1.Hvpa, rec *recommender.HvpaRecommendation, now time.Time) bool {
 	if h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
 		meta.RemoveStatusCondition(&h.Status.Conditions, hvpav1alpha1.ConditionLowConfidence)
 		return false

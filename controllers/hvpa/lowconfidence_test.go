@@ -10,13 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/recommender"
 )
 
-type fixedRecs map[types.NamespacedName]vpactrl.HvpaRecommendation
+type fixedRecs map[types.NamespacedName]recommender.HvpaRecommendation
 
-func (f fixedRecs) HvpaRecommendation(k types.NamespacedName) (vpactrl.HvpaRecommendation, bool) {
+func (f fixedRecs) HvpaRecommendation(k types.NamespacedName) (recommender.HvpaRecommendation, bool) {
 	r, ok := f[k]
 	return r, ok
 }

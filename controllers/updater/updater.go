@@ -29,10 +29,10 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/admissionlease"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/scaling"
-	"github.com/hvpa-dev/hvpa/webhooks"
 )
 
 // Updater brings running pods to their VPA's recommendation or their Hvpa's intent: in place through the
@@ -117,7 +117,7 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 	controllers, errs := u.controllers(ctx)
 	admission, why := true, ""
 	if ns, name, ok := strings.Cut(u.Options.AdmissionLease, "/"); ok {
-		admission, why = webhooks.AdmissionServing(ctx, u.Live, ns, name, u.Options.AdmissionLeaseMaxAge, now)
+		admission, why = admissionlease.Serving(ctx, u.Live, ns, name, u.Options.AdmissionLeaseMaxAge, now)
 	}
 	candidates := map[string]int{}
 	evicted := u.openEvictions(now)

@@ -15,9 +15,9 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // playedUsage is a UsageSource that returns the same containers every run, one minute later each time.

@@ -20,25 +20,10 @@ import (
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
-// HvpaRecommendation is the embedded recommendation of one Hvpa (spec.vpa.deploy), computed by the
-// recommender from the same model and usage as standalone VPAs.
-type HvpaRecommendation struct {
-	// Load is the replica-aware recommendation (SCALING.md section 2): per container, the load of the whole
-	// workload that its workload total recommends; the Hvpa's total for c replicas is load + c x base.
-	Load []recommender.ContainerLoad
-	// Confidence is the days of history behind the load (the lowest over the containers).
-	Confidence float64
-	// Pods is the number of running pods of the target in the run that made it.
-	Pods int
-	// Usage is the workload's usage in that run, summed over its pods and containers (cpu millicores, memory
-	// bytes; -1: none): what an HPA's Resource metrics measure, read at one time (SCALING.md section 2, h_raw).
-	Usage recommender.Amounts
-}
-
 // hvpaRecs holds the latest embedded recommendations; read by the Hvpa controller.
 type hvpaRecs struct {
 	mu   sync.RWMutex
-	recs map[types.NamespacedName]HvpaRecommendation
+	recs map[types.NamespacedName]recommender.HvpaRecommendation
 	// changes tells the Hvpa controller which Hvpas' recommendations changed (dropped when full: the
 	// controller's periodic sync still decides every Hvpa).
 	changes chan event.GenericEvent
@@ -49,7 +34,7 @@ type hvpaRecs struct {
 func (r *Recommender) HvpaChanges() <-chan event.GenericEvent { return r.hvpa.changes }
 
 // HvpaRecommendation returns the latest embedded recommendation of an Hvpa, if the recommender made one.
-func (r *Recommender) HvpaRecommendation(key types.NamespacedName) (HvpaRecommendation, bool) {
+func (r *Recommender) HvpaRecommendation(key types.NamespacedName) (recommender.HvpaRecommendation, bool) {
 	r.hvpa.mu.RLock()
 	defer r.hvpa.mu.RUnlock()
 	rec, ok := r.hvpa.recs[key]
@@ -119,12 +104,12 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 
 // updateHvpaRecommendations computes the embedded recommendation of every served Hvpa.
 func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
-	recs := map[types.NamespacedName]HvpaRecommendation{}
+	recs := map[types.NamespacedName]recommender.HvpaRecommendation{}
 	for _, s := range list {
 		rp := s.hvpa.Spec.VPA.Template.ResourcePolicy
 		load, conf := r.state.WorkloadRecommendation(s.hvpa.Namespace, hvpaOwner(s.hvpa.Name), func(c string) recommender.Policy { return recommender.PolicyFor(rp, c) })
 		if len(load) > 0 {
-			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = HvpaRecommendation{Load: load, Confidence: max(conf, 0), Pods: s.pods, Usage: s.usage}
+			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = recommender.HvpaRecommendation{Load: load, Confidence: max(conf, 0), Pods: s.pods, Usage: s.usage}
 		}
 	}
 	r.hvpa.mu.Lock()

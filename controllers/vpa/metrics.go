@@ -125,7 +125,7 @@ func publish(g *prometheus.GaugeVec, prev map[objectSeries]bool, values map[obje
 }
 
 // setTargets publishes the targets of this run's recommendations: the VPAs' and the Hvpas' embedded ones.
-func (m *Metrics) setTargets(list []*served, hvpas map[types.NamespacedName]HvpaRecommendation) {
+func (m *Metrics) setTargets(list []*served, hvpas map[types.NamespacedName]recommender.HvpaRecommendation) {
 	values := map[objectSeries]float64{}
 	add := func(ns string, o objectRef, rec *vpav1.RecommendedPodResources) {
 		if rec == nil {

@@ -54,7 +54,7 @@ func TestTargetMetric(t *testing.T) {
 		return &served{vpa: &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}, rec: r}
 	}
 	m.setTargets([]*served{vpa("web", rec("app", "250m", "1Gi")), vpa("none", nil)},
-		map[types.NamespacedName]HvpaRecommendation{{Namespace: "ns", Name: "h"}: {Pods: 2, Load: []recommender.ContainerLoad{{Container: "main", Target: recommender.Amounts{CPUMilli: 4000, MemoryBytes: -1}}}}})
+		map[types.NamespacedName]recommender.HvpaRecommendation{{Namespace: "ns", Name: "h"}: {Pods: 2, Load: []recommender.ContainerLoad{{Container: "main", Target: recommender.Amounts{CPUMilli: 4000, MemoryBytes: -1}}}}})
 	want := map[string]float64{
 		"ns/VerticalPodAutoscaler/web/app/cpu":    0.25,
 		"ns/VerticalPodAutoscaler/web/app/memory": 1 << 30,

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,10 +35,10 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 const mi = int64(1 << 20)
@@ -215,10 +214,8 @@ var _ = Describe("the recommender", func() {
 		Expect(getVPA(ctx, ns, "web").ResourceVersion).To(Equal(rv), "status is patched only when it changes")
 
 		for _, args := range [][]string{{"get", "vpa", "-n", ns}, {"describe", "vpa", "-n", ns, "web"}} {
-			stdout, stderr, err := env.ControlPlane.KubeCtl().Run(args...)
-			errText, _ := io.ReadAll(stderr)
-			Expect(err).NotTo(HaveOccurred(), string(errText))
-			out, _ := io.ReadAll(stdout)
+			out, err := testenv.Kubectl(env, args...)
+			Expect(err).NotTo(HaveOccurred())
 			GinkgoWriter.Printf("$ kubectl %s\n%s\n", strings.Join(args, " "), out)
 			if args[0] == "get" {
 				Expect(string(out)).To(MatchRegexp(`web\s+Off\s+296m\s+\d+\s+True`))

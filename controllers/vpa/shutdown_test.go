@@ -16,8 +16,8 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // TestRunStopsAtShutdownAndLogsEachRun: a run whose context ends stops at once (no status write starts after

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 var (

@@ -19,9 +19,9 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // writesCluster is n Deployments with one pod and one VPA each on a fake client that counts the status

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/hvpa-dev/hvpa/internal/testenv"
-	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // webhookConfig names the webhook configurations installed for the admission process.

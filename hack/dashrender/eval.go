@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hvpa-dev/hvpa/internal/metricsdoc"
-	"github.com/hvpa-dev/hvpa/internal/recording"
+	"github.com/hvpa-dev/hvpa/hack/internal/metricsdoc"
+	"github.com/hvpa-dev/hvpa/hack/recording"
 )
 
 // The PromQL subset the evaluator implements (anything else is a parse or evaluation error):

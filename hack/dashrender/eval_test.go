@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/hvpa-dev/hvpa/internal/recording"
+	"github.com/hvpa-dev/hvpa/hack/recording"
 )
 
 // testRecording has 13 scrapes, every 10s from t=0: x_total{a="1"} counts 0, 1, 2, ... and x_total{a="2"}

@@ -1,5 +1,5 @@
 // Command dashrender renders the Grafana dashboards (charts/hvpa/dashboards) as static PNG images from a
-// recording of the hvpa binary's /metrics (package internal/recording), without Grafana or Prometheus:
+// recording of the hvpa binary's /metrics (package hack/recording), without Grafana or Prometheus:
 //
 //	go run ./hack/dashrender --recording rec.prom.gz --dashboards charts/hvpa/dashboards --out docs/dashboards
 //
@@ -17,12 +17,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hvpa-dev/hvpa/internal/metricsdoc"
-	"github.com/hvpa-dev/hvpa/internal/recording"
+	"github.com/hvpa-dev/hvpa/hack/internal/metricsdoc"
+	"github.com/hvpa-dev/hvpa/hack/recording"
 )
 
 func main() {
-	rec := flag.String("recording", "", "recording file (gzip'd blocks of scrapes, see internal/recording)")
+	rec := flag.String("recording", "", "recording file (gzip'd blocks of scrapes, see hack/recording)")
 	dir := flag.String("dashboards", metricsdoc.DashboardsDir, "folder of the Grafana dashboards (*.json)")
 	out := flag.String("out", "", "folder to write the PNG images to")
 	flag.Parse()

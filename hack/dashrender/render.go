@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hvpa-dev/hvpa/internal/metricsdoc"
-	"github.com/hvpa-dev/hvpa/internal/recording"
+	"github.com/hvpa-dev/hvpa/hack/internal/metricsdoc"
+	"github.com/hvpa-dev/hvpa/hack/recording"
 )
 
 // Layout: Grafana's grid of 24 columns and rows of 30 pixels, under a header with the dashboard's title.

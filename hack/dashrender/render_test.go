@@ -17,8 +17,8 @@ import (
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
-	"github.com/hvpa-dev/hvpa/internal/metricsdoc"
-	"github.com/hvpa-dev/hvpa/internal/recording"
+	"github.com/hvpa-dev/hvpa/hack/internal/metricsdoc"
+	"github.com/hvpa-dev/hvpa/hack/recording"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
 

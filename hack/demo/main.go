@@ -38,14 +38,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/cmd/hvpa/app"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
-	"github.com/hvpa-dev/hvpa/internal/manager"
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
-	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // phase is one step of the played load (total CPU of the workload, split across its running pods).
@@ -164,7 +164,7 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	}
 	say("$ kubectl apply -n demo -f - <<< '<Deployment web + Hvpa web (EP-0001 intervals, HPA at 80%% CPU, embedded recommender)>'")
 	if o, err := kubectl(demoManifests, "apply", "-n", "demo", "-f", "-"); err != nil {
-		return fmt.Errorf("kubectl apply: %v\n%s", err, o)
+		return fmt.Errorf("kubectl apply: %w\n%s", err, o)
 	} else {
 		say("%s", strings.TrimSpace(o))
 	}
@@ -242,7 +242,7 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: webhook.NewServer(wo), Cache: manager.CacheOptions(), Client: manager.ClientOptions()})
+		WebhookServer: webhook.NewServer(wo), Cache: app.CacheOptions(), Client: app.ClientOptions()})
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 	model.CPUHalfLife = 15 * time.Second
 	uo := updater.DefaultOptions()
 	uo.Interval = 2 * time.Second
-	if err := manager.Add(ctx, mgr, cfg, manager.Options{Components: manager.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second, HvpaLowConfidenceDays: 30.0 / 86400,
+	if err := app.Add(ctx, mgr, cfg, app.Options{Components: app.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second, HvpaLowConfidenceDays: 30.0 / 86400,
 		Updater: uo, Certs: &co, AdmissionLease: testadmission.AdmissionNamespace + "/hvpa-admission"}); err != nil {
 		return err
 	}

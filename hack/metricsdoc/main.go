@@ -2,13 +2,13 @@
 //
 //	go run ./hack/metricsdoc > docs/metrics.md
 //
-// A test (internal/metricsdoc) checks that the committed page is current.
+// A test (hack/internal/metricsdoc) checks that the committed page is current.
 package main
 
 import (
 	"fmt"
 
-	"github.com/hvpa-dev/hvpa/internal/metricsdoc"
+	"github.com/hvpa-dev/hvpa/hack/internal/metricsdoc"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hvpa-dev/hvpa/internal/podstore"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // TestStoreOnTheAPIServer: the store lists and watches pods of a real kube-apiserver: every namespace or

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -54,7 +55,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	t := &Reader{br: br}
 	for {
 		line, err := t.readLine()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("trace: line %d: the file ends before the header %q", t.line, Header)
 		}
 		if err != nil {
@@ -72,7 +73,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 
 func (t *Reader) readLine() ([]byte, error) {
 	line, err := t.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
+	if errors.Is(err, bufio.ErrBufferFull) {
 		return nil, fmt.Errorf("trace: line %d: longer than %d bytes", t.line+1, t.br.Size())
 	}
 	if err == io.EOF && len(line) > 0 {
@@ -223,7 +224,7 @@ func Each(r io.Reader, fn func(*Row) error) error {
 	var row Row
 	for {
 		err := tr.Next(&row)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

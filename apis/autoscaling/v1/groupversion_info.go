@@ -1,8 +1,9 @@
 package v1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -10,13 +11,15 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "autoscaling.k8s.io", Version: "v1"}
 
 	// SchemeBuilder registers the types of this package with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this package to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
-func init() {
-	SchemeBuilder.Register(&VerticalPodAutoscaler{}, &VerticalPodAutoscalerList{},
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &VerticalPodAutoscaler{}, &VerticalPodAutoscalerList{},
 		&VerticalPodAutoscalerCheckpoint{}, &VerticalPodAutoscalerCheckpointList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
 }

@@ -14,9 +14,9 @@ import (
 var update = flag.Bool("update", false, "rewrite docs/metrics.md from this build")
 
 // TestMetricsPage checks that docs/metrics.md is what `go run ./hack/metricsdoc` prints.
-// `go test ./internal/metricsdoc -run TestMetricsPage -update` rewrites it: review the diff.
+// `go test ./hack/internal/metricsdoc -run TestMetricsPage -update` rewrites it: review the diff.
 func TestMetricsPage(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "metrics.md")
+	path := filepath.Join("..", "..", "..", "docs", "metrics.md")
 	want := Markdown()
 	if *update {
 		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {

@@ -1,4 +1,4 @@
-package manager_test
+package app_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 func newNamespace(ctx context.Context, prefix string) string {

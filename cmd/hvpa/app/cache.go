@@ -1,4 +1,4 @@
-package manager
+package app
 
 import (
 	corev1 "k8s.io/api/core/v1"

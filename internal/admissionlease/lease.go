@@ -1,4 +1,6 @@
-package webhooks
+// Package admissionlease is the Lease the admission webhook renews while it serves and the updater reads
+// before it evicts: a pod is evicted only while a webhook is there to size its replacement.
+package admissionlease
 
 import (
 	"context"
@@ -74,8 +76,8 @@ func (h *Heartbeat) Beat(ctx context.Context) error {
 	return h.Client.Update(ctx, &l)
 }
 
-// AdmissionServing says whether the admission Lease was renewed within maxAge, and if not, why.
-func AdmissionServing(ctx context.Context, c client.Reader, namespace, name string, maxAge time.Duration, now time.Time) (bool, string) {
+// Serving says whether the admission Lease was renewed within maxAge, and if not, why.
+func Serving(ctx context.Context, c client.Reader, namespace, name string, maxAge time.Duration, now time.Time) (bool, string) {
 	var l coordinationv1.Lease
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &l); err != nil {
 		return false, fmt.Sprintf("admission Lease %s/%s: %v", namespace, name, err)

@@ -16,10 +16,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	app "github.com/hvpa-dev/hvpa/cmd/hvpa/app"
 	"github.com/hvpa-dev/hvpa/internal/features"
-	"github.com/hvpa-dev/hvpa/internal/manager"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
-	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 const (
@@ -76,7 +76,7 @@ var _ = BeforeSuite(func() {
 	cached = mgr.GetClient()
 	gates = features.New()
 	registry = prometheus.NewRegistry()
-	Expect(manager.Add(ctx, mgr, cfg, manager.Options{Components: []string{manager.Admission}, Gates: gates, Certs: &co, Registry: registry})).To(Succeed())
+	Expect(app.Add(ctx, mgr, cfg, app.Options{Components: []string{app.Admission}, Gates: gates, Certs: &co, Registry: registry})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

@@ -26,8 +26,8 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
-	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // rl is a cpu and memory ResourceList (an empty string leaves one out).

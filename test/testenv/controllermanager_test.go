@@ -11,8 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // TestControllerManager: the real deployment and replicaset controllers create pods, which the played

@@ -1,4 +1,4 @@
-package manager_test
+package app_test
 
 import (
 	"context"
@@ -14,12 +14,12 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/hvpa-dev/hvpa/cmd/hvpa/app"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
-	"github.com/hvpa-dev/hvpa/internal/manager"
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
-	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 var (
@@ -61,13 +61,13 @@ var _ = BeforeSuite(func() {
 	co, wo, err := testadmission.InstallAdmission(ctx, k8s, "hvpa", port, GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: webhook.NewServer(wo), Cache: manager.CacheOptions(), Client: manager.ClientOptions()})
+		WebhookServer: webhook.NewServer(wo), Cache: app.CacheOptions(), Client: app.ClientOptions()})
 	Expect(err).NotTo(HaveOccurred())
 	ro := vpactrl.DefaultOptions()
 	ro.Interval = 300 * time.Millisecond
 	uo := updater.DefaultOptions()
 	uo.Interval = 300 * time.Millisecond
-	Expect(manager.Add(ctx, mgr, cfg, manager.Options{Components: manager.Available, Recommender: ro, HvpaSync: 300 * time.Millisecond,
+	Expect(app.Add(ctx, mgr, cfg, app.Options{Components: app.Available, Recommender: ro, HvpaSync: 300 * time.Millisecond,
 		Updater: uo, Certs: &co, AdmissionLease: testadmission.AdmissionNamespace + "/hvpa-admission"})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()

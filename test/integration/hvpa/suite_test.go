@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	app "github.com/hvpa-dev/hvpa/cmd/hvpa/app"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
-	"github.com/hvpa-dev/hvpa/internal/manager"
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 var (
@@ -61,7 +61,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	opts := vpactrl.DefaultOptions()
 	opts.Interval = 300 * time.Millisecond
-	Expect(manager.Add(ctx, mgr, cfg, manager.Options{Components: []string{manager.Recommender, manager.Hvpa}, Recommender: opts, HvpaSync: 300 * time.Millisecond})).To(Succeed())
+	Expect(app.Add(ctx, mgr, cfg, app.Options{Components: []string{app.Recommender, app.Hvpa}, Recommender: opts, HvpaSync: 300 * time.Millisecond})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

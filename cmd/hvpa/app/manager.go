@@ -1,6 +1,6 @@
-// Package manager adds hvpa's components to a controller-runtime manager: the one wiring `hvpa run`, the
+// Package app adds hvpa's components to a controller-runtime manager: the one wiring `hvpa run`, the
 // demo and the integration suites share.
-package manager
+package app
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/admissionlease"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/workload"
@@ -199,7 +200,7 @@ func addAdmission(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Opt
 		return err
 	}
 	if ns, name, ok := strings.Cut(o.AdmissionLease, "/"); ok {
-		hb := &webhooks.Heartbeat{Client: live, Namespace: ns, Name: name, Interval: 10 * time.Second,
+		hb := &admissionlease.Heartbeat{Client: live, Namespace: ns, Name: name, Interval: 10 * time.Second,
 			Serving: mgr.GetWebhookServer().StartedChecker(), Clock: clock.RealClock{}}
 		if err := mgr.Add(hb); err != nil {
 			return err

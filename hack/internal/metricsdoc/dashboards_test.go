@@ -13,7 +13,7 @@ import (
 
 func loadDashboards(t *testing.T) []Dashboard {
 	t.Helper()
-	ds, err := LoadDashboards(filepath.Join("..", "..", DashboardsDir))
+	ds, err := LoadDashboards(filepath.Join("..", "..", "..", DashboardsDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestDashboardMetrics(t *testing.T) {
 func TestDashboardModel(t *testing.T) {
 	uids := map[string]string{}
 	for _, d := range loadDashboards(t) {
-		raw, err := os.ReadFile(filepath.Join("..", "..", DashboardsDir, d.File))
+		raw, err := os.ReadFile(filepath.Join("..", "..", "..", DashboardsDir, d.File))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )

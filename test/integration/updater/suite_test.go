@@ -17,11 +17,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	app "github.com/hvpa-dev/hvpa/cmd/hvpa/app"
 	"github.com/hvpa-dev/hvpa/internal/features"
-	"github.com/hvpa-dev/hvpa/internal/manager"
-	"github.com/hvpa-dev/hvpa/internal/playedkubelet"
-	"github.com/hvpa-dev/hvpa/internal/testenv"
-	"github.com/hvpa-dev/hvpa/internal/testenv/testadmission"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testadmission"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 const (
@@ -74,7 +74,7 @@ var _ = BeforeSuite(func() {
 		WebhookServer: webhook.NewServer(wo), Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Event{}}}}})
 	Expect(err).NotTo(HaveOccurred())
 	gates = features.New()
-	Expect(manager.Add(ctx, mgr, cfg, manager.Options{Components: []string{manager.Admission}, Gates: gates, Certs: &co, AdmissionLease: leaseName})).To(Succeed())
+	Expect(app.Add(ctx, mgr, cfg, app.Options{Components: []string{app.Admission}, Gates: gates, Certs: &co, AdmissionLease: leaseName})).To(Succeed())
 	mgrC = mgr.GetClient()
 	//nolint:staticcheck // core/v1 events, as the updater records them in the product
 	events = mgr.GetEventRecorderFor("hvpa-updater")

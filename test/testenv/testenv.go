@@ -5,6 +5,7 @@ package testenv
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -189,4 +190,24 @@ func apiServerPID(certDir string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("testenv: no kube-apiserver process with --cert-dir=%s", certDir)
+}
+
+// Kubectl runs kubectl with args against env's API server as a cluster admin (system:masters), the way a
+// user would, and returns its standard output; the error carries its standard error.
+func Kubectl(env *envtest.Environment, args ...string) ([]byte, error) {
+	admin, err := env.AddUser(envtest.User{Name: "kubectl-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	kubectl, err := admin.Kubectl()
+	if err != nil {
+		return nil, err
+	}
+	stdout, stderr, err := kubectl.Run(args...)
+	out, _ := io.ReadAll(stdout)
+	if err != nil {
+		errText, _ := io.ReadAll(stderr)
+		return out, fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, errText)
+	}
+	return out, nil
 }
