@@ -34,24 +34,11 @@ func DefaultPolicy() Policy {
 	return Policy{MinCPU: -1, MaxCPU: -1, MinMemory: -1, MaxMemory: -1, ControlCPU: true, ControlMem: true}
 }
 
-// PolicyFor returns the policy of container name from a VPA's resource policy: its own, else "*", else the
-// default.
+// PolicyFor returns the policy of container name from a VPA's resource policy (vpav1.PolicyIndex: its own,
+// else "*"), else the default.
 func PolicyFor(rp *vpav1.PodResourcePolicy, name string) Policy {
 	p := DefaultPolicy()
-	if rp == nil {
-		return p
-	}
-	var chosen *vpav1.ContainerResourcePolicy
-	for i := range rp.ContainerPolicies {
-		cp := &rp.ContainerPolicies[i]
-		if cp.ContainerName == name {
-			chosen = cp
-			break
-		}
-		if cp.ContainerName == "*" && chosen == nil {
-			chosen = cp
-		}
-	}
+	chosen := rp.PolicyFor(name)
 	if chosen == nil {
 		return p
 	}

@@ -178,9 +178,6 @@ func ContainerPolicies(rp *vpav1.PodResourcePolicy, path *field.Path) ([]Contain
 	for i, p := range rp.ContainerPolicies {
 		pp := path.Child("containerPolicies").Index(i)
 		cp := ContainerPolicy{Name: p.ContainerName, Controlled: [NumResources]bool{true, true}, ControlledValues: RequestsAndLimits}
-		if cp.Name == "" {
-			cp.Name = "*"
-		}
 		cp.Off = p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff
 		var e field.ErrorList
 		cp.MinAllowed, e = FromResourceList(p.MinAllowed, pp.Child("minAllowed"))

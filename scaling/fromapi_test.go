@@ -13,6 +13,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/recommender"
 )
 
 func apiHvpa() *hvpav1alpha1.Hvpa {
@@ -169,4 +170,34 @@ func FuzzQuantities(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The recommender and the sizing pick a container's policy by one rule (vpav1.PolicyIndex): for every order
+// of own, wildcard, other and unnamed policies, both choose the same one.
+func TestPolicyForAgreesWithTheRecommender(t *testing.T) {
+	names := []string{"app", "*", "sidecar", ""}
+	for _, a := range names {
+		for _, b := range names {
+			for _, c := range names {
+				rp := &vpav1.PodResourcePolicy{}
+				for i, n := range []string{a, b, c} {
+					// policy i is recognisable by its minAllowed cpu: (i+1) x 100m
+					rp.ContainerPolicies = append(rp.ContainerPolicies, vpav1.ContainerResourcePolicy{ContainerName: n,
+						MinAllowed: corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(int64(i+1)*100, resource.DecimalSI)}})
+				}
+				policies, errs := ContainerPolicies(rp, field.NewPath("resourcePolicy"))
+				if len(errs) > 0 {
+					t.Fatal(errs)
+				}
+				sized, _ := PolicyFor(policies, "app").MinAllowed.Get(CPU)
+				recommended := 0.0 // the recommender's default, -1: no minimum
+				if cores := recommender.PolicyFor(rp, "app").MinCPU; cores >= 0 {
+					recommended = math.Round(cores * 1000)
+				}
+				if sized != recommended {
+					t.Errorf("policies %q: the sizing picks minAllowed %vm, the recommender %vm", []string{a, b, c}, sized, recommended)
+				}
+			}
+		}
+	}
 }

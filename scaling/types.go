@@ -3,6 +3,8 @@ package scaling
 import (
 	"fmt"
 	"time"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
 // Resource is a scaled resource.
@@ -201,20 +203,11 @@ func (s *Spec) hpaMeasures() [NumResources]bool {
 // cpu and memory, RequestsAndLimits).
 func (s *Spec) PolicyFor(name string) ContainerPolicy { return PolicyFor(s.Policies, name) }
 
-// PolicyFor returns the policy of container name among policies: its own, else the "*" policy, else the
-// default (controlled cpu and memory, RequestsAndLimits).
+// PolicyFor returns the policy of container name among policies (vpav1.PolicyIndex: its own, else the "*"
+// policy), else the default (controlled cpu and memory, RequestsAndLimits).
 func PolicyFor(policies []ContainerPolicy, name string) ContainerPolicy {
-	var wildcard *ContainerPolicy
-	for i := range policies {
-		switch policies[i].Name {
-		case name:
-			return policies[i]
-		case "*":
-			wildcard = &policies[i]
-		}
-	}
-	if wildcard != nil {
-		p := *wildcard
+	if i := vpav1.PolicyIndex(len(policies), func(i int) string { return policies[i].Name }, name); i >= 0 {
+		p := policies[i]
 		p.Name = name
 		return p
 	}

@@ -155,7 +155,7 @@ func capsBelowIntervals(h *hvpav1alpha1.Hvpa, rp *vpav1.PodResourcePolicy, ip *f
 		complete, uncapped := false, false
 		if rp != nil {
 			for _, p := range rp.ContainerPolicies {
-				if p.ContainerName == wildcard || p.ContainerName == "" {
+				if p.ContainerName == vpav1.DefaultContainerResourcePolicy {
 					complete = true
 				}
 				if (p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff) || (p.ControlledResources != nil && !contains(*p.ControlledResources, r)) {

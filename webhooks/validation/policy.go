@@ -15,8 +15,6 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/features"
 )
 
-// wildcard is the containerName of the policy that applies to every container without its own policy.
-const wildcard = "*"
 
 // enabled reports whether gate f is on. A nil gate, or one that does not know f, counts as off: the webhook
 // then refuses the gated fields instead of panicking.
@@ -123,7 +121,7 @@ func containerName(name string, existed bool, path *field.Path) field.ErrorList 
 	switch {
 	case name == "":
 		return field.ErrorList{field.Required(path, `name the container this policy applies to, or "*" for every container without its own policy`)}
-	case name == wildcard || existed:
+	case name == vpav1.DefaultContainerResourcePolicy || existed:
 		return nil
 	case len(utilvalidation.IsDNS1123Label(name)) > 0:
 		return field.ErrorList{field.Invalid(path, name,
