@@ -15,7 +15,6 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/features"
 )
 
-
 // enabled reports whether gate f is on. A nil gate, or one that does not know f, counts as off: the webhook
 // then refuses the gated fields instead of panicking.
 func enabled(g featuregate.FeatureGate, f featuregate.Feature) (on bool) {
