@@ -43,7 +43,7 @@ type ContainerDecision struct {
 	Requests Values
 	Limits   Values
 	// Notes say what capped or shaped a value (maxAllowed, interval maximum, LimitRange, ratio source).
-	Notes []string
+	Notes []Note
 	// RequestsOnly: the container's limits are never changed.
 	RequestsOnly bool
 }
@@ -278,7 +278,7 @@ func Decide(spec *Spec, st State) (Decision, error) {
 			changed[r] = true
 		}
 		// Section 6: limits follow the applied request changes (and only those).
-		var notes []string
+		var notes []Note
 		cd.Requests, cd.Limits, notes = Limits(spec.PolicyFor(k.Name), spec.LimitsGap, k, cd.Requests, changed, st.LimitRange)
 		cd.Notes = append(cd.Notes, notes...)
 		d.Containers = append(d.Containers, cd)
@@ -344,7 +344,7 @@ func selectReplicas(iv []EffectiveInterval, c int32, t float64, r Resource) (int
 
 type podValues struct {
 	values Values
-	notes  []string
+	notes  []Note
 }
 
 // intervalFor is the effective interval that holds replica count n: the one with n replicas, else the first
@@ -393,16 +393,16 @@ func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current ma
 		}
 		if lo, ok := pol.MinAllowed.Get(r); ok && p < lo {
 			p = lo
-			pv.notes = append(pv.notes, fmt.Sprintf("%s raised to minAllowed %s", r, Format(r, lo)))
+			pv.notes = append(pv.notes, shaped(r, "%s raised to minAllowed %s", r, Format(r, lo)))
 		}
 		capped := false
 		if hi, ok := pol.MaxAllowed.Get(r); ok && p > hi {
 			p, capped = hi, true
-			pv.notes = append(pv.notes, fmt.Sprintf("%s capped to maxAllowed %s", r, Format(r, hi)))
+			pv.notes = append(pv.notes, cappedNote(r, "%s capped to maxAllowed %s", r, Format(r, hi)))
 		}
 		if hi := in.PerPodMax(r); p > hi {
 			p, capped = hi, true
-			pv.notes = append(pv.notes, fmt.Sprintf("%s capped to the per-pod maximum %s of the %d-replica interval", r, Format(r, hi), in.Replicas))
+			pv.notes = append(pv.notes, cappedNote(r, "%s capped to the per-pod maximum %s of the %d-replica interval", r, Format(r, hi), in.Replicas))
 		}
 		if capped {
 			p = RoundDown(p) // a capped value stays within its cap
@@ -466,8 +466,8 @@ func conditions(d Decision, c int32, limited []string) []Condition {
 	}
 	for _, cd := range d.Containers {
 		for _, n := range cd.Notes {
-			if strings.Contains(n, "capped") {
-				limited = append(limited, cd.Name+": "+n)
+			if n.Kind == Capped {
+				limited = append(limited, cd.Name+": "+n.Text)
 			}
 		}
 	}

@@ -1,7 +1,5 @@
 package scaling
 
-import "fmt"
-
 // Limits implements SCALING.md section 6 for one container: given the new per-pod requests, it returns the
 // requests and limits to apply, and notes saying what shaped them. It is the one function the decision, the
 // admission webhook and the updater size limits with, so they never disagree by rounding. Only the
@@ -15,9 +13,9 @@ import "fmt"
 //     request = limit, as Kubernetes defaults it); no limit stays no limit.
 //     gap (limitsRequestsGapScaleParams), when set, raises a limit to at least request + base(request).
 //     A LimitRange container min/max moves request and limit together, keeping their ratio.
-func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container, requests Values, changed [NumResources]bool, lr *LimitRange) (Values, Values, []string) {
+func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container, requests Values, changed [NumResources]bool, lr *LimitRange) (Values, Values, []Note) {
 	limits := cur.Limits
-	var notes []string
+	var notes []Note
 	for _, r := range Resources {
 		req, ok := requests.Get(r)
 		if !ok || !changed[r] {
@@ -31,14 +29,14 @@ func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container,
 		if pol.ControlledValues == RequestsOnly {
 			if lr != nil {
 				var noLimit Values // a LimitRange moves the request alone
-				var note string
-				if req, note = boundPair(r, req, &noLimit, lr.ContainerMin, lr.ContainerMax, "container"); note != "" {
-					notes = append(notes, note)
+				var note *Note
+				if req, note = boundPair(r, req, &noLimit, lr.ContainerMin, lr.ContainerMax, "container"); note != nil {
+					notes = append(notes, *note)
 				}
 			}
 			if hasCurLim && req > curLim {
 				req = curLim
-				notes = append(notes, fmt.Sprintf("%s request capped to its unchanged limit %s (controlledValues RequestsOnly)", r, Format(r, curLim)))
+				notes = append(notes, cappedNote(r, "%s request capped to its unchanged limit %s (controlledValues RequestsOnly)", r, Format(r, curLim)))
 			}
 			req, notes = fitRatio(r, req, limits, lr, notes)
 			requests.Set(r, req)
@@ -47,23 +45,23 @@ func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container,
 		switch ratio := pol.Ratio[r]; {
 		case ratio != nil && ratio.Type == RatioFactor:
 			limits.Set(r, RoundUp(req*ratio.Factor))
-			notes = append(notes, fmt.Sprintf("%s limit = request x %g (requestToLimitRatio)", r, ratio.Factor))
+			notes = append(notes, limitFrom(r, "%s limit = request x %g (requestToLimitRatio)", r, ratio.Factor))
 		case ratio != nil && ratio.Type == RatioQuantity:
 			limits.Set(r, RoundUp(req+ratio.Quantity))
-			notes = append(notes, fmt.Sprintf("%s limit = request + %s (requestToLimitRatio)", r, Format(r, ratio.Quantity)))
+			notes = append(notes, limitFrom(r, "%s limit = request + %s (requestToLimitRatio)", r, Format(r, ratio.Quantity)))
 		case hasCurLim && hasCurReq && curReq > 0:
 			limits.Set(r, RoundUp(req*originalRatio(r, cur, curLim/curReq)))
 		}
 		if lim, ok := limits.Get(r); ok && gap[r] != nil {
 			if floor := RoundUp(req + gap[r].Base(req)); lim < floor {
 				limits.Set(r, floor)
-				notes = append(notes, fmt.Sprintf("%s limit raised to request + gap %s (limitsRequestsGapScaleParams)", r, Format(r, floor-req)))
+				notes = append(notes, limitFrom(r, "%s limit raised to request + gap %s (limitsRequestsGapScaleParams)", r, Format(r, floor-req)))
 			}
 		}
 		if lr != nil {
-			var note string
-			if req, note = boundPair(r, req, &limits, lr.ContainerMin, lr.ContainerMax, "container"); note != "" {
-				notes = append(notes, note)
+			var note *Note
+			if req, note = boundPair(r, req, &limits, lr.ContainerMin, lr.ContainerMax, "container"); note != nil {
+				notes = append(notes, *note)
 			}
 		}
 		req, notes = fitRatio(r, req, limits, lr, notes)
@@ -91,7 +89,7 @@ func originalRatio(r Resource, cur Container, current float64) float64 {
 
 // fitRatio raises a request so that limit/request stays within the LimitRange's maxLimitRequestRatio (the
 // API server's LimitRanger refuses the pod otherwise, after the webhook: failurePolicy Ignore cannot help).
-func fitRatio(r Resource, req float64, limits Values, lr *LimitRange, notes []string) (float64, []string) {
+func fitRatio(r Resource, req float64, limits Values, lr *LimitRange, notes []Note) (float64, []Note) {
 	if lr == nil {
 		return req, notes
 	}
@@ -101,14 +99,14 @@ func fitRatio(r Resource, req float64, limits Values, lr *LimitRange, notes []st
 		return req, notes
 	}
 	req = min(RoundUp(lim/ratio), lim)
-	return req, append(notes, fmt.Sprintf("%s request raised to %s to keep limit/request within the LimitRange maxLimitRequestRatio %g", r, Format(r, req), ratio))
+	return req, append(notes, shaped(r, "%s request raised to %s to keep limit/request within the LimitRange maxLimitRequestRatio %g", r, Format(r, req), ratio))
 }
 
 // boundPair moves request and limit of r together (keeping their ratio) so that the limit (or the request,
 // without a limit) is at most max and the request at least min. Max wins over min. The limit lands exactly
 // on max and the request never above the limit.
-func boundPair(r Resource, req float64, limits *Values, lo, hi Values, scope string) (float64, string) {
-	note := ""
+func boundPair(r Resource, req float64, limits *Values, lo, hi Values, scope string) (float64, *Note) {
+	var note *Note
 	lim, hasLim := limits.Get(r)
 	if m, ok := lo.Get(r); ok && req < m && req > 0 {
 		f := m / req
@@ -116,7 +114,8 @@ func boundPair(r Resource, req float64, limits *Values, lo, hi Values, scope str
 		if hasLim {
 			lim = RoundUp(lim * f)
 		}
-		note = fmt.Sprintf("%s request raised to the LimitRange %s min %s, limit with it", r, scope, Format(r, m))
+		n := shaped(r, "%s request raised to the LimitRange %s min %s, limit with it", r, scope, Format(r, m))
+		note = &n
 	}
 	if m, ok := hi.Get(r); ok {
 		top := req
@@ -132,7 +131,8 @@ func boundPair(r Resource, req float64, limits *Values, lo, hi Values, scope str
 			} else {
 				req = min(req, m)
 			}
-			note = fmt.Sprintf("%s request and limit lowered together to fit the LimitRange %s max %s", r, scope, Format(r, m))
+			n := limitFrom(r, "%s request and limit lowered together to fit the LimitRange %s max %s", r, scope, Format(r, m))
+			note = &n
 		}
 	}
 	if hasLim {
@@ -145,8 +145,8 @@ func boundPair(r Resource, req float64, limits *Values, lo, hi Values, scope str
 // requests, for containers without a limit) fits the LimitRange pod max, keeping every ratio. The fixed
 // containers (those the decision does not scale) and the limits of RequestsOnly containers count as they
 // are. Limits round down so that the sum fits; a request never ends above its limit.
-func ApplyPodLimitRange(cs []ContainerDecision, fixed []Container, lr LimitRange) []string {
-	var notes []string
+func ApplyPodLimitRange(cs []ContainerDecision, fixed []Container, lr LimitRange) []Note {
+	var notes []Note
 	amount := func(req, lim Values, r Resource) float64 {
 		if l, ok := lim.Get(r); ok {
 			return l
@@ -174,7 +174,7 @@ func ApplyPodLimitRange(cs []ContainerDecision, fixed []Container, lr LimitRange
 			continue
 		}
 		if fixedSum >= m {
-			notes = append(notes, fmt.Sprintf("%s: the containers not scaled already use the LimitRange pod max %s; the scaled containers are left unfitted", r, Format(r, m)))
+			notes = append(notes, shaped(r, "%s: the containers not scaled already use the LimitRange pod max %s; the scaled containers are left unfitted", r, Format(r, m)))
 			continue
 		}
 		f := (m - fixedSum) / scaledSum
@@ -196,7 +196,7 @@ func ApplyPodLimitRange(cs []ContainerDecision, fixed []Container, lr LimitRange
 				c.Requests.Set(r, q)
 			}
 		}
-		notes = append(notes, fmt.Sprintf("%s of the scaled containers lowered by %.3f to fit the LimitRange pod max %s", r, f, Format(r, m)))
+		notes = append(notes, shaped(r, "%s of the scaled containers lowered by %.3f to fit the LimitRange pod max %s", r, f, Format(r, m)))
 	}
 	return notes
 }

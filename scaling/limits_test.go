@@ -125,3 +125,32 @@ func TestPodLimitRange(t *testing.T) {
 		t.Errorf("container a request %v, want 150 (ratio kept)", r)
 	}
 }
+
+// Notes carry what they report as data: a value held below what was wanted is Capped (ScalingLimited), a
+// note on where a limit comes from names its resource (the webhook's "original ratio" note is added only
+// without one); texts are not read for either.
+func TestNoteKinds(t *testing.T) {
+	pol := ContainerPolicy{Name: "app", ControlledValues: RequestsOnly, Controlled: [NumResources]bool{true, true}}
+	_, _, notes := Limits(pol, [NumResources]*ChangeParams{}, Container{Requests: V(100, -1), Limits: V(200, -1)}, V(300, -1), [NumResources]bool{true, true}, nil)
+	if len(notes) != 1 || notes[0].Kind != Capped || notes[0].Resource != CPU || notes[0].Limit {
+		t.Errorf("RequestsOnly request above its limit: notes %+v, want one Capped cpu note", notes)
+	}
+
+	pol = ContainerPolicy{Name: "app", ControlledValues: RequestsAndLimits, Controlled: [NumResources]bool{true, true},
+		Ratio: [NumResources]*Ratio{Memory: {Type: RatioFactor, Factor: 2}}}
+	_, _, notes = Limits(pol, [NumResources]*ChangeParams{}, Container{Requests: V(100, gi), Limits: V(200, gi)}, V(300, gi), [NumResources]bool{true, true}, nil)
+	if !HasLimitNote(notes, Memory) || HasLimitNote(notes, CPU) {
+		t.Errorf("requestToLimitRatio on memory: notes %+v, want a limit note for memory only", notes)
+	}
+
+	pol = ContainerPolicy{Name: "app", ControlledValues: RequestsAndLimits, Controlled: [NumResources]bool{true, true},
+		MinAllowed: V(500, -1), MaxAllowed: V(-1, gi)}
+	out := SizePod([]Container{{Name: "app", Requests: V(100, gi/2)}}, map[string]Values{"app": V(100, 2*gi)}, []ContainerPolicy{pol}, [NumResources]*ChangeParams{}, nil)
+	var kinds []NoteKind
+	for _, n := range out[0].Notes {
+		kinds = append(kinds, n.Kind)
+	}
+	if len(kinds) != 2 || kinds[0] != Shaped || kinds[1] != Capped {
+		t.Errorf("minAllowed cpu and maxAllowed memory: notes %+v, want Shaped then Capped", out[0].Notes)
+	}
+}

@@ -1,7 +1,5 @@
 package scaling
 
-import "fmt"
-
 // SizePod is the one function that sizes a pod's containers from per-container target requests (a VPA's
 // recommendation target, or an Hvpa's status.desired requests). The admission webhook calls it with the
 // pod as created and the updater with the pod as it runs, so the two can never disagree by rounding.
@@ -30,11 +28,11 @@ func SizePod(containers []Container, targets map[string]Values, policies []Conta
 			}
 			if lo, ok := pol.MinAllowed.Get(r); ok && x < lo {
 				x = lo
-				cd.Notes = append(cd.Notes, fmt.Sprintf("%s raised to minAllowed %s", r, Format(r, lo)))
+				cd.Notes = append(cd.Notes, shaped(r, "%s raised to minAllowed %s", r, Format(r, lo)))
 			}
 			if hi, ok := pol.MaxAllowed.Get(r); ok && x > hi {
 				x = hi
-				cd.Notes = append(cd.Notes, fmt.Sprintf("%s capped to maxAllowed %s", r, Format(r, hi)))
+				cd.Notes = append(cd.Notes, cappedNote(r, "%s capped to maxAllowed %s", r, Format(r, hi)))
 			}
 			cd.Wanted.Set(r, x)
 			cd.Requests.Set(r, x)
@@ -44,7 +42,7 @@ func SizePod(containers []Container, targets map[string]Values, policies []Conta
 			fixed = append(fixed, k)
 			continue
 		}
-		var notes []string
+		var notes []Note
 		cd.Requests, cd.Limits, notes = Limits(pol, gap, k, cd.Requests, changed, lr)
 		cd.Notes = append(cd.Notes, notes...)
 		out = append(out, cd)

@@ -79,7 +79,7 @@ func TestSizePod(t *testing.T) {
 			var notes []string
 			for _, c := range out {
 				got = append(got, sized{c.Name, c.Requests, c.Limits})
-				notes = append(notes, c.Notes...)
+				notes = append(notes, NoteTexts(c.Notes)...)
 			}
 			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(Values{})); d != "" {
 				t.Errorf("sizes (-want +got):\n%s", d)

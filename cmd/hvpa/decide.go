@@ -215,7 +215,7 @@ func render(d scaling.Decision) decideOutput {
 			if out.Notes == nil {
 				out.Notes = map[string][]string{}
 			}
-			out.Notes[c.Name] = c.Notes
+			out.Notes[c.Name] = scaling.NoteTexts(c.Notes)
 		}
 	}
 	out.Blocked = d.BlockedParts()

@@ -168,9 +168,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.reportUndecodable(ctx, h, now)
 	}
 	orig := h.DeepCopy()
-	h.Status.ObservedGeneration = h.Generation
 	op := &scaleOp{}
 	res, err := r.reconcile(ctx, h, now, op)
+	if err == nil {
+		h.Status.ObservedGeneration = h.Generation // decided in full; a failed reconcile leaves the last one
+	}
 	patched, perr := r.patchStatus(ctx, orig, h)
 	switch {
 	case apierrors.IsConflict(perr):

@@ -459,10 +459,7 @@ func (u *Updater) act(ctx context.Context, c served, pod *corev1.Pod, a *Action,
 		}
 		u.Metrics.Resizes.WithLabelValues("refused").Inc()
 		log.Info("resize refused", "error", err.Error())
-		// only a refusal about this pod and change makes an eviction worth it; a transient error (a timeout,
-		// a 5xx, a quota the replacement would hit too) is retried next loop
-		permanent := apierrors.IsInvalid(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) ||
-			(apierrors.IsForbidden(err) && !strings.Contains(err.Error(), "exceeded quota"))
+		permanent := permanentRefusal(err)
 		switch {
 		case c.ctl.Mode == vpav1.UpdateModeInPlace:
 			u.skip(pod, ReasonResizeRefused, fmt.Sprintf("%s; updateMode InPlace never evicts (%v)", a.Message, err))
@@ -641,4 +638,26 @@ func (u *Updater) trackConvergence(c *Controller, actions []Action, now time.Tim
 		cv.done = true
 	}
 	u.converge[c.Key()] = cv
+}
+
+// permanentRefusal reports whether the API server's refusal of a resize is about this pod and change (the
+// resize is invalid, the pod is gone, the server has no pods/resize, an admission plugin forbids it): only
+// then is an eviction worth it. Anything else (a timeout, a 5xx, a quota the replacement would meet too) is
+// retried next loop.
+func permanentRefusal(err error) bool {
+	switch {
+	case quotaRefusal(err):
+		return false
+	case apierrors.IsInvalid(err), apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err), apierrors.IsForbidden(err):
+		return true
+	}
+	return false
+}
+
+// quotaRefusal reports whether err is the ResourceQuota admission plugin's refusal. It answers 403
+// Forbidden with no reason or cause of its own, so its message ("exceeded quota: ...") is the only mark.
+func quotaRefusal(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Reason == metav1.StatusReasonForbidden &&
+		strings.Contains(status.Status().Message, "exceeded quota")
 }

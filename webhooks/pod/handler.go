@@ -304,15 +304,15 @@ func Apply(pod *corev1.Pod, decisions []scaling.ContainerDecision) (changes, not
 			what = append(what, set(&k.Resources.Requests, r, d.Requests, "request")...)
 			limit := set(&k.Resources.Limits, r, d.Limits, "limit")
 			what = append(what, limit...)
-			if len(limit) > 0 && !hasLimitNote(d.Notes, r) {
-				d.Notes = append(d.Notes, fmt.Sprintf("%s limit keeps the original limit/request ratio", r))
+			if len(limit) > 0 && !scaling.HasLimitNote(d.Notes, r) {
+				d.Notes = append(d.Notes, scaling.Note{Resource: r, Limit: true, Text: fmt.Sprintf("%s limit keeps the original limit/request ratio", r)})
 			}
 		}
 		if len(what) > 0 {
 			changes = append(changes, d.Name+": "+strings.Join(what, ", "))
 		}
 		if len(d.Notes) > 0 {
-			notes = append(notes, d.Name+": "+strings.Join(d.Notes, ", "))
+			notes = append(notes, d.Name+": "+strings.Join(scaling.NoteTexts(d.Notes), ", "))
 		}
 	}
 	return changes, notes
@@ -337,16 +337,6 @@ func set(l *corev1.ResourceList, r scaling.Resource, v scaling.Values, what stri
 		before = old.String()
 	}
 	return []string{fmt.Sprintf("%s %s %s -> %s", r, what, before, q.String())}
-}
-
-// hasLimitNote: a note already says where r's limit comes from (requestToLimitRatio, gap, LimitRange).
-func hasLimitNote(notes []string, r scaling.Resource) bool {
-	for _, n := range notes {
-		if strings.HasPrefix(n, r.String()+" limit") || strings.HasPrefix(n, r.String()+" request and limit") {
-			return true
-		}
-	}
-	return false
 }
 
 func podName(p *corev1.Pod) string {

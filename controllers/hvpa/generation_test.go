@@ -1,0 +1,60 @@
+package hvpa
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/test/testenv"
+)
+
+// status.observedGeneration says which generation was decided in full: a reconcile that fails (here the
+// target cannot be read) writes what it learnt but leaves observedGeneration where it was; the next
+// reconcile that succeeds (here one that reports the missing target) advances it.
+func TestObservedGenerationOnlyOnSuccess(t *testing.T) {
+	h := testenv.CPUHvpa("ns", "web", 80, 0, 0, "1")
+	h.Generation, h.Status.ObservedGeneration = 2, 1
+	failing := true
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h).WithStatusSubresource(h).
+		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, hvpa := obj.(*hvpav1alpha1.Hvpa); !hvpa && failing {
+				return apierrors.NewInternalError(errors.New("etcd leader changed"))
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build()
+	r := NewReconciler(c, nil, record.NewFakeRecorder(100), clocktesting.NewFakeClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)), time.Minute, nil)
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	observed := func() int64 {
+		got := &hvpav1alpha1.Hvpa{}
+		if err := c.Get(context.Background(), req.NamespacedName, got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Status.ObservedGeneration
+	}
+
+	if _, err := r.Reconcile(context.Background(), req); err == nil {
+		t.Fatal("reconcile with an unreadable target: no error")
+	}
+	if g := observed(); g != 1 {
+		t.Errorf("after a failed reconcile observedGeneration is %d, want 1 (unchanged)", g)
+	}
+
+	failing = false // the target now reads as missing: reported in status, a successful reconcile
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if g := observed(); g != 2 {
+		t.Errorf("after a successful reconcile observedGeneration is %d, want 2", g)
+	}
+}
