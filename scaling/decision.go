@@ -458,11 +458,11 @@ func conditions(d Decision, c int32, limited []string) []Condition {
 	var out []Condition
 	switch {
 	case c == 0:
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "False", "ScalingDisabled", "the target has 0 replicas; hvpa does not scale up from zero"})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "False", hvpav1alpha1.ReasonScalingDisabled, "the target has 0 replicas; hvpa does not scale up from zero"})
 	case len(d.Totals) == 0 && d.HPAFloor == 0:
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "False", "NoRecommendation", "no recommendation and no HPA input for any scaled container"})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "False", hvpav1alpha1.ReasonNoRecommendation, "no recommendation and no HPA input for any scaled container"})
 	default:
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "True", "ValidRecommendation", fmt.Sprintf("%d totals considered", len(d.Totals))})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "True", hvpav1alpha1.ReasonValidRecommendation, fmt.Sprintf("%d totals considered", len(d.Totals))})
 	}
 	for _, cd := range d.Containers {
 		for _, n := range cd.Notes {
@@ -473,9 +473,9 @@ func conditions(d Decision, c int32, limited []string) []Condition {
 	}
 	if len(limited) > 0 {
 		sort.Strings(limited[1:])
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, "True", "Limited", strings.Join(limited, "; ")})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, "True", hvpav1alpha1.ReasonLimited, strings.Join(limited, "; ")})
 	} else {
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, "False", "WithinBounds", "the desired scaling is within every bound"})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, "False", hvpav1alpha1.ReasonWithinBounds, "the desired scaling is within every bound"})
 	}
 	return out
 }

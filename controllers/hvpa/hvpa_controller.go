@@ -316,7 +316,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		spec.Policies = scaling.WithoutRatios(spec.Policies) // the intent shows the limits the webhook and updater set
 	}
 	if len(errs) > 0 {
-		r.unsupported(op, h, now, "InvalidSpec", errs.ToAggregate().Error())
+		r.unsupported(op, h, now, hvpav1alpha1.ReasonInvalidSpec, errs.ToAggregate().Error())
 		return reconcile.Result{}, nil // a spec change triggers the next reconcile
 	}
 	ref := h.Spec.TargetRef
@@ -331,7 +331,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	if why, err := r.notServing(ctx, h, target); err != nil {
 		return reconcile.Result{}, err
 	} else if why != "" {
-		r.unsupported(op, h, now, "MultipleAutoscalers", why)
+		r.unsupported(op, h, now, hvpav1alpha1.ReasonMultipleAutoscalers, why)
 		return r.requeue(), nil
 	}
 
@@ -388,21 +388,21 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		h.Status.Recommendation, h.Status.WorkloadRecommendation = nil, nil
 	}
 	if h.Status.Recommendation != nil {
-		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, true, "RecommendationProvided",
+		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, true, hvpav1alpha1.ReasonRecommendationProvided,
 			fmt.Sprintf("recommendation for %d containers", len(h.Status.Recommendation.ContainerRecommendations)), now)
 	} else {
 		msg := "no recommendation yet"
 		if r.Recommendations == nil || h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
 			msg = "the embedded recommender is off (spec.vpa.deploy) or not running in this process"
 		}
-		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, "NoRecommendation", msg, now)
+		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, hvpav1alpha1.ReasonNoRecommendation, msg, now)
 	}
 	st.LowConfidence = r.lowConfidence(h, rec, now)
 
 	// decide and apply
 	d, err := scaling.Decide(spec, st)
 	if err != nil {
-		r.unsupported(op, h, now, "DecisionFailed", err.Error())
+		r.unsupported(op, h, now, hvpav1alpha1.ReasonDecisionFailed, err.Error())
 		return r.requeue(), nil
 	}
 	if d.Replicas != st.Replicas {
@@ -482,7 +482,7 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 			if err := r.Client.Delete(ctx, hpa); err != nil && !apierrors.IsNotFound(err) {
 				return nil, "", err
 			}
-			r.event(h, corev1.EventTypeNormal, "HPARemoved", "spec.hpa.deploy is off: removed HorizontalPodAutoscaler "+hpa.Name)
+			r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventHPARemoved, "spec.hpa.deploy is off: removed HorizontalPodAutoscaler "+hpa.Name)
 		}
 		return nil, "", nil
 	}
@@ -509,9 +509,9 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 	}
 	switch op {
 	case controllerutil.OperationResultCreated:
-		r.event(h, corev1.EventTypeNormal, "HPACreated", "created HorizontalPodAutoscaler "+hpa.Name+" targeting this Hvpa's scale subresource")
+		r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventHPACreated, "created HorizontalPodAutoscaler "+hpa.Name+" targeting this Hvpa's scale subresource")
 	case controllerutil.OperationResultUpdated:
-		r.event(h, corev1.EventTypeNormal, "HPAUpdated", "updated HorizontalPodAutoscaler "+hpa.Name+" from spec.hpa.template")
+		r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventHPAUpdated, "updated HorizontalPodAutoscaler "+hpa.Name+" from spec.hpa.template")
 	}
 	return hpa, "", nil
 }

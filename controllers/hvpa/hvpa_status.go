@@ -18,12 +18,6 @@ import (
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
-// Event reasons.
-const (
-	ReasonRescaled       = "Rescaled"
-	ReasonScalingBlocked = "ScalingBlocked"
-)
-
 func setCondition(h *hvpav1alpha1.Hvpa, t string, status bool, reason, msg string, now time.Time) {
 	s := metav1.ConditionFalse
 	if status {
@@ -94,13 +88,13 @@ func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decisio
 	case prev == nil:
 		// the first intent is not a scaling: it must not start a stabilization window
 		initial := "initial sizing intent: " + intentSummary(s.Desired)
-		op.later(func() { r.event(h, corev1.EventTypeNormal, ReasonRescaled, initial) })
+		op.later(func() { r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, initial) })
 	case intentChanged(prev, s.Desired):
 		msg := describe(d)
 		s.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now), FromReplicas: d.CurrentReplicas, ToReplicas: d.Replicas,
 			Containers: s.Desired.Containers, Message: msg}
 		op.later(func() {
-			r.event(h, corev1.EventTypeNormal, ReasonRescaled, msg)
+			r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, msg)
 			r.Metrics.Scalings.WithLabelValues(h.Namespace, h.Name).Inc()
 		})
 	}
@@ -116,7 +110,7 @@ func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decisio
 				for _, b := range parts {
 					r.Metrics.Blocked.WithLabelValues(h.Namespace, h.Name, string(b.Reason)).Inc()
 				}
-				r.event(h, corev1.EventTypeWarning, ReasonScalingBlocked, strings.Join(msgs, "; "))
+				r.event(h, corev1.EventTypeWarning, hvpav1alpha1.EventScalingBlocked, strings.Join(msgs, "; "))
 			})
 		}
 		// the same block as before keeps its record as it is (its messages name elapsed times; rewriting them
@@ -126,9 +120,9 @@ func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decisio
 		setCondition(h, c.Type, c.Status == "True", c.Reason, c.Message, now)
 	}
 	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionScalingActive); c != nil && c.Status == metav1.ConditionTrue {
-		setCondition(h, hvpav1alpha1.ConditionReady, true, "Ready", fmt.Sprintf("deciding for %d running pods", pods), now)
+		setCondition(h, hvpav1alpha1.ConditionReady, true, hvpav1alpha1.ReasonReady, fmt.Sprintf("deciding for %d running pods", pods), now)
 	} else {
-		reason, msg := "NotActive", "scaling is not active"
+		reason, msg := hvpav1alpha1.ReasonNotActive, "scaling is not active"
 		if c != nil {
 			reason, msg = c.Reason, c.Message
 		}
@@ -183,16 +177,16 @@ func (r *Reconciler) lowConfidence(h *hvpav1alpha1.Hvpa, rec *recommender.HvpaRe
 		if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionLowConfidence); c != nil {
 			return c.Status == metav1.ConditionTrue
 		}
-		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, "LowConfidence", fmt.Sprintf("confidence unknown: no recommendation "+
+		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, hvpav1alpha1.ReasonLowConfidence, fmt.Sprintf("confidence unknown: no recommendation "+
 			"from the embedded recommender yet (threshold %g days); replica scale-downs from the recommendation wait for more history", threshold), now)
 		return true
 	}
 	if rec.Confidence < threshold {
-		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, "LowConfidence", fmt.Sprintf("confidence %.1f days of history (below %g): "+
+		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, hvpav1alpha1.ReasonLowConfidence, fmt.Sprintf("confidence %.1f days of history (below %g): "+
 			"replica scale-downs from the recommendation wait for more history; scale-ups are not held", rec.Confidence, threshold), now)
 		return true
 	}
-	setCondition(h, hvpav1alpha1.ConditionLowConfidence, false, "EnoughHistory",
+	setCondition(h, hvpav1alpha1.ConditionLowConfidence, false, hvpav1alpha1.ReasonEnoughHistory,
 		fmt.Sprintf("confidence %.1f days of history (at least %g)", rec.Confidence, threshold), now)
 	return false
 }

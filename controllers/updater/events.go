@@ -9,3 +9,16 @@ const (
 	EventEvictionBlocked        = "EvictionBlocked"
 	EventLoopDetected           = "UpdateLoopDetected"
 )
+
+// Reasons (event reasons of skipped updates and of evictions that replace a resize).
+const (
+	ReasonInfeasible        = "ResizeInfeasible"
+	ReasonDeferredTooLong   = "ResizeDeferredTooLong"
+	ReasonInProgressTooLong = "ResizeInProgressTooLong"
+	ReasonQoSChange         = "QoSClassWouldChange"
+	ReasonEvictionReqs      = "EvictionRequirementsNotMet"
+	ReasonMinReplicas       = "TooFewReplicas"
+	ReasonTolerance         = "EvictionToleranceReached"
+	ReasonModeInPlace       = "InPlaceOnly"
+	ReasonResizeRefused     = "ResizeRefused"
+)

@@ -128,19 +128,6 @@ const (
 	Wait   Kind = "Wait" // a resize is under way: nothing to do, nothing to report
 )
 
-// Reasons (event reasons of skipped updates and of evictions that replace a resize).
-const (
-	ReasonInfeasible        = "ResizeInfeasible"
-	ReasonDeferredTooLong   = "ResizeDeferredTooLong"
-	ReasonInProgressTooLong = "ResizeInProgressTooLong"
-	ReasonQoSChange         = "QoSClassWouldChange"
-	ReasonEvictionReqs      = "EvictionRequirementsNotMet"
-	ReasonMinReplicas       = "TooFewReplicas"
-	ReasonTolerance         = "EvictionToleranceReached"
-	ReasonModeInPlace       = "InPlaceOnly"
-	ReasonResizeRefused     = "ResizeRefused"
-)
-
 // Action is what the updater does with one pod.
 type Action struct {
 	Pod    *Pod

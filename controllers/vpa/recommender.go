@@ -481,7 +481,7 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 		if v.DecodeError != "" { // stored before the CRD's rules: its metadata only
 			s.err = &workload.TargetError{Reason: decodeerr.Reason, Message: v.DecodeError}
 		} else if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
-			s.err = &workload.TargetError{Reason: "InvalidOverride", Message: err.Error()}
+			s.err = &workload.TargetError{Reason: vpav1.ReasonInvalidOverride, Message: err.Error()}
 		} else {
 			s.model = r.model(cfg)
 		}
@@ -507,7 +507,7 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 		for _, s := range group {
 			self := workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: s.vpa.Name, Created: s.vpa.CreationTimestamp}
 			if msg := workload.NotServing(self, all, s.target.GVK.Kind, s.target.Name); msg != "" {
-				s.err = &workload.TargetError{Reason: "MultipleAutoscalers", Message: msg}
+				s.err = &workload.TargetError{Reason: vpav1.ReasonMultipleAutoscalers, Message: msg}
 			}
 		}
 	}

@@ -193,20 +193,20 @@ func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 	case s.err != nil:
 		return nil, s.err // transient (API errors): keep the status as it is, retry next run
 	default:
-		st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, false, "TargetResolved",
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, false, vpav1.ReasonTargetResolved,
 			fmt.Sprintf("%s %s selects pods with %s", s.target.GVK.Kind, s.target.Name, s.target.Selector)), now)
 		matched := s.matched
 		if matched == 0 {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, true, "NoPodsMatched",
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, true, vpav1.ReasonNoPodsMatched,
 				fmt.Sprintf("no running pod matches %s", s.target.Selector)), now)
-			if !hasCondition(v.Status.Conditions, vpav1.NoPodsMatched, "NoPodsMatched") {
+			if !hasCondition(v.Status.Conditions, vpav1.NoPodsMatched, vpav1.ReasonNoPodsMatched) {
 				r.event(v, corev1.EventTypeWarning, "NoPodsMatched", fmt.Sprintf("no running pod of %s %s matches %s", s.target.GVK.Kind, s.target.Name, s.target.Selector))
 			}
 		} else {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, "PodsMatched", fmt.Sprintf("%d running pods", matched)), now)
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, vpav1.ReasonPodsMatched, fmt.Sprintf("%d running pods", matched)), now)
 		}
 		if r.usageErr != nil {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.UsageUnavailable, true, "MetricsAPIUnavailable",
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.UsageUnavailable, true, vpav1.ReasonMetricsAPIUnavailable,
 				fmt.Sprintf("current usage cannot be read (%v); the recommendation is kept from the history held", r.usageErr)), now)
 		} else {
 			st.Conditions = RemoveCondition(st.Conditions, vpav1.UsageUnavailable)
@@ -220,17 +220,17 @@ func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 		st.Recommendation = rec
 		r.rememberTargets(v.Namespace, s.target.Selector, rec)
 		if rec != nil {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, true, "RecommendationProvided",
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, true, vpav1.ReasonRecommendationProvided,
 				fmt.Sprintf("recommendation for %d containers", len(rec.ContainerRecommendations))), now)
 			low := confidence < r.Opts.LowConfidenceDays
 			msg := fmt.Sprintf("confidence %.1f days of history", confidence)
 			if low {
 				msg += fmt.Sprintf(" (below %g): the bounds are wide and the recommendation may move", r.Opts.LowConfidenceDays)
 			}
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.LowConfidence, low, map[bool]string{true: "LowConfidence", false: "EnoughHistory"}[low], msg), now)
-			first = !r.firstRec[v.UID] && !hasCondition(v.Status.Conditions, vpav1.RecommendationProvided, "RecommendationProvided")
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.LowConfidence, low, map[bool]string{true: vpav1.ReasonLowConfidence, false: vpav1.ReasonEnoughHistory}[low], msg), now)
+			first = !r.firstRec[v.UID] && !hasCondition(v.Status.Conditions, vpav1.RecommendationProvided, vpav1.ReasonRecommendationProvided)
 		} else {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, false, "NoUsage", "no usage samples yet for the selected pods"), now)
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, false, vpav1.ReasonNoUsage, "no usage samples yet for the selected pods"), now)
 		}
 	}
 	sort.Slice(st.Conditions, func(i, j int) bool { return st.Conditions[i].Type < st.Conditions[j].Type })

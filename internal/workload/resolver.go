@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
 // DefaultCacheWait is how long a cached read may wait for its informer's first sync before the kind is read
@@ -131,7 +133,7 @@ func (r *Resolver) resolveTyped(ctx context.Context, gvk schema.GroupVersionKind
 	}
 	sel, err := kind.selector(obj)
 	if err != nil {
-		return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s: %v", gvk.Kind, key.Name, err)}
+		return Target{}, &TargetError{vpav1.ReasonInvalidSelector, fmt.Sprintf("%s %s: %v", gvk.Kind, key.Name, err)}
 	}
 	return nonEmpty(Target{GVK: gvk, Namespace: key.Namespace, Name: key.Name, Selector: sel})
 }

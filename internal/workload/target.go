@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
 // Target is a resolved targetRef: the workload and its pod selector.
@@ -55,11 +57,11 @@ var wellKnownSelectors = map[schema.GroupKind][]string{
 // object (e.g. a ReplicaSet of a Deployment) is refused: the autoscaler must name the top-most controller.
 func (r *Resolver) Resolve(ctx context.Context, namespace string, ref *autoscalingv1.CrossVersionObjectReference) (Target, error) {
 	if ref == nil || ref.Kind == "" || ref.Name == "" {
-		return Target{}, &TargetError{"InvalidTargetRef", "spec.targetRef needs kind and name"}
+		return Target{}, &TargetError{vpav1.ReasonInvalidTargetRef, "spec.targetRef needs kind and name"}
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return Target{}, &TargetError{"InvalidTargetRef", fmt.Sprintf("spec.targetRef.apiVersion %q: %v", ref.APIVersion, err)}
+		return Target{}, &TargetError{vpav1.ReasonInvalidTargetRef, fmt.Sprintf("spec.targetRef.apiVersion %q: %v", ref.APIVersion, err)}
 	}
 	gvk := gv.WithKind(ref.Kind)
 	key := client.ObjectKey{Namespace: namespace, Name: ref.Name}
@@ -78,21 +80,21 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref *autoscali
 	path, known := wellKnownSelectors[gvk.GroupKind()]
 	switch {
 	case known && path == nil:
-		return Target{}, &TargetError{"UnsupportedTargetKind", fmt.Sprintf("%s is not a workload: point spec.targetRef at the controller of the pods", ref.Kind)}
+		return Target{}, &TargetError{vpav1.ReasonUnsupportedTargetKind, fmt.Sprintf("%s is not a workload: point spec.targetRef at the controller of the pods", ref.Kind)}
 	case known:
 		sel, err := selectorAt(obj, path)
 		if err != nil {
-			return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s: %v", ref.Kind, ref.Name, err)}
+			return Target{}, &TargetError{vpav1.ReasonInvalidSelector, fmt.Sprintf("%s %s: %v", ref.Kind, ref.Name, err)}
 		}
 		t.Selector = sel
 	default:
 		scale, err := GetScale(ctx, r.Live, gvk, namespace, ref.Name)
 		if err != nil {
-			return Target{}, &TargetError{"NoScaleSubresource", fmt.Sprintf("%s %s has no readable scale subresource (%v): only workloads with a pod selector can be autoscaled", ref.Kind, ref.Name, err)}
+			return Target{}, &TargetError{vpav1.ReasonNoScaleSubresource, fmt.Sprintf("%s %s has no readable scale subresource (%v): only workloads with a pod selector can be autoscaled", ref.Kind, ref.Name, err)}
 		}
 		sel, err := labels.Parse(scale.Status.Selector)
 		if err != nil || scale.Status.Selector == "" {
-			return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s: the scale subresource has no usable selector (%q)", ref.Kind, ref.Name, scale.Status.Selector)}
+			return Target{}, &TargetError{vpav1.ReasonInvalidSelector, fmt.Sprintf("%s %s: the scale subresource has no usable selector (%q)", ref.Kind, ref.Name, scale.Status.Selector)}
 		}
 		t.Selector = sel
 	}
@@ -103,9 +105,9 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref *autoscali
 func readError(kind, apiVersion string, key client.ObjectKey, err error) error {
 	switch {
 	case apierrors.IsNotFound(err):
-		return &TargetError{"TargetNotFound", fmt.Sprintf("%s %s/%s does not exist", kind, key.Namespace, key.Name)}
+		return &TargetError{vpav1.ReasonTargetNotFound, fmt.Sprintf("%s %s/%s does not exist", kind, key.Namespace, key.Name)}
 	case isNoMatch(err):
-		return &TargetError{"UnknownTargetKind", fmt.Sprintf("the API server does not serve %s (%s): check spec.targetRef.apiVersion and kind", kind, apiVersion)}
+		return &TargetError{vpav1.ReasonUnknownTargetKind, fmt.Sprintf("the API server does not serve %s (%s): check spec.targetRef.apiVersion and kind", kind, apiVersion)}
 	}
 	return fmt.Errorf("reading %s %s/%s: %w", kind, key.Namespace, key.Name, err)
 }
@@ -113,7 +115,7 @@ func readError(kind, apiVersion string, key client.ObjectKey, err error) error {
 // notControlled refuses a target that another object controls.
 func notControlled(kind string, obj metav1.Object) error {
 	if owner := metav1.GetControllerOf(obj); owner != nil {
-		return &TargetError{"ParentControllerTarget", fmt.Sprintf("%s %s is controlled by %s %s: point spec.targetRef at the top-most controller",
+		return &TargetError{vpav1.ReasonParentControllerTarget, fmt.Sprintf("%s %s is controlled by %s %s: point spec.targetRef at the top-most controller",
 			kind, obj.GetName(), owner.Kind, owner.Name)}
 	}
 	return nil
@@ -122,7 +124,7 @@ func notControlled(kind string, obj metav1.Object) error {
 // nonEmpty refuses a selector that selects every pod of the namespace.
 func nonEmpty(t Target) (Target, error) {
 	if t.Selector.Empty() {
-		return Target{}, &TargetError{"InvalidSelector", fmt.Sprintf("%s %s selects every pod of the namespace: refusing an empty selector", t.GVK.Kind, t.Name)}
+		return Target{}, &TargetError{vpav1.ReasonInvalidSelector, fmt.Sprintf("%s %s selects every pod of the namespace: refusing an empty selector", t.GVK.Kind, t.Name)}
 	}
 	return t, nil
 }
