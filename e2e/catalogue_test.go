@@ -22,6 +22,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
@@ -51,7 +52,7 @@ var _ = Describe("the bad-input catalogue", Ordered, func() {
 	var ns string
 
 	BeforeAll(func() {
-		ns = newNamespace("catalogue")
+		ns = framework.NewNamespace(k8s, "catalogue")
 		for _, app := range []string{"good", "bad-override", "stored-before"} {
 			deployment(ns, app, 1, "accept", rl("100m", "128Mi"), nil)
 			loads.SetPerPod(ns, app, 200, 200<<20)
@@ -103,7 +104,7 @@ var _ = Describe("the bad-input catalogue", Ordered, func() {
 		stored := fmt.Sprintf(`{"apiVersion":"autoscaling.k8s.io/v1","kind":"VerticalPodAutoscaler","metadata":{"name":"stored-before","namespace":%q},`+
 			`"spec":{"targetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"stored-before"},"updatePolicy":{"updateMode":"Off"},`+
 			`"resourcePolicy":{"containerPolicies":[{"containerName":"*","minAllowed":{"cpu":"1e1.5"}}]}}}`, ns)
-		Eventually(func() error { return k8s.Create(ctx, rawObject(stored)) }, timeout, poll).Should(Succeed())
+		Eventually(func() error { return k8s.Create(ctx, rawObject(stored)) }, framework.LongTimeout, framework.Interval).Should(Succeed())
 		Expect(restore()).To(Succeed())
 		admission.start()
 
@@ -131,15 +132,15 @@ var _ = Describe("the bad-input catalogue", Ordered, func() {
 					}
 				}
 				return fmt.Sprintf("conditions %v", conds)
-			}, timeout, poll).Should(BeEmpty(), r.name)
+			}, framework.LongTimeout, framework.Interval).Should(BeEmpty(), r.name)
 		}
-		Eventually(func() int64 { cpu, _, _ := target(ns, "good"); return cpu }, timeout, poll).Should(BeNumerically(">", 0),
+		Eventually(func() int64 { cpu, _, _ := target(ns, "good"); return cpu }, framework.LongTimeout, framework.Interval).Should(BeNumerically(">", 0),
 			"the VPA beside the bad ones gets its recommendation")
 		Expect(proc("recommender").cmd.ProcessState).To(BeNil(), "the recommender is still running")
 	})
 
 	It("ignores a forged kubelet eviction Event: evictions count only from the pod's own status", func() {
-		Eventually(func() int64 { _, mem, _ := target(ns, "good"); return mem }, timeout, poll).Should(BeNumerically(">", 0))
+		Eventually(func() int64 { _, mem, _ := target(ns, "good"); return mem }, framework.LongTimeout, framework.Interval).Should(BeNumerically(">", 0))
 		_, before, _ := target(ns, "good")
 		pod := livePods(ns, "good")[0]
 		Expect(k8s.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "forged-"},
@@ -147,7 +148,7 @@ var _ = Describe("the bad-input catalogue", Ordered, func() {
 			Reason:         "Evicted", Type: corev1.EventTypeWarning, Source: corev1.EventSource{Component: "kubelet"},
 			Message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container app was using 1Ti, request is 128Mi, has larger consumption of memory.",
 		})).To(Succeed())
-		Consistently(func() int64 { _, mem, _ := target(ns, "good"); return mem }, 5*time.Second, poll).Should(BeNumerically("<", 2*before),
+		Consistently(func() int64 { _, mem, _ := target(ns, "good"); return mem }, 5*time.Second, framework.Interval).Should(BeNumerically("<", 2*before),
 			"a forged Event moved the memory target")
 	})
 

@@ -20,17 +20,12 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 // rl is a cpu and memory ResourceList (an empty string leaves one out).
 var rl = testenv.Resources
-
-func newNamespace(prefix string) string {
-	ns, err := testenv.NewNamespace(context.Background(), k8s, prefix)
-	Expect(err).NotTo(HaveOccurred())
-	return ns
-}
 
 // deployment runs replicas pods of one container "app"; answer is how the played kubelet answers resizes.
 func deployment(ns, name string, replicas int32, answer string, req, lim corev1.ResourceList) *appsv1.Deployment {
@@ -101,7 +96,7 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 	var modesNS, hvpaNS string
 
 	It("serves standalone VPAs in every mode: Off, Initial, Recreate, InPlaceOrRecreate, and an infeasible resize falls back to eviction", func() {
-		modesNS = newNamespace("modes")
+		modesNS = framework.NewNamespace(k8s, "modes")
 		apps := map[string]vpav1.UpdateMode{"off": vpav1.UpdateModeOff, "initial": vpav1.UpdateModeInitial, "recreate": vpav1.UpdateModeRecreate,
 			"auto": vpav1.UpdateModeAuto, "inplace": vpav1.UpdateModeInPlaceOrRecreate, "infeasible": vpav1.UpdateModeInPlaceOrRecreate,
 			"inplace-only": vpav1.UpdateModeInPlace}
@@ -115,25 +110,25 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 			// 600m per pod, six times the request, whatever the number of running pods: an eviction must not move
 			// its pod's load onto the other (the target would swing up and a replacement be sized at the swing)
 			loads.SetPerPod(modesNS, app, 600, 300<<20)
-			Eventually(func() int { return len(livePods(modesNS, app)) }, timeout, poll).Should(Equal(2))
+			Eventually(func() int { return len(livePods(modesNS, app)) }, framework.LongTimeout, framework.Interval).Should(Equal(2))
 			before[app] = uidSet(livePods(modesNS, app))
 			vpaFor(modesNS, app, mode)
 		}
 		for app := range apps {
-			Eventually(func() int64 { c, _, _ := target(modesNS, app); return c }, timeout, poll).Should(BeNumerically(">", 400), "VPA %s recommends", app)
+			Eventually(func() int64 { c, _, _ := target(modesNS, app); return c }, framework.LongTimeout, framework.Interval).Should(BeNumerically(">", 400), "VPA %s recommends", app)
 		}
 		By("Recreate: evicted and recreated at the target")
-		Eventually(sizedNear(modesNS, "recreate"), timeout, poll).Should(BeEmpty())
+		Eventually(sizedNear(modesNS, "recreate"), framework.LongTimeout, framework.Interval).Should(BeEmpty())
 		for _, p := range livePods(modesNS, "recreate") {
 			Expect(before["recreate"]).NotTo(HaveKey(p.UID), "recreated, not resized")
 		}
 		By("Auto (deprecated, as Recreate): evicted and recreated at the target")
-		Eventually(sizedNear(modesNS, "auto"), timeout, poll).Should(BeEmpty())
+		Eventually(sizedNear(modesNS, "auto"), framework.LongTimeout, framework.Interval).Should(BeEmpty())
 		for _, p := range livePods(modesNS, "auto") {
 			Expect(before["auto"]).NotTo(HaveKey(p.UID), "recreated, not resized")
 		}
 		By("InPlaceOrRecreate: the same pods, resized")
-		Eventually(sizedNear(modesNS, "inplace"), timeout, poll).Should(BeEmpty())
+		Eventually(sizedNear(modesNS, "inplace"), framework.LongTimeout, framework.Interval).Should(BeEmpty())
 		Expect(uidSet(livePods(modesNS, "inplace"))).To(Equal(before["inplace"]))
 		By("InPlaceOrRecreate with an Infeasible resize: evicted, recreated at the target")
 		// the refused resize already changed the pods' spec: wait for their replacements
@@ -144,7 +139,7 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 				}
 			}
 			return sizedNear(modesNS, "infeasible")()
-		}, timeout, poll).Should(BeEmpty())
+		}, framework.LongTimeout, framework.Interval).Should(BeEmpty())
 		By("InPlace (feature gate InPlace): an infeasible resize is reported, the pods are never evicted")
 		Eventually(func() bool {
 			var evs corev1.EventList
@@ -155,7 +150,7 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 				}
 			}
 			return false
-		}, timeout, poll).Should(BeTrue())
+		}, framework.LongTimeout, framework.Interval).Should(BeTrue())
 		Expect(uidSet(livePods(modesNS, "inplace-only"))).To(Equal(before["inplace-only"]))
 		By("Initial: running pods untouched, a new pod sized")
 		for _, p := range livePods(modesNS, "initial") {
@@ -173,7 +168,7 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 				}
 			}
 			return n
-		}, timeout, poll).Should(Equal(1))
+		}, framework.LongTimeout, framework.Interval).Should(Equal(1))
 		By("Off: nothing changes")
 		Expect(uidSet(livePods(modesNS, "off"))).To(Equal(before["off"]))
 		for _, p := range livePods(modesNS, "off") {
@@ -182,7 +177,7 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 	})
 
 	It("scales an Hvpa's workload out with the HPA and back in, with the pods sized to the intent", func() {
-		hvpaNS = newNamespace("hvpa")
+		hvpaNS = framework.NewNamespace(k8s, "hvpa")
 		deployment(hvpaNS, "web", 1, "accept", rl("500m", "1Gi"), nil)
 		loads.Set(hvpaNS, "web", 300, 300<<20)
 		var iv []hvpav1alpha1.ScalingInterval
@@ -226,9 +221,9 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		settled := func(want int, demand int64) {
 			GinkgoHelper()
 			Eventually(func(g Gomega) {
-				g.Eventually(atIntent(want), 2*timeout, poll).Should(BeEmpty())
-				g.Consistently(atIntent(want), 3*time.Second, poll).Should(BeEmpty())
-			}, 3*timeout).Should(Succeed())
+				g.Eventually(atIntent(want), 2*framework.LongTimeout, framework.Interval).Should(BeEmpty())
+				g.Consistently(atIntent(want), 3*time.Second, framework.Interval).Should(BeEmpty())
+			}, 3*framework.LongTimeout).Should(Succeed())
 			var total int64
 			for _, p := range livePods(hvpaNS, "web") {
 				total += p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
@@ -246,19 +241,19 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 	})
 
 	It("raises the memory recommendation after an OOM kill", func() {
-		ns := newNamespace("oom")
+		ns := framework.NewNamespace(k8s, "oom")
 		// well above the recommender's 250Mi floor, so that the bump shows: 550Mi used of a 600Mi request
 		deployment(ns, "oom", 1, "accept", rl("100m", "600Mi"), rl("200m", "600Mi"))
 		loads.Set(ns, "oom", 100, 550<<20)
 		vpaFor(ns, "oom", vpav1.UpdateModeOff)
 		var before int64
-		Eventually(func() int64 { _, m, _ := target(ns, "oom"); before = m; return m }, timeout, poll).Should(BeNumerically(">", 550<<20))
+		Eventually(func() int64 { _, m, _ := target(ns, "oom"); before = m; return m }, framework.LongTimeout, framework.Interval).Should(BeNumerically(">", 550<<20))
 		Expect(before).To(BeNumerically("<", 720<<20), "before the OOM kill the target follows the 550Mi usage")
 		pods := livePods(ns, "oom")
 		Expect(pods).To(HaveLen(1))
 		Expect(kubelet.OOMKill(ctx, &pods[0], "app", time.Now())).To(Succeed())
 		// OOM: memory needed = max(used + 100Mi, used x 1.2) with used = the 600Mi request: 720Mi at least
-		Eventually(func() int64 { _, m, _ := target(ns, "oom"); return m }, timeout, poll).Should(BeNumerically(">=", 720<<20), "before the OOM: %d", before)
+		Eventually(func() int64 { _, m, _ := target(ns, "oom"); return m }, framework.LongTimeout, framework.Interval).Should(BeNumerically(">=", 720<<20), "before the OOM: %d", before)
 	})
 
 	It("restarts without losing recommendations or scaling again, and pods are created while it is down", func() {
@@ -269,7 +264,7 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		Eventually(func() int {
 			Expect(k8s.List(ctx, &cps, client.InNamespace(modesNS))).To(Succeed())
 			return len(cps.Items)
-		}, timeout, poll).Should(BeNumerically(">=", 1), "checkpoints written")
+		}, framework.LongTimeout, framework.Interval).Should(BeNumerically(">=", 1), "checkpoints written")
 		var h hvpav1alpha1.Hvpa
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: hvpaNS, Name: "web"}, &h)).To(Succeed())
 		lastScaling := h.Status.LastScaling.Time.String() + " " + h.Status.LastScaling.Message
@@ -278,7 +273,7 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		stopAll()
 
 		By("pods are created while the webhook is down (failurePolicy Ignore)")
-		down := newNamespace("down")
+		down := framework.NewNamespace(k8s, "down")
 		vpaFor(down, "web", vpav1.UpdateModeInitial)
 		start := time.Now()
 		Expect(k8s.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: down, Name: "plain", Labels: map[string]string{"app": "web"}},
@@ -291,18 +286,18 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		// Hvpa, so that "no scaling" below is about a running controller
 		Eventually(func() float64 {
 			return scrape(proc("recommender"), fmt.Sprintf("hvpa_controller_decisions_total{hvpa=\"web\",namespace=\"%s\"}", hvpaNS))
-		}, timeout, poll).Should(BeNumerically(">=", 1))
+		}, framework.LongTimeout, framework.Interval).Should(BeNumerically(">=", 1))
 		Consistently(func() string {
 			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: hvpaNS, Name: "web"}, &h)).To(Succeed())
 			return h.Status.LastScaling.Time.String() + " " + h.Status.LastScaling.Message
-		}, 8*time.Second, poll).Should(Equal(lastScaling), "no scaling after the restart")
+		}, 8*time.Second, framework.Interval).Should(Equal(lastScaling), "no scaling after the restart")
 		Expect(livePods(hvpaNS, "web")).To(HaveLen(1))
 		// restored from checkpoints, the recommendation keeps its confidence: a model starting empty would
 		// widen the upper bound again on its first runs
-		Eventually(proc("recommender").logText, timeout, poll).Should(MatchRegexp(`"loaded checkpoints","count":[1-9]`))
+		Eventually(proc("recommender").logText, framework.LongTimeout, framework.Interval).Should(MatchRegexp(`"loaded checkpoints","count":[1-9]`))
 		Eventually(func() float64 {
 			return scrape(proc("recommender"), "hvpa_recommender_loop_step_duration_seconds_count{step=\"total\"}")
-		}, timeout, poll).Should(BeNumerically(">=", 3),
+		}, framework.LongTimeout, framework.Interval).Should(BeNumerically(">=", 3),
 			"three recommender runs of the new process")
 		_, _, rec = target(modesNS, "off")
 		Expect(rec.UpperBound.Cpu().MilliValue()).To(BeNumerically("<=", upperBefore*3/2+1))

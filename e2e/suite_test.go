@@ -30,14 +30,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/hvpa-dev/hvpa/hack/recording"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 const (
-	timeout = 60 * time.Second
-	poll    = 200 * time.Millisecond
 	// resizeLabel tells the played kubelet how to answer a pod's resizes: accept (default) or infeasible.
 	resizeLabel = "played.hvpa.dev/resize"
 )
@@ -63,7 +62,7 @@ func TestE2E(t *testing.T) {
 		t.Skip("the e2e suite runs the hvpa binary against the local control plane; runs in `make test`, not under -short")
 	}
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "e2e suite")
+	RunSpecs(t, "e2e suite", framework.E2E, framework.Slow)
 }
 
 // process is the hvpa binary running as a child process: one Deployment of the chart.
@@ -139,7 +138,7 @@ func (p *process) start() {
 			return fmt.Errorf("readyz %d", resp.StatusCode)
 		}
 		return nil
-	}, timeout, poll).Should(Succeed(), func() string { return p.tail() })
+	}, framework.LongTimeout, framework.Interval).Should(Succeed(), func() string { return p.tail() })
 }
 
 func startAll() {

@@ -24,14 +24,9 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
-
-func newNamespace(ctx context.Context) string {
-	ns, err := testenv.NewNamespace(ctx, k8s, "crd")
-	Expect(err).NotTo(HaveOccurred())
-	return ns
-}
 
 func q(s string) resource.Quantity { return resource.MustParse(s) }
 
@@ -131,7 +126,7 @@ var _ = Describe("Hvpa", func() {
 	ctx := context.Background()
 
 	It("round-trips a valid object", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "crd")
 		in := validHvpa(ns)
 		Expect(k8s.Create(ctx, in)).To(Succeed())
 		out := &hvpav1alpha1.Hvpa{}
@@ -142,7 +137,7 @@ var _ = Describe("Hvpa", func() {
 	})
 
 	It("defaults an empty updatePolicy to updateMode Auto", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "crd")
 		in := validHvpa(ns)
 		in.Spec.ScaleUp = &hvpav1alpha1.ScaleParams{UpdatePolicy: &hvpav1alpha1.UpdatePolicy{}}
 		Expect(k8s.Create(ctx, in)).To(Succeed())
@@ -150,7 +145,7 @@ var _ = Describe("Hvpa", func() {
 	})
 
 	It("serves the scale subresource: HPA's writes move spec.replicas, reads show status.replicas and status.selector", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "crd")
 		h := validHvpa(ns)
 		// The Hvpa controller initializes spec.replicas from the target when it is unset: the API server
 		// cannot serve /scale without it.
@@ -187,7 +182,7 @@ var _ = Describe("Hvpa", func() {
 	})
 
 	It("refuses resources other than cpu and memory under strict field validation (kubectl's default)", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "crd")
 		for path, set := range map[string]func(spec map[string]any){
 			"spec.scalingIntervals[0].maxResources.nvidia.com/gpu": func(spec map[string]any) {
 				spec["scalingIntervals"].([]any)[0].(map[string]any)["maxResources"].(map[string]any)["nvidia.com/gpu"] = "1"
@@ -207,7 +202,7 @@ var _ = Describe("Hvpa", func() {
 	type mutate func(h *hvpav1alpha1.Hvpa)
 	DescribeTable("rejects invalid objects with a message naming the field",
 		func(m mutate, field, msg string) {
-			h := validHvpa(newNamespace(ctx))
+			h := validHvpa(framework.NewNamespace(k8s, "crd"))
 			m(h)
 			expectInvalid(k8s.Create(ctx, h), field, msg)
 		},
@@ -279,7 +274,7 @@ var _ = Describe("VerticalPodAutoscaler", func() {
 	ctx := context.Background()
 
 	It("round-trips a valid object with requestToLimitRatio", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "crd")
 		in := validVPA(ns)
 		Expect(k8s.Create(ctx, in)).To(Succeed())
 		out := &vpav1.VerticalPodAutoscaler{}
@@ -298,7 +293,7 @@ var _ = Describe("VerticalPodAutoscaler", func() {
 	})
 
 	It("accepts the upstream documentation examples unchanged", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "crd")
 		data, err := os.ReadFile("testdata/upstream-vpa-examples.yaml")
 		Expect(err).NotTo(HaveOccurred())
 		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
@@ -327,7 +322,7 @@ var _ = Describe("VerticalPodAutoscaler", func() {
 	}
 	DescribeTable("rejects invalid objects with a message naming the field",
 		func(m mutate, field, msg string) {
-			v := validVPA(newNamespace(ctx))
+			v := validVPA(framework.NewNamespace(k8s, "crd"))
 			m(v)
 			expectInvalid(k8s.Create(ctx, v), field, msg)
 		},
@@ -378,7 +373,7 @@ var _ = Describe("VerticalPodAutoscalerCheckpoint", func() {
 	ctx := context.Background()
 
 	It("round-trips bucket weights keyed by bucket index", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "crd")
 		now := metav1.Now().Rfc3339Copy()
 		in := &vpav1.VerticalPodAutoscalerCheckpoint{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-app"},
@@ -402,7 +397,7 @@ var _ = Describe("the example manifests", func() {
 	ctx := context.Background()
 
 	It("examples/hvpa-kube-apiserver.yaml is accepted", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "crd")
 		data, err := os.ReadFile("../../examples/hvpa-kube-apiserver.yaml")
 		Expect(err).NotTo(HaveOccurred())
 		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)

@@ -11,13 +11,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/framework"
 )
 
 var (
-	env *envtest.Environment
-	cfg *rest.Config
-	k8s client.Client
+	cluster *framework.Cluster
+	env     *envtest.Environment
+	cfg     *rest.Config
+	k8s     client.Client
 )
 
 func TestCRDs(t *testing.T) {
@@ -25,17 +26,12 @@ func TestCRDs(t *testing.T) {
 		t.Skip("CRD suite needs the local control plane; runs in `make test`, not under -short")
 	}
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "CRD suite")
+	RunSpecs(t, "CRD suite", framework.Integration)
 }
 
 var _ = BeforeSuite(func() {
-	var err error
-	env, cfg, k8s, err = testenv.StartWithClient()
-	Expect(err).NotTo(HaveOccurred())
+	cluster = framework.StartCluster(framework.Options{})
+	env, cfg, k8s = cluster.Env, cluster.Cfg, cluster.Client
 })
 
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
+var _ = AfterSuite(func() { cluster.Stop() })

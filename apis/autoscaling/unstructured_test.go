@@ -11,6 +11,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/test/framework"
 )
 
 func toUnstructured(m map[string]any) *unstructured.Unstructured {
@@ -68,7 +69,7 @@ var _ = Describe("quantities and sizes beyond what controllers can serve", func(
 	}
 	DescribeTable("VerticalPodAutoscaler",
 		func(m set, field, msg string) {
-			u := vpaUnstructured(validVPA(newNamespace(ctx)))
+			u := vpaUnstructured(validVPA(framework.NewNamespace(k8s, "crd")))
 			m(u.Object)
 			expectInvalid(k8s.Create(ctx, u), field, msg)
 		},
@@ -87,7 +88,7 @@ var _ = Describe("quantities and sizes beyond what controllers can serve", func(
 	)
 	DescribeTable("Hvpa",
 		func(m set, field, msg string) {
-			u := hvpaUnstructured(validHvpa(newNamespace(ctx)))
+			u := hvpaUnstructured(validHvpa(framework.NewNamespace(k8s, "crd")))
 			m(u.Object)
 			expectInvalid(k8s.Create(ctx, u), field, msg)
 		},

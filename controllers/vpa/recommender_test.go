@@ -37,6 +37,7 @@ import (
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
@@ -57,12 +58,6 @@ func (c *minuteClock) next() time.Time {
 }
 
 var played0 = &minuteClock{t: time.Now().Truncate(time.Minute)}
-
-func newNamespace(ctx context.Context) string {
-	ns, err := testenv.NewNamespace(ctx, k8s, "rec")
-	Expect(err).NotTo(HaveOccurred())
-	return ns
-}
 
 func deployment(ctx context.Context, ns, name string, containers ...string) {
 	d := testenv.Deployment(ns, name, 1, nil)
@@ -179,7 +174,7 @@ var _ = Describe("the recommender", func() {
 	ctx := context.Background()
 
 	It("recommends for a VPA on a Deployment from the metrics API, with conditions, and shows in kubectl", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "web", "app")
 		pods := runPods(ctx, ns, "web", 2, corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("128Mi")}, "app")
 		for _, p := range pods {
@@ -277,7 +272,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("models an Hvpa's whole workload: load above the base summed over the pods, kept through a restart by its checkpoint", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "wl", "app")
 		pods := runPods(ctx, ns, "wl", 2, corev1.ResourceList{"cpu": resource.MustParse("500m"), "memory": resource.MustParse("1Gi")}, "app")
 		for _, p := range pods {
@@ -337,7 +332,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("never writes a status decided from a stale read, and keeps the conditions other writers set", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "web", "app")
 		pods := runPods(ctx, ns, "web", 1, nil, "app")
 		played.Set(ns, pods[0].Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
@@ -392,7 +387,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("moves an Hvpa's history an earlier version kept in a VerticalPodAutoscalerCheckpoint into an HvpaCheckpoint", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "old", "app")
 		for _, p := range runPods(ctx, ns, "old", 1, nil, "app") {
 			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 300, MemoryBytes: 400 * mi})
@@ -464,7 +459,7 @@ var _ = Describe("the recommender", func() {
 		r := newRecommender(nil, nil)
 		namespaces := map[string]string{}
 		for name, tc := range cases {
-			ns := newNamespace(ctx)
+			ns := framework.NewNamespace(k8s, "rec")
 			namespaces[name] = ns
 			v := examples[name].DeepCopy()
 			v.Namespace = ns
@@ -485,7 +480,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("records a kubelet eviction under memory pressure like an OOM", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "cache", "redis")
 		pods := runPods(ctx, ns, "cache", 1, corev1.ResourceList{"memory": resource.MustParse("256Mi")}, "redis")
 		played.Set(ns, pods[0].Name, "redis", playedkubelet.Usage{CPUMilli: 50, MemoryBytes: 200 * mi})
@@ -516,7 +511,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("raises the memory target after an OOM kill by the bump-up rule", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "batch", "worker")
 		pods := runPods(ctx, ns, "batch", 1, corev1.ResourceList{"memory": resource.MustParse("512Mi")}, "worker")
 		played.Set(ns, pods[0].Name, "worker", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
@@ -536,7 +531,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("reports bad objects with a condition and an event, and keeps serving the others", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "good", "app")
 		deployment(ctx, ns, "shared", "app")
 		deployment(ctx, ns, "lonely", "app")
@@ -598,7 +593,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("bootstraps history from Prometheus", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "hist", "app")
 		runPods(ctx, ns, "hist", 1, nil, "app") // running, but no played usage: everything comes from history
 		Expect(k8s.Create(ctx, vpaFor(ns, "hist", "hist", vpav1.UpdateModeOff))).To(Succeed())
@@ -619,7 +614,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("serves every other VPA when one stored before the CRD's rules does not decode", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "good", "app")
 		for _, p := range runPods(ctx, ns, "good", 1, nil, "app") {
 			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
@@ -671,7 +666,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("keeps the recommendation and says so while the metrics API is down", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "web", "app")
 		for _, p := range runPods(ctx, ns, "web", 2, nil, "app") {
 			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
@@ -703,7 +698,7 @@ var _ = Describe("the recommender", func() {
 	})
 
 	It("runs as a loop (manager.Runnable) until stopped", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "loop", "app")
 		for _, p := range runPods(ctx, ns, "loop", 1, nil, "app") {
 			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
@@ -752,7 +747,7 @@ var _ = Describe("the recommender's scope", func() {
 	ctx := context.Background()
 
 	It("honours spec.recommenders, namespace filters and --memory-saver", func() {
-		ns, other := newNamespace(ctx), newNamespace(ctx)
+		ns, other := framework.NewNamespace(k8s, "rec"), framework.NewNamespace(k8s, "rec")
 		for _, n := range []string{ns, other} {
 			deployment(ctx, n, "web", "app")
 			deployment(ctx, n, "untracked", "app")
@@ -806,7 +801,7 @@ func (failingHistory) History(context.Context) ([]metrics.ContainerHistory, erro
 var _ = Describe("the recommender with Prometheus down", func() {
 	It("goes on from live usage when the history cannot be read", func() {
 		ctx := context.Background()
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "live", "app")
 		for _, p := range runPods(ctx, ns, "live", 1, nil, "app") {
 			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 200, MemoryBytes: 100 * mi})

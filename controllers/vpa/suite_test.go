@@ -1,7 +1,6 @@
 package vpa_test
 
 import (
-	"context"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -13,11 +12,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
 var (
+	cluster  *framework.Cluster
 	env      *envtest.Environment
 	cfg      *rest.Config
 	k8s      client.Client
@@ -25,7 +26,6 @@ var (
 	kubelet  *playedkubelet.Kubelet
 	mclient  metricsclient.Interface
 	recorder events.EventRecorder
-	stopRec  context.CancelFunc
 )
 
 func TestRecommender(t *testing.T) {
@@ -33,35 +33,20 @@ func TestRecommender(t *testing.T) {
 		t.Skip("the recommender suite needs the local control plane; runs in `make test`, not under -short")
 	}
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "Recommender suite")
+	RunSpecs(t, "Recommender suite", framework.Integration)
 }
 
 var _ = BeforeSuite(func() {
+	cluster = framework.StartCluster(framework.Options{MetricsAPI: true})
+	env, cfg, k8s, played, kubelet = cluster.Env, cluster.Cfg, cluster.Client, cluster.Metrics, cluster.Kubelet
 	var err error
-	env, cfg, k8s, err = testenv.StartWithClient()
-	Expect(err).NotTo(HaveOccurred())
-	ctx := context.Background()
-	played, kubelet, err = playedkubelet.Start(ctx, k8s, "played-node-1")
-	Expect(err).NotTo(HaveOccurred())
 	mclient, err = metricsclient.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	cs, err := kubernetes.NewForConfig(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
-	rctx, cancel := context.WithCancel(ctx)
-	stopRec = cancel
-	b.StartRecordingToSink(rctx.Done())
+	b.StartRecordingToSink(cluster.Ctx.Done())
 	recorder = b.NewRecorder(testenv.Scheme(), "hvpa-recommender")
 })
 
-var _ = AfterSuite(func() {
-	if stopRec != nil {
-		stopRec()
-	}
-	if played != nil {
-		played.Close()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
+var _ = AfterSuite(func() { cluster.Stop() })

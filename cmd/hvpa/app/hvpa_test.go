@@ -12,14 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
-
-func newNamespace(ctx context.Context, prefix string) string {
-	ns, err := testenv.NewNamespace(ctx, k8s, prefix)
-	Expect(err).NotTo(HaveOccurred())
-	return ns
-}
 
 func deployment(ctx context.Context, ns, name string, replicas int32, cpu string) {
 	Expect(k8s.Create(ctx, testenv.Deployment(ns, name, replicas, nil, testenv.Container("app", testenv.Resources(cpu, "1Gi"), nil)))).To(Succeed())
@@ -56,7 +51,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 	ctx := context.Background()
 
 	It("does not ratchet under an HPA with a user-set 300 s scale-down window: the provided total stays within 1.5x usage/target and settles", func() {
-		ns := newNamespace(ctx, "ratchet")
+		ns := framework.NewNamespace(k8s, "ratchet")
 		deployment(ctx, ns, "web", 3, "1")
 		const usage, target = 5000, 0.8 // 5 CPU in total, constant; the HPA aims at 80% of the requests
 		loads.Set(ns, "web", usage, 300<<20)
@@ -84,7 +79,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 	})
 
 	It("scales out with the load and back in once it falls past the overlap, with the pods sized to the intent", func() {
-		ns := newNamespace(ctx, "updown")
+		ns := framework.NewNamespace(k8s, "updown")
 		deployment(ctx, ns, "web", 1, "500m")
 		loads.Set(ns, "web", 300, 300<<20)
 		Expect(k8s.Create(ctx, testenv.CPUHvpa(ns, "web", 50, 0, 30, "500m", "1", "2", "4", "8"))).To(Succeed())

@@ -30,16 +30,9 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
-
-const timeout = 60 * time.Second
-
-func newNamespace(ctx context.Context) string {
-	ns, err := testenv.NewNamespace(ctx, k8s, "hvpa")
-	Expect(err).NotTo(HaveOccurred())
-	return ns
-}
 
 func deployment(ctx context.Context, ns, name string, replicas int32, cpu string) {
 	Expect(k8s.Create(ctx, testenv.Deployment(ns, name, replicas, nil, testenv.Container("app", testenv.Resources(cpu, "1Gi"), nil)))).To(Succeed())
@@ -103,13 +96,13 @@ var _ = Describe("an Hvpa", func() {
 	ctx := context.Background()
 
 	It("is the target of a real HPA, whose desired replicas reach spec.replicas and drive the decision", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "web", 1, "500m")
 		loads.set(ns, "web", 400) // 80% of 500m on one pod: the HPA (50% target) wants 2
 		Expect(k8s.Create(ctx, withHPA(epHvpa(ns, "web"), 50))).To(Succeed())
 
 		hpa := &autoscalingv2.HorizontalPodAutoscaler{}
-		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, hpa) }, timeout).Should(Succeed(),
+		Eventually(func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, hpa) }, framework.LongTimeout).Should(Succeed(),
 			func() string {
 				h := getHvpa(ctx, ns, "web")
 				return fmt.Sprintf("hvpa status %+v spec.replicas %v", h.Status, h.Spec.Replicas)
@@ -118,15 +111,15 @@ var _ = Describe("an Hvpa", func() {
 		Expect(*hpa.Spec.Behavior.ScaleDown.StabilizationWindowSeconds).To(Equal(int32(0)), "the Hvpa's hysteresis replaces HPA's window")
 		Expect(metav1.GetControllerOf(hpa).Kind).To(Equal("Hvpa"))
 
-		Eventually(func() *int32 { return getHvpa(ctx, ns, "web").Spec.Replicas }, timeout).Should(HaveValue(Equal(int32(2))), "the HPA writes 2 through the Hvpa's scale subresource")
-		Eventually(deploymentReplicas(ctx, ns, "web"), timeout).Should(Equal(int32(2)))
+		Eventually(func() *int32 { return getHvpa(ctx, ns, "web").Spec.Replicas }, framework.LongTimeout).Should(HaveValue(Equal(int32(2))), "the HPA writes 2 through the Hvpa's scale subresource")
+		Eventually(deploymentReplicas(ctx, ns, "web"), framework.LongTimeout).Should(Equal(int32(2)))
 		// the target is scaled before the decision's status patch lands
 		Eventually(func() int32 {
 			if d := getHvpa(ctx, ns, "web").Status.Desired; d != nil {
 				return d.Replicas
 			}
 			return 0
-		}, timeout).Should(Equal(int32(2)))
+		}, framework.LongTimeout).Should(Equal(int32(2)))
 		h := getHvpa(ctx, ns, "web")
 		Expect(h.Status.Selector).To(Equal("app=web"))
 		Expect(h.Status.HPA.Basis).To(HaveLen(1))
@@ -134,8 +127,8 @@ var _ = Describe("an Hvpa", func() {
 		Expect(h.Status.LastScaling.Message).To(ContainSubstring("replicas 1 -> 2"))
 		Expect(h.Status.EffectiveScalingIntervals).To(HaveLen(5))
 		Expect(meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionReady)).To(BeTrue())
-		Eventually(func() int32 { return getHvpa(ctx, ns, "web").Status.Replicas }, timeout).Should(Equal(int32(2)), "status.replicas follows the target")
-		Eventually(func() []string { return eventReasons(ctx, ns, "web") }, timeout).Should(ContainElement(ContainSubstring("Rescaled: replicas 1 -> 2")))
+		Eventually(func() int32 { return getHvpa(ctx, ns, "web").Status.Replicas }, framework.LongTimeout).Should(Equal(int32(2)), "status.replicas follows the target")
+		Eventually(func() []string { return eventReasons(ctx, ns, "web") }, framework.LongTimeout).Should(ContainElement(ContainSubstring("Rescaled: replicas 1 -> 2")))
 		// every change is recorded once: a reconcile right after the controller's own status patch reads the
 		// Hvpa uncached, so it does not record the same change again
 		var evs eventsv1.EventList
@@ -150,29 +143,29 @@ var _ = Describe("an Hvpa", func() {
 		Expect(k8s.Delete(ctx, h)).To(Succeed())
 		Eventually(func() bool {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &autoscalingv2.HorizontalPodAutoscaler{}) != nil
-		}, timeout).Should(BeTrue(), "the garbage collector removes the owned HPA")
+		}, framework.LongTimeout).Should(BeTrue(), "the garbage collector removes the owned HPA")
 		loads.set(ns, "web", 5000)
 		Consistently(deploymentReplicas(ctx, ns, "web"), 3*time.Second).Should(Equal(int32(2)))
 	})
 
 	It("walks through the intervals as the recommended total rises", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "api", 1, "500m")
 		h := epHvpa(ns, "api")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		loads.set(ns, "api", 300) // x1.15 = 345m: inside the 1-replica interval (up 500m)
 		Expect(k8s.Create(ctx, h)).To(Succeed())
-		Eventually(func() *vpav1.RecommendedPodResources { return getHvpa(ctx, ns, "api").Status.Recommendation }, timeout).ShouldNot(BeNil())
+		Eventually(func() *vpav1.RecommendedPodResources { return getHvpa(ctx, ns, "api").Status.Recommendation }, framework.LongTimeout).ShouldNot(BeNil())
 		Consistently(deploymentReplicas(ctx, ns, "api"), 2*time.Second).Should(Equal(int32(1)))
 
 		loads.set(ns, "api", 1300) // about 1.5 CPU in total: out of the 1-replica interval (up 500m), inside the 2-replica one (up 2)
-		Eventually(deploymentReplicas(ctx, ns, "api"), timeout).Should(Equal(int32(2)))
+		Eventually(deploymentReplicas(ctx, ns, "api"), framework.LongTimeout).Should(Equal(int32(2)))
 		// the recommender models the whole workload's load (SCALING.md section 2): the scale-out does not move
 		// the total, so the workload stays in the interval of its load
 		Consistently(deploymentReplicas(ctx, ns, "api"), 3*time.Second).Should(Equal(int32(2)))
 		Expect(getHvpa(ctx, ns, "api").Status.WorkloadRecommendation).NotTo(BeNil())
 		loads.set(ns, "api", 4000) // about 4.6 CPU in total: the 3-replica interval (up 6)
-		Eventually(deploymentReplicas(ctx, ns, "api"), timeout).Should(Equal(int32(3)))
+		Eventually(deploymentReplicas(ctx, ns, "api"), framework.LongTimeout).Should(Equal(int32(3)))
 		// per-pod intent follows SCALING.md section 4 at rest (d == c): p = T / c = the uncapped target, within the
 		// 3-replica interval's per-pod maximum (2 CPU)
 		Eventually(func() string {
@@ -186,12 +179,12 @@ var _ = Describe("an Hvpa", func() {
 				return fmt.Sprintf("per pod %dm, want min(uncapped %dm, 2000m)", perPod, uncapped)
 			}
 			return ""
-		}, timeout).Should(BeEmpty())
+		}, framework.LongTimeout).Should(BeEmpty())
 		Expect(strings.Join(eventReasons(ctx, ns, "api"), "\n")).To(And(ContainSubstring("replicas 1 -> 2"), ContainSubstring("replicas 2 -> 3")))
 	})
 
 	It("keeps its intent while the pods are not resized yet (no flip-flop under stabilization)", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "steady", 1, "500m")
 		h := epHvpa(ns, "steady")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
@@ -205,7 +198,7 @@ var _ = Describe("an Hvpa", func() {
 				return 1 << 40 // no intent yet
 			}
 			return d.Containers[0].Requests.Cpu().MilliValue()
-		}, timeout).Should(BeNumerically("<", 500))
+		}, framework.LongTimeout).Should(BeNumerically("<", 500))
 		last := getHvpa(ctx, ns, "steady").Status.LastScaling.Time
 		// the pods keep running at 500m (nothing resizes them in this suite): the intent, not the pods, is what the
 		// next decisions start from, so nothing is re-decided and the stabilization clock is not reset
@@ -213,21 +206,21 @@ var _ = Describe("an Hvpa", func() {
 	})
 
 	It("shows why a scaling is blocked, in status and events", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "frozen", 1, "500m")
 		h := withHPA(epHvpa(ns, "frozen"), 50)
 		h.Spec.ScaleUp = &hvpav1alpha1.ScaleParams{UpdatePolicy: &hvpav1alpha1.UpdatePolicy{UpdateMode: ptr.To(hvpav1alpha1.UpdateModeOff)}}
 		loads.set(ns, "frozen", 450)
 		Expect(k8s.Create(ctx, h)).To(Succeed())
-		Eventually(func() *hvpav1alpha1.BlockedScaling { return getHvpa(ctx, ns, "frozen").Status.LastBlockedScaling }, timeout).ShouldNot(BeNil())
+		Eventually(func() *hvpav1alpha1.BlockedScaling { return getHvpa(ctx, ns, "frozen").Status.LastBlockedScaling }, framework.LongTimeout).ShouldNot(BeNil())
 		b := getHvpa(ctx, ns, "frozen").Status.LastBlockedScaling
 		Expect(b.Parts).To(ContainElement(And(HaveField("Part", "replicas"), HaveField("Direction", hvpav1alpha1.DirectionUp), HaveField("Reason", hvpav1alpha1.BlockReasonUpdatePolicy))))
-		Eventually(func() []string { return eventReasons(ctx, ns, "frozen") }, timeout).Should(ContainElement(And(HavePrefix("ScalingBlocked:"), ContainSubstring("replicas (UpdatePolicy)"))))
+		Eventually(func() []string { return eventReasons(ctx, ns, "frozen") }, framework.LongTimeout).Should(ContainElement(And(HavePrefix("ScalingBlocked:"), ContainSubstring("replicas (UpdatePolicy)"))))
 		Consistently(deploymentReplicas(ctx, ns, "frozen"), 2*time.Second).Should(Equal(int32(1)))
 	})
 
 	It("holds a replica scale-down from a young recommendation, and says so", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "young", 3, "500m")
 		h := epHvpa(ns, "young")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
@@ -239,22 +232,22 @@ var _ = Describe("an Hvpa", func() {
 				return ""
 			}
 			return string(c.Status) + " " + c.Reason + ": " + c.Message
-		}, timeout).Should(And(HavePrefix("True LowConfidence: confidence 0.0 days of history (below 1)")))
+		}, framework.LongTimeout).Should(And(HavePrefix("True LowConfidence: confidence 0.0 days of history (below 1)")))
 		Eventually(func() []hvpav1alpha1.BlockedPart {
 			if b := getHvpa(ctx, ns, "young").Status.LastBlockedScaling; b != nil {
 				return b.Parts
 			}
 			return nil
-		}, timeout).Should(ContainElement(And(HaveField("Part", "replicas"), HaveField("Direction", hvpav1alpha1.DirectionDown),
+		}, framework.LongTimeout).Should(ContainElement(And(HaveField("Part", "replicas"), HaveField("Direction", hvpav1alpha1.DirectionDown),
 			HaveField("Reason", hvpav1alpha1.BlockReasonLowConfidence), HaveField("Message", HavePrefix("replicas 3 -> ")))))
-		Eventually(func() []string { return eventReasons(ctx, ns, "young") }, timeout).Should(ContainElement(And(HavePrefix("ScalingBlocked:"),
+		Eventually(func() []string { return eventReasons(ctx, ns, "young") }, framework.LongTimeout).Should(ContainElement(And(HavePrefix("ScalingBlocked:"),
 			ContainSubstring("replicas (LowConfidence): replicas 3 -> "))))
 		Consistently(deploymentReplicas(ctx, ns, "young"), 2*time.Second).Should(Equal(int32(3)))
 		Expect(getHvpa(ctx, ns, "young").Status.Desired.Replicas).To(Equal(int32(3)))
 	})
 
 	It("does not act on a workload that an older VPA also targets, and says which one serves it", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "shared", 1, "500m")
 		loads.set(ns, "shared", 3000)
 		Expect(k8s.Create(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared-vpa"},
@@ -263,7 +256,7 @@ var _ = Describe("an Hvpa", func() {
 		h := epHvpa(ns, "shared")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		Expect(k8s.Create(ctx, h)).To(Succeed())
-		Eventually(unsupportedMessage(ctx, ns, "shared"), timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("the oldest, VerticalPodAutoscaler shared-vpa, serves it")))
+		Eventually(unsupportedMessage(ctx, ns, "shared"), framework.LongTimeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("the oldest, VerticalPodAutoscaler shared-vpa, serves it")))
 		Consistently(deploymentReplicas(ctx, ns, "shared"), 2*time.Second).Should(Equal(int32(1)))
 		// the VPA serves the workload: the recommender does not mark it (controllers/vpa tests that side)
 		v := &vpav1.VerticalPodAutoscaler{}
@@ -274,7 +267,7 @@ var _ = Describe("an Hvpa", func() {
 	})
 
 	It("reports an Hvpa stored before the CRD's rules that does not decode, and goes on with the others", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "good", 1, "500m")
 		deployment(ctx, ns, "stale", 1, "500m")
 		loads.set(ns, "good", 1300) // about 1.5 CPU: the 2-replica interval
@@ -297,7 +290,7 @@ var _ = Describe("an Hvpa", func() {
 		good.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		Expect(k8s.Create(ctx, good)).To(Succeed())
 
-		Eventually(deploymentReplicas(ctx, ns, "good"), timeout).Should(Equal(int32(2)), "the good Hvpa is served")
+		Eventually(deploymentReplicas(ctx, ns, "good"), framework.LongTimeout).Should(Equal(int32(2)), "the good Hvpa is served")
 		Eventually(func() map[string]any {
 			got := &unstructured.Unstructured{}
 			got.SetGroupVersionKind(hvpav1alpha1.GroupVersion.WithKind("Hvpa"))
@@ -309,7 +302,7 @@ var _ = Describe("an Hvpa", func() {
 				}
 			}
 			return nil
-		}, timeout).Should(And(HaveKeyWithValue("status", "True"), HaveKeyWithValue("reason", decodeerr.Reason),
+		}, framework.LongTimeout).Should(And(HaveKeyWithValue("status", "True"), HaveKeyWithValue("reason", decodeerr.Reason),
 			HaveKeyWithValue("message", ContainSubstring(`spec.scalingIntervals[1].maxResources.cpu: "1e1.5" is not a quantity`))))
 		Consistently(deploymentReplicas(ctx, ns, "stale"), 2*time.Second).Should(Equal(int32(1)), "the stale Hvpa does not act")
 	})
@@ -319,13 +312,13 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 	ctx := context.Background()
 
 	It("removes its HPA when spec.hpa.deploy is turned off", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "toggle", 1, "500m")
 		loads.set(ns, "toggle", 100)
 		Expect(k8s.Create(ctx, withHPA(epHvpa(ns, "toggle"), 80))).To(Succeed())
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "toggle"}, &autoscalingv2.HorizontalPodAutoscaler{})
-		}, timeout).Should(Succeed())
+		}, framework.LongTimeout).Should(Succeed())
 		h := getHvpa(ctx, ns, "toggle")
 		off := h.DeepCopy()
 		off.Spec.HPA.Deploy = false
@@ -333,12 +326,12 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		Expect(k8s.Patch(ctx, off, client.MergeFrom(h))).To(Succeed())
 		Eventually(func() bool {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "toggle"}, &autoscalingv2.HorizontalPodAutoscaler{}) != nil
-		}, timeout).Should(BeTrue())
-		Eventually(func() []string { return eventReasons(ctx, ns, "toggle") }, timeout).Should(ContainElement(HavePrefix("HPARemoved")))
+		}, framework.LongTimeout).Should(BeTrue())
+		Eventually(func() []string { return eventReasons(ctx, ns, "toggle") }, framework.LongTimeout).Should(ContainElement(HavePrefix("HPARemoved")))
 	})
 
 	It("finishes a scaling its status records but the target does not show (a stop between the two writes), without recording it again", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "interrupted", 2, "500m")
 		h := epHvpa(ns, "interrupted")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
@@ -350,7 +343,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 				return d.Replicas
 			}
 			return 0
-		}, timeout).Should(Equal(int32(2)))
+		}, framework.LongTimeout).Should(Equal(int32(2)))
 		loads.set(ns, "interrupted", -1) // no new samples: the recommendation, and so the decision, stay
 		time.Sleep(2 * time.Second)
 		// what a stop right after the status write leaves: status records 1 -> 2, the target is still at 1
@@ -366,14 +359,14 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		undone := d.DeepCopy()
 		undone.Spec.Replicas = ptr.To[int32](1)
 		Expect(k8s.Patch(ctx, undone, client.MergeFrom(d))).To(Succeed())
-		Eventually(deploymentReplicas(ctx, ns, "interrupted"), timeout).Should(Equal(int32(2)), "the recorded scaling is finished")
+		Eventually(deploymentReplicas(ctx, ns, "interrupted"), framework.LongTimeout).Should(Equal(int32(2)), "the recorded scaling is finished")
 		Consistently(deploymentReplicas(ctx, ns, "interrupted"), 2*time.Second).Should(Equal(int32(2)), "and neither reversed nor repeated")
 		after := getHvpa(ctx, ns, "interrupted").Status.LastScaling
 		Expect(after.Time.Equal(&recorded.Time)).To(BeTrue(), "finishing a recorded scaling records no new one: %+v", after)
 	})
 
 	It("leaves requestToLimitRatio out of the intent while its feature gate is off", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		Expect(k8s.Create(ctx, testenv.Deployment(ns, "ratio", 1, nil,
 			testenv.Container("app", testenv.Resources("500m", "1Gi"), testenv.Resources("1", "2Gi"))))).To(Succeed())
 		h := epHvpa(ns, "ratio")
@@ -389,11 +382,11 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 				return 0
 			}
 			return d.Containers[0].Limits.Cpu().AsApproximateFloat64() / d.Containers[0].Requests.Cpu().AsApproximateFloat64()
-		}, timeout).Should(BeNumerically("~", 2, 0.01))
+		}, framework.LongTimeout).Should(BeNumerically("~", 2, 0.01))
 	})
 
 	It("lets the older of two Hvpas on one workload act, and the other names it", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "twice", 1, "500m")
 		loads.set(ns, "twice", 3000)
 		a, b := epHvpa(ns, "twice"), epHvpa(ns, "again")
@@ -402,14 +395,14 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		Expect(k8s.Create(ctx, a)).To(Succeed())
 		time.Sleep(1100 * time.Millisecond) // creation timestamps have whole seconds: "twice" is the older
 		Expect(k8s.Create(ctx, b)).To(Succeed())
-		Eventually(unsupportedMessage(ctx, ns, "again"), timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("the oldest, Hvpa twice, serves it")))
-		Eventually(deploymentReplicas(ctx, ns, "twice"), timeout).Should(BeNumerically(">", 1), "the older Hvpa acts on the 3 CPU load")
+		Eventually(unsupportedMessage(ctx, ns, "again"), framework.LongTimeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("the oldest, Hvpa twice, serves it")))
+		Eventually(deploymentReplicas(ctx, ns, "twice"), framework.LongTimeout).Should(BeNumerically(">", 1), "the older Hvpa acts on the 3 CPU load")
 		c := meta.FindStatusCondition(getHvpa(ctx, ns, "twice").Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
 		Expect(c == nil || c.Status != metav1.ConditionTrue).To(BeTrue(), "the older Hvpa was marked: %v", c)
 	})
 
 	It("waits for the maintenance window, and says so", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "nightly", 1, "500m")
 		h := withHPA(epHvpa(ns, "nightly"), 50)
 		// a one-hour window that starts two hours from now (UTC): closed now
@@ -424,23 +417,23 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 				return b.Parts
 			}
 			return nil
-		}, timeout).Should(ContainElement(And(HaveField("Part", "replicas"), HaveField("Reason", hvpav1alpha1.BlockReasonMaintenanceWindow))))
-		Eventually(func() []string { return eventReasons(ctx, ns, "nightly") }, timeout).Should(ContainElement(ContainSubstring("(MaintenanceWindow): replicas 1 -> 2: scaleUp waits for the maintenance window")))
+		}, framework.LongTimeout).Should(ContainElement(And(HaveField("Part", "replicas"), HaveField("Reason", hvpav1alpha1.BlockReasonMaintenanceWindow))))
+		Eventually(func() []string { return eventReasons(ctx, ns, "nightly") }, framework.LongTimeout).Should(ContainElement(ContainSubstring("(MaintenanceWindow): replicas 1 -> 2: scaleUp waits for the maintenance window")))
 		Consistently(deploymentReplicas(ctx, ns, "nightly"), 2*time.Second).Should(Equal(int32(1)))
 	})
 
 	It("never writes a status decided from a stale read: no event, no scaling, and other writers' conditions stay", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "stale", 1, "500m")
 		Expect(k8s.Create(ctx, epHvpa(ns, "stale"))).To(Succeed())
 		stale := getHvpa(ctx, ns, "stale") // as a lagging cache would still hold it: no status yet
-		Eventually(func() *hvpav1alpha1.DesiredState { return getHvpa(ctx, ns, "stale").Status.Desired }, timeout).ShouldNot(BeNil())
+		Eventually(func() *hvpav1alpha1.DesiredState { return getHvpa(ctx, ns, "stale").Status.Desired }, framework.LongTimeout).ShouldNot(BeNil())
 		By("another writer adds a condition of its own (retrying, as it too meets the running controller's writes)")
 		Eventually(func() error {
 			h := getHvpa(ctx, ns, "stale")
 			meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{Type: "ExternalAudit", Status: metav1.ConditionTrue, Reason: "Audited", Message: "by a tool"})
 			return k8s.Status().Update(ctx, h)
-		}, timeout).Should(Succeed())
+		}, framework.LongTimeout).Should(Succeed())
 		audited := func() bool {
 			return meta.FindStatusCondition(getHvpa(ctx, ns, "stale").Status.Conditions, "ExternalAudit") != nil
 		}
@@ -471,14 +464,14 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 	})
 
 	It("continues from status after a restart without scaling again", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "restart", 1, "500m")
 		h := epHvpa(ns, "restart")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		loads.set(ns, "restart", 1300)
 		Expect(k8s.Create(ctx, h)).To(Succeed())
-		Eventually(func() *hvpav1alpha1.ScalingRecord { return getHvpa(ctx, ns, "restart").Status.LastScaling }, timeout).ShouldNot(BeNil())
-		Eventually(deploymentReplicas(ctx, ns, "restart"), timeout).Should(Equal(int32(2)))
+		Eventually(func() *hvpav1alpha1.ScalingRecord { return getHvpa(ctx, ns, "restart").Status.LastScaling }, framework.LongTimeout).ShouldNot(BeNil())
+		Eventually(deploymentReplicas(ctx, ns, "restart"), framework.LongTimeout).Should(Equal(int32(2)))
 		loads.set(ns, "restart", -1) // no new samples: the recommendation stays as it is
 		time.Sleep(2 * time.Second)
 		before := getHvpa(ctx, ns, "restart").Status.DeepCopy()
@@ -497,14 +490,14 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 	ctx := context.Background()
 
 	It("never takes over a user's HPA of the same name", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "mine", 1, "500m")
 		deployment(ctx, ns, "other", 1, "500m")
 		user := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine"}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "other"}, MaxReplicas: 3}}
 		Expect(k8s.Create(ctx, user)).To(Succeed())
 		Expect(k8s.Create(ctx, withHPA(epHvpa(ns, "mine"), 80))).To(Succeed())
-		Eventually(unsupportedMessage(ctx, ns, "mine"), timeout).Should(And(HavePrefix("HPANameTaken"), ContainSubstring("is not this Hvpa's")))
+		Eventually(unsupportedMessage(ctx, ns, "mine"), framework.LongTimeout).Should(And(HavePrefix("HPANameTaken"), ContainSubstring("is not this Hvpa's")))
 		got := &autoscalingv2.HorizontalPodAutoscaler{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(user), got)).To(Succeed())
 		Expect(got.Spec.ScaleTargetRef.Name).To(Equal("other"), "the user's HPA is left as it is")
@@ -512,12 +505,12 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 	})
 
 	It("does not act on a workload that an HPA scales directly", func() {
-		ns := newNamespace(ctx)
+		ns := framework.NewNamespace(k8s, "hvpa")
 		deployment(ctx, ns, "direct", 1, "500m")
 		Expect(k8s.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "direct-hpa"}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "direct"}, MaxReplicas: 3}})).To(Succeed())
 		Expect(k8s.Create(ctx, epHvpa(ns, "direct"))).To(Succeed())
-		Eventually(unsupportedMessage(ctx, ns, "direct"), timeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("HorizontalPodAutoscaler direct-hpa")))
+		Eventually(unsupportedMessage(ctx, ns, "direct"), framework.LongTimeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("HorizontalPodAutoscaler direct-hpa")))
 	})
 })
 

@@ -26,6 +26,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
@@ -33,18 +34,12 @@ import (
 // rl is a cpu and memory ResourceList (an empty string leaves one out).
 var rl = testenv.Resources
 
-func newNamespace(prefix string) string {
-	ns, err := testenv.NewNamespace(context.Background(), k8s, prefix)
-	Expect(err).NotTo(HaveOccurred())
-	return ns
-}
-
 // deployment runs replicas pods of one container "app" and waits until they are live; answer is how the
 // played kubelet answers their resizes.
 func deployment(ns, name string, replicas int32, answer string, req, lim corev1.ResourceList) *appsv1.Deployment {
 	d := testenv.Deployment(ns, name, replicas, map[string]string{resizeLabel: answer}, testenv.Container("app", req, lim))
 	Expect(k8s.Create(context.Background(), d)).To(Succeed())
-	Eventually(func() int { return len(livePods(ns, name)) }, timeout, poll).Should(Equal(int(replicas)))
+	Eventually(func() int { return len(livePods(ns, name)) }, framework.Timeout, framework.Interval).Should(Equal(int(replicas)))
 	return d
 }
 
@@ -91,7 +86,7 @@ func vpa(ns, name string, mode vpav1.UpdateMode, target, lower, upper corev1.Res
 	Eventually(func() bool {
 		var got vpav1.VerticalPodAutoscaler
 		return mgrC.Get(ctx, client.ObjectKeyFromObject(v), &got) == nil && got.Status.Recommendation != nil
-	}, timeout, poll).Should(BeTrue())
+	}, framework.Timeout, framework.Interval).Should(BeTrue())
 	return v
 }
 
@@ -149,7 +144,7 @@ var _ = Describe("Updater", func() {
 	ctx := context.Background()
 
 	It("InPlaceOrRecreate: converges by in-place resizes the kubelet accepts, without a restart", func() {
-		ns := newNamespace("inplace")
+		ns := framework.NewNamespace(k8s, "inplace")
 		deployment(ns, "web", 2, "accept", rl("100m", "100Mi"), rl("200m", "200Mi"))
 		before := uids(livePods(ns, "web"))
 		vpa(ns, "web", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", "100Mi"), rl("250m", "50Mi"), rl("350m", "150Mi"))
@@ -167,16 +162,16 @@ var _ = Describe("Updater", func() {
 				}
 			}
 			return true
-		}, timeout, poll).Should(BeTrue())
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
 		Expect(uids(livePods(ns, "web"))).To(Equal(before), "the same pods, resized: no eviction")
 		var stream []string
-		Eventually(func() []string { stream = eventStream(ns); return stream }, timeout, poll).Should(ContainElement(ContainSubstring("ResizedInPlace")))
+		Eventually(func() []string { stream = eventStream(ns); return stream }, framework.Timeout, framework.Interval).Should(ContainElement(ContainSubstring("ResizedInPlace")))
 		AddReportEntry("InPlaceOrRecreate event stream", strings.Join(stream, "\n"))
 		GinkgoWriter.Println(strings.Join(stream, "\n"))
 	})
 
 	It("InPlaceOrRecreate: an Infeasible resize falls back to eviction, and the replacement is sized at admission", func() {
-		ns := newNamespace("infeasible")
+		ns := framework.NewNamespace(k8s, "infeasible")
 		deployment(ns, "web", 2, "infeasible", rl("100m", ""), rl("200m", ""))
 		before := uids(livePods(ns, "web"))
 		vpa(ns, "web", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
@@ -184,15 +179,15 @@ var _ = Describe("Updater", func() {
 		Eventually(func() bool {
 			pods := livePods(ns, "web")
 			return len(pods) == 2 && hasRequests("300m", "")(pods) && !containsAny(uids(pods), before)
-		}, timeout, poll).Should(BeTrue())
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
 		var stream []string
-		Eventually(func() []string { stream = eventStream(ns); return stream }, timeout, poll).Should(ContainElement(And(ContainSubstring("ResizeFallbackEviction"), ContainSubstring("ResizeInfeasible"))))
+		Eventually(func() []string { stream = eventStream(ns); return stream }, framework.Timeout, framework.Interval).Should(ContainElement(And(ContainSubstring("ResizeFallbackEviction"), ContainSubstring("ResizeInfeasible"))))
 		AddReportEntry("InPlaceOrRecreate with an Infeasible resize: event stream", strings.Join(stream, "\n"))
 		GinkgoWriter.Println(strings.Join(stream, "\n"))
 	})
 
-	It("InPlaceOrRecreate: a resize deferred past the timeout falls back to eviction", func() {
-		ns := newNamespace("deferred")
+	It("InPlaceOrRecreate: a resize deferred past the framework.Timeout falls back to eviction", func() {
+		ns := framework.NewNamespace(k8s, "deferred")
 		deployment(ns, "web", 2, "deferred", rl("100m", ""), rl("200m", ""))
 		before := uids(livePods(ns, "web"))
 		vpa(ns, "web", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
@@ -201,15 +196,15 @@ var _ = Describe("Updater", func() {
 		Eventually(func() bool {
 			pods := livePods(ns, "web")
 			return len(pods) == 2 && hasRequests("300m", "")(pods) && !containsAny(uids(pods), before)
-		}, timeout, poll).Should(BeTrue())
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
 		Expect(time.Since(start)).To(BeNumerically(">", testOptions().DeferredTimeout-time.Second), "not before the deferral timed out (lastTransitionTime has a precision of one second)")
-		Eventually(func() []string { return eventStream(ns) }, timeout, poll).Should(ContainElement(ContainSubstring("ResizeDeferredTooLong")))
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(ContainSubstring("ResizeDeferredTooLong")))
 	})
 
 	It("requestToLimitRatio: a QoS-changing change evicts, a QoS-preserving one resizes in place (the AEP-8515 cases)", func() {
 		Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": true})).To(Succeed())
 		DeferCleanup(func() { Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": false})).To(Succeed()) })
-		ns := newNamespace("qos")
+		ns := framework.NewNamespace(k8s, "qos")
 		factor := func(f float64) *vpav1.ResourceRequestToLimitRatio {
 			return &vpav1.ResourceRequestToLimitRatio{Type: vpav1.RequestToLimitRatioFactor, Factor: &f}
 		}
@@ -232,11 +227,11 @@ var _ = Describe("Updater", func() {
 				}
 			}
 			return true
-		}, timeout, poll).Should(BeTrue(), "recreated as Guaranteed")
+		}, framework.Timeout, framework.Interval).Should(BeTrue(), "recreated as Guaranteed")
 		Eventually(func() bool {
 			pods := livePods(ns, "stays-burstable")
 			return hasRequests("300m", "150Mi")(pods) && pods[0].Spec.Containers[0].Resources.Limits.Cpu().Cmp(resource.MustParse("900m")) == 0
-		}, timeout, poll).Should(BeTrue(), "resized in place to cpu 300m/900m")
+		}, framework.Timeout, framework.Interval).Should(BeTrue(), "resized in place to cpu 300m/900m")
 		Expect(uids(livePods(ns, "stays-burstable"))).To(Equal(keeping))
 		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring("Pod/to-guaranteed"), ContainSubstring("Evicted"), ContainSubstring("QoS class would change from Burstable to Guaranteed"))))
 
@@ -258,12 +253,12 @@ var _ = Describe("Updater", func() {
 				}
 			}
 			return true
-		}, timeout, poll).Should(BeTrue(), "resized in place to cpu 400m/800m")
+		}, framework.Timeout, framework.Interval).Should(BeTrue(), "resized in place to cpu 400m/800m")
 		Expect(uids(livePods(ns, "stays-burstable"))).To(Equal(keeping))
 	})
 
 	It("never disrupts more than one pod at a time under a PodDisruptionBudget with maxUnavailable 1", func() {
-		ns := newNamespace("pdb")
+		ns := framework.NewNamespace(k8s, "pdb")
 		Expect(k8s.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}})).To(Succeed())
 		deployment(ns, "web", 4, "accept", rl("100m", ""), nil)
@@ -287,14 +282,14 @@ var _ = Describe("Updater", func() {
 		Eventually(func() bool {
 			pods := livePods(ns, "web")
 			return len(pods) == 4 && hasRequests("300m", "")(pods) && !containsAny(uids(pods), before)
-		}, timeout, poll).Should(BeTrue())
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
 		stopWatch()
 		AddReportEntry("PDB: most pods disrupted at once", worst.Load())
 		Expect(worst.Load()).To(BeNumerically("<=", 1))
 	})
 
 	It("does not evict while the admission Lease is stale", func() {
-		ns := newNamespace("stale-lease")
+		ns := framework.NewNamespace(k8s, "stale-lease")
 		renewed := metav1.NewMicroTime(time.Now().Add(-10 * time.Minute))
 		Expect(k8s.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: testadmission.AdmissionNamespace, Name: "stale-" + ns},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("gone"), RenewTime: &renewed}})).To(Succeed())
@@ -304,18 +299,18 @@ var _ = Describe("Updater", func() {
 		o := testOptions()
 		o.AdmissionLease = testadmission.AdmissionNamespace + "/stale-" + ns
 		startUpdater(o)
-		Eventually(func() []string { return eventStream(ns) }, timeout, poll).Should(ContainElement(ContainSubstring("AdmissionNotServing")))
-		Consistently(func() []types.UID { return uids(livePods(ns, "web")) }, 2*time.Second, poll).Should(Equal(before))
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(ContainSubstring("AdmissionNotServing")))
+		Consistently(func() []types.UID { return uids(livePods(ns, "web")) }, 2*time.Second, framework.Interval).Should(Equal(before))
 	})
 
 	It("leaves a single-replica workload alone unless its minReplicas is 1", func() {
-		ns := newNamespace("single")
+		ns := framework.NewNamespace(k8s, "single")
 		deployment(ns, "web", 1, "accept", rl("100m", ""), nil)
 		before := uids(livePods(ns, "web"))
 		v := vpa(ns, "web", vpav1.UpdateModeRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
 		startUpdater(testOptions())
-		Eventually(func() []string { return eventStream(ns) }, timeout, poll).Should(ContainElement(ContainSubstring(updater.ReasonMinReplicas)))
-		Consistently(func() []types.UID { return uids(livePods(ns, "web")) }, 2*time.Second, poll).Should(Equal(before))
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(ContainSubstring(updater.ReasonMinReplicas)))
+		Consistently(func() []types.UID { return uids(livePods(ns, "web")) }, 2*time.Second, framework.Interval).Should(Equal(before))
 
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(v), v)).To(Succeed())
 		v.Spec.UpdatePolicy.MinReplicas = ptr.To[int32](1)
@@ -323,11 +318,11 @@ var _ = Describe("Updater", func() {
 		Eventually(func() bool {
 			pods := livePods(ns, "web")
 			return len(pods) == 1 && hasRequests("300m", "")(pods) && !containsAny(uids(pods), before)
-		}, timeout, poll).Should(BeTrue())
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
 	})
 
 	It("detects an eviction loop: a replacement that comes back unsized is not evicted again", func() {
-		ns := newNamespace("loop")
+		ns := framework.NewNamespace(k8s, "loop")
 		// pods created now are not sized: the pod webhook is taken out of the API server (the Lease stays
 		// fresh, as with a misconfigured webhook)
 		var mwc admissionregistrationv1.MutatingWebhookConfiguration
@@ -356,7 +351,7 @@ var _ = Describe("Updater", func() {
 		done := make(chan error, 1)
 		go func() { done <- u.Start(first) }()
 		DeferCleanup(stopFirst)
-		Eventually(func() []string { return eventStream(ns) }, timeout, poll).Should(ContainElement(ContainSubstring(updater.EventLoopDetected)))
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(ContainSubstring(updater.EventLoopDetected)))
 		evictions := func() int {
 			n := 0
 			for _, e := range eventStream(ns) {
@@ -366,19 +361,19 @@ var _ = Describe("Updater", func() {
 			}
 			return n
 		}
-		Consistently(evictions, 3*time.Second, poll).Should(BeNumerically("<=", 2), "each original pod evicted once at most, no replacement evicted")
+		Consistently(evictions, 3*time.Second, framework.Interval).Should(BeNumerically("<=", 2), "each original pod evicted once at most, no replacement evicted")
 		Expect(seen.Load()).To(BeNumerically(">", 0), "evictions made")
 		Expect(unrecorded.Load()).To(BeZero(), "evictions made before their loop record was in the ConfigMap")
 
 		By("a restarted updater (a new process, or a new leader) remembers the evictions from its ConfigMap")
 		stopFirst()
-		Eventually(done, timeout).Should(Receive(BeNil()))
+		Eventually(done, framework.Timeout).Should(Receive(BeNil()))
 		cm := &corev1.ConfigMap{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "updater-loops"}, cm)).To(Succeed())
 		Expect(cm.Data["records.json"]).To(ContainSubstring(`"evicted"`))
 		before := evictions()
 		startUpdater(o)
-		Consistently(evictions, 3*time.Second, poll).Should(Equal(before), "the replacements are not evicted again after the restart")
+		Consistently(evictions, 3*time.Second, framework.Interval).Should(Equal(before), "the replacements are not evicted again after the restart")
 	})
 })
 

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
 
@@ -71,7 +72,7 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 var _ = Describe("Admission latency", Label("measure"), func() {
 	It("sizes 1,000 pod creations and reports the latency distribution", func() {
 		ctx := context.Background()
-		ns := newNamespace("latency")
+		ns := framework.NewNamespace(k8s, "latency")
 		labels := map[string]string{"app": "lat"}
 		// a StatefulSet no controller runs here: the test creates its pods itself
 		sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lat"},

@@ -18,6 +18,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
@@ -58,7 +59,7 @@ func recommend(v *vpav1.VerticalPodAutoscaler, recs ...vpav1.RecommendedContaine
 	Eventually(func() bool {
 		var got vpav1.VerticalPodAutoscaler
 		return cached.Get(ctx, client.ObjectKeyFromObject(v), &got) == nil && got.Status.Recommendation != nil
-	}, timeout, poll).Should(BeTrue())
+	}, framework.Timeout, framework.Interval).Should(BeTrue())
 }
 
 func target(name, cpu, mem string) vpav1.RecommendedContainerResources {
@@ -75,7 +76,7 @@ func podOf(ns, app string) *corev1.Pod {
 			p = &pods.Items[0]
 		}
 		return len(pods.Items)
-	}, timeout, poll).Should(BeNumerically(">", 0))
+	}, framework.Timeout, framework.Interval).Should(BeNumerically(">", 0))
 	return p
 }
 
@@ -107,7 +108,7 @@ var _ = Describe("Pod sizing", func() {
 	ctx := context.Background()
 
 	It("gives a Deployment's new pod the VPA's target requests and proportional limits, and says so", func() {
-		ns := newNamespace("proportional")
+		ns := framework.NewNamespace(k8s, "proportional")
 		v := vpaFor(ns, "web", "web", vpav1.UpdateModeRecreate)
 		Expect(k8s.Create(ctx, v)).To(Succeed())
 		recommend(v, target("app", "250m", "200Mi"))
@@ -121,7 +122,7 @@ var _ = Describe("Pod sizing", func() {
 	})
 
 	It("keeps limits with controlledValues RequestsOnly", func() {
-		ns := newNamespace("requests-only")
+		ns := framework.NewNamespace(k8s, "requests-only")
 		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial, vpav1.ContainerResourcePolicy{ContainerName: "*", ControlledValues: ptr.To(vpav1.ContainerControlledValuesRequestsOnly)})
 		Expect(k8s.Create(ctx, v)).To(Succeed())
 		recommend(v, target("app", "250m", "200Mi"))
@@ -130,7 +131,7 @@ var _ = Describe("Pod sizing", func() {
 	})
 
 	It("sets limits by requestToLimitRatio Factor 2 and Quantity 200Mi with the gate on, and refuses the field with the gate off", func() {
-		ns := newNamespace("ratio")
+		ns := framework.NewNamespace(k8s, "ratio")
 		policy := vpav1.ContainerResourcePolicy{ContainerName: "app", ControlledValues: ptr.To(vpav1.ContainerControlledValuesRequestsAndLimits),
 			RequestToLimitRatio: &vpav1.RequestToLimitRatio{
 				CPU:    &vpav1.ResourceRequestToLimitRatio{Type: vpav1.RequestToLimitRatioFactor, Factor: ptr.To(2.0)},
@@ -154,7 +155,7 @@ var _ = Describe("Pod sizing", func() {
 	})
 
 	It("respects a LimitRange max by moving request and limit together (the AEP-8515 example)", func() {
-		ns := newNamespace("limitrange")
+		ns := framework.NewNamespace(k8s, "limitrange")
 		Expect(k8s.Create(ctx, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "max"},
 			Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: rl("600m", "")}}}})).To(Succeed())
 		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial)
@@ -164,7 +165,7 @@ var _ = Describe("Pod sizing", func() {
 			var l corev1.LimitRangeList
 			_ = cached.List(ctx, &l, client.InNamespace(ns))
 			return len(l.Items)
-		}, timeout, poll).Should(Equal(1))
+		}, framework.Timeout, framework.Interval).Should(Equal(1))
 		// ratio 1:4 in the template; the API server's LimitRanger then admits the sized pod
 		Expect(k8s.Create(ctx, deployment(ns, "web", container("app", rl("100m", ""), rl("400m", ""))))).To(Succeed())
 		p := podOf(ns, "web")
@@ -173,7 +174,7 @@ var _ = Describe("Pod sizing", func() {
 	})
 
 	It("gives an Hvpa's pods its status.desired and leaves pods of other workloads alone", func() {
-		ns := newNamespace("hvpa")
+		ns := framework.NewNamespace(k8s, "hvpa")
 		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 			Spec: hvpav1alpha1.HvpaSpec{TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 				HPA: &hvpav1alpha1.HpaSpec{Template: hvpav1alpha1.HpaTemplate{MaxReplicas: 3}},
@@ -187,7 +188,7 @@ var _ = Describe("Pod sizing", func() {
 		Eventually(func() bool {
 			var got hvpav1alpha1.Hvpa
 			return cached.Get(ctx, client.ObjectKeyFromObject(h), &got) == nil && got.Status.Desired != nil
-		}, timeout, poll).Should(BeTrue())
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
 
 		Expect(k8s.Create(ctx, deployment(ns, "web", container("app", rl("100m", "100Mi"), nil)))).To(Succeed())
 		Expect(k8s.Create(ctx, deployment(ns, "other", container("app", rl("100m", "100Mi"), nil)))).To(Succeed())
@@ -199,8 +200,8 @@ var _ = Describe("Pod sizing", func() {
 		Expect(other.Annotations).NotTo(HaveKey(pod.AnnotationSizedBy))
 	})
 
-	It("admits pods unsized when the webhook server is down or hangs (failurePolicy Ignore, within the timeout)", func() {
-		ns := newNamespace("down")
+	It("admits pods unsized when the webhook server is down or hangs (failurePolicy Ignore, within the framework.Timeout)", func() {
+		ns := framework.NewNamespace(k8s, "down")
 		// a listener that accepts connections and never answers: a hung webhook server
 		hung, err := net.Listen("tcp", "127.0.0.1:0")
 		Expect(err).NotTo(HaveOccurred())
@@ -214,7 +215,7 @@ var _ = Describe("Pod sizing", func() {
 				DeferCleanup(c.Close)
 			}
 		}()
-		for name, p := range map[string]int{"hvpa-stopped": freePort(), "hvpa-hung": hung.Addr().(*net.TCPAddr).Port} {
+		for name, p := range map[string]int{"hvpa-stopped": framework.FreePort(), "hvpa-hung": hung.Addr().(*net.TCPAddr).Port} {
 			mutating, _ := webhooks.Configurations(name, urlConfig(p), webhooks.DefaultTimeoutSeconds, nil)
 			mutating.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}
 			Expect(k8s.Create(ctx, mutating)).To(Succeed())
@@ -226,7 +227,7 @@ var _ = Describe("Pod sizing", func() {
 		took := time.Since(start)
 		AddReportEntry("pod creation with one stopped and one hung webhook", took.String())
 		Expect(took).To(BeNumerically("<", time.Duration(webhooks.DefaultTimeoutSeconds+5)*time.Second),
-			"the API server gives up on the hung webhook after its timeout (%ds)", webhooks.DefaultTimeoutSeconds)
+			"the API server gives up on the hung webhook after its framework.Timeout (%ds)", webhooks.DefaultTimeoutSeconds)
 		expectResources(p.Spec.Containers[0].Resources, rl("100m", ""), nil)
 	})
 })

@@ -15,6 +15,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
@@ -48,7 +49,7 @@ var _ = Describe("Object validation through the API server", func() {
 	})
 
 	It("keeps requestToLimitRatio on an existing VPA through unrelated updates after the gate is turned off", func() {
-		ns := newNamespace("ratchet")
+		ns := framework.NewNamespace(k8s, "ratchet")
 		Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": true})).To(Succeed())
 		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial, vpav1.ContainerResourcePolicy{ContainerName: "app",
 			RequestToLimitRatio: &vpav1.RequestToLimitRatio{CPU: &vpav1.ResourceRequestToLimitRatio{Type: vpav1.RequestToLimitRatioFactor, Factor: ptr.To(2.0)}}})
@@ -65,7 +66,7 @@ var _ = Describe("Object validation through the API server", func() {
 	})
 
 	It("refuses an Hvpa whose intervals go past the HPA's maxReplicas and warns about an HPA scale-down window", func() {
-		ns := newNamespace("hvpa-validation")
+		ns := framework.NewNamespace(k8s, "hvpa-validation")
 		seen := &warnings{}
 		wcfg := rest.CopyConfig(cfg)
 		wcfg.WarningHandler = seen
