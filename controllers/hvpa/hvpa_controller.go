@@ -309,8 +309,11 @@ func (r *Reconciler) unsupported(op *scaleOp, h *hvpav1alpha1.Hvpa, now time.Tim
 	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(1)
 }
 
+// reconcile decides h in three steps, the same shape as every controller here: observe (the target, its
+// scale and pods, the HPA, the embedded recommendation, into one scaling.State), decide (scaling.Decide,
+// pure), apply (the status records the decision; the /scale write and the events follow once it is
+// written: see Reconcile). A step that cannot go on reports why in a condition and stops.
 func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now time.Time, op *scaleOp) (reconcile.Result, error) {
-	logger := log.FromContext(ctx)
 	spec, errs := scaling.FromHvpa(h)
 	if r.Gates == nil || !r.Gates.Enabled(features.RequestToLimitRatio) {
 		spec.Policies = scaling.WithoutRatios(spec.Policies) // the intent shows the limits the webhook and updater set
@@ -319,69 +322,115 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		r.unsupported(op, h, now, hvpav1alpha1.ReasonInvalidSpec, errs.ToAggregate().Error())
 		return reconcile.Result{}, nil // a spec change triggers the next reconcile
 	}
-	ref := h.Spec.TargetRef
-	target, err := r.Targets.Resolve(ctx, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+
+	// observe
+	t, stop, err := r.resolve(ctx, h, now, op)
+	if t == nil {
+		return stop, err
+	}
+	rec := r.embedded(h) // read once: one run's load, usage and confidence
+	st, pods, err := r.observe(ctx, h, t.target, t.scale, t.hpa, rec, now)
 	if err != nil {
-		if te := (*workload.TargetError)(nil); errors.As(err, &te) {
-			r.unsupported(op, h, now, te.Reason, te.Message)
-			return r.requeue(), nil
-		}
 		return reconcile.Result{}, err
 	}
-	if why, err := r.notServing(ctx, h, target); err != nil {
-		return reconcile.Result{}, err
-	} else if why != "" {
-		r.unsupported(op, h, now, hvpav1alpha1.ReasonMultipleAutoscalers, why)
+	r.recommendationStatus(h, spec, &st, rec, now)
+	st.LowConfidence = r.lowConfidence(h, rec, now)
+
+	// decide
+	d, err := scaling.Decide(spec, st)
+	if err != nil {
+		r.unsupported(op, h, now, hvpav1alpha1.ReasonDecisionFailed, err.Error())
 		return r.requeue(), nil
 	}
 
+	// apply
+	if d.Replicas != st.Replicas {
+		t.scale.Spec.Replicas = d.Replicas
+		*op = scaleOp{gvk: t.target.GVK, scale: t.scale} // applied once the status recording it is written
+	}
+	r.record(op, h, d, st, now, len(pods))
+	return r.requeue(), nil
+}
+
+// resolved is what an Hvpa acts on: its target, the target's scale and the HPA on the Hvpa's scale.
+type resolved struct {
+	target workload.Target
+	scale  *autoscalingv1.Scale
+	hpa    *autoscalingv2.HorizontalPodAutoscaler
+}
+
+// resolve reads the target and its scale and keeps the Hvpa's HPA. It returns nil, with the result to end the
+// reconcile with, when the Hvpa cannot act now: its target is unusable or served by another autoscaler (a
+// condition says so), or a scaling its status records is still to be finished (op holds it).
+func (r *Reconciler) resolve(ctx context.Context, h *hvpav1alpha1.Hvpa, now time.Time, op *scaleOp) (*resolved, reconcile.Result, error) {
+	ref := h.Spec.TargetRef
+	target, err := r.Targets.Resolve(ctx, h.Namespace, &autoscalingv1.CrossVersionObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name})
+	if te := (*workload.TargetError)(nil); errors.As(err, &te) {
+		r.unsupported(op, h, now, te.Reason, te.Message)
+		return nil, r.requeue(), nil
+	} else if err != nil {
+		return nil, reconcile.Result{}, err
+	}
+	if why, err := r.notServing(ctx, h, target); err != nil {
+		return nil, reconcile.Result{}, err
+	} else if why != "" {
+		r.unsupported(op, h, now, hvpav1alpha1.ReasonMultipleAutoscalers, why)
+		return nil, r.requeue(), nil
+	}
 	// the target's scale: the replicas it runs (status, for the HPA) and the replicas it is set to (c)
 	scale, err := r.Targets.Scale(ctx, target.GVK, h.Namespace, target.Name)
 	if err != nil {
-		r.unsupported(op, h, now, "NoScaleSubresource", fmt.Sprintf("reading the scale of %s %s: %v", target.GVK.Kind, target.Name, err))
-		return r.requeue(), nil
+		r.unsupported(op, h, now, hvpav1alpha1.ReasonNoScaleSubresource, fmt.Sprintf("reading the scale of %s %s: %v", target.GVK.Kind, target.Name, err))
+		return nil, r.requeue(), nil
 	}
 	h.Status.Replicas = scale.Status.Replicas
 	h.Status.Selector = target.Selector.String()
 	if pendingScaling(h, scale, now) {
-		logger.Info("finishing the scaling status records but the target does not show", "from", h.Status.LastScaling.FromReplicas, "to", h.Status.LastScaling.ToReplicas)
+		log.FromContext(ctx).Info("finishing the scaling status records but the target does not show", "from", h.Status.LastScaling.FromReplicas, "to", h.Status.LastScaling.ToReplicas)
 		scale.Spec.Replicas = h.Status.LastScaling.ToReplicas
 		*op = scaleOp{gvk: target.GVK, scale: scale}
-		return r.requeue(), nil
+		return nil, r.requeue(), nil
 	}
-	// spec.replicas is the HPA's input: the API server cannot serve /scale without it, and an HPA treats 0 as
-	// "scaling disabled", so it starts at the target's replicas (at least 1) and leaves 0 when the target does
-	if h.Spec.Replicas == nil || (*h.Spec.Replicas == 0 && scale.Spec.Replicas > 0) {
-		patched := h.DeepCopy()
-		patched.Spec.Replicas = ptr.To(max(scale.Spec.Replicas, 1))
-		if err := r.Client.Patch(ctx, patched, client.MergeFrom(h)); err != nil {
-			return reconcile.Result{}, fmt.Errorf("initializing spec.replicas: %w", err)
-		}
-		h.Spec.Replicas = patched.Spec.Replicas
-		h.ResourceVersion = patched.ResourceVersion
+	if err := r.initReplicas(ctx, h, scale); err != nil {
+		return nil, reconcile.Result{}, err
 	}
 	hpa, msg, err := r.reconcileHPA(ctx, h)
 	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if msg != "" {
-		r.unsupported(op, h, now, "HPANameTaken", msg)
-		return r.requeue(), nil
+		return nil, reconcile.Result{}, err
+	} else if msg != "" {
+		r.unsupported(op, h, now, hvpav1alpha1.ReasonHPANameTaken, msg)
+		return nil, r.requeue(), nil
 	}
 	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(0)
-	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, "Supported", fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
+	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, hvpav1alpha1.ReasonSupported,
+		fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
+	return &resolved{target: target, scale: scale, hpa: hpa}, reconcile.Result{}, nil
+}
 
-	// observed state, and the embedded recommender's latest word (read once: one run's load, usage and confidence)
-	rec := r.embedded(h)
-	st, pods, err := r.observe(ctx, h, target, scale, hpa, rec, now)
-	if err != nil {
-		return reconcile.Result{}, err
+// initReplicas sets spec.replicas, the HPA's input, when it is missing: the API server cannot serve /scale
+// without it, and an HPA treats 0 as "scaling disabled", so it starts at the target's replicas (at least 1)
+// and stays 0 only while the target is at 0.
+func (r *Reconciler) initReplicas(ctx context.Context, h *hvpav1alpha1.Hvpa, scale *autoscalingv1.Scale) error {
+	if h.Spec.Replicas != nil && (*h.Spec.Replicas != 0 || scale.Spec.Replicas == 0) {
+		return nil
 	}
+	patched := h.DeepCopy()
+	patched.Spec.Replicas = ptr.To(max(scale.Spec.Replicas, 1))
+	if err := r.Client.Patch(ctx, patched, client.MergeFrom(h)); err != nil {
+		return fmt.Errorf("initializing spec.replicas: %w", err)
+	}
+	h.Spec.Replicas = patched.Spec.Replicas
+	h.ResourceVersion = patched.ResourceVersion
+	return nil
+}
+
+// recommendationStatus puts the embedded recommendation into status and st: a fresh one, or the one in status
+// until the recommender has one (after a restart); none while the embedded recommender is off.
+func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Spec, st *scaling.State, rec *recommender.HvpaRecommendation, now time.Time) {
 	if h.Spec.VPA != nil && h.Spec.VPA.Deploy {
 		if rec != nil {
 			h.Status.WorkloadRecommendation = workloadRecommendation(rec.Load)
 		}
-		// a fresh recommendation, or the one in status until the recommender has one (after a restart)
 		st.Recommendation = scaling.LoadRecommendations(h.Status.WorkloadRecommendation)
 		h.Status.WorkloadRecommendation, h.Status.Recommendation = spec.WorkloadView(h.Status.WorkloadRecommendation, st.Replicas, st.Containers)
 	} else {
@@ -390,27 +439,13 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	if h.Status.Recommendation != nil {
 		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, true, hvpav1alpha1.ReasonRecommendationProvided,
 			fmt.Sprintf("recommendation for %d containers", len(h.Status.Recommendation.ContainerRecommendations)), now)
-	} else {
-		msg := "no recommendation yet"
-		if r.Recommendations == nil || h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
-			msg = "the embedded recommender is off (spec.vpa.deploy) or not running in this process"
-		}
-		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, hvpav1alpha1.ReasonNoRecommendation, msg, now)
+		return
 	}
-	st.LowConfidence = r.lowConfidence(h, rec, now)
-
-	// decide and apply
-	d, err := scaling.Decide(spec, st)
-	if err != nil {
-		r.unsupported(op, h, now, hvpav1alpha1.ReasonDecisionFailed, err.Error())
-		return r.requeue(), nil
+	msg := "no recommendation yet"
+	if r.Recommendations == nil || h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
+		msg = "the embedded recommender is off (spec.vpa.deploy) or not running in this process"
 	}
-	if d.Replicas != st.Replicas {
-		scale.Spec.Replicas = d.Replicas
-		*op = scaleOp{gvk: target.GVK, scale: scale} // applied once the status recording it is written
-	}
-	r.record(op, h, d, st, now, len(pods))
-	return r.requeue(), nil
+	setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, hvpav1alpha1.ReasonNoRecommendation, msg, now)
 }
 
 // notServing says why this Hvpa does not act on its workload ("" when it does): an HPA targets the workload
@@ -568,72 +603,18 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 	} else {
 		containers = templateContainers(ctx, r.Client, target)
 	}
-	// the values in force are the current intent (status.desired), which the webhook and the updater bring the
-	// pods to; before any intent, the pods' (or the template's) values. Deciding from the pods instead would
-	// undo a blocked part's previous intent and flip-flop while pods are being resized.
-	intent := map[string]hvpav1alpha1.ContainerResources{}
-	if h.Status.Desired != nil {
-		for _, c := range h.Status.Desired.Containers {
-			intent[c.Name] = c
-		}
+	st.Containers = scaling.ContainersInForce(containers, h.Status.Desired)
+	var usage *scaling.Values
+	if rec != nil {
+		u := scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes))
+		usage = &u
 	}
-	for _, c := range containers {
-		requests, limits := c.Resources.Requests, c.Resources.Limits
-		if in, ok := intent[c.Name]; ok {
-			requests, limits = in.Requests, in.Limits
-		}
-		req, _ := scaling.FromResourceList(requests, nil)
-		lim, _ := scaling.FromResourceList(limits, nil)
-		st.Containers = append(st.Containers, scaling.Container{Name: c.Name, Requests: req, Limits: lim})
-	}
-	// the HPA input: only while the Hvpa deploys its HPA (otherwise nothing keeps spec.replicas current)
-	if h.Spec.HPA != nil && h.Spec.HPA.Deploy && h.Spec.Replicas != nil {
-		t := h.Spec.HPA.Template
-		in := &scaling.HPAInput{Desired: *h.Spec.Replicas, Min: ptr.Deref(t.MinReplicas, 1), Max: t.MaxReplicas}
-		// at the template's bounds the desired replicas carry no information: what the metrics say instead,
-		// against the requests in force (the decision multiplies h_raw by them; the running pods may not have
-		// been resized to them yet)
-		if hpa != nil {
-			var pod scaling.Values
-			for _, c := range st.Containers {
-				for _, res := range scaling.Resources {
-					if x, ok := c.Requests.Get(res); ok {
-						y, _ := pod.Get(res)
-						pod.Set(res, x+y)
-					}
-				}
-			}
-			// the embedded recommender's last read of the workload's usage (one time, every pod that reported);
-			// else the HPA's status: its metrics over status.currentReplicas pods (right after a scale-out its
-			// average may still leave the new pods out, so it can read high until its next sync)
-			in.Raw = scaling.HPARaw(hpa.Status.CurrentReplicas, t.Metrics, hpa.Status.CurrentMetrics, pod)
-			if rec != nil {
-				if raw := scaling.HPARawFromUsage(t.Metrics, scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes)), pod); raw > 0 {
-					in.Raw = raw
-				}
-			}
-		}
-		if rec := h.Status.HPA; rec != nil && rec.DesiredReplicas != nil && *rec.DesiredReplicas == in.Desired && len(rec.Basis) > 0 {
-			in.Basis = map[string]scaling.Values{}
-			for _, b := range rec.Basis {
-				in.Basis[b.Name], _ = scaling.FromResourceList(b.Requests, nil)
-			}
-		}
-		st.HPA = in
-	}
+	st.HPA = scaling.HPAInputOf(h, hpa, st.Containers, usage)
 	if ls := h.Status.LastScaling; ls != nil {
 		t := ls.Time.Time
 		st.LastScaleTime = &t
 	}
-	for _, p := range pods {
-		for _, cs := range p.Status.ContainerStatuses {
-			for _, s := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
-				if t := s.Terminated; t != nil && t.Reason == "OOMKilled" && (st.LastScaleTime == nil || t.FinishedAt.After(*st.LastScaleTime)) {
-					st.OOMSinceLastScaling = true
-				}
-			}
-		}
-	}
+	st.OOMSinceLastScaling = scaling.OOMKilledSince(pods, st.LastScaleTime)
 	lr, err := limitRange(ctx, r.Client, h.Namespace)
 	if err != nil {
 		return st, pods, err

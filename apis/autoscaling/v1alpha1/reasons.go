@@ -24,6 +24,10 @@ const (
 	ReasonDecisionFailed      = "DecisionFailed"
 	ReasonMultipleAutoscalers = vpav1.ReasonMultipleAutoscalers
 	ReasonNoScaleSubresource  = vpav1.ReasonNoScaleSubresource
+	// another HPA has the name of the Hvpa's HPA
+	ReasonHPANameTaken = "HPANameTaken"
+	// ConfigUnsupported False: the target resolved and the HPA is the Hvpa's
+	ReasonSupported = "Supported"
 )
 
 // Reasons of the events on an Hvpa.

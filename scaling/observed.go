@@ -1,0 +1,95 @@
+package scaling
+
+import (
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+// The rules that turn what a controller reads about an Hvpa's workload into State. The controller lists and
+// reads; these decide what the reads mean.
+
+// ContainersInForce are the per-pod values the decision starts from: the current intent (status.desired),
+// which the webhook and the updater bring the pods to, and before any intent for a container the pods' (or
+// the template's) values. Deciding from the pods instead would undo a blocked part's previous intent and
+// flip-flop while pods are being resized.
+func ContainersInForce(containers []corev1.Container, desired *hvpav1alpha1.DesiredState) []Container {
+	intent := map[string]hvpav1alpha1.ContainerResources{}
+	if desired != nil {
+		for _, c := range desired.Containers {
+			intent[c.Name] = c
+		}
+	}
+	out := make([]Container, 0, len(containers))
+	for _, c := range containers {
+		requests, limits := c.Resources.Requests, c.Resources.Limits
+		if in, ok := intent[c.Name]; ok {
+			requests, limits = in.Requests, in.Limits
+		}
+		req, _ := FromResourceList(requests, nil)
+		lim, _ := FromResourceList(limits, nil)
+		out = append(out, Container{Name: c.Name, Requests: req, Limits: lim})
+	}
+	return out
+}
+
+// OOMKilledSince reports whether a container of pods was OOM-killed after since (nil: ever), from the
+// containers' current and last termination states.
+func OOMKilledSince(pods []corev1.Pod, since *time.Time) bool {
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			for _, s := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
+				if t := s.Terminated; t != nil && t.Reason == "OOMKilled" && (since == nil || t.FinishedAt.After(*since)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// HPAInputOf is the HPA's input to the decision, nil while the Hvpa does not deploy its HPA (then nothing
+// keeps spec.replicas current). hpa is the HPA as read (nil: not yet there); inForce the per-pod values in
+// force; usage the embedded recommender's last read of the workload's total usage (nil: none).
+//
+// At the template's bounds the desired replicas carry no information, so Raw says what the metrics say
+// instead, against the requests in force (the decision multiplies it by them; the running pods may not have
+// been resized to them yet): from the recommender's usage (one time, every pod that reported), else from
+// the HPA's status (its metrics over status.currentReplicas pods; right after a scale-out its average may
+// still leave the new pods out, so it can read high until its next sync). Basis, the requests the HPA's
+// desired replicas were computed against, holds while the HPA still wants what status records.
+func HPAInputOf(h *hvpav1alpha1.Hvpa, hpa *autoscalingv2.HorizontalPodAutoscaler, inForce []Container, usage *Values) *HPAInput {
+	if h.Spec.HPA == nil || !h.Spec.HPA.Deploy || h.Spec.Replicas == nil {
+		return nil
+	}
+	t := h.Spec.HPA.Template
+	in := &HPAInput{Desired: *h.Spec.Replicas, Min: ptr.Deref(t.MinReplicas, 1), Max: t.MaxReplicas}
+	if hpa != nil {
+		var pod Values
+		for _, c := range inForce {
+			for _, r := range Resources {
+				if x, ok := c.Requests.Get(r); ok {
+					y, _ := pod.Get(r)
+					pod.Set(r, x+y)
+				}
+			}
+		}
+		in.Raw = HPARaw(hpa.Status.CurrentReplicas, t.Metrics, hpa.Status.CurrentMetrics, pod)
+		if usage != nil {
+			if raw := HPARawFromUsage(t.Metrics, *usage, pod); raw > 0 {
+				in.Raw = raw
+			}
+		}
+	}
+	if rec := h.Status.HPA; rec != nil && rec.DesiredReplicas != nil && *rec.DesiredReplicas == in.Desired && len(rec.Basis) > 0 {
+		in.Basis = map[string]Values{}
+		for _, b := range rec.Basis {
+			in.Basis[b.Name], _ = FromResourceList(b.Requests, nil)
+		}
+	}
+	return in
+}

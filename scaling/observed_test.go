@@ -1,0 +1,111 @@
+package scaling
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+func TestContainersInForce(t *testing.T) {
+	rl := func(cpu, mem string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+	}
+	pod := []corev1.Container{
+		{Name: "app", Resources: corev1.ResourceRequirements{Requests: rl("100m", "128Mi"), Limits: rl("200m", "256Mi")}},
+		{Name: "sidecar", Resources: corev1.ResourceRequirements{Requests: rl("10m", "16Mi")}},
+	}
+	desired := &hvpav1alpha1.DesiredState{Containers: []hvpav1alpha1.ContainerResources{{Name: "app", Requests: rl("300m", "512Mi"), Limits: rl("600m", "1Gi")}}}
+	cases := map[string]struct {
+		desired *hvpav1alpha1.DesiredState
+		want    []Container
+	}{
+		"no intent yet: the pod's values": {nil, []Container{
+			{Name: "app", Requests: V(100, 128<<20), Limits: V(200, 256<<20)}, {Name: "sidecar", Requests: V(10, 16<<20)}}},
+		"the intent where there is one, the pod's values elsewhere": {desired, []Container{
+			{Name: "app", Requests: V(300, 512<<20), Limits: V(600, 1<<30)}, {Name: "sidecar", Requests: V(10, 16<<20)}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, ContainersInForce(pod, tc.desired), cmp.AllowUnexported(Values{})); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestOOMKilledSince(t *testing.T) {
+	scaled := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	killed := func(at time.Time, last bool) corev1.Pod {
+		s := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", FinishedAt: metav1.NewTime(at)}}
+		cs := corev1.ContainerStatus{Name: "app", State: s}
+		if last {
+			cs = corev1.ContainerStatus{Name: "app", LastTerminationState: s, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+		}
+		return corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{cs}}}
+	}
+	completed := corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "app",
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", FinishedAt: metav1.NewTime(scaled.Add(time.Minute))}}}}}}
+	cases := map[string]struct {
+		pods  []corev1.Pod
+		since *time.Time
+		want  bool
+	}{
+		"killed after the scaling, restarted since": {[]corev1.Pod{killed(scaled.Add(time.Minute), true)}, &scaled, true},
+		"killed after the scaling, terminated now":  {[]corev1.Pod{killed(scaled.Add(time.Minute), false)}, &scaled, true},
+		"killed before the scaling":                 {[]corev1.Pod{killed(scaled.Add(-time.Minute), true)}, &scaled, false},
+		"no scaling yet: any kill":                  {[]corev1.Pod{killed(scaled.Add(-time.Hour), true)}, nil, true},
+		"a container that completed":                {[]corev1.Pod{completed}, &scaled, false},
+		"no pods":                                   {nil, nil, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := OOMKilledSince(tc.pods, tc.since); got != tc.want {
+				t.Errorf("OOMKilledSince = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestHPAInputOf(t *testing.T) {
+	cpu80 := []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+		Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
+	hvpa := func(deploy bool, replicas *int32, recorded *int32) *hvpav1alpha1.Hvpa {
+		h := &hvpav1alpha1.Hvpa{Spec: hvpav1alpha1.HvpaSpec{Replicas: replicas,
+			HPA: &hvpav1alpha1.HpaSpec{Deploy: deploy, Template: hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: 5, Metrics: cpu80}}}}
+		if recorded != nil {
+			h.Status.HPA = &hvpav1alpha1.HpaStatus{DesiredReplicas: recorded, Basis: []hvpav1alpha1.ContainerResources{{Name: "app",
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}}
+		}
+		return h
+	}
+	inForce := []Container{{Name: "app", Requests: V(250, -1)}}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	usage := V(1000, -1) // one core over the workload: 4 x 250m at 100%, against 80%: 1000/(250 x 0.8) = 5
+	if in := HPAInputOf(hvpa(false, ptr.To[int32](3), nil), hpa, inForce, &usage); in != nil {
+		t.Errorf("HPA not deployed: input %+v, want none", in)
+	}
+	if in := HPAInputOf(hvpa(true, nil, nil), hpa, inForce, &usage); in != nil {
+		t.Errorf("no spec.replicas yet: input %+v, want none", in)
+	}
+	in := HPAInputOf(hvpa(true, ptr.To[int32](3), ptr.To[int32](3)), hpa, inForce, &usage)
+	if in == nil || in.Desired != 3 || in.Min != 1 || in.Max != 5 {
+		t.Fatalf("input %+v, want desired 3 within 1..5", in)
+	}
+	if in.Raw < 4.99 || in.Raw > 5.01 {
+		t.Errorf("raw %v, want 5 (usage 1000m over 250m x 80%%)", in.Raw)
+	}
+	if b, ok := in.Basis["app"].Get(CPU); !ok || b != 500 {
+		t.Errorf("basis %+v, want app cpu 500m (status records it for these desired replicas)", in.Basis)
+	}
+	if in := HPAInputOf(hvpa(true, ptr.To[int32](4), ptr.To[int32](3)), nil, inForce, nil); in == nil || in.Basis != nil || in.Raw != 0 {
+		t.Errorf("the HPA wants other replicas than status records, not read yet: input %+v, want no basis and no raw", in)
+	}
+}
