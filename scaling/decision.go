@@ -106,71 +106,89 @@ func Decide(spec *Spec, st State) (Decision, error) {
 		CurrentReplicas: c,
 		Urgent:          st.OOMSinceLastScaling,
 	}
-	current := make(map[string]Container, len(st.Containers))
-	for _, k := range st.Containers {
-		current[k.Name] = k
+	// Section 2: totals, and the HPA record.
+	hpa := hpaInput(spec, st)
+	if st.HPA != nil {
+		d.HPA = &HPARecord{Desired: st.HPA.Desired, Basis: hpa.basis}
+		if !spec.HPAUtilization {
+			d.HPAFloor = st.HPA.Desired
+		}
 	}
+	d.Totals = totals(spec, st, hpa, d.Intervals)
+	// Section 3: desired replicas. Section 5 for replicas: a blocked change keeps the current count.
+	limited := desiredReplicas(spec, st, &d)
+	gateReplicas(spec, st, &d)
+	// Section 4 for the desired replicas (Wanted) and for the replicas to apply; section 5 per (k, R);
+	// section 6 for the limits.
+	decideContainers(spec, st, &d)
+
+	d.Changed = d.Replicas != c
+	for _, cd := range d.Containers {
+		if cd.Requests != cd.Current.Requests || cd.Limits != cd.Current.Limits {
+			d.Changed = true
+		}
+	}
+	d.Conditions = conditions(d, c, limited)
+	return d, nil
+}
+
+// hpaView is what the HPA's desired replicas say about the totals (section 2).
+type hpaView struct {
+	// basis: the per-pod requests the HPA's desired replicas were computed against
+	basis map[string]Values
+	// replicas multiplies the basis into the HPA total: h, or h_raw while pinned at a bound; -1: no total
+	replicas float64
+	// measures: the resources the HPA gives a total for
+	measures [NumResources]bool
+}
+
+func hpaInput(spec *Spec, st State) hpaView {
+	v := hpaView{measures: [NumResources]bool{true, true}}
+	if st.HPA == nil {
+		return v
+	}
+	v.replicas, v.basis = float64(st.HPA.Desired), st.HPA.Basis
+	switch {
+	case spec.HPAUtilization && st.HPA.Pinned():
+		// at minReplicas or maxReplicas h carries no information: h_raw x the per-pod value in force, for the
+		// resources its metrics measure (for the others the clamped h says nothing either)
+		v.replicas, v.basis, v.measures = st.HPA.Raw, nil, spec.hpaMeasures()
+	case spec.HPAUtilization && st.HPA.AtBound():
+		// at a bound without a current reading of its metrics (a new HPA, or metrics unavailable) the HPA says
+		// nothing: h x basis would take the clamp for a measurement (stability first)
+		v.replicas, v.basis = -1, nil
+	}
+	if v.basis == nil {
+		v.basis = make(map[string]Values, len(st.Containers))
+		for _, k := range st.Containers {
+			v.basis[k.Name] = k.Requests
+		}
+	}
+	return v
+}
+
+// totals are the controlled (container, resource) totals (section 2): the recommendation's, raised to the
+// HPA's where that is larger, each with the replicas it asks for (section 3).
+func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval) []Total {
+	c := st.Replicas
 	recs := make(map[string]Recommendation, len(st.Recommendation))
 	for _, r := range st.Recommendation {
 		recs[r.Name] = r
 	}
-
-	// Section 2: totals, and the HPA record.
-	var basis map[string]Values
-	hpaReplicas := 0.0                       // what multiplies the basis into the HPA total: h, or h_raw while pinned at a bound
-	hpaFor := [NumResources]bool{true, true} // the resources the HPA gives a total for
-	if st.HPA != nil {
-		h := st.HPA.Desired
-		hpaReplicas = float64(h)
-		basis = st.HPA.Basis
-		switch {
-		case spec.HPAUtilization && st.HPA.Pinned():
-			// at minReplicas or maxReplicas h carries no information: h_raw x the per-pod value in force, for
-			// the resources its metrics measure (for the others the clamped h says nothing either)
-			hpaReplicas, basis, hpaFor = st.HPA.Raw, nil, spec.hpaMeasures()
-		case spec.HPAUtilization && st.HPA.AtBound():
-			// at a bound without a current reading of its metrics (a new HPA, or metrics unavailable) the HPA
-			// says nothing: h x basis would take the clamp for a measurement (stability first)
-			hpaReplicas, basis = -1, nil
-		}
-		if basis == nil {
-			basis = make(map[string]Values, len(st.Containers))
-			for _, k := range st.Containers {
-				basis[k.Name] = k.Requests
-			}
-		}
-		d.HPA = &HPARecord{Desired: h, Basis: basis}
-		if !spec.HPAUtilization {
-			d.HPAFloor = h
-		}
-	}
+	var out []Total
 	for _, k := range st.Containers {
 		pol := spec.PolicyFor(k.Name)
-		if pol.Off {
-			continue
-		}
 		for _, r := range Resources {
-			if !pol.Controlled[r] {
+			if pol.Off || !pol.Controlled[r] {
 				continue
 			}
 			t := Total{Container: k.Name, Resource: r, Total: -1}
 			if rec, ok := recs[k.Name]; ok {
-				if load, has := rec.Load.Get(r); has {
-					pCur, _ := k.Requests.Get(r)
-					t.Total, t.Source = spec.VPATotal(r, load, c, pCur), SourceVPA
-				} else {
-					u, has := rec.UncappedTarget.Get(r)
-					if !has {
-						u, has = rec.Target.Get(r)
-					}
-					if has {
-						t.Total, t.Source = float64(c)*u, SourceVPA
-					}
-				}
+				t.Total, t.Source = vpaTotal(spec, rec, k, r, c)
 			}
-			if st.HPA != nil && spec.HPAUtilization && hpaReplicas >= 0 && hpaFor[r] {
-				if b, ok := basis[k.Name].Get(r); ok {
-					if th := hpaReplicas * b; th > t.Total {
+			if st.HPA != nil && spec.HPAUtilization && hpa.replicas >= 0 && hpa.measures[r] {
+				if b, ok := hpa.basis[k.Name].Get(r); ok {
+					if th := hpa.replicas * b; th > t.Total {
 						t.Total, t.Source = th, SourceHPA
 					}
 				}
@@ -178,12 +196,34 @@ func Decide(spec *Spec, st State) (Decision, error) {
 			if t.Total < 0 {
 				continue
 			}
-			t.Replicas, t.Interval, t.Saturated = selectReplicas(d.Intervals, c, t.Total, r)
-			d.Totals = append(d.Totals, t)
+			t.Replicas, t.Interval, t.Saturated = selectReplicas(intervals, c, t.Total, r)
+			out = append(out, t)
 		}
 	}
+	return out
+}
 
-	// Section 3: desired replicas.
+// vpaTotal is the recommendation's total for resource r of container k at c replicas: from the workload's
+// load (an Hvpa's embedded recommender), else c x the per-pod uncapped target (or target); -1: none.
+func vpaTotal(spec *Spec, rec Recommendation, k Container, r Resource, c int32) (float64, Source) {
+	if load, has := rec.Load.Get(r); has {
+		pCur, _ := k.Requests.Get(r)
+		return spec.VPATotal(r, load, c, pCur), SourceVPA
+	}
+	u, has := rec.UncappedTarget.Get(r)
+	if !has {
+		u, has = rec.Target.Get(r)
+	}
+	if !has {
+		return -1, ""
+	}
+	return float64(c) * u, SourceVPA
+}
+
+// desiredReplicas sets d.DesiredReplicas (section 3) and the parts blocked on the way (a saturated total,
+// maxReplicas, a LowConfidence hold); it returns what limited the scaling, for ScalingLimited.
+func desiredReplicas(spec *Spec, st State, d *Decision) []string {
+	c := st.Replicas
 	limited := []string{}
 	switch {
 	case c == 0:
@@ -222,66 +262,51 @@ func Decide(spec *Spec, st State) (Decision, error) {
 		}
 		d.DesiredReplicas = max(d.DesiredReplicas, spec.MinReplicas)
 	}
+	return limited
+}
 
-	// Section 5 for replicas: gate the replica change; a blocked change keeps the current count.
+// gateReplicas sets d.Replicas, the replicas to apply: the desired ones, or the current ones while a gate
+// (section 5) blocks the change.
+func gateReplicas(spec *Spec, st State, d *Decision) {
+	c := st.Replicas
 	d.Replicas = d.DesiredReplicas
-	if d.Replicas != c {
-		dir := direction(float64(d.Replicas), float64(c))
-		if reason, msg, blocked := gate(spec, st, dir, nil, 0, 0); blocked {
-			d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: dir, Reason: reason,
-				Message: fmt.Sprintf("replicas %d -> %d: %s", c, d.DesiredReplicas, msg)})
-			d.Replicas = c
-		}
+	if d.Replicas == c {
+		return
 	}
+	dir := direction(float64(d.Replicas), float64(c))
+	if reason, msg, blocked := gate(spec, st, dir, nil, 0, 0); blocked {
+		d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: dir, Reason: reason,
+			Message: fmt.Sprintf("replicas %d -> %d: %s", c, d.DesiredReplicas, msg)})
+		d.Replicas = c
+	}
+}
 
-	// Section 4 for the desired replicas (Wanted) and for the replicas to apply; section 5 per (k, R).
+// decideContainers sets d.Containers: per container the values wanted at the desired replicas, and those to
+// apply at d.Replicas (section 4), each change gated (section 5), limits following (section 6), and the
+// pod's LimitRange maximum over them all.
+func decideContainers(spec *Spec, st State, d *Decision) {
+	c := st.Replicas
+	current := make(map[string]Container, len(st.Containers))
+	for _, k := range st.Containers {
+		current[k.Name] = k
+	}
 	wanted := perPodValues(spec, d.Intervals, d.Totals, current, c, d.DesiredReplicas)
 	applied := wanted
 	if d.Replicas != d.DesiredReplicas {
 		applied = perPodValues(spec, d.Intervals, d.Totals, current, c, d.Replicas)
 	}
 	for _, k := range st.Containers {
+		pol := spec.PolicyFor(k.Name)
 		w, ok := applied[k.Name]
-		if !ok {
+		switch {
+		case ok:
+			d.Containers = append(d.Containers, decideContainer(spec, st, d, k, wanted[k.Name].values, w))
+		case !pol.Off && (pol.Controlled[CPU] || pol.Controlled[Memory]):
 			// a controlled container without a total this time (no recommendation yet, or an HPA without a
 			// reading at its bound) keeps the values in force: no information is no change
-			if pol := spec.PolicyFor(k.Name); !pol.Off && (pol.Controlled[CPU] || pol.Controlled[Memory]) {
-				d.Containers = append(d.Containers, ContainerDecision{Name: k.Name, Current: k, Wanted: k.Requests, Requests: k.Requests, Limits: k.Limits,
-					RequestsOnly: pol.ControlledValues == RequestsOnly})
-			}
-			continue
+			d.Containers = append(d.Containers, ContainerDecision{Name: k.Name, Current: k, Wanted: k.Requests, Requests: k.Requests, Limits: k.Limits,
+				RequestsOnly: pol.ControlledValues == RequestsOnly})
 		}
-		cd := ContainerDecision{Name: k.Name, Current: k, Wanted: wanted[k.Name].values, Requests: k.Requests, Notes: w.notes,
-			RequestsOnly: spec.PolicyFor(k.Name).ControlledValues == RequestsOnly}
-		var changed [NumResources]bool
-		for _, r := range Resources {
-			pNew, ok := w.values.Get(r)
-			if !ok {
-				continue
-			}
-			pCur, hasCur := k.Requests.Get(r)
-			if hasCur && pNew == pCur {
-				continue
-			}
-			tNew, tCur := float64(d.Replicas)*pNew, float64(c)*pCur
-			dir := direction(tNew, tCur)
-			if tNew == tCur {
-				dir = direction(pNew, pCur)
-			}
-			if reason, msg, blocked := gate(spec, st, dir, &r, tNew, tCur); blocked {
-				d.Blocked = append(d.Blocked, BlockedPart{Part: k.Name + "/" + r.String(), Direction: dir, Reason: reason,
-					Message: fmt.Sprintf("%s %s per pod %s -> %s (total %s -> %s): %s", k.Name, r, Format(r, pCur), Format(r, pNew),
-						Format(r, tCur), Format(r, tNew), msg)})
-				continue
-			}
-			cd.Requests.Set(r, pNew)
-			changed[r] = true
-		}
-		// Section 6: limits follow the applied request changes (and only those).
-		var notes []Note
-		cd.Requests, cd.Limits, notes = Limits(spec.PolicyFor(k.Name), spec.LimitsGap, k, cd.Requests, changed, st.LimitRange)
-		cd.Notes = append(cd.Notes, notes...)
-		d.Containers = append(d.Containers, cd)
 	}
 	if st.LimitRange != nil {
 		var fixed []Container // the pod's containers the decision does not scale count as they are
@@ -295,15 +320,44 @@ func Decide(spec *Spec, st State) (Decision, error) {
 			d.Containers[0].Notes = append(d.Containers[0].Notes, podNotes...)
 		}
 	}
+}
 
-	d.Changed = d.Replicas != c
-	for _, cd := range d.Containers {
-		if cd.Requests != cd.Current.Requests || cd.Limits != cd.Current.Limits {
-			d.Changed = true
+// decideContainer gates each per-pod change of container k to the values w (section 5; a blocked one is
+// recorded in d.Blocked and keeps the value in force) and sizes the limits of the changes applied.
+func decideContainer(spec *Spec, st State, d *Decision, k Container, wanted Values, w podValues) ContainerDecision {
+	c := st.Replicas
+	pol := spec.PolicyFor(k.Name)
+	cd := ContainerDecision{Name: k.Name, Current: k, Wanted: wanted, Requests: k.Requests, Notes: w.notes,
+		RequestsOnly: pol.ControlledValues == RequestsOnly}
+	var changed [NumResources]bool
+	for _, r := range Resources {
+		pNew, ok := w.values.Get(r)
+		if !ok {
+			continue
 		}
+		pCur, hasCur := k.Requests.Get(r)
+		if hasCur && pNew == pCur {
+			continue
+		}
+		tNew, tCur := float64(d.Replicas)*pNew, float64(c)*pCur
+		dir := direction(tNew, tCur)
+		if tNew == tCur {
+			dir = direction(pNew, pCur)
+		}
+		if reason, msg, blocked := gate(spec, st, dir, &r, tNew, tCur); blocked {
+			d.Blocked = append(d.Blocked, BlockedPart{Part: k.Name + "/" + r.String(), Direction: dir, Reason: reason,
+				Message: fmt.Sprintf("%s %s per pod %s -> %s (total %s -> %s): %s", k.Name, r, Format(r, pCur), Format(r, pNew),
+					Format(r, tCur), Format(r, tNew), msg)})
+			continue
+		}
+		cd.Requests.Set(r, pNew)
+		changed[r] = true
 	}
-	d.Conditions = conditions(d, c, limited)
-	return d, nil
+	// Section 6: limits follow the applied request changes (and only those).
+	var notes []Note
+	cd.Requests, cd.Limits, notes = Limits(pol, spec.LimitsGap, k, cd.Requests, changed, st.LimitRange)
+	cd.Notes = append(cd.Notes, notes...)
+	return cd
 }
 
 // selectReplicas implements section 3 for one total: the replicas it asks for, the chosen interval, and
