@@ -273,116 +273,13 @@ func policy(p *hvpav1alpha1.ScaleParams, path *field.Path) (Policy, field.ErrorL
 func FromHvpa(h *hvpav1alpha1.Hvpa) (*Spec, field.ErrorList) {
 	sp := field.NewPath("spec")
 	s := &Spec{MinReplicas: 1, HPAUtilization: true}
-	var errs, e field.ErrorList
-	hasHPAMax := false
-	if h.Spec.HPA != nil {
-		t := h.Spec.HPA.Template
-		if t.MinReplicas != nil {
-			s.MinReplicas = *t.MinReplicas
-		}
-		s.MaxReplicas, hasHPAMax = t.MaxReplicas, true
-		if s.MinReplicas < 1 {
-			errs = append(errs, field.Invalid(sp.Child("hpa", "template", "minReplicas"), s.MinReplicas, "must be at least 1"))
-		}
-		if s.MaxReplicas < s.MinReplicas {
-			errs = append(errs, field.Invalid(sp.Child("hpa", "template", "maxReplicas"), s.MaxReplicas, "must not be less than minReplicas"))
-		}
-		s.HPAUtilization = utilizationOnly(t.Metrics)
-		for name := range utilizationTargets(t.Metrics) {
-			if r, ok := resourceOf(name); ok {
-				s.HPAMeasures[r] = true
-			}
-		}
-	}
+	errs, hasHPAMax := hpaBounds(s, h.Spec.HPA, sp.Child("hpa", "template"))
+	var e field.ErrorList
 	if h.Spec.VPA != nil {
 		s.Policies, e = ContainerPolicies(h.Spec.VPA.Template.ResourcePolicy, sp.Child("vpa", "template", "resourcePolicy"))
 		errs = append(errs, e...)
 	}
-	// maxResources defaults to the VPA template's maxAllowed: the largest over the container policies.
-	var maxAllowed Values
-	for _, p := range s.Policies {
-		for _, r := range Resources {
-			if x, ok := p.MaxAllowed.Get(r); ok {
-				if cur, had := maxAllowed.Get(r); !had || x > cur {
-					maxAllowed.Set(r, x)
-				}
-			}
-		}
-	}
-	ip := sp.Child("scalingIntervals")
-	if len(h.Spec.ScalingIntervals) == 0 {
-		errs = append(errs, field.Required(ip, "at least one scaling interval is needed"))
-	}
-	for i, in := range h.Spec.ScalingIntervals {
-		p := ip.Index(i)
-		out := Interval{}
-		switch {
-		case in.MaxReplicas != nil:
-			out.MaxReplicas = *in.MaxReplicas
-		case i == len(h.Spec.ScalingIntervals)-1 && hasHPAMax:
-			out.MaxReplicas = s.MaxReplicas
-		case i == len(h.Spec.ScalingIntervals)-1:
-			errs = append(errs, field.Required(p.Child("maxReplicas"), "the last interval has no maxReplicas and there is no spec.hpa.template.maxReplicas to default it from"))
-		default:
-			errs = append(errs, field.Required(p.Child("maxReplicas"), "only the last interval may omit maxReplicas"))
-		}
-		if out.MaxReplicas < 1 && in.MaxReplicas != nil {
-			errs = append(errs, field.Invalid(p.Child("maxReplicas"), out.MaxReplicas, "must be at least 1"))
-		}
-		out.MaxResources, e = scaledValues(in.MaxResources, p.Child("maxResources"))
-		errs = append(errs, e...)
-		for _, r := range Resources {
-			if x, ok := maxAllowed.Get(r); ok && !out.MaxResources.Has(r) {
-				out.MaxResources.Set(r, x)
-			}
-		}
-		if in.EffectiveIntervalExtrapolation != nil {
-			out.Extrapolation = Extrapolation(*in.EffectiveIntervalExtrapolation)
-			switch out.Extrapolation {
-			case ExtrapolationLinear, ExtrapolationHorizontalOnly:
-			default:
-				errs = append(errs, field.NotSupported(p.Child("effectiveIntervalExtrapolation"), out.Extrapolation, []string{"linear", "horizontalOnly"}))
-			}
-		}
-		if i > 0 {
-			prev := s.Intervals[i-1]
-			if out.MaxReplicas <= prev.MaxReplicas {
-				errs = append(errs, field.Invalid(p.Child("maxReplicas"), out.MaxReplicas,
-					fmt.Sprintf("maxReplicas must strictly increase: interval %d has %d", i-1, prev.MaxReplicas)))
-			}
-			for _, r := range Resources {
-				a, okA := prev.MaxResources.Get(r)
-				b, okB := out.MaxResources.Get(r)
-				switch {
-				case !okA && okB: // unbounded, then bounded: a decrease
-					errs = append(errs, field.Invalid(p.Child("maxResources", r.String()), Format(r, b),
-						fmt.Sprintf("maxResources must not decrease: interval %d has no %s maximum (unbounded); set one there or give no %s maximum here", i-1, r, r)))
-				case okA && okB && b < a:
-					errs = append(errs, field.Invalid(p.Child("maxResources", r.String()), Format(r, b),
-						fmt.Sprintf("maxResources must not decrease: interval %d has %s", i-1, Format(r, a))))
-				}
-			}
-		}
-		s.Intervals = append(s.Intervals, out)
-	}
-	if len(s.Intervals) > 0 {
-		if first := s.Intervals[0].MaxReplicas; first > 0 && first < s.MinReplicas {
-			errs = append(errs, field.Invalid(ip.Index(0).Child("maxReplicas"), first,
-				fmt.Sprintf("the first interval ends below hpa.template.minReplicas %d", s.MinReplicas)))
-		}
-		if !hasHPAMax {
-			s.MaxReplicas = s.Intervals[len(s.Intervals)-1].MaxReplicas
-		}
-		for i := range s.Intervals { // the first interval from which there are too many
-			if EffectiveIntervalCount(s.Intervals[:i+1], s.MinReplicas) > MaxEffectiveIntervals {
-				in := s.Intervals[i]
-				errs = append(errs, field.Invalid(ip.Index(i).Child("effectiveIntervalExtrapolation"), string(in.Extrapolation), fmt.Sprintf(
-					"makes one effective interval per replica count, more than %d up to %d replicas; remove the extrapolation from the intervals with many replicas, or lower their maxReplicas",
-					MaxEffectiveIntervals, in.MaxReplicas)))
-				break
-			}
-		}
-	}
+	errs = append(errs, intervals(s, h.Spec.ScalingIntervals, hasHPAMax, sp.Child("scalingIntervals"))...)
 	s.Overlap, e = resourceChangeParams(h.Spec.ScalingIntervalsOverlap, sp.Child("scalingIntervalsOverlap"))
 	errs = append(errs, e...)
 	s.Base, e = resourceChangeParams(h.Spec.BaseResourcesPerReplica, sp.Child("baseResourcesPerReplica"))
@@ -403,6 +300,145 @@ func FromHvpa(h *hvpav1alpha1.Hvpa) (*Spec, field.ErrorList) {
 		errs = append(errs, field.Required(sp.Child("maintenanceTimeWindow"), "updateMode MaintenanceWindow needs a window (begin and end as HHMMSS+ZZZZ)"))
 	}
 	return s, errs
+}
+
+// hpaBounds reads the HPA template's replica bounds and metrics into s; hasMax: the template gives a
+// maxReplicas.
+func hpaBounds(s *Spec, hpa *hvpav1alpha1.HpaSpec, tp *field.Path) (errs field.ErrorList, hasMax bool) {
+	if hpa == nil {
+		return nil, false
+	}
+	t := hpa.Template
+	if t.MinReplicas != nil {
+		s.MinReplicas = *t.MinReplicas
+	}
+	s.MaxReplicas = t.MaxReplicas
+	if s.MinReplicas < 1 {
+		errs = append(errs, field.Invalid(tp.Child("minReplicas"), s.MinReplicas, "must be at least 1"))
+	}
+	if s.MaxReplicas < s.MinReplicas {
+		errs = append(errs, field.Invalid(tp.Child("maxReplicas"), s.MaxReplicas, "must not be less than minReplicas"))
+	}
+	s.HPAUtilization = utilizationOnly(t.Metrics)
+	for name := range utilizationTargets(t.Metrics) {
+		if r, ok := resourceOf(name); ok {
+			s.HPAMeasures[r] = true
+		}
+	}
+	return errs, true
+}
+
+// intervals reads the scaling intervals into s.Intervals (and s.MaxReplicas without an HPA maximum). An
+// interval's maxResources default to the VPA template's maxAllowed (the largest over its container policies).
+func intervals(s *Spec, in []hvpav1alpha1.ScalingInterval, hasHPAMax bool, ip *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(in) == 0 {
+		errs = append(errs, field.Required(ip, "at least one scaling interval is needed"))
+	}
+	maxAllowed := largestMaxAllowed(s.Policies)
+	for i, iv := range in {
+		p := ip.Index(i)
+		out, e := interval(iv, i == len(in)-1, hasHPAMax, s.MaxReplicas, maxAllowed, p)
+		errs = append(errs, e...)
+		if i > 0 {
+			errs = append(errs, increasing(s.Intervals[i-1], out, i, p)...)
+		}
+		s.Intervals = append(s.Intervals, out)
+	}
+	if len(s.Intervals) == 0 {
+		return errs
+	}
+	if first := s.Intervals[0].MaxReplicas; first > 0 && first < s.MinReplicas {
+		errs = append(errs, field.Invalid(ip.Index(0).Child("maxReplicas"), first,
+			fmt.Sprintf("the first interval ends below hpa.template.minReplicas %d", s.MinReplicas)))
+	}
+	if !hasHPAMax {
+		s.MaxReplicas = s.Intervals[len(s.Intervals)-1].MaxReplicas
+	}
+	for i := range s.Intervals { // the first interval from which there are too many
+		if EffectiveIntervalCount(s.Intervals[:i+1], s.MinReplicas) > MaxEffectiveIntervals {
+			iv := s.Intervals[i]
+			errs = append(errs, field.Invalid(ip.Index(i).Child("effectiveIntervalExtrapolation"), string(iv.Extrapolation), fmt.Sprintf(
+				"makes one effective interval per replica count, more than %d up to %d replicas; remove the extrapolation from the intervals with many replicas, or lower their maxReplicas",
+				MaxEffectiveIntervals, iv.MaxReplicas)))
+			break
+		}
+	}
+	return errs
+}
+
+// largestMaxAllowed is, per resource, the largest maxAllowed over the container policies.
+func largestMaxAllowed(policies []ContainerPolicy) Values {
+	var out Values
+	for _, p := range policies {
+		for _, r := range Resources {
+			if x, ok := p.MaxAllowed.Get(r); ok {
+				if cur, had := out.Get(r); !had || x > cur {
+					out.Set(r, x)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// interval reads one scaling interval; the last one may take its maxReplicas from the HPA template's.
+func interval(in hvpav1alpha1.ScalingInterval, last, hasHPAMax bool, hpaMax int32, maxAllowed Values, p *field.Path) (Interval, field.ErrorList) {
+	var errs field.ErrorList
+	out := Interval{}
+	switch {
+	case in.MaxReplicas != nil:
+		out.MaxReplicas = *in.MaxReplicas
+	case last && hasHPAMax:
+		out.MaxReplicas = hpaMax
+	case last:
+		errs = append(errs, field.Required(p.Child("maxReplicas"), "the last interval has no maxReplicas and there is no spec.hpa.template.maxReplicas to default it from"))
+	default:
+		errs = append(errs, field.Required(p.Child("maxReplicas"), "only the last interval may omit maxReplicas"))
+	}
+	if out.MaxReplicas < 1 && in.MaxReplicas != nil {
+		errs = append(errs, field.Invalid(p.Child("maxReplicas"), out.MaxReplicas, "must be at least 1"))
+	}
+	var e field.ErrorList
+	out.MaxResources, e = scaledValues(in.MaxResources, p.Child("maxResources"))
+	errs = append(errs, e...)
+	for _, r := range Resources {
+		if x, ok := maxAllowed.Get(r); ok && !out.MaxResources.Has(r) {
+			out.MaxResources.Set(r, x)
+		}
+	}
+	if in.EffectiveIntervalExtrapolation != nil {
+		out.Extrapolation = Extrapolation(*in.EffectiveIntervalExtrapolation)
+		switch out.Extrapolation {
+		case ExtrapolationLinear, ExtrapolationHorizontalOnly:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("effectiveIntervalExtrapolation"), out.Extrapolation, []string{"linear", "horizontalOnly"}))
+		}
+	}
+	return out, errs
+}
+
+// increasing checks interval i (out) against the one before it: maxReplicas strictly increase, maxResources
+// never decrease (a bounded maximum after an unbounded one is a decrease).
+func increasing(prev, out Interval, i int, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if out.MaxReplicas <= prev.MaxReplicas {
+		errs = append(errs, field.Invalid(p.Child("maxReplicas"), out.MaxReplicas,
+			fmt.Sprintf("maxReplicas must strictly increase: interval %d has %d", i-1, prev.MaxReplicas)))
+	}
+	for _, r := range Resources {
+		a, okA := prev.MaxResources.Get(r)
+		b, okB := out.MaxResources.Get(r)
+		switch {
+		case !okA && okB: // unbounded, then bounded: a decrease
+			errs = append(errs, field.Invalid(p.Child("maxResources", r.String()), Format(r, b),
+				fmt.Sprintf("maxResources must not decrease: interval %d has no %s maximum (unbounded); set one there or give no %s maximum here", i-1, r, r)))
+		case okA && okB && b < a:
+			errs = append(errs, field.Invalid(p.Child("maxResources", r.String()), Format(r, b),
+				fmt.Sprintf("maxResources must not decrease: interval %d has %s", i-1, Format(r, a))))
+		}
+	}
+	return errs
 }
 
 // utilizationOnly reports whether every HPA metric is a Resource metric with a Utilization target. No
