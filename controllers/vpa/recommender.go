@@ -291,17 +291,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	logger := log.FromContext(ctx)
-	start := r.Clock.Now()
-	steps := map[string]string{} // the per-run log line: each step's duration
-	step := func(name string, since time.Time) time.Time {
-		now := r.Clock.Now()
-		r.Metrics.observeStep(name, now.Sub(since))
-		steps[name] = now.Sub(since).Round(time.Microsecond).String()
-		return now
-	}
-	defer func() { step("total", start) }()
+	steps := newRunSteps(r)
+	defer steps.end()
 	r.statusWrites = 0
-
 	if !r.bootstrapped {
 		// once: a failed bootstrap (Prometheus down) is logged, and the recommender goes on from live usage
 		// rather than keeping every VPA without a recommendation
@@ -312,158 +304,203 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 
 	// 1. the VPAs this recommender serves, and their targets
-	t := start
 	vpas, list, hv, err := r.resolveAll(ctx)
 	if err != nil {
 		return err
 	}
 	r.Metrics.setObjects(list)
-	t = step("resolve", t)
-	if err := ctx.Err(); err != nil { // shutdown: stop between steps, not at the end of the run
+	if err := steps.done(ctx, "resolve"); err != nil { // shutdown: stop between steps, not at the end of the run
 		return err
 	}
-
-	// 2. pods (not Pending), and which VPA selects each
+	// 2. pods (not Pending), and which VPA or Hvpa selects each
 	pods, err := r.Pods.List(ctx, metav1.NamespaceAll)
 	if err != nil {
 		return err
 	}
+	m := r.matchPods(pods, list, hv)
+	if err := steps.done(ctx, "pods"); err != nil {
+		return err
+	}
+	// 3. usage from metrics.k8s.io into the model
+	samples, now := r.feedUsage(ctx, m)
+	if err := steps.done(ctx, "usage"); err != nil {
+		return err
+	}
+	// 4. OOM kills from pod status and kubelet evictions
+	r.observeOOMs(ctx, m.index, m.evicted, m.model, m.hvpa, now)
+	_ = steps.done(ctx, "oom")
+	// 5. recommendations and status
+	r.writeStatuses(ctx, list)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.updateHvpaRecommendations(hv.served)
+	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
+	r.Metrics.Aggregates.Set(float64(r.state.NumAggregates()))
+	_ = steps.done(ctx, "status")
+	// 6. checkpoints and garbage collection
+	checkpoints := r.checkpointAndCollect(ctx, list, hv.served, vpas, now)
+	_ = steps.done(ctx, "checkpoints")
+	logger.Info("recommender run", "vpas", len(list), "hvpas", len(hv.served), "pods", len(m.index), "usageSamples", samples,
+		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(),
+		"duration", r.Clock.Now().Sub(steps.start).Round(time.Microsecond).String(), "steps", steps.took)
+	return ctx.Err()
+}
+
+// runSteps times the steps of one run: each step's duration goes to the step metric and the run's log line.
+type runSteps struct {
+	r           *Recommender
+	start, last time.Time
+	took        map[string]string
+}
+
+func newRunSteps(r *Recommender) *runSteps {
+	now := r.Clock.Now()
+	return &runSteps{r: r, start: now, last: now, took: map[string]string{}}
+}
+
+// done ends step name and returns ctx's error: a run stops between steps at shutdown.
+func (s *runSteps) done(ctx context.Context, name string) error {
+	now := s.r.Clock.Now()
+	s.r.Metrics.observeStep(name, now.Sub(s.last))
+	s.took[name] = now.Sub(s.last).Round(time.Microsecond).String()
+	s.last = now
+	return ctx.Err()
+}
+
+// end records the whole run as step "total".
+func (s *runSteps) end() {
+	now := s.r.Clock.Now()
+	s.r.Metrics.observeStep("total", now.Sub(s.start))
+	s.took["total"] = now.Sub(s.start).Round(time.Microsecond).String()
+}
+
+// podMatch is which served object each running pod feeds.
+type podMatch struct {
+	index   map[types.NamespacedName]*podstore.Pod      // the pods tracked
+	model   map[types.NamespacedName]*recommender.Model // the model a pod's usage feeds
+	hvpa    map[types.NamespacedName]*servedHvpa        // the Hvpa whose workload total a pod's usage feeds
+	owners  map[types.NamespacedName][]objectRef        // the VPAs and Hvpas that select a pod (the usage metric)
+	evicted []*podstore.Pod                             // evicted pods are Failed: evictions are looked up here
+}
+
+// matchPods matches the running pods to the VPAs and Hvpas whose targets select them (counting each
+// VPA's and Hvpa's pods). With --memory-saver only the pods some object selects are tracked.
+func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaView) podMatch {
 	byNS := map[string][]*served{}
 	for _, s := range list {
 		if s.err == nil {
 			byNS[s.vpa.Namespace] = append(byNS[s.vpa.Namespace], s)
 		}
 	}
-	// Hvpas with the embedded recommender: their pods are fed with their model; with --memory-saver, pods
-	// selected by any Hvpa's target are tracked too
-	hvpas := hv.served
 	var hvpaSelectors map[string][]labels.Selector
 	if r.Opts.MemorySaver {
 		hvpaSelectors = hv.selectors
 	}
 	hvpaByNS := map[string][]*servedHvpa{}
-	for _, h := range hvpas {
+	for _, h := range hv.served {
 		hvpaByNS[h.hvpa.Namespace] = append(hvpaByNS[h.hvpa.Namespace], h)
 	}
-	podIndex := map[types.NamespacedName]*podstore.Pod{}
-	podModel := map[types.NamespacedName]*recommender.Model{}
-	podHvpa := map[types.NamespacedName]*servedHvpa{} // the Hvpa whose workload total a pod's usage feeds
-	owners := map[types.NamespacedName][]objectRef{}  // the VPAs and Hvpas that select a pod (the usage metric)
-	var evicted []*podstore.Pod                       // evicted pods are Failed: evictions are looked up here
+	m := podMatch{index: map[types.NamespacedName]*podstore.Pod{}, model: map[types.NamespacedName]*recommender.Model{},
+		hvpa: map[types.NamespacedName]*servedHvpa{}, owners: map[types.NamespacedName][]objectRef{}}
 	for _, p := range pods {
 		if p.EvictionMessage != "" {
-			evicted = append(evicted, p)
+			m.evicted = append(m.evicted, p)
 		}
 		if p.Phase != corev1.PodRunning {
 			continue
 		}
-		key := p.Key()
+		key, set := p.Key(), labels.Set(p.Labels)
 		for _, s := range byNS[p.Namespace] {
-			if s.target.Selector.Matches(labels.Set(p.Labels)) {
+			if s.target.Selector.Matches(set) {
 				s.matched++
-				owners[key] = append(owners[key], objectRef{kindVPA, s.vpa.Name})
-				if _, ok := podModel[key]; !ok {
-					podModel[key] = s.model
+				m.owners[key] = append(m.owners[key], objectRef{kindVPA, s.vpa.Name})
+				if _, ok := m.model[key]; !ok {
+					m.model[key] = s.model
 				}
 			}
 		}
 		for _, h := range hvpaByNS[p.Namespace] {
-			if h.target.Selector.Matches(labels.Set(p.Labels)) {
-				owners[key] = append(owners[key], objectRef{kindHvpa, h.hvpa.Name})
-				if _, ok := podHvpa[key]; !ok {
-					podHvpa[key] = h
+			if h.target.Selector.Matches(set) {
+				m.owners[key] = append(m.owners[key], objectRef{kindHvpa, h.hvpa.Name})
+				if _, ok := m.hvpa[key]; !ok {
+					m.hvpa[key] = h
 					h.pods++
 				}
-				if _, ok := podModel[key]; !ok {
-					podModel[key] = h.model
+				if _, ok := m.model[key]; !ok {
+					m.model[key] = h.model
 				}
 			}
 		}
-		_, tracked := podModel[key]
+		_, tracked := m.model[key]
 		for _, sel := range hvpaSelectors[p.Namespace] {
-			tracked = tracked || sel.Matches(labels.Set(p.Labels))
+			tracked = tracked || sel.Matches(set)
 		}
 		if tracked || !r.Opts.MemorySaver {
-			podIndex[key] = p
+			m.index[key] = p
 		}
 	}
-	t = step("pods", t)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return m
+}
 
-	// 3. usage from metrics.k8s.io into the model
+// feedUsage reads the containers' usage from metrics.k8s.io into the models (and the Hvpas' workload
+// totals, and the usage metric); it returns how many samples came and the time they were read, the run's
+// now. While the metrics API fails the models keep their history and the status step says so
+// (UsageUnavailable).
+func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time) {
 	usage, err := r.Usage.ContainerUsage(ctx)
-	r.usageErr = err // the status step says so (UsageUnavailable) while it lasts
+	r.usageErr = err
 	if err != nil {
 		r.Metrics.MetricsAPIErrors.Inc()
-		logger.Error(err, "reading container usage; recommendations keep their history")
+		log.FromContext(ctx).Error(err, "reading container usage; recommendations keep their history")
 	}
 	now := r.Clock.Now()
 	sums := usageSums{}
 	loads := workloadLoads{}
 	for _, u := range usage {
 		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Pod}
-		p, ok := podIndex[key]
+		p, ok := m.index[key]
 		if !ok {
 			continue
 		}
-		sums.add(u.Namespace, owners[key], u)
-		if h := podHvpa[key]; h != nil {
+		sums.add(u.Namespace, m.owners[key], u)
+		if h := m.hvpa[key]; h != nil {
 			loads.add(h, p, u)
 		}
-		m := podModel[key]
-		if m == nil {
-			m = r.model(r.Base)
+		model := m.model[key]
+		if model == nil {
+			model = r.model(r.Base)
 		}
-		cs := r.container(m, p, u.Container, now)
+		cs := r.container(model, p, u.Container, now)
 		if u.CPUMilli >= 0 {
-			m.AddCPU(cs.State, u.Time, float64(u.CPUMilli)/1000)
+			model.AddCPU(cs.State, u.Time, float64(u.CPUMilli)/1000)
 		}
 		if u.MemoryBytes >= 0 {
-			m.AddMemory(cs.State, u.Time, float64(u.MemoryBytes))
+			model.AddMemory(cs.State, u.Time, float64(u.MemoryBytes))
 		}
 		r.Metrics.observeQuality(r, cs, u)
 	}
 	r.Metrics.setUsage(sums)
 	loads.record(r.state, now)
-	t = step("usage", t)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	return len(usage), now
+}
 
-	// 4. OOM kills from pod status and kubelet evictions
-	r.observeOOMs(ctx, podIndex, evicted, podModel, podHvpa, now)
-	t = step("oom", t)
-
-	// 5. recommendations and status
-	r.writeStatuses(ctx, list)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	r.updateHvpaRecommendations(hvpas)
-	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
-	r.Metrics.Aggregates.Set(float64(r.state.NumAggregates()))
-	t = step("status", t)
-
-	// 6. checkpoints and garbage collection
+// checkpointAndCollect writes the checkpoints due (with --storage=checkpoint), deletes orphaned ones every
+// --checkpoints-gc-interval, and forgets what expired or is gone; it returns how many checkpoints it wrote.
+func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, hvpas []*servedHvpa, vpas []vpav1.VerticalPodAutoscaler, now time.Time) int {
 	checkpoints := 0
 	if r.Opts.Storage == StorageCheckpoint {
 		checkpoints = r.writeCheckpoints(ctx, list, hvpas)
 		if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
 			r.lastGC = now
 			if err := r.deleteOrphanCheckpoints(ctx); err != nil {
-				logger.Error(err, "deleting orphaned checkpoints")
+				log.FromContext(ctx).Error(err, "deleting orphaned checkpoints")
 			}
 		}
 	}
 	r.collect(now)
 	r.forgetGone(vpas)
-	step("checkpoints", t)
-	logger.Info("recommender run", "vpas", len(list), "hvpas", len(hvpas), "pods", len(podIndex), "usageSamples", len(usage),
-		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(),
-		"duration", r.Clock.Now().Sub(start).Round(time.Microsecond).String(), "steps", steps)
-	return ctx.Err()
+	return checkpoints
 }
 
 // resolveAll lists the VPAs this recommender serves and resolves their targets and the Hvpas': a VPA whose
