@@ -496,17 +496,66 @@ func FromLimitRanges(items []corev1.LimitRange) *LimitRange {
 	return out
 }
 
-// HvpaSizing returns what sizes an Hvpa's pods: its container policies (spec.vpa.template.resourcePolicy)
-// and limitsRequestsGapScaleParams. The rest of the spec (intervals, policies of the decision) plays no part.
-func HvpaSizing(h *hvpav1alpha1.Hvpa) ([]ContainerPolicy, [NumResources]*ChangeParams, field.ErrorList) {
+// Sizing is what sizes a workload's pods, read from a VPA or an Hvpa the one way the admission webhook and
+// the updater both use: per container the target requests (a VPA's recommendation target, an Hvpa's
+// status.desired requests) and, for a VPA, its recommendation's bounds; the container policies; the limits
+// gap.
+type Sizing struct {
+	Targets, Lower, Upper map[string]Values
+	Policies              []ContainerPolicy
+	Gap                   [NumResources]*ChangeParams
+}
+
+// SizingFromVPA reads v's sizing; no Targets while v has no recommendation.
+func SizingFromVPA(v *vpav1.VerticalPodAutoscaler) (Sizing, field.ErrorList) {
+	var s Sizing
+	var errs field.ErrorList
+	s.Policies, errs = ContainerPolicies(v.Spec.ResourcePolicy, field.NewPath("spec", "resourcePolicy"))
+	if rec := v.Status.Recommendation; rec != nil && len(rec.ContainerRecommendations) > 0 {
+		s.Targets, s.Lower, s.Upper = map[string]Values{}, map[string]Values{}, map[string]Values{}
+		for _, r := range rec.ContainerRecommendations {
+			s.Targets[r.ContainerName], _ = FromResourceList(r.Target, nil)
+			s.Lower[r.ContainerName], _ = FromResourceList(r.LowerBound, nil)
+			s.Upper[r.ContainerName], _ = FromResourceList(r.UpperBound, nil)
+		}
+	}
+	return s, errs
+}
+
+// SizingFromHvpa reads h's sizing: its intent (status.desired), its container policies
+// (spec.vpa.template.resourcePolicy) and limitsRequestsGapScaleParams; the rest of the spec (intervals, the
+// decision's policies) plays no part. No Targets while h has no intent.
+func SizingFromHvpa(h *hvpav1alpha1.Hvpa) (Sizing, field.ErrorList) {
 	sp := field.NewPath("spec")
-	var policies []ContainerPolicy
+	var s Sizing
 	var errs field.ErrorList
 	if h.Spec.VPA != nil {
-		policies, errs = ContainerPolicies(h.Spec.VPA.Template.ResourcePolicy, sp.Child("vpa", "template", "resourcePolicy"))
+		s.Policies, errs = ContainerPolicies(h.Spec.VPA.Template.ResourcePolicy, sp.Child("vpa", "template", "resourcePolicy"))
 	}
-	gap, e := resourceChangeParams(h.Spec.LimitsRequestsGapScaleParams, sp.Child("limitsRequestsGapScaleParams"))
-	return policies, gap, append(errs, e...)
+	var e field.ErrorList
+	s.Gap, e = resourceChangeParams(h.Spec.LimitsRequestsGapScaleParams, sp.Child("limitsRequestsGapScaleParams"))
+	errs = append(errs, e...)
+	if d := h.Status.Desired; d != nil && len(d.Containers) > 0 {
+		s.Targets = map[string]Values{}
+		for _, dc := range d.Containers {
+			s.Targets[dc.Name], _ = FromResourceList(dc.Requests, nil)
+		}
+	}
+	return s, errs
+}
+
+// FromContainers are the requests and limits of pod-spec containers as plain values.
+func FromContainers(containers []corev1.Container) []Container {
+	if len(containers) == 0 {
+		return nil
+	}
+	out := make([]Container, len(containers))
+	for i, k := range containers {
+		req, _ := FromResourceList(k.Resources.Requests, nil)
+		lim, _ := FromResourceList(k.Resources.Limits, nil)
+		out[i] = Container{Name: k.Name, Requests: req, Limits: lim}
+	}
+	return out
 }
 
 // defaultHPAMetrics is what the API server gives an HPA without metrics: 80% CPU utilization.

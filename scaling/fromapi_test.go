@@ -201,3 +201,38 @@ func TestPolicyForAgreesWithTheRecommender(t *testing.T) {
 		}
 	}
 }
+
+// The webhook and the updater read a VPA's and an Hvpa's sizing through SizingFromVPA and SizingFromHvpa:
+// targets from the recommendation or the intent, bounds for VPAs only, policies and the gap from the spec,
+// and no targets at all before there is something to size with.
+func TestSizing(t *testing.T) {
+	rl := func(cpu string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+	}
+	v := &vpav1.VerticalPodAutoscaler{Spec: vpav1.VerticalPodAutoscalerSpec{ResourcePolicy: &vpav1.PodResourcePolicy{
+		ContainerPolicies: []vpav1.ContainerResourcePolicy{{ContainerName: "app", MaxAllowed: rl("2")}}}}}
+	if sz, errs := SizingFromVPA(v); len(errs) > 0 || sz.Targets != nil || len(sz.Policies) != 1 {
+		t.Errorf("VPA without a recommendation: %+v %v, want its policy and no targets", sz, errs)
+	}
+	v.Status.Recommendation = &vpav1.RecommendedPodResources{ContainerRecommendations: []vpav1.RecommendedContainerResources{
+		{ContainerName: "app", Target: rl("500m"), LowerBound: rl("400m"), UpperBound: rl("900m")}}}
+	sz, errs := SizingFromVPA(v)
+	target, _ := sz.Targets["app"].Get(CPU)
+	lower, _ := sz.Lower["app"].Get(CPU)
+	upper, _ := sz.Upper["app"].Get(CPU)
+	if len(errs) > 0 || !near(target, 500) || !near(lower, 400) || !near(upper, 900) {
+		t.Errorf("VPA with a recommendation: %+v %v, want target 500m within 400m..900m", sz, errs)
+	}
+
+	h := &hvpav1alpha1.Hvpa{Spec: hvpav1alpha1.HvpaSpec{
+		VPA:                          &hvpav1alpha1.VpaSpec{Template: hvpav1alpha1.VpaTemplate{ResourcePolicy: v.Spec.ResourcePolicy}},
+		LimitsRequestsGapScaleParams: &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Percentage: ptr.To[int32](20)}}}}
+	if sz, errs := SizingFromHvpa(h); len(errs) > 0 || sz.Targets != nil || sz.Gap[CPU] == nil || len(sz.Policies) != 1 {
+		t.Errorf("Hvpa without an intent: %+v %v, want its policy and gap, no targets", sz, errs)
+	}
+	h.Status.Desired = &hvpav1alpha1.DesiredState{Containers: []hvpav1alpha1.ContainerResources{{Name: "app", Requests: rl("700m")}}}
+	sz, errs = SizingFromHvpa(h)
+	if x, _ := sz.Targets["app"].Get(CPU); len(errs) > 0 || !near(x, 700) || sz.Lower != nil {
+		t.Errorf("Hvpa with an intent: %+v %v, want target 700m and no bounds", sz, errs)
+	}
+}

@@ -190,10 +190,8 @@ func (u *Updater) templateContainers(ctx context.Context, c served) map[string]s
 		return nil
 	}
 	out := map[string]scaling.Container{}
-	for _, k := range t.Spec.Containers {
-		req, _ := scaling.FromResourceList(k.Resources.Requests, nil)
-		lim, _ := scaling.FromResourceList(k.Resources.Limits, nil)
-		out[k.Name] = scaling.Container{Name: k.Name, Requests: req, Limits: lim}
+	for _, k := range scaling.FromContainers(t.Spec.Containers) {
+		out[k.Name] = k
 	}
 	return out
 }
@@ -242,17 +240,12 @@ func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
 		if err != nil {
 			continue // the recommender reports unresolvable targets in the VPA's conditions
 		}
-		pols, fe := scaling.ContainerPolicies(v.Spec.ResourcePolicy, nil)
-		if len(fe) > 0 {
+		sz, fe := scaling.SizingFromVPA(v)
+		if len(fe) > 0 || sz.Targets == nil {
 			continue
 		}
-		c := Controller{Kind: "VerticalPodAutoscaler", Namespace: v.Namespace, Name: v.Name, UID: v.UID, Mode: mode, Policies: pols,
-			Targets: map[string]scaling.Values{}, Lower: map[string]scaling.Values{}, Upper: map[string]scaling.Values{}}
-		for _, r := range v.Status.Recommendation.ContainerRecommendations {
-			c.Targets[r.ContainerName], _ = scaling.FromResourceList(r.Target, nil)
-			c.Lower[r.ContainerName], _ = scaling.FromResourceList(r.LowerBound, nil)
-			c.Upper[r.ContainerName], _ = scaling.FromResourceList(r.UpperBound, nil)
-		}
+		c := Controller{Kind: "VerticalPodAutoscaler", Namespace: v.Namespace, Name: v.Name, UID: v.UID, Mode: mode, Policies: sz.Policies,
+			Targets: sz.Targets, Lower: sz.Lower, Upper: sz.Upper}
 		u.applyPolicy(&c, v.Spec.UpdatePolicy)
 		out = append(out, served{ctl: c, target: workload.RefOf(v.Spec.TargetRef.APIVersion, v.Spec.TargetRef.Kind, v.Spec.TargetRef.Name), sel: t.Selector, obj: v, gvk: t.GVK})
 	}
@@ -279,15 +272,12 @@ func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
 		if err != nil {
 			continue
 		}
-		pols, gap, fe := scaling.HvpaSizing(h)
+		sz, fe := scaling.SizingFromHvpa(h)
 		if len(fe) > 0 {
 			continue
 		}
-		c := Controller{Kind: "Hvpa", Namespace: h.Namespace, Name: h.Name, UID: h.UID, Mode: mode, Exact: true, Policies: pols, Gap: gap,
-			Targets: map[string]scaling.Values{}}
-		for _, dc := range d.Containers {
-			c.Targets[dc.Name], _ = scaling.FromResourceList(dc.Requests, nil)
-		}
+		c := Controller{Kind: "Hvpa", Namespace: h.Namespace, Name: h.Name, UID: h.UID, Mode: mode, Exact: true, Policies: sz.Policies, Gap: sz.Gap,
+			Targets: sz.Targets}
 		u.applyPolicy(&c, up)
 		ref := h.Spec.TargetRef
 		out = append(out, served{ctl: c, target: workload.RefOf(ref.APIVersion, ref.Kind, ref.Name), sel: sel, obj: h,
@@ -384,15 +374,9 @@ func podState(p *corev1.Pod, now time.Time, o Options) Pod {
 	}
 	s.Running = p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
 	s.Live = s.Running && ready
-	for _, k := range p.Spec.InitContainers {
-		req, _ := scaling.FromResourceList(k.Resources.Requests, nil)
-		lim, _ := scaling.FromResourceList(k.Resources.Limits, nil)
-		s.InitContainers = append(s.InitContainers, scaling.Container{Name: k.Name, Requests: req, Limits: lim})
-	}
+	s.InitContainers = scaling.FromContainers(p.Spec.InitContainers)
+	s.Containers = scaling.FromContainers(p.Spec.Containers)
 	for _, k := range p.Spec.Containers {
-		req, _ := scaling.FromResourceList(k.Resources.Requests, nil)
-		lim, _ := scaling.FromResourceList(k.Resources.Limits, nil)
-		s.Containers = append(s.Containers, scaling.Container{Name: k.Name, Requests: req, Limits: lim})
 		for _, rp := range k.ResizePolicy {
 			if rp.RestartPolicy == corev1.RestartContainer && (rp.ResourceName == corev1.ResourceCPU || rp.ResourceName == corev1.ResourceMemory) {
 				s.RestartOnResize = true

@@ -209,44 +209,25 @@ func (h *Handler) vpaSelector(ctx context.Context, v *vpav1.VerticalPodAutoscale
 
 // size returns the pod with its containers sized and annotated, or nil when nothing is to be done.
 func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chosen) (*corev1.Pod, string) {
-	var targets map[string]scaling.Values
-	var policies []scaling.ContainerPolicy
-	var gap [scaling.NumResources]*scaling.ChangeParams
+	var sz scaling.Sizing
+	var fe field.ErrorList
 	switch {
 	case c.vpa != nil:
 		if m := c.vpa.Spec.UpdatePolicy; m != nil && m.UpdateMode != nil && *m.UpdateMode == vpav1.UpdateModeOff {
 			return nil, OutcomeOff
 		}
-		rec := c.vpa.Status.Recommendation
-		if rec == nil || len(rec.ContainerRecommendations) == 0 {
-			return nil, OutcomeNoRecommend
-		}
-		targets = map[string]scaling.Values{}
-		for _, cr := range rec.ContainerRecommendations {
-			targets[cr.ContainerName], _ = scaling.FromResourceList(cr.Target, nil)
-		}
-		pols, fe := scaling.ContainerPolicies(c.vpa.Spec.ResourcePolicy, nil)
-		if len(fe) > 0 {
-			logf.FromContext(ctx).Info("VPA policy unreadable, pod left unsized", "vpa", c.name, "error", fe.ToAggregate())
-			return nil, OutcomeInvalidPolicy
-		}
-		policies = pols
+		sz, fe = scaling.SizingFromVPA(c.vpa)
 	default:
-		d := c.hvpa.Status.Desired
-		if d == nil || len(d.Containers) == 0 {
-			return nil, OutcomeNoRecommend
-		}
-		targets = map[string]scaling.Values{}
-		for _, dc := range d.Containers {
-			targets[dc.Name], _ = scaling.FromResourceList(dc.Requests, nil)
-		}
-		var fe field.ErrorList
-		policies, gap, fe = scaling.HvpaSizing(c.hvpa)
-		if len(fe) > 0 {
-			logf.FromContext(ctx).Info("Hvpa policy unreadable, pod left unsized", "hvpa", c.name, "error", fe.ToAggregate())
-			return nil, OutcomeInvalidPolicy
-		}
+		sz, fe = scaling.SizingFromHvpa(c.hvpa)
 	}
+	if sz.Targets == nil {
+		return nil, OutcomeNoRecommend
+	}
+	if len(fe) > 0 {
+		logf.FromContext(ctx).Info("policy unreadable, pod left unsized", "by", c.String(), "error", fe.ToAggregate())
+		return nil, OutcomeInvalidPolicy
+	}
+	policies := sz.Policies
 	if !h.Gates.Enabled(features.RequestToLimitRatio) {
 		policies = scaling.WithoutRatios(policies)
 	}
@@ -255,13 +236,7 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 		logf.FromContext(ctx).Error(err, "listing LimitRanges; pod left unsized")
 		return nil, OutcomeError
 	}
-	containers := make([]scaling.Container, len(pod.Spec.Containers))
-	for i, k := range pod.Spec.Containers {
-		req, _ := scaling.FromResourceList(k.Resources.Requests, nil)
-		lim, _ := scaling.FromResourceList(k.Resources.Limits, nil)
-		containers[i] = scaling.Container{Name: k.Name, Requests: req, Limits: lim}
-	}
-	decisions := scaling.SizePod(containers, targets, policies, gap, scaling.FromLimitRanges(lrs.Items))
+	decisions := scaling.SizePod(scaling.FromContainers(pod.Spec.Containers), sz.Targets, policies, sz.Gap, scaling.FromLimitRanges(lrs.Items))
 	out := pod.DeepCopy()
 	changes, notes := Apply(out, decisions)
 	if out.Annotations == nil {
