@@ -176,71 +176,79 @@ func ContainerPolicies(rp *vpav1.PodResourcePolicy, path *field.Path) ([]Contain
 	var out []ContainerPolicy
 	var errs field.ErrorList
 	for i, p := range rp.ContainerPolicies {
-		pp := path.Child("containerPolicies").Index(i)
-		cp := ContainerPolicy{Name: p.ContainerName, Controlled: [NumResources]bool{true, true}, ControlledValues: RequestsAndLimits}
-		cp.Off = p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff
-		var e field.ErrorList
-		cp.MinAllowed, e = FromResourceList(p.MinAllowed, pp.Child("minAllowed"))
+		cp, e := containerPolicy(p, path.Child("containerPolicies").Index(i))
 		errs = append(errs, e...)
-		cp.MaxAllowed, e = FromResourceList(p.MaxAllowed, pp.Child("maxAllowed"))
-		errs = append(errs, e...)
-		for _, r := range Resources {
-			lo, okLo := cp.MinAllowed.Get(r)
-			hi, okHi := cp.MaxAllowed.Get(r)
-			if okLo && okHi && lo > hi {
-				errs = append(errs, field.Invalid(pp.Child("minAllowed").Key(r.String()), Format(r, lo),
-					fmt.Sprintf("must not be greater than maxAllowed %s", Format(r, hi))))
-			}
-		}
-		if p.ControlledResources != nil {
-			cp.Controlled = [NumResources]bool{}
-			for _, name := range *p.ControlledResources {
-				for _, r := range Resources {
-					if name == r.ResourceName() {
-						cp.Controlled[r] = true
-					}
-				}
-			}
-		}
-		if p.ControlledValues != nil {
-			cp.ControlledValues = ControlledValues(*p.ControlledValues)
-			if cp.ControlledValues != RequestsAndLimits && cp.ControlledValues != RequestsOnly {
-				errs = append(errs, field.NotSupported(pp.Child("controlledValues"), cp.ControlledValues, []string{"RequestsAndLimits", "RequestsOnly"}))
-			}
-		}
-		if rl := p.RequestToLimitRatio; rl != nil {
-			for r, x := range [NumResources]*vpav1.ResourceRequestToLimitRatio{CPU: rl.CPU, Memory: rl.Memory} {
-				r := Resource(r)
-				if x == nil {
-					continue
-				}
-				rp := pp.Child("requestToLimitRatio", r.String())
-				switch x.Type {
-				case vpav1.RequestToLimitRatioFactor:
-					if x.Factor == nil || *x.Factor < 1 {
-						errs = append(errs, field.Invalid(rp.Child("factor"), x.Factor, "type Factor needs factor >= 1"))
-						continue
-					}
-					cp.Ratio[r] = &Ratio{Type: RatioFactor, Factor: *x.Factor}
-				case vpav1.RequestToLimitRatioQuantity:
-					if x.Quantity == nil || x.Quantity.Sign() < 0 {
-						errs = append(errs, field.Invalid(rp.Child("quantity"), x.Quantity, "type Quantity needs a quantity >= 0"))
-						continue
-					}
-					q, err := amountIn(r, *x.Quantity, rp.Child("quantity"))
-					if err != nil {
-						errs = append(errs, err)
-						continue
-					}
-					cp.Ratio[r] = &Ratio{Type: RatioQuantity, Quantity: q}
-				default:
-					errs = append(errs, field.NotSupported(rp.Child("type"), x.Type, []string{"Factor", "Quantity"}))
-				}
-			}
-		}
 		out = append(out, cp)
 	}
 	return out, errs
+}
+
+// containerPolicy converts one container policy (at pp) to plain values.
+func containerPolicy(p vpav1.ContainerResourcePolicy, pp *field.Path) (ContainerPolicy, field.ErrorList) {
+	cp := ContainerPolicy{Name: p.ContainerName, Controlled: [NumResources]bool{true, true}, ControlledValues: RequestsAndLimits}
+	cp.Off = p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff
+	var errs, e field.ErrorList
+	cp.MinAllowed, e = FromResourceList(p.MinAllowed, pp.Child("minAllowed"))
+	errs = append(errs, e...)
+	cp.MaxAllowed, e = FromResourceList(p.MaxAllowed, pp.Child("maxAllowed"))
+	errs = append(errs, e...)
+	for _, r := range Resources {
+		lo, okLo := cp.MinAllowed.Get(r)
+		hi, okHi := cp.MaxAllowed.Get(r)
+		if okLo && okHi && lo > hi {
+			errs = append(errs, field.Invalid(pp.Child("minAllowed").Key(r.String()), Format(r, lo),
+				fmt.Sprintf("must not be greater than maxAllowed %s", Format(r, hi))))
+		}
+	}
+	if p.ControlledResources != nil {
+		cp.Controlled = [NumResources]bool{}
+		for _, name := range *p.ControlledResources {
+			for _, r := range Resources {
+				if name == r.ResourceName() {
+					cp.Controlled[r] = true
+				}
+			}
+		}
+	}
+	if p.ControlledValues != nil {
+		cp.ControlledValues = ControlledValues(*p.ControlledValues)
+		if cp.ControlledValues != RequestsAndLimits && cp.ControlledValues != RequestsOnly {
+			errs = append(errs, field.NotSupported(pp.Child("controlledValues"), cp.ControlledValues, []string{"RequestsAndLimits", "RequestsOnly"}))
+		}
+	}
+	if rl := p.RequestToLimitRatio; rl != nil {
+		for r, x := range [NumResources]*vpav1.ResourceRequestToLimitRatio{CPU: rl.CPU, Memory: rl.Memory} {
+			if x != nil {
+				var err *field.Error
+				if cp.Ratio[r], err = requestToLimitRatio(Resource(r), x, pp.Child("requestToLimitRatio", Resource(r).String())); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return cp, errs
+}
+
+// requestToLimitRatio converts one resource's requestToLimitRatio (at rp).
+func requestToLimitRatio(r Resource, x *vpav1.ResourceRequestToLimitRatio, rp *field.Path) (*Ratio, *field.Error) {
+	switch x.Type {
+	case vpav1.RequestToLimitRatioFactor:
+		if x.Factor == nil || *x.Factor < 1 {
+			return nil, field.Invalid(rp.Child("factor"), x.Factor, "type Factor needs factor >= 1")
+		}
+		return &Ratio{Type: RatioFactor, Factor: *x.Factor}, nil
+	case vpav1.RequestToLimitRatioQuantity:
+		if x.Quantity == nil || x.Quantity.Sign() < 0 {
+			return nil, field.Invalid(rp.Child("quantity"), x.Quantity, "type Quantity needs a quantity >= 0")
+		}
+		q, err := amountIn(r, *x.Quantity, rp.Child("quantity"))
+		if err != nil {
+			return nil, err
+		}
+		return &Ratio{Type: RatioQuantity, Quantity: q}, nil
+	default:
+		return nil, field.NotSupported(rp.Child("type"), x.Type, []string{"Factor", "Quantity"})
+	}
 }
 
 func policy(p *hvpav1alpha1.ScaleParams, path *field.Path) (Policy, field.ErrorList) {

@@ -221,11 +221,37 @@ func (u *Updater) desiredReplicas(ctx context.Context, c served) int32 {
 
 // controllers lists the VPAs and Hvpas whose running pods the updater may change.
 func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
-	var out []served
 	var errs []error
+	out, err := u.vpaControllers(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	hvpas, err := u.hvpaControllers(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	out = append(out, hvpas...)
+	for i := range out {
+		c := &out[i].ctl
+		var lrs corev1.LimitRangeList
+		if err := u.Client.List(ctx, &lrs, client.InNamespace(c.Namespace)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.LimitRange = scaling.FromLimitRanges(lrs.Items)
+		if !u.Gates.Enabled(features.RequestToLimitRatio) {
+			c.Policies = scaling.WithoutRatios(c.Policies)
+		}
+	}
+	return out, errs
+}
+
+// vpaControllers are the VPAs whose mode lets the updater act, with a recommendation and a resolvable target.
+func (u *Updater) vpaControllers(ctx context.Context) ([]served, error) {
+	var out []served
 	var vpas vpav1.VerticalPodAutoscalerList
 	if err := u.Client.List(ctx, &vpas); err != nil {
-		errs = append(errs, fmt.Errorf("listing VerticalPodAutoscalers: %w", err))
+		return nil, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
 	}
 	for i := range vpas.Items {
 		v := &vpas.Items[i]
@@ -249,9 +275,15 @@ func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
 		u.applyPolicy(&c, v.Spec.UpdatePolicy)
 		out = append(out, served{ctl: c, target: workload.RefOf(v.Spec.TargetRef.APIVersion, v.Spec.TargetRef.Kind, v.Spec.TargetRef.Name), sel: t.Selector, obj: v, gvk: t.GVK})
 	}
+	return out, nil
+}
+
+// hvpaControllers are the Hvpas whose mode lets the updater act, with an intent and a selector.
+func (u *Updater) hvpaControllers(ctx context.Context) ([]served, error) {
+	var out []served
 	var hvpas hvpav1alpha1.HvpaList
 	if err := u.Client.List(ctx, &hvpas); err != nil {
-		errs = append(errs, fmt.Errorf("listing Hvpas: %w", err))
+		return nil, fmt.Errorf("listing Hvpas: %w", err)
 	}
 	for i := range hvpas.Items {
 		h := &hvpas.Items[i]
@@ -283,19 +315,7 @@ func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
 		out = append(out, served{ctl: c, target: workload.RefOf(ref.APIVersion, ref.Kind, ref.Name), sel: sel, obj: h,
 			gvk: schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)})
 	}
-	for i := range out {
-		c := &out[i].ctl
-		var lrs corev1.LimitRangeList
-		if err := u.Client.List(ctx, &lrs, client.InNamespace(c.Namespace)); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		c.LimitRange = scaling.FromLimitRanges(lrs.Items)
-		if !u.Gates.Enabled(features.RequestToLimitRatio) {
-			c.Policies = scaling.WithoutRatios(c.Policies)
-		}
-	}
-	return out, errs
+	return out, nil
 }
 
 func (u *Updater) modeActs(m vpav1.UpdateMode) bool {

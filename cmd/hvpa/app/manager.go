@@ -108,67 +108,83 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 		return err
 	}
 	if want[Updater] {
-		uo := o.Updater
-		uo.AdmissionLease = o.AdmissionLease
-		//nolint:staticcheck // core/v1 events: the pod's event stream shows every resize and eviction with its reason
-		u := updater.New(mgr.GetClient(), live, mgr.GetEventRecorderFor("hvpa-updater"), clock.RealClock{}, o.Gates, uo, updater.NewMetrics(o.Registry))
-		if err := mgr.Add(u); err != nil {
+		if err := addUpdater(mgr, live, o); err != nil {
 			return err
 		}
 	}
 	var rec *vpactrl.Recommender
 	if want[Recommender] {
-		// usage in protobuf (as metrics-server serves it; JSON from servers that do not): at 10,000 pods the
-		// list decodes with a fraction of JSON's memory and time
-		mcfg := rest.CopyConfig(cfg)
-		mcfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-		mc, err := metricsclient.NewForConfig(mcfg)
-		if err != nil {
-			return err
-		}
-		model := recommender.Defaults()
-		if o.Model != nil {
-			model = *o.Model
-		}
-		rec, err = vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, o.History, mgr.GetEventRecorder("hvpa-recommender"),
-			clock.RealClock{}, model, o.Recommender, vpactrl.NewMetrics(o.Registry))
-		if err != nil {
-			return err
-		}
-		rec.Targets, rec.Informers = workload.NewResolver(mgr.GetClient(), live), mgr.GetCache()
-		// pods in a store of their own that keeps only what the loop reads (about 400 bytes a pod, not the
-		// cache's 3 KB); the Hvpa controller and the updater, where they run, read the manager's cache
-		pods, err := podstore.NewStore(cfg)
-		if err != nil {
-			return err
-		}
-		if err := mgr.Add(pods); err != nil {
-			return err
-		}
-		rec.Pods = pods
-		if err := mgr.AddHealthzCheck("recommender-loop", rec.LoopHealthy); err != nil {
-			return err
-		}
-		if err := mgr.Add(rec); err != nil {
+		if rec, err = addRecommender(mgr, cfg, live, o); err != nil {
 			return err
 		}
 	}
 	if want[Hvpa] {
-		var recs hvpactrl.RecommendationSource
-		if rec != nil {
-			recs = rec
-		}
-		//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
-		r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync,
-			hvpactrl.NewMetrics(o.Registry))
-		r.Reader, r.Gates = mgr.GetAPIReader(), o.Gates
-		r.Targets = workload.NewResolver(mgr.GetClient(), live)
-		r.LowConfidenceDays = o.HvpaLowConfidenceDays
-		if err := r.SetupWithManager(mgr); err != nil {
+		if err := addHvpa(mgr, live, rec, o); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// addUpdater adds the updater.
+func addUpdater(mgr ctrl.Manager, live client.Client, o Options) error {
+	uo := o.Updater
+	uo.AdmissionLease = o.AdmissionLease
+	//nolint:staticcheck // core/v1 events: the pod's event stream shows every resize and eviction with its reason
+	u := updater.New(mgr.GetClient(), live, mgr.GetEventRecorderFor("hvpa-updater"), clock.RealClock{}, o.Gates, uo, updater.NewMetrics(o.Registry))
+	return mgr.Add(u)
+}
+
+// addRecommender adds the recommender loop, its pod store and its liveness check.
+func addRecommender(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Options) (*vpactrl.Recommender, error) {
+	// usage in protobuf (as metrics-server serves it; JSON from servers that do not): at 10,000 pods the list
+	// decodes with a fraction of JSON's memory and time
+	mcfg := rest.CopyConfig(cfg)
+	mcfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	mc, err := metricsclient.NewForConfig(mcfg)
+	if err != nil {
+		return nil, err
+	}
+	model := recommender.Defaults()
+	if o.Model != nil {
+		model = *o.Model
+	}
+	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, o.History, mgr.GetEventRecorder("hvpa-recommender"),
+		clock.RealClock{}, model, o.Recommender, vpactrl.NewMetrics(o.Registry))
+	if err != nil {
+		return nil, err
+	}
+	rec.Targets, rec.Informers = workload.NewResolver(mgr.GetClient(), live), mgr.GetCache()
+	// pods in a store of their own that keeps only what the loop reads (about 400 bytes a pod, not the
+	// cache's 3 KB); the Hvpa controller and the updater, where they run, read the manager's cache
+	pods, err := podstore.NewStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(pods); err != nil {
+		return nil, err
+	}
+	rec.Pods = pods
+	if err := mgr.AddHealthzCheck("recommender-loop", rec.LoopHealthy); err != nil {
+		return nil, err
+	}
+	return rec, mgr.Add(rec)
+}
+
+// addHvpa adds the Hvpa controller; it takes its embedded recommendations from rec when the recommender runs
+// in the process.
+func addHvpa(mgr ctrl.Manager, live client.Client, rec *vpactrl.Recommender, o Options) error {
+	var recs hvpactrl.RecommendationSource
+	if rec != nil {
+		recs = rec
+	}
+	//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
+	r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync,
+		hvpactrl.NewMetrics(o.Registry))
+	r.Reader, r.Gates = mgr.GetAPIReader(), o.Gates
+	r.Targets = workload.NewResolver(mgr.GetClient(), live)
+	r.LowConfidenceDays = o.HvpaLowConfidenceDays
+	return r.SetupWithManager(mgr)
 }
 
 // addAdmission adds the webhooks (served by every replica) and, with Certs, the certificate rotator.
