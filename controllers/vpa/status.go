@@ -175,10 +175,6 @@ func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 	now := r.Clock.Now()
 	st := v.Status.DeepCopy()
 	s.rec = v.Status.Recommendation // a transient error keeps the status as it is
-	var rp *vpav1.PodResourcePolicy
-	if v.Spec.ResourcePolicy != nil {
-		rp = v.Spec.ResourcePolicy
-	}
 	var te *workload.TargetError
 	first := false
 	switch {
@@ -193,45 +189,8 @@ func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 	case s.err != nil:
 		return nil, s.err // transient (API errors): keep the status as it is, retry next run
 	default:
-		st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, false, vpav1.ReasonTargetResolved,
-			fmt.Sprintf("%s %s selects pods with %s", s.target.GVK.Kind, s.target.Name, s.target.Selector)), now)
-		matched := s.matched
-		if matched == 0 {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, true, vpav1.ReasonNoPodsMatched,
-				fmt.Sprintf("no running pod matches %s", s.target.Selector)), now)
-			if !hasCondition(v.Status.Conditions, vpav1.NoPodsMatched, vpav1.ReasonNoPodsMatched) {
-				r.event(v, corev1.EventTypeWarning, "NoPodsMatched", fmt.Sprintf("no running pod of %s %s matches %s", s.target.GVK.Kind, s.target.Name, s.target.Selector))
-			}
-		} else {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, vpav1.ReasonPodsMatched, fmt.Sprintf("%d running pods", matched)), now)
-		}
-		if r.usageErr != nil {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.UsageUnavailable, true, vpav1.ReasonMetricsAPIUnavailable,
-				fmt.Sprintf("current usage cannot be read (%v); the recommendation is kept from the history held", r.usageErr)), now)
-		} else {
-			st.Conditions = RemoveCondition(st.Conditions, vpav1.UsageUnavailable)
-		}
-		merged := r.MergedAggregates(v.Namespace, v.Name, s.target.Selector, s.model)
-		s.merged = merged
-		rec, confidence := Recommendation(s.model, merged, rp)
-		if WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) {
-			rec = v.Status.Recommendation // only the bounds drifted, within the band: nothing to write
-		}
-		st.Recommendation = rec
-		r.rememberTargets(v.Namespace, s.target.Selector, rec)
-		if rec != nil {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, true, vpav1.ReasonRecommendationProvided,
-				fmt.Sprintf("recommendation for %d containers", len(rec.ContainerRecommendations))), now)
-			low := confidence < r.Opts.LowConfidenceDays
-			msg := fmt.Sprintf("confidence %.1f days of history", confidence)
-			if low {
-				msg += fmt.Sprintf(" (below %g): the bounds are wide and the recommendation may move", r.Opts.LowConfidenceDays)
-			}
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.LowConfidence, low, map[bool]string{true: vpav1.ReasonLowConfidence, false: vpav1.ReasonEnoughHistory}[low], msg), now)
-			first = !r.firstRec[v.UID] && !hasCondition(v.Status.Conditions, vpav1.RecommendationProvided, vpav1.ReasonRecommendationProvided)
-		} else {
-			st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, false, vpav1.ReasonNoUsage, "no usage samples yet for the selected pods"), now)
-		}
+		r.observedConditions(s, st, now)
+		first = r.recommend(s, st, now)
 	}
 	sort.Slice(st.Conditions, func(i, j int) bool { return st.Conditions[i].Type < st.Conditions[j].Type })
 	s.rec = st.Recommendation
@@ -241,6 +200,56 @@ func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 	patched := v.DeepCopy()
 	patched.Status = *st
 	return &statusWrite{s: s, patched: patched, firstRec: first}, nil
+}
+
+// observedConditions sets the conditions of what the run observed for a served VPA: its target resolved,
+// whether pods match, whether usage could be read.
+func (r *Recommender) observedConditions(s *served, st *vpav1.VerticalPodAutoscalerStatus, now time.Time) {
+	v := s.vpa
+	st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, false, vpav1.ReasonTargetResolved,
+		fmt.Sprintf("%s %s selects pods with %s", s.target.GVK.Kind, s.target.Name, s.target.Selector)), now)
+	if s.matched == 0 {
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, true, vpav1.ReasonNoPodsMatched,
+			fmt.Sprintf("no running pod matches %s", s.target.Selector)), now)
+		if !hasCondition(v.Status.Conditions, vpav1.NoPodsMatched, vpav1.ReasonNoPodsMatched) {
+			r.event(v, corev1.EventTypeWarning, vpav1.ReasonNoPodsMatched, fmt.Sprintf("no running pod of %s %s matches %s", s.target.GVK.Kind, s.target.Name, s.target.Selector))
+		}
+	} else {
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, vpav1.ReasonPodsMatched, fmt.Sprintf("%d running pods", s.matched)), now)
+	}
+	if r.usageErr != nil {
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.UsageUnavailable, true, vpav1.ReasonMetricsAPIUnavailable,
+			fmt.Sprintf("current usage cannot be read (%v); the recommendation is kept from the history held", r.usageErr)), now)
+	} else {
+		st.Conditions = RemoveCondition(st.Conditions, vpav1.UsageUnavailable)
+	}
+}
+
+// recommend puts a served VPA's recommendation into st (kept as it is while only its bounds drifted within
+// the dead band) with the RecommendationProvided and LowConfidence conditions; it reports whether this is the
+// VPA's first recommendation.
+func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus, now time.Time) bool {
+	v := s.vpa
+	s.merged = r.MergedAggregates(v.Namespace, v.Name, s.target.Selector, s.model)
+	rec, confidence := Recommendation(s.model, s.merged, v.Spec.ResourcePolicy)
+	if WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) {
+		rec = v.Status.Recommendation // only the bounds drifted, within the band: nothing to write
+	}
+	st.Recommendation = rec
+	r.rememberTargets(v.Namespace, s.target.Selector, rec)
+	if rec == nil {
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, false, vpav1.ReasonNoUsage, "no usage samples yet for the selected pods"), now)
+		return false
+	}
+	st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, true, vpav1.ReasonRecommendationProvided,
+		fmt.Sprintf("recommendation for %d containers", len(rec.ContainerRecommendations))), now)
+	low := confidence < r.Opts.LowConfidenceDays
+	msg := fmt.Sprintf("confidence %.1f days of history", confidence)
+	if low {
+		msg += fmt.Sprintf(" (below %g): the bounds are wide and the recommendation may move", r.Opts.LowConfidenceDays)
+	}
+	st.Conditions = SetCondition(st.Conditions, cond(vpav1.LowConfidence, low, map[bool]string{true: vpav1.ReasonLowConfidence, false: vpav1.ReasonEnoughHistory}[low], msg), now)
+	return !r.firstRec[v.UID] && !hasCondition(v.Status.Conditions, vpav1.RecommendationProvided, vpav1.ReasonRecommendationProvided)
 }
 
 // WithinDeadBand reports whether a new recommendation differs from the one in status only by bounds that
