@@ -29,91 +29,105 @@ func CheckpointName(vpa, container string) string { return vpa + "-" + container
 
 // bootstrap loads the usage history once, before the first run: checkpoints, or Prometheus.
 func (r *Recommender) bootstrap(ctx context.Context) error {
-	logger := log.FromContext(ctx)
 	switch r.Opts.Storage {
 	case StorageCheckpoint:
-		var l vpav1.VerticalPodAutoscalerCheckpointList
-		if err := r.Client.List(ctx, &l); err != nil {
-			return fmt.Errorf("loading checkpoints: %w", err)
-		}
-		var hl hvpav1alpha1.HvpaCheckpointList
-		if err := r.Client.List(ctx, &hl); err != nil {
-			return fmt.Errorf("loading Hvpa checkpoints: %w", err)
-		}
-		m := r.model(r.Base)
-		loaded := 0
-		load := func(ref checkpointRef, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus, writer string, hvpa bool) {
-			a, err := m.LoadAggregate(fromCheckpoint(status), r.Clock.Now())
-			if err != nil {
-				logger.Error(err, "skipping a checkpoint", "kind", ref.kind, "checkpoint", ref.Namespace+"/"+ref.Name)
-				return
-			}
-			key := recommender.OwnerKey{Namespace: ref.Namespace, Owner: owner, Container: container}
-			if hvpa {
-				r.state.LoadTotal(m, key, a)
-			} else {
-				r.state.SetInitial(key, a)
-			}
-			r.written[vpaContainer{ref.Namespace, owner, container}] = status.LastUpdateTime.Time
-			if writer == r.Opts.Name {
-				r.ours[ref] = true
-			}
-			loaded++
-		}
-		for _, cp := range l.Items {
-			ref := checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
-			if cp.Labels[OwnerKindLabel] != "Hvpa" {
-				load(ref, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], false)
-				continue
-			}
-			// an earlier hvpa's history of an Hvpa, where upstream's garbage collection can delete it: moved to
-			// an HvpaCheckpoint at its next write, then deleted
-			owner := hvpaOwner(cp.Spec.VPAObjectName)
-			r.legacy[vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}] = ref.NamespacedName
-			if cp.Labels[HistoryLabel] == HistoryWorkloadTotal { // per-pod histories of even earlier versions start anew
-				load(ref, owner, cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true)
-			}
-		}
-		for _, cp := range hl.Items { // after the legacy ones: an Hvpa's own checkpoint wins
-			ref := checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
-			load(ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true)
-		}
-		logger.Info("loaded checkpoints", "count", loaded)
+		return r.loadCheckpoints(ctx)
 	case StoragePrometheus:
-		history, err := r.History.History(ctx)
-		if err != nil {
-			return fmt.Errorf("reading usage history from Prometheus: %w", err)
-		}
-		// labels of live pods, for history without pod labels (kube-state-metrics v2 exports none by default)
-		pods, err := r.Pods.List(ctx, metav1.NamespaceAll)
-		if err != nil {
-			return err
-		}
-		live := map[types.NamespacedName]map[string]string{}
-		for _, p := range pods {
-			live[p.Key()] = p.Labels
-		}
-		m := r.model(r.Base)
-		skipped := 0
-		for _, h := range history {
-			lbl := h.Labels
-			if len(lbl) == 0 {
-				lbl = live[types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}]
-			}
-			if len(lbl) == 0 { // neither Prometheus nor the cluster knows the pod's labels: no VPA could select it
-				skipped++
-				continue
-			}
-			c := r.state.HistoryContainer(m, recommender.AggregateKey{Namespace: h.Namespace, Container: h.Container, Group: recommender.LabelKey(lbl)}, lbl)
-			for _, s := range h.CPU {
-				m.AddCPU(c, s.Time, s.Value)
-			}
-			for _, s := range h.Memory {
-				m.AddMemory(c, s.Time, s.Value)
-			}
-		}
-		logger.Info("loaded usage history from Prometheus", "containers", len(history)-skipped, "withoutLabels", skipped)
+		return r.loadPrometheusHistory(ctx)
 	}
+	return nil
+}
+
+// loadCheckpoints loads every checkpoint: the VPAs' per-container aggregates, the Hvpas' workload totals
+// (HvpaCheckpoints, and those an earlier hvpa kept in VerticalPodAutoscalerCheckpoints).
+func (r *Recommender) loadCheckpoints(ctx context.Context) error {
+	logger := log.FromContext(ctx)
+	var l vpav1.VerticalPodAutoscalerCheckpointList
+	if err := r.Client.List(ctx, &l); err != nil {
+		return fmt.Errorf("loading checkpoints: %w", err)
+	}
+	var hl hvpav1alpha1.HvpaCheckpointList
+	if err := r.Client.List(ctx, &hl); err != nil {
+		return fmt.Errorf("loading Hvpa checkpoints: %w", err)
+	}
+	m := r.model(r.Base)
+	loaded := 0
+	load := func(ref checkpointRef, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus, writer string, hvpa bool) {
+		a, err := m.LoadAggregate(fromCheckpoint(status), r.Clock.Now())
+		if err != nil {
+			logger.Error(err, "skipping a checkpoint", "kind", ref.kind, "checkpoint", ref.Namespace+"/"+ref.Name)
+			return
+		}
+		key := recommender.OwnerKey{Namespace: ref.Namespace, Owner: owner, Container: container}
+		if hvpa {
+			r.state.LoadTotal(m, key, a)
+		} else {
+			r.state.SetInitial(key, a)
+		}
+		r.written[vpaContainer{ref.Namespace, owner, container}] = status.LastUpdateTime.Time
+		if writer == r.Opts.Name {
+			r.ours[ref] = true
+		}
+		loaded++
+	}
+	for _, cp := range l.Items {
+		ref := checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+		if cp.Labels[OwnerKindLabel] != "Hvpa" {
+			load(ref, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], false)
+			continue
+		}
+		// an earlier hvpa's history of an Hvpa, where upstream's garbage collection can delete it: moved to
+		// an HvpaCheckpoint at its next write, then deleted
+		owner := hvpaOwner(cp.Spec.VPAObjectName)
+		r.legacy[vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}] = ref.NamespacedName
+		if cp.Labels[HistoryLabel] == HistoryWorkloadTotal { // per-pod histories of even earlier versions start anew
+			load(ref, owner, cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true)
+		}
+	}
+	for _, cp := range hl.Items { // after the legacy ones: an Hvpa's own checkpoint wins
+		ref := checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+		load(ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true)
+	}
+	logger.Info("loaded checkpoints", "count", loaded)
+	return nil
+}
+
+// loadPrometheusHistory loads the containers' usage history from Prometheus into history aggregates.
+func (r *Recommender) loadPrometheusHistory(ctx context.Context) error {
+	logger := log.FromContext(ctx)
+	history, err := r.History.History(ctx)
+	if err != nil {
+		return fmt.Errorf("reading usage history from Prometheus: %w", err)
+	}
+	// labels of live pods, for history without pod labels (kube-state-metrics v2 exports none by default)
+	pods, err := r.Pods.List(ctx, metav1.NamespaceAll)
+	if err != nil {
+		return err
+	}
+	live := map[types.NamespacedName]map[string]string{}
+	for _, p := range pods {
+		live[p.Key()] = p.Labels
+	}
+	m := r.model(r.Base)
+	skipped := 0
+	for _, h := range history {
+		lbl := h.Labels
+		if len(lbl) == 0 {
+			lbl = live[types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}]
+		}
+		if len(lbl) == 0 { // neither Prometheus nor the cluster knows the pod's labels: no VPA could select it
+			skipped++
+			continue
+		}
+		c := r.state.HistoryContainer(m, recommender.AggregateKey{Namespace: h.Namespace, Container: h.Container, Group: recommender.LabelKey(lbl)}, lbl)
+		for _, s := range h.CPU {
+			m.AddCPU(c, s.Time, s.Value)
+		}
+		for _, s := range h.Memory {
+			m.AddMemory(c, s.Time, s.Value)
+		}
+	}
+	logger.Info("loaded usage history from Prometheus", "containers", len(history)-skipped, "withoutLabels", skipped)
 	return nil
 }
 
@@ -338,55 +352,9 @@ func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpoin
 // longer exists; a checkpoint another recommender wrote (upstream's, or another --recommender-name) is never
 // deleted here.
 func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context) error {
-	var all vpav1.VerticalPodAutoscalerList
-	if err := r.Client.List(ctx, &all); err != nil {
+	orphans, err := r.orphanCheckpoints(ctx)
+	if err != nil {
 		return err
-	}
-	exists := map[types.NamespacedName]bool{}
-	for _, v := range all.Items {
-		exists[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = true
-	}
-	var hvpas hvpav1alpha1.HvpaList
-	if err := r.Client.List(ctx, &hvpas); err != nil {
-		return err
-	}
-	hvpaExists := map[types.NamespacedName]bool{}
-	for _, h := range hvpas.Items {
-		hvpaExists[types.NamespacedName{Namespace: h.Namespace, Name: h.Name}] = true
-	}
-	ours := client.MatchingLabels{WriterLabel: r.Opts.Name}
-	var l vpav1.VerticalPodAutoscalerCheckpointList
-	if err := r.Client.List(ctx, &l, ours); err != nil {
-		return err
-	}
-	var hl hvpav1alpha1.HvpaCheckpointList
-	if err := r.Client.List(ctx, &hl, ours); err != nil {
-		return err
-	}
-	type orphan struct {
-		obj    client.Object
-		ref    checkpointRef
-		key    vpaContainer // owner as the state names it
-		ofHvpa bool
-	}
-	var orphans []orphan
-	for i := range l.Items {
-		cp := &l.Items[i]
-		owner := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.VPAObjectName}
-		o := orphan{cp, checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
-			vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}, cp.Labels[OwnerKindLabel] == "Hvpa"}
-		if (!o.ofHvpa && exists[owner]) || (o.ofHvpa && hvpaExists[owner]) {
-			continue
-		}
-		orphans = append(orphans, o)
-	}
-	for i := range hl.Items {
-		cp := &hl.Items[i]
-		if hvpaExists[types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.HvpaName}] {
-			continue
-		}
-		orphans = append(orphans, orphan{cp, checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
-			vpaContainer{cp.Namespace, cp.Spec.HvpaName, cp.Spec.ContainerName}, true})
 	}
 	deleted := 0
 	var errs []error
@@ -410,6 +378,73 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context) error {
 		log.FromContext(ctx).Info("deleted orphaned checkpoints", "count", deleted)
 	}
 	return errors.Join(errs...)
+}
+
+// orphan is a checkpoint this recommender wrote whose VPA or Hvpa is gone.
+type orphan struct {
+	obj    client.Object
+	ref    checkpointRef
+	key    vpaContainer // owner as the state names it
+	ofHvpa bool
+}
+
+// orphanCheckpoints lists the checkpoints this recommender wrote (WriterLabel) whose VPA or Hvpa no longer
+// exists.
+func (r *Recommender) orphanCheckpoints(ctx context.Context) ([]orphan, error) {
+	vpas, hvpas, err := r.existing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ours := client.MatchingLabels{WriterLabel: r.Opts.Name}
+	var l vpav1.VerticalPodAutoscalerCheckpointList
+	if err := r.Client.List(ctx, &l, ours); err != nil {
+		return nil, err
+	}
+	var hl hvpav1alpha1.HvpaCheckpointList
+	if err := r.Client.List(ctx, &hl, ours); err != nil {
+		return nil, err
+	}
+	var orphans []orphan
+	for i := range l.Items {
+		cp := &l.Items[i]
+		owner := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.VPAObjectName}
+		o := orphan{cp, checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
+			vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}, cp.Labels[OwnerKindLabel] == "Hvpa"}
+		if (!o.ofHvpa && vpas[owner]) || (o.ofHvpa && hvpas[owner]) {
+			continue
+		}
+		orphans = append(orphans, o)
+	}
+	for i := range hl.Items {
+		cp := &hl.Items[i]
+		if hvpas[types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.HvpaName}] {
+			continue
+		}
+		orphans = append(orphans, orphan{cp, checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
+			vpaContainer{cp.Namespace, cp.Spec.HvpaName, cp.Spec.ContainerName}, true})
+	}
+	return orphans, nil
+}
+
+// existing are the VPAs and Hvpas that exist now.
+func (r *Recommender) existing(ctx context.Context) (vpas, hvpas map[types.NamespacedName]bool, err error) {
+	var vl vpav1.VerticalPodAutoscalerList
+	if err := r.Client.List(ctx, &vl); err != nil {
+		return nil, nil, err
+	}
+	vpas = map[types.NamespacedName]bool{}
+	for _, v := range vl.Items {
+		vpas[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = true
+	}
+	var hl hvpav1alpha1.HvpaList
+	if err := r.Client.List(ctx, &hl); err != nil {
+		return nil, nil, err
+	}
+	hvpas = map[types.NamespacedName]bool{}
+	for _, h := range hl.Items {
+		hvpas[types.NamespacedName{Namespace: h.Namespace, Name: h.Name}] = true
+	}
+	return vpas, hvpas, nil
 }
 
 // WriterLabel names the recommender (--recommender-name) that writes a checkpoint; its garbage collection
