@@ -58,11 +58,7 @@ var (
 )
 
 func TestE2E(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the e2e suite runs the hvpa binary against the local control plane; runs in `make test`, not under -short")
-	}
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "e2e suite", framework.E2E, framework.Slow)
+	framework.RunSuite(t, "e2e suite", framework.E2E, framework.Slow)
 }
 
 // process is the hvpa binary running as a child process: one Deployment of the chart.

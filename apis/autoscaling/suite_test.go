@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -22,11 +21,7 @@ var (
 )
 
 func TestCRDs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("CRD suite needs the local control plane; runs in `make test`, not under -short")
-	}
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "CRD suite", framework.Integration)
+	framework.RunSuite(t, "CRD suite", framework.Integration)
 }
 
 var _ = BeforeSuite(func() {

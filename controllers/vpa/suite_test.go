@@ -29,11 +29,7 @@ var (
 )
 
 func TestRecommender(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the recommender suite needs the local control plane; runs in `make test`, not under -short")
-	}
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Recommender suite", framework.Integration)
+	framework.RunSuite(t, "Recommender suite", framework.Integration)
 }
 
 var _ = BeforeSuite(func() {

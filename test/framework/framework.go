@@ -6,6 +6,7 @@ package framework
 
 import (
 	"context"
+	"testing"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -139,4 +140,15 @@ func FreePort() int {
 	p, err := testenv.FreePort()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	return p
+}
+
+// RunSuite runs the Ginkgo specs of a suite on the local control plane, with labels; under -short (the
+// unit tests of `make test-unit`) it skips them.
+func RunSuite(t *testing.T, name string, labels ...any) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s needs the local control plane; runs in `make test`, not under -short", name)
+	}
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	ginkgo.RunSpecs(t, name, labels...)
 }

@@ -27,11 +27,7 @@ var (
 // HPA, deployment, replicaset, disruption and garbage-collector controllers: the scenarios where the pods'
 // actual resources matter, because the webhook and the updater bring them to the Hvpa's intent.
 func TestAllComponents(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the all-components suite needs the local control plane; runs in `make test`, not under -short")
-	}
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "All components suite", framework.Integration, framework.Slow)
+	framework.RunSuite(t, "All components suite", framework.Integration, framework.Slow)
 }
 
 var _ = BeforeSuite(func() {

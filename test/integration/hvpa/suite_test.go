@@ -29,11 +29,7 @@ type playedLoads struct{ playedkubelet.Workloads }
 func (l *playedLoads) set(ns, name string, milli int64) { l.Set(ns, name, milli, 300<<20) }
 
 func TestHvpa(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the Hvpa suite needs the local control plane; runs in `make test`, not under -short")
-	}
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Hvpa suite", framework.Integration, framework.Slow)
+	framework.RunSuite(t, "Hvpa suite", framework.Integration, framework.Slow)
 }
 
 var _ = BeforeSuite(func() {

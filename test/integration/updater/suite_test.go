@@ -35,11 +35,7 @@ var (
 )
 
 func TestUpdater(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the updater suite needs the local control plane; runs in `make test`, not under -short")
-	}
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Updater suite", framework.Integration)
+	framework.RunSuite(t, "Updater suite", framework.Integration)
 }
 
 var _ = BeforeSuite(func() {

@@ -27,11 +27,7 @@ var (
 )
 
 func TestWebhooks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the webhook suite needs the local control plane; runs in `make test`, not under -short")
-	}
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Webhooks suite", framework.Integration)
+	framework.RunSuite(t, "Webhooks suite", framework.Integration)
 }
 
 var urlConfig = testadmission.URLConfig
