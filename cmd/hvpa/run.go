@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -109,6 +110,16 @@ Components in this version: ` + strings.Join(app.Available, ", ") + `.
 	logFlags := goflag.NewFlagSet("log", goflag.ContinueOnError)
 	zapOpts.BindFlags(logFlags) // --zap-log-level, --zap-devel, --zap-encoder, ...
 	f.AddGoFlagSet(logFlags)
+	managerFlags(f, &o)
+	recommenderFlags(f, &o)
+	prometheusFlags(f, &o)
+	webhookFlags(f, &o)
+	updaterFlags(f, &o)
+	return cmd
+}
+
+// managerFlags registers the flags of the process: API server access, components, metrics and probes, leader election.
+func managerFlags(f *pflag.FlagSet, o *runOptions) {
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, or $KUBECONFIG)")
 	f.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 200, "queries per second to the API server, with --kubeconfig or without (upstream VPA's name; its default 5 is a floor here: a thousand VPAs created together get their first recommendation within seconds, and API Priority and Fairness protects the server)")
 	f.Float64Var(&o.kubeAPIBurst, "kube-api-burst", 300, "burst of queries to the API server (a whole number; upstream VPA's name)")
@@ -125,6 +136,10 @@ Components in this version: ` + strings.Join(app.Available, ", ") + `.
 	f.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader retries renewing its Lease before it stops leading (below the lease duration)")
 	f.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to take or renew the Lease (below the renew deadline)")
 	f.StringVar(&o.leaderElectionID, "leader-election-id", "", "name of the leader election Lease (default: hvpa- and the components, e.g. hvpa-controller-recommender, so that processes running different components never share a Lease)")
+}
+
+// recommenderFlags registers the flags of the recommender and the Hvpa controller.
+func recommenderFlags(f *pflag.FlagSet, o *runOptions) {
 	r := &o.recommender
 	f.DurationVar(&r.Interval, "recommender-interval", r.Interval, "time between recommender runs")
 	f.DurationVar(&o.hvpaSync, "hvpa-sync-period", 30*time.Second, "how often every Hvpa is decided again without a change to it")
@@ -138,6 +153,10 @@ Components in this version: ` + strings.Join(app.Available, ", ") + `.
 	f.DurationVar(&r.CheckpointGCInterval, "checkpoints-gc-interval", r.CheckpointGCInterval, "how often orphaned checkpoints are deleted")
 	f.DurationVar(&r.CheckpointPeriod, "checkpoint-period", r.CheckpointPeriod, "each checkpoint is written at most once per period, round-robin over the runs (a restart loses at most this much history; 0: every checkpoint at every run)")
 	f.Float64Var(&r.StatusDeadBand, "recommendation-dead-band", r.StatusDeadBand, "a VPA's status is patched when a target or condition changes, or a lower or upper bound moves by more than this fraction (0: any change)")
+}
+
+// prometheusFlags registers the flags of the Prometheus history (--storage=prometheus).
+func prometheusFlags(f *pflag.FlagSet, o *runOptions) {
 	p := &o.prometheus
 	f.StringVar(&p.Address, "prometheus-address", "", "Prometheus HTTP API address, for --storage=prometheus")
 	f.DurationVar(&p.Timeout, "prometheus-timeout", p.Timeout, "time limit of each Prometheus query (the history is read with three at start); past it the recommender starts from live usage")
@@ -153,6 +172,10 @@ Components in this version: ` + strings.Join(app.Available, ", ") + `.
 	f.StringVar(&o.prometheusTokenFile, "prometheus-bearer-token-file", "", "file holding a bearer token for Prometheus")
 	f.StringVar(&p.Username, "prometheus-username", "", "basic-auth user for Prometheus")
 	f.StringVar(&o.prometheusPassFile, "prometheus-password-file", "", "file holding the basic-auth password for Prometheus")
+}
+
+// webhookFlags registers the flags of the feature gates, the admission webhook server and its certificate.
+func webhookFlags(f *pflag.FlagSet, o *runOptions) {
 	o.gates.AddFlag(f)
 	f.StringVar(&o.webhookHost, "webhook-host", "", "address the admission webhook server listens on (default: all)")
 	f.IntVar(&o.webhookPort, "webhook-port", 9443, "port of the admission webhook server")
@@ -175,6 +198,10 @@ Components in this version: ` + strings.Join(app.Available, ", ") + `.
 	f.StringSliceVar(&c.ExtraDNSNames, "webhook-cert-dns-names", nil, "more DNS names for the serving certificate")
 	f.IPSliceVar(&o.certIPs, "webhook-cert-ips", nil, "IP addresses for the serving certificate")
 	f.StringVar(&o.admissionLease, "admission-lease", "", "Lease (namespace/name) the admission webhook renews while serving and the updater checks before evicting (default: <webhook-namespace>/hvpa-admission; \"-\" for none)")
+}
+
+// updaterFlags registers the flags of the updater.
+func updaterFlags(f *pflag.FlagSet, o *runOptions) {
 	u := &o.updater
 	f.DurationVar(&u.Interval, "updater-interval", u.Interval, "time between update loops")
 	f.Float64Var(&u.UpdateThreshold, "pod-update-threshold", u.UpdateThreshold, "a pod older than --pod-min-age whose request differs from its target by more than this fraction is updated")
@@ -189,7 +216,6 @@ Components in this version: ` + strings.Join(app.Available, ", ") + `.
 	f.DurationVar(&u.LoopWindow, "update-loop-window", u.LoopWindow, "a pod resized twice for the same change within this time is not touched again for it")
 	f.StringVar(&u.LoopRecords, "update-loop-records", u.LoopRecords, "namespace/name of a ConfigMap where the updater keeps its loop-detection records (resizes and evictions within --update-loop-window), so that a restart or a new leader does not repeat a change that did not help (default: in memory only)")
 	f.DurationVar(&u.AdmissionLeaseMaxAge, "admission-lease-max-age", u.AdmissionLeaseMaxAge, "the updater evicts only while the admission Lease was renewed within this time")
-	return cmd
 }
 
 // restConfig is the API server client configuration from --kubeconfig (else in-cluster or $KUBECONFIG) with the
