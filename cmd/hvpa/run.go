@@ -259,59 +259,14 @@ func Scheme() *runtime.Scheme {
 }
 
 func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
-	if err := app.CheckComponents(o.components); err != nil {
+	if err := o.validate(); err != nil {
 		return err
-	}
-	if o.recommender.Interval <= 0 {
-		return fmt.Errorf("--recommender-interval %s: must be positive", o.recommender.Interval)
-	}
-	if o.prometheus.Timeout <= 0 {
-		return fmt.Errorf("--prometheus-timeout %s: must be positive, e.g. 1m", o.prometheus.Timeout)
-	}
-	if o.recommender.CheckpointPeriod < 0 {
-		return fmt.Errorf("--checkpoint-period %s: must be 0 (every run) or positive", o.recommender.CheckpointPeriod)
-	}
-	if b := o.recommender.StatusDeadBand; b < 0 || b >= 1 || math.IsNaN(b) {
-		return fmt.Errorf("--recommendation-dead-band %g: must be a fraction in [0, 1), e.g. 0.1", b)
-	}
-	if o.kubeAPIQPS <= 0 || o.kubeAPIQPS > math.MaxFloat32 {
-		return fmt.Errorf("--kube-api-qps %g: must be a positive rate (queries per second)", o.kubeAPIQPS)
-	}
-	if o.kubeAPIBurst < 1 || o.kubeAPIBurst != math.Trunc(o.kubeAPIBurst) || o.kubeAPIBurst > math.MaxInt32 {
-		return fmt.Errorf("--kube-api-burst %g: must be a whole number of at least 1", o.kubeAPIBurst)
 	}
 	cfg, err := restConfig(o.kubeconfig, o.kubeAPIQPS, o.kubeAPIBurst)
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
-	if len(o.components) == 0 {
-		return fmt.Errorf("--components is empty: name at least one of %s", strings.Join(app.Available, ", "))
-	}
-	if o.hvpaLowConfidence <= 0 || o.hvpaLowConfidence > 365 {
-		return fmt.Errorf("--hvpa-low-confidence-days %g: must be above 0 and at most 365 (a fraction such as 0.25 is 6 hours)", o.hvpaLowConfidence)
-	}
-	if o.hvpaSync <= 0 {
-		return fmt.Errorf("--hvpa-sync-period %s: must be positive", o.hvpaSync)
-	}
-	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
-		return fmt.Errorf("--leader-elect-lease-duration %s, --leader-elect-renew-deadline %s, --leader-elect-retry-period %s: each must be positive and below the one before it",
-			o.leaseDuration, o.renewDeadline, o.retryPeriod)
-	}
 	wantAdmission := slices.Contains(o.components, app.Admission)
-	// the webhooks serve on every replica: a process running only them needs no leader
-	needsLeader := slices.ContainsFunc(o.components, func(c string) bool { return c != app.Admission })
-	leaderID := o.leaderElectionID
-	if leaderID == "" {
-		var names []string
-		for _, c := range o.components {
-			if c == app.Hvpa {
-				c = "controller" // not hvpa-hvpa
-			}
-			names = append(names, c)
-		}
-		slices.Sort(names)
-		leaderID = "hvpa-" + strings.Join(slices.Compact(names), "-")
-	}
 	o.certs.SecretNamespace, o.certs.ServiceNamespace, o.certs.IPAddresses = o.webhookNamespace, o.webhookNamespace, o.certIPs
 	o.certs.MutatingWebhookConfigurations = []string{o.webhookConfigName}
 	o.certs.ValidatingWebhookConfigurations = []string{o.webhookConfigName}
@@ -320,41 +275,15 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 			return fmt.Errorf("webhook certificate flags: %w", err)
 		}
 	}
-	tlsOpts, err := o.webhookTLS.Options()
+	lease, err := o.lease()
 	if err != nil {
 		return err
 	}
-	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr}
-	if o.metricsSecure {
-		// per-namespace names, usage and targets are readable only by whom the API server lets get the URL
-		metricsOpts.SecureServing, metricsOpts.CertDir, metricsOpts.TLSOpts = true, o.metricsCertDir, tlsOpts
-		metricsOpts.FilterProvider = metricsauth.FilterProvider
-	}
-	if o.profiling {
-		metricsOpts.ExtraHandlers = profilingHandlers()
-	}
-	whOpts := o.certs.WebhookServerOptions()
-	whTLS, err := o.webhookTLS.WebhookOptions()
+	mgrOpts, err := o.managerOptions()
 	if err != nil {
 		return err
 	}
-	whOpts.Host, whOpts.Port, whOpts.TLSOpts = o.webhookHost, o.webhookPort, whTLS
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		WebhookServer:                 webhook.NewServer(whOpts),
-		Scheme:                        Scheme(),
-		Metrics:                       metricsOpts,
-		HealthProbeBindAddress:        o.probeAddr,
-		LeaderElection:                o.leaderElect && needsLeader,
-		LeaderElectionID:              leaderID,
-		LeaderElectionReleaseOnCancel: true, // a stopping leader hands over at once, not after its lease runs out
-		LeaderElectionNamespace:       o.leaderElectionNS,
-		LeaseDuration:                 ptrDuration(o.leaseDuration),
-		RenewDeadline:                 ptrDuration(o.renewDeadline),
-		RetryPeriod:                   ptrDuration(o.retryPeriod),
-		GracefulShutdownTimeout:       ptrDuration(o.shutdownTimeout),
-		Client:                        app.ClientOptions(),
-		Cache:                         app.CacheOptions(),
-	})
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -370,20 +299,6 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 			return err
 		}
 	}
-	lease := o.admissionLease
-	switch lease {
-	case "":
-		lease = o.webhookNamespace + "/hvpa-admission"
-	case "-":
-		lease = ""
-	}
-	if ns, name, ok := strings.Cut(lease, "/"); lease != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
-		return fmt.Errorf("--admission-lease %q: must be namespace/name, or - for none", lease)
-	}
-	if o.updater.Interval <= 0 || o.updater.EvictionTolerance < 0 || o.updater.EvictionTolerance > 1 || o.updater.UpdateThreshold < 0 {
-		return fmt.Errorf("updater flags: --updater-interval must be positive (%s), --eviction-tolerance within 0..1 (%g), --pod-update-threshold not negative (%g)",
-			o.updater.Interval, o.updater.EvictionTolerance, o.updater.UpdateThreshold)
-	}
 	mo := app.Options{Components: o.components, Recommender: o.recommender, History: history,
 		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, Registry: crmetrics.Registry, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
 	if wantAdmission {
@@ -394,6 +309,127 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "hvpa: starting %s\n", strings.Join(o.components, ", "))
 	return mgr.Start(ctx)
+}
+
+// validate refuses flag values the components cannot run with, naming the flag and what it needs.
+func (o *runOptions) validate() error {
+	if err := app.CheckComponents(o.components); err != nil {
+		return err
+	}
+	if err := o.validateRecommender(); err != nil {
+		return err
+	}
+	if o.kubeAPIQPS <= 0 || o.kubeAPIQPS > math.MaxFloat32 {
+		return fmt.Errorf("--kube-api-qps %g: must be a positive rate (queries per second)", o.kubeAPIQPS)
+	}
+	if o.kubeAPIBurst < 1 || o.kubeAPIBurst != math.Trunc(o.kubeAPIBurst) || o.kubeAPIBurst > math.MaxInt32 {
+		return fmt.Errorf("--kube-api-burst %g: must be a whole number of at least 1", o.kubeAPIBurst)
+	}
+	if len(o.components) == 0 {
+		return fmt.Errorf("--components is empty: name at least one of %s", strings.Join(app.Available, ", "))
+	}
+	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
+		return fmt.Errorf("--leader-elect-lease-duration %s, --leader-elect-renew-deadline %s, --leader-elect-retry-period %s: each must be positive and below the one before it",
+			o.leaseDuration, o.renewDeadline, o.retryPeriod)
+	}
+	if o.updater.Interval <= 0 || o.updater.EvictionTolerance < 0 || o.updater.EvictionTolerance > 1 || o.updater.UpdateThreshold < 0 {
+		return fmt.Errorf("updater flags: --updater-interval must be positive (%s), --eviction-tolerance within 0..1 (%g), --pod-update-threshold not negative (%g)",
+			o.updater.Interval, o.updater.EvictionTolerance, o.updater.UpdateThreshold)
+	}
+	return nil
+}
+
+// validateRecommender refuses the recommender's and the Hvpa controller's flag values they cannot run with.
+func (o *runOptions) validateRecommender() error {
+	if o.recommender.Interval <= 0 {
+		return fmt.Errorf("--recommender-interval %s: must be positive", o.recommender.Interval)
+	}
+	if o.prometheus.Timeout <= 0 {
+		return fmt.Errorf("--prometheus-timeout %s: must be positive, e.g. 1m", o.prometheus.Timeout)
+	}
+	if o.recommender.CheckpointPeriod < 0 {
+		return fmt.Errorf("--checkpoint-period %s: must be 0 (every run) or positive", o.recommender.CheckpointPeriod)
+	}
+	if b := o.recommender.StatusDeadBand; b < 0 || b >= 1 || math.IsNaN(b) {
+		return fmt.Errorf("--recommendation-dead-band %g: must be a fraction in [0, 1), e.g. 0.1", b)
+	}
+	if o.hvpaLowConfidence <= 0 || o.hvpaLowConfidence > 365 {
+		return fmt.Errorf("--hvpa-low-confidence-days %g: must be above 0 and at most 365 (a fraction such as 0.25 is 6 hours)", o.hvpaLowConfidence)
+	}
+	if o.hvpaSync <= 0 {
+		return fmt.Errorf("--hvpa-sync-period %s: must be positive", o.hvpaSync)
+	}
+	return nil
+}
+
+// lease is the admission Lease (namespace/name) from --admission-lease: by default hvpa-admission in the
+// webhook's namespace; "" for none (-).
+func (o *runOptions) lease() (string, error) {
+	lease := o.admissionLease
+	switch lease {
+	case "":
+		lease = o.webhookNamespace + "/hvpa-admission"
+	case "-":
+		lease = ""
+	}
+	if ns, name, ok := strings.Cut(lease, "/"); lease != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
+		return "", fmt.Errorf("--admission-lease %q: must be namespace/name, or - for none", lease)
+	}
+	return lease, nil
+}
+
+// managerOptions are the manager's options from the flags: metrics and webhook serving, probes, leader
+// election (for the components that write), the product's client and cache.
+func (o *runOptions) managerOptions() (ctrl.Options, error) {
+	// the webhooks serve on every replica: a process running only them needs no leader
+	needsLeader := slices.ContainsFunc(o.components, func(c string) bool { return c != app.Admission })
+	leaderID := o.leaderElectionID
+	if leaderID == "" {
+		var names []string
+		for _, c := range o.components {
+			if c == app.Hvpa {
+				c = "controller" // not hvpa-hvpa
+			}
+			names = append(names, c)
+		}
+		slices.Sort(names)
+		leaderID = "hvpa-" + strings.Join(slices.Compact(names), "-")
+	}
+	tlsOpts, err := o.webhookTLS.Options()
+	if err != nil {
+		return ctrl.Options{}, err
+	}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr}
+	if o.metricsSecure {
+		// per-namespace names, usage and targets are readable only by whom the API server lets get the URL
+		metricsOpts.SecureServing, metricsOpts.CertDir, metricsOpts.TLSOpts = true, o.metricsCertDir, tlsOpts
+		metricsOpts.FilterProvider = metricsauth.FilterProvider
+	}
+	if o.profiling {
+		metricsOpts.ExtraHandlers = profilingHandlers()
+	}
+	whOpts := o.certs.WebhookServerOptions()
+	whTLS, err := o.webhookTLS.WebhookOptions()
+	if err != nil {
+		return ctrl.Options{}, err
+	}
+	whOpts.Host, whOpts.Port, whOpts.TLSOpts = o.webhookHost, o.webhookPort, whTLS
+	return ctrl.Options{
+		WebhookServer:                 webhook.NewServer(whOpts),
+		Scheme:                        Scheme(),
+		Metrics:                       metricsOpts,
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect && needsLeader,
+		LeaderElectionID:              leaderID,
+		LeaderElectionReleaseOnCancel: true, // a stopping leader hands over at once, not after its lease runs out
+		LeaderElectionNamespace:       o.leaderElectionNS,
+		LeaseDuration:                 ptrDuration(o.leaseDuration),
+		RenewDeadline:                 ptrDuration(o.renewDeadline),
+		RetryPeriod:                   ptrDuration(o.retryPeriod),
+		GracefulShutdownTimeout:       ptrDuration(o.shutdownTimeout),
+		Client:                        app.ClientOptions(),
+		Cache:                         app.CacheOptions(),
+	}, nil
 }
 
 // prometheusHistory builds the Prometheus history provider from the flags (token and password from files).
