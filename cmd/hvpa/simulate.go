@@ -64,77 +64,7 @@ replica-aware one, or per-pod, the replica-blind one), --compare runs both.`,
 			if compare || summaryFile != "" || cmd.Flags().Changed("model") {
 				return fmt.Errorf("--model, --compare and --summary-json need --closed-loop")
 			}
-			in, err := openInput(traceFile, cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			out := cmd.OutOrStdout()
-			if outFile != "" && outFile != "-" {
-				f, err := os.Create(outFile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				out = f
-			}
-			var peak uint64
-			var ms runtime.MemStats
-			sim, err := simulate.New(out, simulate.Options{
-				Interval: interval,
-				Series:   reportFile != "",
-				Policy: func(ns, workload, container string) recommender.Policy {
-					if src := matchSource(sources, ns, workload); src != nil {
-						return recommender.PolicyFor(src.policy, container)
-					}
-					return recommender.DefaultPolicy()
-				},
-				ConfigFor: func(ns, workload string) *recommender.Config {
-					if src := matchSource(sources, ns, workload); src != nil {
-						return src.config
-					}
-					return nil
-				},
-				OnTick: func(t int64) {
-					if t%3600 == 0 {
-						runtime.ReadMemStats(&ms)
-						peak = max(peak, ms.HeapAlloc)
-					}
-				},
-			})
-			if err != nil {
-				return err
-			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
-			start := time.Now()
-			if err := sim.Run(bufio.NewReaderSize(in, 1<<20)); err != nil {
-				return fmt.Errorf("%s: %w", traceFile, err)
-			}
-			wall := time.Since(start)
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			printSummary(cmd.ErrOrStderr(), sim.Stats, wall, peak)
-			if reportFile != "" {
-				f, err := os.Create(reportFile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := simulate.WriteReport(f, traceFile, sim.Stats, sim.Series()); err != nil {
-					return err
-				}
-			}
-			return nil
+			return runOpenLoop(cmd, sources, openLoopArgs{trace: traceFile, out: outFile, report: reportFile, cpuProfile: cpuProfile, interval: interval})
 		},
 	}
 	cmd.Flags().StringVar(&traceFile, "trace", "", "usage trace (CSV or gzip CSV; - for standard input)")
@@ -151,6 +81,94 @@ replica-aware one, or per-pod, the replica-blind one), --compare runs both.`,
 	cmd.Flags().StringVar(&summaryFile, "summary-json", "", "with --closed-loop: write the outcome per workload and model as JSON")
 	_ = cmd.MarkFlagRequired("trace")
 	return cmd
+}
+
+// openLoopArgs are the flags of an open-loop simulation (recommendations on a usage trace).
+type openLoopArgs struct {
+	trace, out, report, cpuProfile string
+	interval                       time.Duration
+}
+
+// runOpenLoop runs the recommender on a usage trace and writes its recommendations, the summary and, with
+// --report, the report.
+func runOpenLoop(cmd *cobra.Command, sources []policySource, a openLoopArgs) error {
+	in, err := openInput(a.trace, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out := cmd.OutOrStdout()
+	if a.out != "" && a.out != "-" {
+		f, err := os.Create(a.out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	var peak uint64
+	var ms runtime.MemStats
+	sim, err := simulate.New(out, simulatorOptions(sources, a, func(t int64) {
+		if t%3600 == 0 {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+		}
+	}))
+	if err != nil {
+		return err
+	}
+	if a.cpuProfile != "" {
+		f, err := os.Create(a.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start := time.Now()
+	if err := sim.Run(bufio.NewReaderSize(in, 1<<20)); err != nil {
+		return fmt.Errorf("%s: %w", a.trace, err)
+	}
+	wall := time.Since(start)
+	runtime.ReadMemStats(&ms)
+	peak = max(peak, ms.HeapAlloc)
+	printSummary(cmd.ErrOrStderr(), sim.Stats, wall, peak)
+	if a.report != "" {
+		f, err := os.Create(a.report)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := simulate.WriteReport(f, a.trace, sim.Stats, sim.Series()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// simulatorOptions are the open-loop simulator's options: each workload's policy and model configuration
+// from the object that applies to it (matchSource), and onTick.
+func simulatorOptions(sources []policySource, a openLoopArgs, onTick func(int64)) simulate.Options {
+	return simulate.Options{
+		Interval: a.interval,
+		Series:   a.report != "",
+		Policy: func(ns, workload, container string) recommender.Policy {
+			if src := matchSource(sources, ns, workload); src != nil {
+				return recommender.PolicyFor(src.policy, container)
+			}
+			return recommender.DefaultPolicy()
+		},
+		ConfigFor: func(ns, workload string) *recommender.Config {
+			if src := matchSource(sources, ns, workload); src != nil {
+				return src.config
+			}
+			return nil
+		},
+		OnTick: onTick,
+	}
 }
 
 func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
