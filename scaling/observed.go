@@ -18,21 +18,19 @@ import (
 // the template's) values. Deciding from the pods instead would undo a blocked part's previous intent and
 // flip-flop while pods are being resized.
 func ContainersInForce(containers []corev1.Container, desired *hvpav1alpha1.DesiredState) []Container {
-	intent := map[string]hvpav1alpha1.ContainerResources{}
-	if desired != nil {
-		for _, c := range desired.Containers {
-			intent[c.Name] = c
-		}
+	out := FromContainers(containers)
+	if desired == nil {
+		return out
 	}
-	out := make([]Container, 0, len(containers))
-	for _, c := range containers {
-		requests, limits := c.Resources.Requests, c.Resources.Limits
-		if in, ok := intent[c.Name]; ok {
-			requests, limits = in.Requests, in.Limits
+	intent := make(map[string]hvpav1alpha1.ContainerResources, len(desired.Containers))
+	for _, c := range desired.Containers {
+		intent[c.Name] = c
+	}
+	for i := range out {
+		if in, ok := intent[out[i].Name]; ok {
+			out[i].Requests, _ = FromResourceList(in.Requests, nil)
+			out[i].Limits, _ = FromResourceList(in.Limits, nil)
 		}
-		req, _ := FromResourceList(requests, nil)
-		lim, _ := FromResourceList(limits, nil)
-		out = append(out, Container{Name: c.Name, Requests: req, Limits: lim})
 	}
 	return out
 }

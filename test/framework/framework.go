@@ -152,3 +152,10 @@ func RunSuite(t *testing.T, name string, labels ...any) {
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	ginkgo.RunSpecs(t, name, labels...)
 }
+
+// CreateDeployment creates Deployment name of replicas pods with one container "app" requesting cpu and 1Gi.
+func CreateDeployment(c client.Client, ns, name string, replicas int32, cpu string) {
+	ginkgo.GinkgoHelper()
+	d := testenv.Deployment(ns, name, replicas, nil, testenv.Container("app", testenv.Resources(cpu, "1Gi"), nil))
+	gomega.Expect(c.Create(context.Background(), d)).To(gomega.Succeed())
+}

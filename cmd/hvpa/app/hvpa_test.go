@@ -16,10 +16,6 @@ import (
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
-func deployment(ctx context.Context, ns, name string, replicas int32, cpu string) {
-	Expect(k8s.Create(ctx, testenv.Deployment(ns, name, replicas, nil, testenv.Container("app", testenv.Resources(cpu, "1Gi"), nil)))).To(Succeed())
-}
-
 // provided is what the workload runs with now: its live pods and their cpu requests in total (millicores).
 type provided struct {
 	pods    int
@@ -52,7 +48,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 
 	It("does not ratchet under an HPA with a user-set 300 s scale-down window: the provided total stays within 1.5x usage/target and settles", func() {
 		ns := framework.NewNamespace(k8s, "ratchet")
-		deployment(ctx, ns, "web", 3, "1")
+		framework.CreateDeployment(k8s, ns, "web", 3, "1")
 		const usage, target = 5000, 0.8 // 5 CPU in total, constant; the HPA aims at 80% of the requests
 		loads.Set(ns, "web", usage, 300<<20)
 		Expect(k8s.Create(ctx, testenv.CPUHvpa(ns, "web", 80, 300, 0, "500m", "1", "2", "4", "8", "8", "8", "8", "8", "8"))).To(Succeed())
@@ -80,7 +76,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 
 	It("scales out with the load and back in once it falls past the overlap, with the pods sized to the intent", func() {
 		ns := framework.NewNamespace(k8s, "updown")
-		deployment(ctx, ns, "web", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "web", 1, "500m")
 		loads.Set(ns, "web", 300, 300<<20)
 		Expect(k8s.Create(ctx, testenv.CPUHvpa(ns, "web", 50, 0, 30, "500m", "1", "2", "4", "8"))).To(Succeed())
 		intentMet := func(want int) func() string { // want 0: any scaled-out count (3 or more) the intent names

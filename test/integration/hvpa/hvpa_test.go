@@ -34,10 +34,6 @@ import (
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
-func deployment(ctx context.Context, ns, name string, replicas int32, cpu string) {
-	Expect(k8s.Create(ctx, testenv.Deployment(ns, name, replicas, nil, testenv.Container("app", testenv.Resources(cpu, "1Gi"), nil)))).To(Succeed())
-}
-
 func res(cpu, mem string) *hvpav1alpha1.ScaledResources {
 	c, m := resource.MustParse(cpu), resource.MustParse(mem)
 	return &hvpav1alpha1.ScaledResources{CPU: &c, Memory: &m}
@@ -97,7 +93,7 @@ var _ = Describe("an Hvpa", func() {
 
 	It("is the target of a real HPA, whose desired replicas reach spec.replicas and drive the decision", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "web", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "web", 1, "500m")
 		loads.set(ns, "web", 400) // 80% of 500m on one pod: the HPA (50% target) wants 2
 		Expect(k8s.Create(ctx, withHPA(epHvpa(ns, "web"), 50))).To(Succeed())
 
@@ -150,7 +146,7 @@ var _ = Describe("an Hvpa", func() {
 
 	It("walks through the intervals as the recommended total rises", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "api", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "api", 1, "500m")
 		h := epHvpa(ns, "api")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		loads.set(ns, "api", 300) // x1.15 = 345m: inside the 1-replica interval (up 500m)
@@ -185,7 +181,7 @@ var _ = Describe("an Hvpa", func() {
 
 	It("keeps its intent while the pods are not resized yet (no flip-flop under stabilization)", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "steady", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "steady", 1, "500m")
 		h := epHvpa(ns, "steady")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		h.Spec.ScaleUp = &hvpav1alpha1.ScaleParams{StabilizationDuration: &metav1.Duration{Duration: 3 * time.Second}}
@@ -207,7 +203,7 @@ var _ = Describe("an Hvpa", func() {
 
 	It("shows why a scaling is blocked, in status and events", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "frozen", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "frozen", 1, "500m")
 		h := withHPA(epHvpa(ns, "frozen"), 50)
 		h.Spec.ScaleUp = &hvpav1alpha1.ScaleParams{UpdatePolicy: &hvpav1alpha1.UpdatePolicy{UpdateMode: ptr.To(hvpav1alpha1.UpdateModeOff)}}
 		loads.set(ns, "frozen", 450)
@@ -221,7 +217,7 @@ var _ = Describe("an Hvpa", func() {
 
 	It("holds a replica scale-down from a young recommendation, and says so", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "young", 3, "500m")
+		framework.CreateDeployment(k8s, ns, "young", 3, "500m")
 		h := epHvpa(ns, "young")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		loads.set(ns, "young", 150) // far below the 3-replica interval's down boundary (1.4 CPU): the total asks for 1
@@ -248,7 +244,7 @@ var _ = Describe("an Hvpa", func() {
 
 	It("does not act on a workload that an older VPA also targets, and says which one serves it", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "shared", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "shared", 1, "500m")
 		loads.set(ns, "shared", 3000)
 		Expect(k8s.Create(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared-vpa"},
 			Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "shared"}}})).To(Succeed())
@@ -268,8 +264,8 @@ var _ = Describe("an Hvpa", func() {
 
 	It("reports an Hvpa stored before the CRD's rules that does not decode, and goes on with the others", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "good", 1, "500m")
-		deployment(ctx, ns, "stale", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "good", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "stale", 1, "500m")
 		loads.set(ns, "good", 1300) // about 1.5 CPU: the 2-replica interval
 		loads.set(ns, "stale", 1300)
 		restore, err := testenv.WithoutCELRules(ctx, k8s, "hvpas.autoscaling.k8s.io")
@@ -313,7 +309,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 
 	It("removes its HPA when spec.hpa.deploy is turned off", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "toggle", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "toggle", 1, "500m")
 		loads.set(ns, "toggle", 100)
 		Expect(k8s.Create(ctx, withHPA(epHvpa(ns, "toggle"), 80))).To(Succeed())
 		Eventually(func() error {
@@ -332,7 +328,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 
 	It("finishes a scaling its status records but the target does not show (a stop between the two writes), without recording it again", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "interrupted", 2, "500m")
+		framework.CreateDeployment(k8s, ns, "interrupted", 2, "500m")
 		h := epHvpa(ns, "interrupted")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		h.Spec.ScaleDown = &hvpav1alpha1.ScaleParams{UpdatePolicy: &hvpav1alpha1.UpdatePolicy{UpdateMode: ptr.To(hvpav1alpha1.UpdateModeOff)}}
@@ -387,7 +383,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 
 	It("lets the older of two Hvpas on one workload act, and the other names it", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "twice", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "twice", 1, "500m")
 		loads.set(ns, "twice", 3000)
 		a, b := epHvpa(ns, "twice"), epHvpa(ns, "again")
 		b.Spec.TargetRef.Name = "twice"
@@ -403,7 +399,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 
 	It("waits for the maintenance window, and says so", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "nightly", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "nightly", 1, "500m")
 		h := withHPA(epHvpa(ns, "nightly"), 50)
 		// a one-hour window that starts two hours from now (UTC): closed now
 		begin := time.Now().UTC().Add(2 * time.Hour)
@@ -424,7 +420,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 
 	It("never writes a status decided from a stale read: no event, no scaling, and other writers' conditions stay", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "stale", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "stale", 1, "500m")
 		Expect(k8s.Create(ctx, epHvpa(ns, "stale"))).To(Succeed())
 		stale := getHvpa(ctx, ns, "stale") // as a lagging cache would still hold it: no status yet
 		Eventually(func() *hvpav1alpha1.DesiredState { return getHvpa(ctx, ns, "stale").Status.Desired }, framework.LongTimeout).ShouldNot(BeNil())
@@ -465,7 +461,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 
 	It("continues from status after a restart without scaling again", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "restart", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "restart", 1, "500m")
 		h := epHvpa(ns, "restart")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		loads.set(ns, "restart", 1300)
@@ -491,8 +487,8 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 
 	It("never takes over a user's HPA of the same name", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "mine", 1, "500m")
-		deployment(ctx, ns, "other", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "mine", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "other", 1, "500m")
 		user := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine"}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "other"}, MaxReplicas: 3}}
 		Expect(k8s.Create(ctx, user)).To(Succeed())
@@ -506,7 +502,7 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 
 	It("does not act on a workload that an HPA scales directly", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		deployment(ctx, ns, "direct", 1, "500m")
+		framework.CreateDeployment(k8s, ns, "direct", 1, "500m")
 		Expect(k8s.Create(ctx, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "direct-hpa"}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "direct"}, MaxReplicas: 3}})).To(Succeed())
 		Expect(k8s.Create(ctx, epHvpa(ns, "direct"))).To(Succeed())
