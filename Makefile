@@ -35,9 +35,14 @@ generate: ## Generate deepcopy code from the API types (controller-gen) and docs
 	go run ./hack/metricsdoc > docs/metrics.md
 
 .PHONY: manifests
-manifests: ## Generate CRDs from the API markers into charts/hvpa/crds.
+manifests: ## Generate CRDs (charts/hvpa/crds), each component's ClusterRole rules from its +kubebuilder:rbac markers and the webhook configurations from webhooks.Configurations (charts/hvpa/files).
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./apis/... output:crd:artifacts:config=charts/hvpa/crds
 	go run ./hack/crdpatch charts/hvpa/crds
+	$(CONTROLLER_GEN) rbac:roleName=hvpa-recommender,fileName=recommender.yaml "paths=./controllers/vpa;./recommender/metrics;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
+	$(CONTROLLER_GEN) rbac:roleName=hvpa-controller,fileName=hvpa.yaml "paths=./controllers/hvpa;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
+	$(CONTROLLER_GEN) rbac:roleName=hvpa-updater,fileName=updater.yaml "paths=./controllers/updater;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
+	$(CONTROLLER_GEN) rbac:roleName=hvpa-admission-controller,fileName=admission.yaml "paths=./webhooks;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
+	go run ./hack/webhookgen charts/hvpa/files/webhooks.yaml
 
 .PHONY: fmt
 fmt: ## Format the Go code.

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -126,8 +127,8 @@ func TestChart(t *testing.T) {
 			}
 			deps := deployments(t, objs)
 			t.Run("deployments run hvpa with flags it knows", func(t *testing.T) { checkDeployments(t, deps) })
-			t.Run("webhook configurations equal webhooks.Configurations", func(t *testing.T) { checkWebhooks(t, objs, deps) })
-			t.Run("RBAC has no wildcards, no cluster-admin, a comment on every rule", func(t *testing.T) { checkRBAC(t, objs, deps) })
+			t.Run("webhook configurations are webhooks.Configurations with the release's Service", func(t *testing.T) { checkWebhooks(t, objs, deps) })
+			t.Run("RBAC has no wildcards, no cluster-admin, a comment on every rule, the generated rules", func(t *testing.T) { checkRBAC(t, objs, deps) })
 			t.Run("a dashboard ConfigMap per dashboard file", func(t *testing.T) { checkDashboards(t, chart, objs, vs.dashboards) })
 			t.Run("a NetworkPolicy per Deployment admits only the ports it serves", func(t *testing.T) { checkNetworkPolicies(t, objs, deps, vs.dashboards) })
 			t.Run("the API server accepts every object (server-side dry run)", func(t *testing.T) { dryRun(ctx, t, c, objs) })
@@ -505,6 +506,7 @@ func checkRBAC(t *testing.T, objs []renderedObject, deps []deployed) {
 			}
 		}
 	}
+	checkGeneratedRules(t, roles, deps)
 	bound := map[string]bool{}
 	granted := map[string][]grant{} // ServiceAccount -> rules and where they apply
 	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
@@ -581,6 +583,52 @@ func checkRBAC(t *testing.T, objs []renderedObject, deps []deployed) {
 			}
 		}
 	}
+}
+
+// checkGeneratedRules: the rules `make manifests` generated from each component's +kubebuilder:rbac markers
+// (charts/hvpa/files/rbac/<component>.yaml) are all in one rendered ClusterRole when the component is deployed.
+func checkGeneratedRules(t *testing.T, roles map[string][]rbacv1.PolicyRule, deps []deployed) {
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "charts", "hvpa", "files", "rbac", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no generated rules in charts/hvpa/files/rbac (run `make manifests`): %v", err)
+	}
+	for _, f := range files {
+		component := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		if !slices.Contains(app.Available, component) {
+			t.Errorf("%s: no component %s (%v)", f, component, app.Available)
+		}
+		if !slices.ContainsFunc(deps, func(d deployed) bool { return d.has(component) }) {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var generated rbacv1.ClusterRole
+		if err := yaml.Unmarshal(raw, &generated); err != nil || len(generated.Rules) == 0 {
+			t.Fatalf("%s: no ClusterRole rules (%v)", f, err)
+		}
+		found := false
+		for ref, rules := range roles {
+			found = found || (strings.HasPrefix(ref, "ClusterRole/") && containsRules(rules, generated.Rules))
+		}
+		if !found {
+			t.Errorf("no rendered ClusterRole has all the rules of %s", filepath.Base(f))
+		}
+	}
+}
+
+func containsRules(have, want []rbacv1.PolicyRule) bool {
+	for _, w := range want {
+		if !slices.ContainsFunc(have, func(h rbacv1.PolicyRule) bool { return cmp.Equal(h, w, cmpopts.EquateEmpty()) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // grant is a rule and the namespace it applies in ("" everywhere: a ClusterRoleBinding).
@@ -728,6 +776,53 @@ func dryRun(ctx context.Context, t *testing.T, c client.Client, objs []renderedO
 const chartHelperEnv = "HVPA_CHART_TEST_HVPA_ARGS"
 
 // TestChartHelperProcess is not a test: it is `hvpa` for TestChartRBAC's component processes.
+// TestRBACMarkersSayWhy: every +kubebuilder:rbac marker, from which `make manifests` generates the components'
+// ClusterRole rules (charts/hvpa/files/rbac), has a comment above it saying what its verbs are for.
+func TestRBACMarkersSayWhy(t *testing.T) {
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var markers int
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(string(src), "\n")
+		for i, l := range lines {
+			if !strings.HasPrefix(l, "// +kubebuilder:rbac:") {
+				continue
+			}
+			markers++
+			j := i - 1
+			for j >= 0 && strings.HasPrefix(lines[j], "// +kubebuilder:rbac:") {
+				j--
+			}
+			if j < 0 || !strings.HasPrefix(lines[j], "// ") || strings.HasPrefix(lines[j], "// +") {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s:%d: %s has no comment above it saying what its verbs are for", rel, i+1, l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if markers == 0 {
+		t.Fatal("no +kubebuilder:rbac markers found: the chart's generated ClusterRole rules come from them")
+	}
+}
+
 func TestChartHelperProcess(t *testing.T) {
 	raw := os.Getenv(chartHelperEnv)
 	if raw == "" {

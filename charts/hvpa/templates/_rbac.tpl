@@ -3,20 +3,21 @@ Rule blocks several components share. Every rule says what its verbs are for; ch
 rule has such a comment and that no rule has a wildcard.
 */}}
 
-{{/* The built-in workload kinds: the targets VPAs and Hvpas may point at, and the owners of pods. */}}
-{{- define "hvpa.rules.workloads" -}}
-# workloads (apps): {{ .why }}
-- apiGroups: ["apps"]
-  resources: ["deployments", "statefulsets", "replicasets", "daemonsets"]
-  verbs: [{{ .verbs }}]
-# workloads (batch): {{ .why }}
-- apiGroups: ["batch"]
-  resources: ["jobs", "cronjobs"]
-  verbs: [{{ .verbs }}]
-# workloads (core): {{ .why }}
-- apiGroups: [""]
-  resources: ["replicationcontrollers"]
-  verbs: [{{ .verbs }}]
+{{/*
+A component's rules from the +kubebuilder:rbac markers of the Go packages it runs:
+files/rbac/<component>.yaml, which `make manifests` writes with controller-gen (never edit it by hand). What
+each rule's verbs are for is written above its marker; the comment rendered here says where.
+*/}}
+{{- define "hvpa.rules.generated" -}}
+{{- $file := printf "files/rbac/%s.yaml" .component }}
+{{- $role := .root.Files.Get $file | fromYaml }}
+{{- if not $role.rules }}
+{{- fail (printf "%s has no rules: run `make manifests` to generate it from the +kubebuilder:rbac markers" $file) }}
+{{- end }}
+{{- range $role.rules }}
+# {{ $file }}: generated from +kubebuilder:rbac markers, each with its reason above it
+{{ list . | toYaml }}
+{{- end }}
 {{- end }}
 
 {{/* rbac.extraTargets: each resource with .verbs, and its scale subresource with .scaleVerbs. */}}
