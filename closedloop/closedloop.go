@@ -141,14 +141,11 @@ func New(opts Options) (*Simulator, error) {
 	if opts.LowConfidenceDays == 0 {
 		opts.LowConfidenceDays = 1
 	}
-	cfg := recommender.Defaults()
-	if opts.Config != nil {
-		cfg = *opts.Config
-	}
-	model, err := recommender.NewModel(cfg)
+	model, err := recommender.NewModelOrDefaults(opts.Config)
 	if err != nil {
 		return nil, err
 	}
+	cfg := model.Config
 	s := &Simulator{opts: opts, cfg: cfg, demand: map[wkey]map[string]*usage{}, first: map[wkey]*firstSeen{}}
 	for i, m := range opts.Models {
 		r := &run{sim: s, model: m, rec: model, state: recommender.NewState(), workloads: map[wkey]*workload{}}

@@ -29,22 +29,10 @@ var rl = testenv.Resources
 
 // deployment runs replicas pods of one container "app"; answer is how the played kubelet answers resizes.
 func deployment(ns, name string, replicas int32, answer string, req, lim corev1.ResourceList) *appsv1.Deployment {
-	d := testenv.Deployment(ns, name, replicas, map[string]string{resizeLabel: answer}, testenv.Container("app", req, lim))
-	Expect(k8s.Create(context.Background(), d)).To(Succeed())
-	return d
+	return framework.CreateAnswering(k8s, ns, name, replicas, answer, req, lim)
 }
 
-func livePods(ns, app string) []corev1.Pod {
-	var l corev1.PodList
-	Expect(k8s.List(context.Background(), &l, client.InNamespace(ns), client.MatchingLabels{"app": app})).To(Succeed())
-	var out []corev1.Pod
-	for _, p := range l.Items {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func livePods(ns, app string) []corev1.Pod { return framework.LivePods(k8s, ns, app) }
 
 func uidSet(pods []corev1.Pod) map[types.UID]bool {
 	out := map[types.UID]bool{}

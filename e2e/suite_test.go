@@ -22,7 +22,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -34,11 +33,6 @@ import (
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
 	"github.com/hvpa-dev/hvpa/test/testenv"
-)
-
-const (
-	// resizeLabel tells the played kubelet how to answer a pod's resizes: accept (default) or infeasible.
-	resizeLabel = "played.hvpa.dev/resize"
 )
 
 var (
@@ -304,12 +298,7 @@ var _ = BeforeSuite(func() {
 
 	// the played kubelet: runs pods, answers resizes by each pod's label, finishes evicted pods; the played
 	// metrics API reports each workload's load
-	go kubelet.Loop(ctx, 100*time.Millisecond, func(p *corev1.Pod) playedkubelet.ResizeAnswer {
-		if p.Labels[resizeLabel] == "infeasible" {
-			return playedkubelet.ResizeInfeasible
-		}
-		return playedkubelet.ResizeAccept
-	}, &loads, played)
+	go kubelet.Loop(ctx, 100*time.Millisecond, playedkubelet.AnswerByLabel, &loads, played)
 })
 
 var _ = AfterSuite(func() {

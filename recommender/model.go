@@ -14,6 +14,15 @@ type Model struct {
 	cpuWeight float64
 }
 
+// NewModelOrDefaults is NewModel of *cfg, or of Defaults() when cfg is nil (a simulator's options leave the
+// configuration out to mean upstream's defaults). The configuration used is the model's Config.
+func NewModelOrDefaults(cfg *Config) (*Model, error) {
+	if cfg == nil {
+		return NewModel(Defaults())
+	}
+	return NewModel(*cfg)
+}
+
 // NewModel validates cfg and prepares the histogram options.
 func NewModel(cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {

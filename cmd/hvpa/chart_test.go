@@ -76,17 +76,7 @@ func (r renderedObject) String() string {
 // wildcards and cluster-admin with a comment on every rule, and the local API server accepts every object in a
 // server-side dry run. helm lint runs on both value sets.
 func TestChart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs helm and the local control plane")
-	}
-	root, err := testenv.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helm := filepath.Join(root, ".cache", "tools", "bin", "helm")
-	if _, err := os.Stat(helm); err != nil {
-		t.Fatalf("helm not found at %s: run `make helm` (it builds helm from its Go module)", helm)
-	}
+	root, helm := helmAndRoot(t)
 	chart := filepath.Join(root, "charts", "hvpa")
 	valueSets := []struct {
 		name       string
@@ -134,6 +124,23 @@ func TestChart(t *testing.T) {
 			t.Run("the API server accepts every object (server-side dry run)", func(t *testing.T) { dryRun(ctx, t, c, objs) })
 		})
 	}
+}
+
+// helmAndRoot skips under -short; otherwise it returns the module root and the pinned helm `make helm` built.
+func helmAndRoot(t *testing.T) (root, helm string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs helm and the local control plane")
+	}
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm = filepath.Join(root, ".cache", "tools", "bin", "helm")
+	if _, err := os.Stat(helm); err != nil {
+		t.Fatalf("helm not found at %s: run `make helm` (it builds helm from its Go module)", helm)
+	}
+	return root, helm
 }
 
 func runHelm(helm string, args ...string) (string, error) {
@@ -870,17 +877,7 @@ func permission(e testenv.AuditEvent) string {
 // keeps its certificate Secret, caBundle and Lease. The API server's audit log must show no request of a chart
 // ServiceAccount refused; the permissions used are logged.
 func TestChartRBAC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs helm and the local control plane")
-	}
-	root, err := testenv.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helm := filepath.Join(root, ".cache", "tools", "bin", "helm")
-	if _, err := os.Stat(helm); err != nil {
-		t.Fatalf("helm not found at %s: run `make helm` (it builds helm from its Go module)", helm)
-	}
+	root, helm := helmAndRoot(t)
 	out, err := runHelm(helm, "template", "hvpa", filepath.Join(root, "charts", "hvpa"), "--namespace", chartNamespace)
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, out)

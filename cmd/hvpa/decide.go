@@ -142,6 +142,11 @@ func loadState(path string, stdin io.Reader) (scaling.State, error) {
 
 func (in decideState) toState() (scaling.State, field.ErrorList) {
 	var errs, e field.ErrorList
+	values := func(l corev1.ResourceList, p *field.Path) scaling.Values {
+		v, e := scaling.FromResourceList(l, p)
+		errs = append(errs, e...)
+		return v
+	}
 	st := scaling.State{Now: time.Now(), OOMSinceLastScaling: in.OOMSinceLastScaling}
 	if in.Now != nil {
 		st.Now = in.Now.Time
@@ -159,21 +164,13 @@ func (in decideState) toState() (scaling.State, field.ErrorList) {
 		if c.Name == "" {
 			errs = append(errs, field.Required(p.Child("name"), "the container name"))
 		}
-		k := scaling.Container{Name: c.Name}
-		k.Requests, e = scaling.FromResourceList(c.Requests, p.Child("requests"))
-		errs = append(errs, e...)
-		k.Limits, e = scaling.FromResourceList(c.Limits, p.Child("limits"))
-		errs = append(errs, e...)
-		st.Containers = append(st.Containers, k)
+		st.Containers = append(st.Containers, scaling.Container{Name: c.Name,
+			Requests: values(c.Requests, p.Child("requests")), Limits: values(c.Limits, p.Child("limits"))})
 	}
 	for i, r := range in.Recommendation {
 		p := field.NewPath("recommendation").Index(i)
-		rec := scaling.Recommendation{Name: r.ContainerName}
-		rec.Target, e = scaling.FromResourceList(r.Target, p.Child("target"))
-		errs = append(errs, e...)
-		rec.UncappedTarget, e = scaling.FromResourceList(r.UncappedTarget, p.Child("uncappedTarget"))
-		errs = append(errs, e...)
-		st.Recommendation = append(st.Recommendation, rec)
+		st.Recommendation = append(st.Recommendation, scaling.Recommendation{Name: r.ContainerName,
+			Target: values(r.Target, p.Child("target")), UncappedTarget: values(r.UncappedTarget, p.Child("uncappedTarget"))})
 	}
 	if in.HPA != nil {
 		p := field.NewPath("hpa")
@@ -181,12 +178,11 @@ func (in decideState) toState() (scaling.State, field.ErrorList) {
 			errs = append(errs, field.Invalid(p.Child("desiredReplicas"), in.HPA.DesiredReplicas, "must not be negative"))
 		}
 		st.HPA = &scaling.HPAInput{Desired: in.HPA.DesiredReplicas}
-		if len(in.HPA.Basis) > 0 {
-			st.HPA.Basis = map[string]scaling.Values{}
-			for i, b := range in.HPA.Basis {
-				st.HPA.Basis[b.Name], e = scaling.FromResourceList(b.Requests, p.Child("basis").Index(i).Child("requests"))
-				errs = append(errs, e...)
+		for i, b := range in.HPA.Basis {
+			if st.HPA.Basis == nil {
+				st.HPA.Basis = map[string]scaling.Values{}
 			}
+			st.HPA.Basis[b.Name] = values(b.Requests, p.Child("basis").Index(i).Child("requests"))
 		}
 	}
 	if in.LastScaleTime != nil {

@@ -165,14 +165,11 @@ func New(w io.Writer, opts Options) (*Simulator, error) {
 	if opts.SeriesStep < time.Second || opts.SeriesStep%time.Second != 0 {
 		return nil, fmt.Errorf("series step %s: must be a positive number of whole seconds", opts.SeriesStep)
 	}
-	cfg := recommender.Defaults()
-	if opts.Config != nil {
-		cfg = *opts.Config
-	}
-	m, err := recommender.NewModel(cfg)
+	m, err := recommender.NewModelOrDefaults(opts.Config)
 	if err != nil {
 		return nil, err
 	}
+	cfg := m.Config
 	s := &Simulator{opts: opts, model: m, models: map[recommender.Config]*recommender.Model{cfg: m}, state: recommender.NewState(), aggs: map[recommender.AggregateKey]*aggregate{}, containers: map[string]*container{}, workloads: map[string]*workloadState{}}
 	if w != nil {
 		s.out = bufio.NewWriterSize(w, 1<<20)
@@ -280,21 +277,24 @@ func (s *Simulator) score(a *aggregate, row *trace.Row) {
 	if !a.has {
 		return
 	}
-	if row.HasCPU && a.rec.Target.CPUMilli > 0 {
-		target := float64(a.rec.Target.CPUMilli)
-		s.Stats.ScoredCPU++
-		s.Stats.CPUSlackSum += (target - float64(row.CPU)) / target
-		if float64(row.CPU) > target {
-			s.Stats.CPUAbove++
-		}
+	if row.HasCPU {
+		scoreOne(float64(a.rec.Target.CPUMilli), float64(row.CPU), &s.Stats.ScoredCPU, &s.Stats.CPUSlackSum, &s.Stats.CPUAbove)
 	}
-	if row.HasMemory && a.rec.Target.MemoryBytes > 0 {
-		target := float64(a.rec.Target.MemoryBytes)
-		s.Stats.ScoredMemory++
-		s.Stats.MemorySlackSum += (target - float64(row.Memory)) / target
-		if float64(row.Memory) > target {
-			s.Stats.MemoryAbove++
-		}
+	if row.HasMemory {
+		scoreOne(float64(a.rec.Target.MemoryBytes), float64(row.Memory), &s.Stats.ScoredMemory, &s.Stats.MemorySlackSum, &s.Stats.MemoryAbove)
+	}
+}
+
+// scoreOne adds one sample of a resource to its counts: scored, the slack (target - usage) / target, and
+// whether usage was above the target. A zero target is not scored.
+func scoreOne(target, usage float64, scored *int, slackSum *float64, above *int) {
+	if target <= 0 {
+		return
+	}
+	*scored++
+	*slackSum += (target - usage) / target
+	if usage > target {
+		*above++
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -158,4 +159,31 @@ func CreateDeployment(c client.Client, ns, name string, replicas int32, cpu stri
 	ginkgo.GinkgoHelper()
 	d := testenv.Deployment(ns, name, replicas, nil, testenv.Container("app", testenv.Resources(cpu, "1Gi"), nil))
 	gomega.Expect(c.Create(context.Background(), d)).To(gomega.Succeed())
+}
+
+// CreateAnswering creates Deployment name of replicas pods with one container "app" (req, lim) whose resizes
+// the played kubelet answers as answer says (playedkubelet.AnswerLabel: accept, infeasible, deferred, ignore).
+func CreateAnswering(c client.Client, ns, name string, replicas int32, answer string, req, lim corev1.ResourceList) *appsv1.Deployment {
+	ginkgo.GinkgoHelper()
+	d := testenv.Deployment(ns, name, replicas, map[string]string{playedkubelet.AnswerLabel: answer}, testenv.Container("app", req, lim))
+	gomega.Expect(c.Create(context.Background(), d)).To(gomega.Succeed())
+	return d
+}
+
+// LivePods are the Running, Ready, not terminating pods labelled app=<app> (a testenv.Deployment's).
+func LivePods(c client.Client, ns, app string) []corev1.Pod {
+	ginkgo.GinkgoHelper()
+	var l corev1.PodList
+	gomega.Expect(c.List(context.Background(), &l, client.InNamespace(ns), client.MatchingLabels{"app": app})).To(gomega.Succeed())
+	var out []corev1.Pod
+	for _, p := range l.Items {
+		ready := false
+		for _, cond := range p.Status.Conditions {
+			ready = ready || (cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue)
+		}
+		if p.Status.Phase == corev1.PodRunning && ready && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -96,6 +96,23 @@ func ptrTrue() *bool { t := true; return &t }
 // kubelet (and scheduler) would; it returns how many it started. Tests call it in a loop while controllers
 // create pods.
 func (k *Kubelet) RunPending(ctx context.Context, namespace string) (int, error) {
+	pending := func(p *corev1.Pod) bool { return p.Spec.NodeName == "" && p.DeletionTimestamp == nil }
+	return k.forEachPod(ctx, namespace, pending, func(p *corev1.Pod) (bool, error) {
+		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name},
+			Target: corev1.ObjectReference{Kind: "Node", Name: k.Node}}
+		if err := k.Client.SubResource("binding").Create(ctx, p, binding); err != nil {
+			return false, fmt.Errorf("binding %s: %w", p.Name, err)
+		}
+		if err := k.Client.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return false, err
+		}
+		return true, k.MarkRunning(ctx, p)
+	})
+}
+
+// forEachPod lists the pods of namespace ("" all) and acts on each that selected picks; it returns how many
+// acts did something, and stops at the first error.
+func (k *Kubelet) forEachPod(ctx context.Context, namespace string, selected func(*corev1.Pod) bool, act func(*corev1.Pod) (bool, error)) (int, error) {
 	var pods corev1.PodList
 	if err := k.Client.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
 		return 0, err
@@ -103,21 +120,16 @@ func (k *Kubelet) RunPending(ctx context.Context, namespace string) (int, error)
 	n := 0
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+		if !selected(p) {
 			continue
 		}
-		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name},
-			Target: corev1.ObjectReference{Kind: "Node", Name: k.Node}}
-		if err := k.Client.SubResource("binding").Create(ctx, p, binding); err != nil {
-			return n, fmt.Errorf("binding %s: %w", p.Name, err)
-		}
-		if err := k.Client.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+		did, err := act(p)
+		if err != nil {
 			return n, err
 		}
-		if err := k.MarkRunning(ctx, p); err != nil {
-			return n, err
+		if did {
+			n++
 		}
-		n++
 	}
 	return n, nil
 }

@@ -11,6 +11,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// AnswerLabel on a pod tells AnswerByLabel how to answer its resizes: "accept" (or no label), "infeasible",
+// "deferred" or "ignore".
+const AnswerLabel = "played.hvpa.dev/resize"
+
+// AnswerByLabel answers a pod's resize as its AnswerLabel says; suites pass it to Loop or AnswerResizes.
+func AnswerByLabel(p *corev1.Pod) ResizeAnswer {
+	switch p.Labels[AnswerLabel] {
+	case "infeasible":
+		return ResizeInfeasible
+	case "deferred":
+		return ResizeDeferred
+	case "ignore":
+		return ResizeIgnore
+	}
+	return ResizeAccept
+}
+
 // ResizeAnswer is how the played kubelet answers a pending resize of one pod.
 type ResizeAnswer int
 
@@ -65,16 +82,7 @@ func (a ResizeAnswer) String() string {
 // are not. The status is written through the status subresource, re-reading the pod on conflicts. It returns
 // how many pods it answered (Ignore does not count).
 func (k *Kubelet) AnswerResizes(ctx context.Context, namespace string, answer func(*corev1.Pod) ResizeAnswer) (int, error) {
-	var pods corev1.PodList
-	if err := k.Client.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
-		return 0, err
-	}
-	n := 0
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if !k.resizePending(p) {
-			continue
-		}
+	return k.forEachPod(ctx, namespace, k.resizePending, func(p *corev1.Pod) (bool, error) {
 		answered := false
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			answered = false
@@ -96,16 +104,13 @@ func (k *Kubelet) AnswerResizes(ctx context.Context, namespace string, answer fu
 			return nil
 		})
 		if apierrors.IsNotFound(err) {
-			continue
+			return false, nil
 		}
 		if err != nil {
-			return n, fmt.Errorf("answering the resize of pod %s/%s: %w", p.Namespace, p.Name, err)
+			return false, fmt.Errorf("answering the resize of pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
-		if answered {
-			n++
-		}
-	}
-	return n, nil
+		return answered, nil
+	})
 }
 
 // resizePending: the pod is this node's, Running, not terminating, and some container's spec resources
@@ -270,25 +275,16 @@ func ResizeCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondit
 // preconditioned on the pod's UID, so a pod recreated under the same name (a StatefulSet's) is left alone.
 // A pod that still has finalizers stays (the API server removes it once they are gone) but is counted.
 func (k *Kubelet) FinishTerminating(ctx context.Context, namespace string) (int, error) {
-	var pods corev1.PodList
-	if err := k.Client.List(ctx, &pods, client.InNamespace(namespace)); err != nil {
-		return 0, err
-	}
-	n := 0
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Spec.NodeName != k.Node || p.DeletionTimestamp == nil {
-			continue
-		}
+	terminating := func(p *corev1.Pod) bool { return p.Spec.NodeName == k.Node && p.DeletionTimestamp != nil }
+	return k.forEachPod(ctx, namespace, terminating, func(p *corev1.Pod) (bool, error) {
 		uid := p.UID
 		err := k.Client.Delete(ctx, p, client.GracePeriodSeconds(0), client.Preconditions{UID: &uid})
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			continue // gone already, or replaced by a new pod of the same name
+			return false, nil // gone already, or replaced by a new pod of the same name
 		}
 		if err != nil {
-			return n, fmt.Errorf("finishing the termination of pod %s/%s: %w", p.Namespace, p.Name, err)
+			return false, fmt.Errorf("finishing the termination of pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
-		n++
-	}
-	return n, nil
+		return true, nil
+	})
 }

@@ -6,7 +6,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/featuregate"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,8 +19,6 @@ import (
 )
 
 const (
-	// resizeLabel tells the played kubelet how to answer a pod's resizes: accept (default), infeasible, deferred.
-	resizeLabel = "played.hvpa.dev/resize"
 	// leaseName is the admission Lease the suite's webhook renews.
 	leaseName = testadmission.AdmissionNamespace + "/hvpa-admission"
 )
@@ -57,15 +54,7 @@ var _ = BeforeSuite(func() {
 	cluster.Run(mgr)
 
 	// the played kubelet: runs new pods, answers resizes by each pod's label, finishes evicted pods
-	go cluster.Kubelet.Loop(cluster.Ctx, 50*time.Millisecond, func(p *corev1.Pod) playedkubelet.ResizeAnswer {
-		switch p.Labels[resizeLabel] {
-		case "infeasible":
-			return playedkubelet.ResizeInfeasible
-		case "deferred":
-			return playedkubelet.ResizeDeferred
-		}
-		return playedkubelet.ResizeAccept
-	}, nil, nil)
+	go cluster.Kubelet.Loop(cluster.Ctx, 50*time.Millisecond, playedkubelet.AnswerByLabel, nil, nil)
 })
 
 var _ = AfterSuite(func() { cluster.Stop() })

@@ -37,28 +37,12 @@ var rl = testenv.Resources
 // deployment runs replicas pods of one container "app" and waits until they are live; answer is how the
 // played kubelet answers their resizes.
 func deployment(ns, name string, replicas int32, answer string, req, lim corev1.ResourceList) *appsv1.Deployment {
-	d := testenv.Deployment(ns, name, replicas, map[string]string{resizeLabel: answer}, testenv.Container("app", req, lim))
-	Expect(k8s.Create(context.Background(), d)).To(Succeed())
+	d := framework.CreateAnswering(k8s, ns, name, replicas, answer, req, lim)
 	Eventually(func() int { return len(livePods(ns, name)) }, framework.Timeout, framework.Interval).Should(Equal(int(replicas)))
 	return d
 }
 
-// livePods are the Running, Ready, not terminating pods of a Deployment.
-func livePods(ns, app string) []corev1.Pod {
-	var l corev1.PodList
-	Expect(k8s.List(context.Background(), &l, client.InNamespace(ns), client.MatchingLabels{"app": app})).To(Succeed())
-	var out []corev1.Pod
-	for _, p := range l.Items {
-		ready := false
-		for _, c := range p.Status.Conditions {
-			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
-		}
-		if p.Status.Phase == corev1.PodRunning && ready && p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func livePods(ns, app string) []corev1.Pod { return framework.LivePods(k8s, ns, app) }
 
 func uids(pods []corev1.Pod) []types.UID {
 	var out []types.UID
