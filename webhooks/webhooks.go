@@ -45,6 +45,8 @@ type Options struct {
 	// Live is an uncached client for reads the cache may not answer yet (may be nil: the manager's client).
 	Live  client.Client
 	Clock clock.PassiveClock
+	// RecommenderName is the name hvpa's recommender serves ("": "default"); see pod.Handler.
+	RecommenderName string
 }
 
 // Register adds the three webhooks to the manager's webhook server, and a runnable that fills the cache
@@ -57,11 +59,13 @@ func Register(mgr ctrl.Manager, o Options) error {
 		o.Live = mgr.GetClient()
 	}
 	srv := mgr.GetWebhookServer()
-	srv.Register(PodPath, &admission.Webhook{Handler: pod.NewHandler(mgr.GetClient(), o.Live, o.Gates, o.Metrics, o.Clock)})
-	vpaHook := admission.WithValidator[*vpav1.VerticalPodAutoscaler](mgr.GetScheme(), validation.VPAValidator{Gates: o.Gates})
+	podHandler := pod.NewHandler(mgr.GetClient(), o.Live, o.Gates, o.Metrics, o.Clock)
+	podHandler.RecommenderName = o.RecommenderName
+	srv.Register(PodPath, &admission.Webhook{Handler: podHandler})
+	vpaHook := admission.WithValidator[*vpav1.VerticalPodAutoscaler](mgr.GetScheme(), validation.VPAValidator(o.Gates))
 	vpaHook.Handler = instrumented{resource: "verticalpodautoscalers", next: vpaHook.Handler, m: o.Metrics, clk: o.Clock}
 	srv.Register(VPAPath, vpaHook)
-	hvpaHook := admission.WithValidator[*hvpav1alpha1.Hvpa](mgr.GetScheme(), validation.HvpaValidator{Gates: o.Gates})
+	hvpaHook := admission.WithValidator[*hvpav1alpha1.Hvpa](mgr.GetScheme(), validation.HvpaValidator(o.Gates))
 	hvpaHook.Handler = instrumented{resource: "hvpas", next: hvpaHook.Handler, m: o.Metrics, clk: o.Clock}
 	srv.Register(HvpaPath, hvpaHook)
 	w := &warmup{c: mgr.GetClient()}

@@ -79,6 +79,10 @@ type Reconciler struct {
 	// undecodable: Hvpas that do not decode, with the resourceVersion their condition was written at
 	undecodable map[types.NamespacedName]string
 
+	// RecommenderName is the name hvpa's recommender serves ("": "default"): a VPA on an Hvpa's workload that
+	// another recommender serves, or whose updateMode is Off, only observes and never stops the Hvpa.
+	RecommenderName string
+
 	// Gates are the feature gates (RequestToLimitRatio: the containers' requestToLimitRatio counts only when
 	// on; nil: every gate at its default).
 	Gates featuregate.FeatureGate
@@ -477,7 +481,7 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 	}
 	for _, v := range vpas.Items {
 		if ref := v.Spec.TargetRef; ref != nil && workload.RefKey(ref.APIVersion, ref.Kind, ref.Name) == same {
-			all = append(all, workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: v.Name, Created: v.CreationTimestamp})
+			all = append(all, workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: v.Name, Created: v.CreationTimestamp, Observer: v.Observes(r.RecommenderName)})
 		}
 	}
 	var hvpas hvpav1alpha1.HvpaList

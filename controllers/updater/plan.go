@@ -19,6 +19,9 @@ import (
 type Options struct {
 	// Interval between update loops.
 	Interval time.Duration
+	// RecommenderName is the name hvpa's recommender serves ("": "default"): on a workload an Hvpa targets, a
+	// VPA another recommender serves only observes, and the updater acts on the Hvpa's intent alone.
+	RecommenderName string
 	// UpdateThreshold: a VPA pod older than MinPodAge is updated when a request differs from its target by
 	// more than this fraction (--pod-update-threshold).
 	UpdateThreshold float64

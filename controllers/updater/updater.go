@@ -230,7 +230,7 @@ func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	out = append(out, hvpas...)
+	out = withoutObservers(append(out, hvpas...), u.Options.RecommenderName)
 	for i := range out {
 		c := &out[i].ctl
 		var lrs corev1.LimitRangeList
@@ -244,6 +244,25 @@ func (u *Updater) controllers(ctx context.Context) ([]served, []error) {
 		}
 	}
 	return out, errs
+}
+
+// withoutObservers drops the VPAs that only observe (vpav1.Observes: another recommender serves them) a
+// workload an Hvpa acts on: the Hvpa's intent sizes its pods, and an observer is never a second actor.
+func withoutObservers(all []served, recommenderName string) []served {
+	hvpaTargets := map[string]bool{}
+	for _, s := range all {
+		if _, ok := s.obj.(*hvpav1alpha1.Hvpa); ok {
+			hvpaTargets[s.ctl.Namespace+"/"+s.target.String()] = true
+		}
+	}
+	out := all[:0]
+	for _, s := range all {
+		if v, ok := s.obj.(*vpav1.VerticalPodAutoscaler); ok && v.Observes(recommenderName) && hvpaTargets[s.ctl.Namespace+"/"+s.target.String()] {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // vpaControllers are the VPAs whose mode lets the updater act, with a recommendation and a resolvable target.

@@ -536,19 +536,23 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 	for key, group := range byTarget {
 		all := append([]workload.Autoscaler(nil), hv.targets[key]...)
 		for _, s := range group {
-			all = append(all, workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: s.vpa.Name, Created: s.vpa.CreationTimestamp})
+			all = append(all, r.autoscaler(s.vpa))
 		}
 		if len(all) < 2 {
 			continue
 		}
 		for _, s := range group {
-			self := workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: s.vpa.Name, Created: s.vpa.CreationTimestamp}
-			if msg := workload.NotServing(self, all, s.target.GVK.Kind, s.target.Name); msg != "" {
+			if msg := workload.NotServing(r.autoscaler(s.vpa), all, s.target.GVK.Kind, s.target.Name); msg != "" {
 				s.err = &workload.TargetError{Reason: vpav1.ReasonMultipleAutoscalers, Message: msg}
 			}
 		}
 	}
 	return vpas, list, hv, nil
+}
+
+// autoscaler is a served VPA in the rule of several autoscalers on one workload (updateMode Off: an observer).
+func (r *Recommender) autoscaler(v *vpav1.VerticalPodAutoscaler) workload.Autoscaler {
+	return workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: v.Name, Created: v.CreationTimestamp, Observer: v.Observes(r.Opts.Name)}
 }
 
 func (r *Recommender) listVPAs(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, error) {
@@ -582,10 +586,7 @@ func (r *Recommender) listVPAs(ctx context.Context) ([]vpav1.VerticalPodAutoscal
 
 // serves: the first entry of spec.recommenders names this recommender, or none is named and this is "default".
 func (r *Recommender) serves(v *vpav1.VerticalPodAutoscaler) bool {
-	if len(v.Spec.Recommenders) == 0 {
-		return r.Opts.Name == "default"
-	}
-	return v.Spec.Recommenders[0].Name == r.Opts.Name
+	return v.RecommendedBy(r.Opts.Name)
 }
 
 // forgetGone drops what the recommender remembers about VPAs that no longer exist.

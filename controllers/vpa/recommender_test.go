@@ -549,7 +549,7 @@ var _ = Describe("the recommender", func() {
 		parent := vpaFor(ns, "on-replicaset", "good-rs", vpav1.UpdateModeOff)
 		parent.Spec.TargetRef.Kind = "ReplicaSet"
 		for _, v := range []*vpav1.VerticalPodAutoscaler{vpaFor(ns, "good", "good", vpav1.UpdateModeOff), unknown, missing, parent,
-			vpaFor(ns, "lonely", "lonely", vpav1.UpdateModeOff), vpaFor(ns, "first", "shared", vpav1.UpdateModeOff), vpaFor(ns, "second", "shared", vpav1.UpdateModeOff)} {
+			vpaFor(ns, "lonely", "lonely", vpav1.UpdateModeOff), vpaFor(ns, "first", "shared", vpav1.UpdateModeInitial), vpaFor(ns, "second", "shared", vpav1.UpdateModeInitial)} {
 			Expect(k8s.Create(ctx, v)).To(Succeed())
 		}
 		// override annotations that cannot be served: each says why, and neither touches "good" (same target)

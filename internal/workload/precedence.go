@@ -8,20 +8,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Autoscaler is one VPA or Hvpa in the rule of several autoscalers on one workload: the one that serves it
-// is the oldest (creationTimestamp), then by kind, then by name; the others do not act and report
-// MultipleAutoscalers naming it. The recommender, the Hvpa controller, the admission webhook and the
-// updater all follow this rule (the updater acts only on objects without ConfigUnsupported).
+// Autoscaler is one VPA or Hvpa in the rule of several autoscalers on one workload: of those that act, the one
+// that serves it is the oldest (creationTimestamp), then by kind, then by name; the other actors do not act
+// and report MultipleAutoscalers naming it. An observer (a VPA that only watches: vpav1.Observes) is always
+// served and never in conflict. The recommender, the Hvpa controller, the admission webhook and the updater
+// all follow this rule (the updater acts only on objects without ConfigUnsupported).
 type Autoscaler struct {
-	Kind    string // VerticalPodAutoscaler or Hvpa
-	Name    string
-	Created metav1.Time
+	Kind     string // VerticalPodAutoscaler or Hvpa
+	Name     string
+	Created  metav1.Time
+	Observer bool
 }
 
 func (a Autoscaler) String() string { return a.Kind + " " + a.Name }
 
-// Before reports whether a serves the workload rather than b.
+// Before reports whether a serves the workload rather than b: actors before observers, then the oldest.
 func (a Autoscaler) Before(b Autoscaler) bool {
+	if a.Observer != b.Observer {
+		return !a.Observer
+	}
 	if !a.Created.Equal(&b.Created) {
 		return a.Created.Before(&b.Created)
 	}
@@ -37,12 +42,16 @@ func SortAutoscalers(as []Autoscaler) {
 }
 
 // NotServing is the MultipleAutoscalers message of an autoscaler that does not serve its workload because
-// first does, or "" when self serves it. all holds every autoscaler of the workload, self included.
+// first does, or "" when self serves it (an observer always is). all holds every autoscaler of the workload,
+// self included; observers among them are no conflict.
 func NotServing(self Autoscaler, all []Autoscaler, workloadKind, workloadName string) string {
+	if self.Observer {
+		return ""
+	}
 	first := self
 	var others []string
 	for _, a := range all {
-		if a == self {
+		if a == self || a.Observer {
 			continue
 		}
 		others = append(others, a.String())

@@ -51,6 +51,9 @@ type Handler struct {
 	Gates   featuregate.FeatureGate
 	Metrics *Metrics
 	Clock   clock.PassiveClock
+	// RecommenderName is the name hvpa's recommender serves ("": "default"): a VPA that another recommender
+	// serves, or whose updateMode is Off, only observes; an Hvpa on its workload sizes the pod.
+	RecommenderName string
 
 	// targets resolves VPA targets from the cache (Live when it has not seen one yet)
 	targets *workload.Resolver
@@ -122,6 +125,8 @@ type candidate struct {
 	created time.Time
 	vpa     *vpav1.VerticalPodAutoscaler
 	hvpa    *hvpav1alpha1.Hvpa
+	// observer: a VPA that only watches (vpav1.Observes); it sizes a pod only when no actor matches
+	observer bool
 }
 
 func (c *candidate) String() string { return c.kind + "/" + c.name }
@@ -165,7 +170,8 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 			continue
 		}
 		if sel.Matches(podLabels) {
-			cands = append(cands, &candidate{kind: "VerticalPodAutoscaler", name: v.Name, created: v.CreationTimestamp.Time, vpa: v})
+			cands = append(cands, &candidate{kind: "VerticalPodAutoscaler", name: v.Name, created: v.CreationTimestamp.Time, vpa: v,
+				observer: v.Observes(h.RecommenderName)})
 		}
 	}
 	for i := range hvpas.Items {
@@ -184,8 +190,20 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 	if len(cands) == 0 {
 		return nil, OutcomeUntargeted, nil
 	}
+	return pick(cands), "", nil
+}
+
+// pick orders the candidates (sortCandidates) and chooses the first; the others it names are the actors
+// among the rest: an observer (updateMode Off, another recommender's VPA) is no conflict.
+func pick(cands []*candidate) *chosen {
 	sortCandidates(cands)
-	return &chosen{candidate: cands[0], others: cands[1:]}, "", nil
+	c := &chosen{candidate: cands[0]}
+	for _, o := range cands[1:] {
+		if !o.observer {
+			c.others = append(c.others, o)
+		}
+	}
+	return c
 }
 
 // sortCandidates orders the candidates by workload.Autoscaler's rule (the oldest, then kind, then name):
@@ -195,7 +213,7 @@ func sortCandidates(c []*candidate) {
 }
 
 func (c *candidate) autoscaler() workload.Autoscaler {
-	return workload.Autoscaler{Kind: c.kind, Name: c.name, Created: metav1.NewTime(c.created)}
+	return workload.Autoscaler{Kind: c.kind, Name: c.name, Created: metav1.NewTime(c.created), Observer: c.observer}
 }
 
 // vpaSelector resolves a VPA's target selector (from the cache: no API request per pod create).

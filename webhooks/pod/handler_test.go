@@ -182,6 +182,17 @@ func TestHandler(t *testing.T) {
 		"an Hvpa's status.desired": {
 			objs: []client.Object{hvpa},
 			pod:  webPod(ctr("app", rl("100m", "100Mi"), nil)), want: map[string]resources{"app": {rl("700m", "1Gi"), nil}}, outcome: OutcomeSized},
+		"an older observer VPA (updateMode Off) does not stop the Hvpa, and is no conflict": {
+			objs: []client.Object{vpa("goldilocks-web", t0.Add(-time.Hour), vpav1.UpdateModeOff, rec("app", "250m", "200Mi")), hvpa},
+			pod:  webPod(ctr("app", rl("100m", "100Mi"), nil)), want: map[string]resources{"app": {rl("700m", "1Gi"), nil}}, outcome: OutcomeSized,
+			annotations: map[string]string{AnnotationSizedBy: "Hvpa/web", AnnotationResources: "app: cpu request 100m -> 700m, memory request 100Mi -> 1Gi"}},
+		"an older VPA another recommender serves does not stop the Hvpa": {
+			objs: []client.Object{func() *vpav1.VerticalPodAutoscaler {
+				v := vpa("upstream-web", t0.Add(-time.Hour), vpav1.UpdateModeInitial, rec("app", "250m", "200Mi"))
+				v.Spec.Recommenders = []vpav1.VerticalPodAutoscalerRecommenderSelector{{Name: "upstream"}}
+				return v
+			}(), hvpa},
+			pod: webPod(ctr("app", rl("100m", "100Mi"), nil)), want: map[string]resources{"app": {rl("700m", "1Gi"), nil}}, outcome: OutcomeSized},
 		"an Hvpa that does not act (ConfigUnsupported) sizes nothing": {
 			objs: []client.Object{func() *hvpav1alpha1.Hvpa {
 				u := hvpa.DeepCopy()

@@ -2,78 +2,72 @@ package validation
 
 import (
 	"context"
+	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-base/featuregate"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
-// VPAValidator admits VerticalPodAutoscalers through VPA. Gates are the feature gates of the process
+// VPAValidator admits VerticalPodAutoscalers through validateVPA. gates are the feature gates of the process
 // (nil: all off).
-type VPAValidator struct{ Gates featuregate.FeatureGate }
-
-var _ admission.Validator[*vpav1.VerticalPodAutoscaler] = VPAValidator{}
-
-// ValidateCreate validates a new VerticalPodAutoscaler.
-func (v VPAValidator) ValidateCreate(_ context.Context, obj *vpav1.VerticalPodAutoscaler) (admission.Warnings, error) {
-	if obj.DecodeError != "" {
-		return nil, undecodable(vpav1.GroupVersion.WithKind("VerticalPodAutoscaler").GroupKind(), obj.Name, obj.DecodeError)
+func VPAValidator(gates featuregate.FeatureGate) admission.Validator[*vpav1.VerticalPodAutoscaler] {
+	return validator[*vpav1.VerticalPodAutoscaler]{
+		kind: vpav1.GroupVersion.WithKind("VerticalPodAutoscaler").GroupKind(), gates: gates, validate: validateVPA,
+		decodeError: func(v *vpav1.VerticalPodAutoscaler) string { return v.DecodeError },
 	}
-	errs, warnings := validateVPA(obj, nil, v.Gates)
-	return warnings, invalid(vpav1.GroupVersion.WithKind("VerticalPodAutoscaler").GroupKind(), obj.Name, errs)
 }
 
-// ValidateUpdate validates a changed VerticalPodAutoscaler against its old version.
-func (v VPAValidator) ValidateUpdate(_ context.Context, oldObj, newObj *vpav1.VerticalPodAutoscaler) (admission.Warnings, error) {
-	if newObj.DecodeError != "" {
-		return nil, undecodable(vpav1.GroupVersion.WithKind("VerticalPodAutoscaler").GroupKind(), newObj.Name, newObj.DecodeError)
+// HvpaValidator admits Hvpas through Hvpa. gates are the feature gates of the process (nil: all off).
+func HvpaValidator(gates featuregate.FeatureGate) admission.Validator[*hvpav1alpha1.Hvpa] {
+	return validator[*hvpav1alpha1.Hvpa]{
+		kind: hvpav1alpha1.GroupVersion.WithKind("Hvpa").GroupKind(), gates: gates, validate: Hvpa,
+		decodeError: func(h *hvpav1alpha1.Hvpa) string { return h.DecodeError },
 	}
-	if oldObj != nil && oldObj.DecodeError != "" {
-		oldObj = nil // the fix of an object stored before the rules: validated as new
-	}
-	errs, warnings := validateVPA(newObj, oldObj, v.Gates)
-	return warnings, invalid(vpav1.GroupVersion.WithKind("VerticalPodAutoscaler").GroupKind(), newObj.Name, errs)
 }
 
-// ValidateDelete always allows the deletion.
-func (VPAValidator) ValidateDelete(context.Context, *vpav1.VerticalPodAutoscaler) (admission.Warnings, error) {
-	return nil, nil
+// validator adapts a kind's validation to controller-runtime's typed Validator: an object that does not decode
+// is refused with its decode error; an old version that did not decode is ignored (the update that fixes an
+// object stored before the rules is validated as new); deletions are always allowed.
+type validator[T client.Object] struct {
+	kind        schema.GroupKind
+	gates       featuregate.FeatureGate
+	validate    func(obj, old T, gates featuregate.FeatureGate) (field.ErrorList, []string)
+	decodeError func(T) string // what the lenient decoding could not read ("" when it read everything)
 }
 
-// HvpaValidator admits Hvpas through Hvpa. Gates are the feature gates of the process (nil: all off).
-type HvpaValidator struct{ Gates featuregate.FeatureGate }
-
-var _ admission.Validator[*hvpav1alpha1.Hvpa] = HvpaValidator{}
-
-// ValidateCreate validates a new Hvpa.
-func (v HvpaValidator) ValidateCreate(_ context.Context, obj *hvpav1alpha1.Hvpa) (admission.Warnings, error) {
-	if obj.DecodeError != "" {
-		return nil, undecodable(hvpav1alpha1.GroupVersion.WithKind("Hvpa").GroupKind(), obj.Name, obj.DecodeError)
-	}
-	errs, warnings := Hvpa(obj, nil, v.Gates)
-	return warnings, invalid(hvpav1alpha1.GroupVersion.WithKind("Hvpa").GroupKind(), obj.Name, errs)
+// ValidateCreate validates a new object.
+func (v validator[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
+	var none T
+	return v.check(obj, none)
 }
 
-// ValidateUpdate validates a changed Hvpa against its old version.
-func (v HvpaValidator) ValidateUpdate(_ context.Context, oldObj, newObj *hvpav1alpha1.Hvpa) (admission.Warnings, error) {
-	if newObj.DecodeError != "" {
-		return nil, undecodable(hvpav1alpha1.GroupVersion.WithKind("Hvpa").GroupKind(), newObj.Name, newObj.DecodeError)
+// ValidateUpdate validates a changed object against its old version.
+func (v validator[T]) ValidateUpdate(_ context.Context, oldObj, newObj T) (admission.Warnings, error) {
+	if reflect.ValueOf(oldObj).IsNil() || v.decodeError(oldObj) != "" {
+		var none T
+		oldObj = none
 	}
-	if oldObj != nil && oldObj.DecodeError != "" {
-		oldObj = nil // the fix of an object stored before the rules: validated as new
-	}
-	errs, warnings := Hvpa(newObj, oldObj, v.Gates)
-	return warnings, invalid(hvpav1alpha1.GroupVersion.WithKind("Hvpa").GroupKind(), newObj.Name, errs)
+	return v.check(newObj, oldObj)
 }
 
 // ValidateDelete always allows the deletion.
-func (HvpaValidator) ValidateDelete(context.Context, *hvpav1alpha1.Hvpa) (admission.Warnings, error) {
+func (validator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
 	return nil, nil
+}
+
+func (v validator[T]) check(obj, old T) (admission.Warnings, error) {
+	if msg := v.decodeError(obj); msg != "" {
+		return nil, undecodable(v.kind, obj.GetName(), msg)
+	}
+	errs, warnings := v.validate(obj, old, v.gates)
+	return warnings, invalid(v.kind, obj.GetName(), errs)
 }
 
 // undecodable refuses an object that does not decode (decodeerr: its message names the field).

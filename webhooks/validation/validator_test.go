@@ -29,7 +29,7 @@ func causes(t *testing.T, err error) *metav1.StatusDetails {
 
 func TestVPAValidator(t *testing.T) {
 	ctx := context.Background()
-	v := VPAValidator{Gates: features.New()}
+	v := VPAValidator(features.New())
 
 	bad := baseVPA()
 	withRatio(factor(0.5), nil)(bad)
@@ -70,7 +70,7 @@ func TestVPAValidator(t *testing.T) {
 
 func TestHvpaValidator(t *testing.T) {
 	ctx := context.Background()
-	v := HvpaValidator{} // nil gates: all off
+	v := HvpaValidator(nil) // nil gates: all off
 
 	bad := baseHvpa()
 	target("apps/v1", "DaemonSet")(bad)

@@ -6,11 +6,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hvpa-dev/hvpa/webhooks/pod"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
@@ -131,5 +138,45 @@ var _ = Describe("an Hvpa with every component running", func() {
 		settled(1)
 		within(100)
 		AddReportEntry("scale out and back in", fmt.Sprintf("at 2.8 CPU: %s; at 0.1 CPU: %s", scaledOut, measure(ctx, ns, "web")))
+	})
+
+	It("acts beside observer VPAs created before it (Goldilocks' updateMode Off, another recommender's): they are served and never stop it", func() {
+		ns := framework.NewNamespace(k8s, "observed")
+		framework.CreateDeployment(k8s, ns, "web", 1, "500m")
+		loads.Set(ns, "web", 1000, 300<<20)
+		target := &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+		goldilocks := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "goldilocks-web"}, Spec: vpav1.VerticalPodAutoscalerSpec{
+			TargetRef: target, UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: ptr.To(vpav1.UpdateModeOff)}}}
+		upstream := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upstream-web"}, Spec: vpav1.VerticalPodAutoscalerSpec{
+			TargetRef: target, Recommenders: []vpav1.VerticalPodAutoscalerRecommenderSelector{{Name: "upstream"}}}}
+		Expect(k8s.Create(ctx, goldilocks)).To(Succeed())
+		Expect(k8s.Create(ctx, upstream)).To(Succeed())
+		time.Sleep(1100 * time.Millisecond) // creationTimestamp has whole seconds: the VPAs are the older
+		Expect(k8s.Create(ctx, testenv.CPUHvpa(ns, "web", 50, 0, 30, "500m", "1", "2", "4", "8"))).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			h := &hvpav1alpha1.Hvpa{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, h)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)).To(BeFalse(), "the Hvpa stopped: %+v", h.Status.Conditions)
+			g.Expect(h.Status.Desired).NotTo(BeNil())
+			g.Expect(h.Status.Desired.Replicas).To(BeNumerically(">=", 2), "1 CPU at a 50%% target: the Hvpa scales out")
+			v := &vpav1.VerticalPodAutoscaler{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(goldilocks), v)).To(Succeed())
+			g.Expect(v.Status.Recommendation).NotTo(BeNil(), "the observer VPA is served a recommendation")
+			for _, c := range v.Status.Conditions {
+				g.Expect(c.Type == vpav1.ConfigUnsupported && c.Status == corev1.ConditionTrue).To(BeFalse(), "observer VPA: %+v", c)
+			}
+		}, 90*time.Second, 250*time.Millisecond).Should(Succeed())
+		// the pods the scale-out creates are sized by the Hvpa, with no conflict named
+		Eventually(func(g Gomega) {
+			var sized int
+			for _, p := range framework.LivePods(k8s, ns, "web") {
+				if p.Annotations[pod.AnnotationSizedBy] == "Hvpa/web" {
+					sized++
+					g.Expect(p.Annotations).NotTo(HaveKey(pod.AnnotationAlsoMatched), "observers are no conflict")
+				}
+			}
+			g.Expect(sized).To(BeNumerically(">", 0))
+		}, 90*time.Second, 250*time.Millisecond).Should(Succeed())
 	})
 })

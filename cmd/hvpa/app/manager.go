@@ -129,7 +129,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 // addUpdater adds the updater.
 func addUpdater(mgr ctrl.Manager, live client.Client, o Options) error {
 	uo := o.Updater
-	uo.AdmissionLease = o.AdmissionLease
+	uo.AdmissionLease, uo.RecommenderName = o.AdmissionLease, o.Recommender.Name
 	//nolint:staticcheck // core/v1 events: the pod's event stream shows every resize and eviction with its reason
 	u := updater.New(mgr.GetClient(), live, mgr.GetEventRecorderFor("hvpa-updater"), clock.RealClock{}, o.Gates, uo, updater.NewMetrics(o.Registry))
 	return mgr.Add(u)
@@ -181,7 +181,7 @@ func addHvpa(mgr ctrl.Manager, live client.Client, rec *vpactrl.Recommender, o O
 	//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
 	r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync,
 		hvpactrl.NewMetrics(o.Registry))
-	r.Reader, r.Gates = mgr.GetAPIReader(), o.Gates
+	r.Reader, r.Gates, r.RecommenderName = mgr.GetAPIReader(), o.Gates, o.Recommender.Name
 	r.Targets = workload.NewResolver(mgr.GetClient(), live)
 	r.LowConfidenceDays = o.HvpaLowConfidenceDays
 	return r.SetupWithManager(mgr)
@@ -222,5 +222,6 @@ func addAdmission(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Opt
 			return err
 		}
 	}
-	return webhooks.Register(mgr, webhooks.Options{Gates: o.Gates, Metrics: pod.NewMetrics(o.Registry), Live: live})
+	return webhooks.Register(mgr, webhooks.Options{Gates: o.Gates, Metrics: pod.NewMetrics(o.Registry), Live: live,
+		RecommenderName: o.Recommender.Name})
 }

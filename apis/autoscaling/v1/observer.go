@@ -1,0 +1,32 @@
+package v1
+
+// DefaultRecommender is the recommender that serves a VerticalPodAutoscaler whose spec.recommenders names none.
+const DefaultRecommender = "default"
+
+// EffectiveUpdateMode is spec.updatePolicy.updateMode, or Auto where it is unset.
+func (o *VerticalPodAutoscaler) EffectiveUpdateMode() UpdateMode {
+	if o.Spec.UpdatePolicy != nil && o.Spec.UpdatePolicy.UpdateMode != nil {
+		return *o.Spec.UpdatePolicy.UpdateMode
+	}
+	return UpdateModeAuto
+}
+
+// RecommendedBy says whether recommender ("": DefaultRecommender) serves the object: the first entry of
+// spec.recommenders names it, or none is named and it is DefaultRecommender.
+func (o *VerticalPodAutoscaler) RecommendedBy(recommender string) bool {
+	if recommender == "" {
+		recommender = DefaultRecommender
+	}
+	if len(o.Spec.Recommenders) == 0 {
+		return recommender == DefaultRecommender
+	}
+	return o.Spec.Recommenders[0].Name == recommender
+}
+
+// Observes says whether, to hvpa (whose recommender is named recommender), the object only watches its workload:
+// its updateMode is Off (Goldilocks creates such VPAs for every workload), or another recommender serves it.
+// An observer never stops an Hvpa on the same workload, and an Hvpa there is never stopped by it; only two
+// actors on one workload are a conflict.
+func (o *VerticalPodAutoscaler) Observes(recommender string) bool {
+	return o.EffectiveUpdateMode() == UpdateModeOff || !o.RecommendedBy(recommender)
+}
