@@ -107,14 +107,7 @@ func TestChart(t *testing.T) {
 
 	for _, vs := range valueSets {
 		t.Run(vs.name, func(t *testing.T) {
-			out, err := runHelm(helm, append([]string{"template", "hvpa", chart, "--namespace", chartNamespace, "--include-crds"}, vs.args...)...)
-			if err != nil {
-				t.Fatalf("helm template: %v\n%s", err, out)
-			}
-			objs, err := decodeRendered(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			objs := renderChart(t, helm, append([]string{chart, "--include-crds"}, vs.args...)...)
 			deps := deployments(t, objs)
 			t.Run("deployments run hvpa with flags it knows", func(t *testing.T) { checkDeployments(t, deps) })
 			t.Run("webhook configurations are webhooks.Configurations with the release's Service", func(t *testing.T) { checkWebhooks(t, objs, deps) })
@@ -141,6 +134,20 @@ func helmAndRoot(t *testing.T) (root, helm string) {
 		t.Fatalf("helm not found at %s: run `make helm` (it builds helm from its Go module)", helm)
 	}
 	return root, helm
+}
+
+// renderChart runs `helm template hvpa CHART [ARGS]` in the release namespace and decodes the objects.
+func renderChart(t *testing.T, helm string, chartAndArgs ...string) []renderedObject {
+	t.Helper()
+	out, err := runHelm(helm, append([]string{"template", "hvpa", "--namespace", chartNamespace}, chartAndArgs...)...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	objs, err := decodeRendered(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
 }
 
 func runHelm(helm string, args ...string) (string, error) {
@@ -878,14 +885,7 @@ func permission(e testenv.AuditEvent) string {
 // ServiceAccount refused; the permissions used are logged.
 func TestChartRBAC(t *testing.T) {
 	root, helm := helmAndRoot(t)
-	out, err := runHelm(helm, "template", "hvpa", filepath.Join(root, "charts", "hvpa"), "--namespace", chartNamespace)
-	if err != nil {
-		t.Fatalf("helm template: %v\n%s", err, out)
-	}
-	objs, err := decodeRendered(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := renderChart(t, helm, filepath.Join(root, "charts", "hvpa"))
 	deps := deployments(t, objs)
 
 	// the local control plane, with an audit log of the requests of the release namespace's ServiceAccounts
