@@ -2,7 +2,7 @@ package webhooks
 
 // The admission controller's cluster-wide permissions, from the API calls of this package and its pod and
 // validation webhooks. `make manifests` turns these markers (with those of internal/workload) into
-// charts/hvpa/files/rbac/admission-controller.yaml, which the chart's ClusterRole renders. The chart adds what
+// charts/hvpa/files/rbac/admission.yaml, which the chart's ClusterRole renders. The chart adds what
 // depends on its values: the admission Lease, the certificate Secret and webhook configurations (self-managed
 // certificates), secure metrics and rbac.extraTargets. Every marker says what its verbs are for on the line
 // above it (a chart test checks).

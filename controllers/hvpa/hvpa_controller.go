@@ -479,9 +479,10 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace)); err != nil {
 		return "", err
 	}
-	for _, v := range vpas.Items {
+	for i := range vpas.Items {
+		v := &vpas.Items[i]
 		if ref := v.Spec.TargetRef; ref != nil && workload.RefKey(ref.APIVersion, ref.Kind, ref.Name) == same {
-			all = append(all, workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: v.Name, Created: v.CreationTimestamp, Observer: v.Observes(r.RecommenderName)})
+			all = append(all, workload.VPAAutoscaler(v, r.RecommenderName))
 		}
 	}
 	var hvpas hvpav1alpha1.HvpaList

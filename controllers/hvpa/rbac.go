@@ -1,7 +1,7 @@
 package hvpa
 
 // The Hvpa controller's cluster-wide permissions, from the API calls this package makes. `make manifests` turns
-// these markers (with those of internal/workload) into charts/hvpa/files/rbac/hvpa-controller.yaml, which the
+// these markers (with those of internal/workload) into charts/hvpa/files/rbac/hvpa.yaml, which the
 // chart's ClusterRole renders. The chart adds what depends on its values: leader election, secure metrics and
 // rbac.extraTargets. Every marker says what its verbs are for on the line above it (a chart test checks).
 

@@ -536,23 +536,18 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 	for key, group := range byTarget {
 		all := append([]workload.Autoscaler(nil), hv.targets[key]...)
 		for _, s := range group {
-			all = append(all, r.autoscaler(s.vpa))
+			all = append(all, workload.VPAAutoscaler(s.vpa, r.Opts.Name))
 		}
 		if len(all) < 2 {
 			continue
 		}
 		for _, s := range group {
-			if msg := workload.NotServing(r.autoscaler(s.vpa), all, s.target.GVK.Kind, s.target.Name); msg != "" {
+			if msg := workload.NotServing(workload.VPAAutoscaler(s.vpa, r.Opts.Name), all, s.target.GVK.Kind, s.target.Name); msg != "" {
 				s.err = &workload.TargetError{Reason: vpav1.ReasonMultipleAutoscalers, Message: msg}
 			}
 		}
 	}
 	return vpas, list, hv, nil
-}
-
-// autoscaler is a served VPA in the rule of several autoscalers on one workload (updateMode Off: an observer).
-func (r *Recommender) autoscaler(v *vpav1.VerticalPodAutoscaler) workload.Autoscaler {
-	return workload.Autoscaler{Kind: "VerticalPodAutoscaler", Name: v.Name, Created: v.CreationTimestamp, Observer: v.Observes(r.Opts.Name)}
 }
 
 func (r *Recommender) listVPAs(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, error) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
 // Autoscaler is one VPA or Hvpa in the rule of several autoscalers on one workload: of those that act, the one
@@ -21,6 +23,12 @@ type Autoscaler struct {
 }
 
 func (a Autoscaler) String() string { return a.Kind + " " + a.Name }
+
+// VPAAutoscaler is a VPA in the rule, an observer when it only watches (vpav1.Observes) to hvpa, whose
+// recommender is named recommender.
+func VPAAutoscaler(v *vpav1.VerticalPodAutoscaler, recommender string) Autoscaler {
+	return Autoscaler{Kind: "VerticalPodAutoscaler", Name: v.Name, Created: v.CreationTimestamp, Observer: v.Observes(recommender)}
+}
 
 // Before reports whether a serves the workload rather than b: actors before observers, then the oldest.
 func (a Autoscaler) Before(b Autoscaler) bool {
