@@ -193,14 +193,13 @@ func TestConstantLoadSettles(t *testing.T) {
 }
 
 // TestModelsOnStepAndDiurnal: on step and diurnal demand (three workloads each, the EP-0001 Hvpa with its
-// HPA), the total model makes no more replica changes per day than the per-pod model, with at most one point
-// more shortfall; it provides at most the per-pod model's CPU per demand across the step workloads, and per
-// workload at most one histogram bucket (x1.05) more: where both models settle on the same replicas
-// (diurnal), their per-pod targets are percentiles read as bucket ends, on buckets that grow by 5%, so neither
-// can be resolved finer than that. It makes no more OOM kills on diurnal demand; on a 5x memory step it can
-// make more (wl-0: 11 against 5, all three: 20 against 19, logged): the per-pod model enters the step with
-// the replica-blind over-estimate its 1-replica samples left (1324Mi per pod against 757Mi) and needs fewer
-// OOM bump rounds. That must-show of the issue does not hold on step demand (see the issue note).
+// HPA), the total model makes no more replica changes per day and no more OOM kills than the per-pod model, on
+// every workload, with at most one point more shortfall; across the workloads it provides at most the per-pod
+// model's CPU per demand, and per workload at most one histogram bucket (x1.05) more: where both models settle
+// on the same replicas, their per-pod targets are percentiles read as bucket ends, on buckets that grow by 5%,
+// so neither can be resolved finer than that. The OOM kills on a 5x memory step are as few as the per-pod
+// model's because a scale-out right after a kill keeps the bumped memory per pod (section 4 amendment,
+// docs/simulate.md); without it the total model needed 11 kills on wl-0 against the per-pod model's 5.
 func TestModelsOnStepAndDiurnal(t *testing.T) {
 	h := exampleHvpa(t, "../examples/hvpa-kube-apiserver.yaml")
 	shapes := map[string]Demand{
@@ -213,7 +212,7 @@ func TestModelsOnStepAndDiurnal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sim := closedLoop(t, h, d, ModelTotal, ModelPerPod)
 			sums := sim.Summaries()
-			if d.Shape == ShapeStep {
+			{
 				var ratio [2]float64
 				for i, r := range sim.runs {
 					var provided, demand float64
@@ -243,9 +242,7 @@ func TestModelsOnStepAndDiurnal(t *testing.T) {
 				if total.CPUShortfall > perPod.CPUShortfall+0.01 || total.MemoryShortfall > perPod.MemoryShortfall+0.01 {
 					t.Errorf("%s: shortfall cpu %.4f memory %.4f (total) vs %.4f %.4f (per-pod)", total.Workload, total.CPUShortfall, total.MemoryShortfall, perPod.CPUShortfall, perPod.MemoryShortfall)
 				}
-				if d.Shape == ShapeStep {
-					t.Logf("%s: %d OOM kills (total) vs %d (per-pod)", total.Workload, total.OOMEvents, perPod.OOMEvents)
-				} else if total.OOMEvents > perPod.OOMEvents {
+				if total.OOMEvents > perPod.OOMEvents {
 					t.Errorf("%s: %d OOM kills (total) vs %d (per-pod)", total.Workload, total.OOMEvents, perPod.OOMEvents)
 				}
 				if total.ReplicaChangesPerDay > perPod.ReplicaChangesPerDay {

@@ -290,10 +290,10 @@ func decideContainers(spec *Spec, st State, d *Decision) {
 	for _, k := range st.Containers {
 		current[k.Name] = k
 	}
-	wanted := perPodValues(spec, d.Intervals, d.Totals, current, c, d.DesiredReplicas)
+	wanted := perPodValues(spec, d.Intervals, d.Totals, current, c, d.DesiredReplicas, st.OOMSinceLastScaling)
 	applied := wanted
 	if d.Replicas != d.DesiredReplicas {
-		applied = perPodValues(spec, d.Intervals, d.Totals, current, c, d.Replicas)
+		applied = perPodValues(spec, d.Intervals, d.Totals, current, c, d.Replicas, st.OOMSinceLastScaling)
 	}
 	for _, k := range st.Containers {
 		pol := spec.PolicyFor(k.Name)
@@ -344,7 +344,12 @@ func decideContainer(spec *Spec, st State, d *Decision, k Container, wanted Valu
 		if tNew == tCur {
 			dir = direction(pNew, pCur)
 		}
-		if reason, msg, blocked := gate(spec, st, dir, &r, tNew, tCur); blocked {
+		reason, msg, blocked := gate(spec, st, dir, &r, tNew, tCur)
+		if !blocked && dir == hvpav1alpha1.DirectionDown && st.LowConfidence && d.sourceOf(k.Name, r) == SourceVPA {
+			reason, msg, blocked = hvpav1alpha1.BlockReasonLowConfidence,
+				"the recommendation's history is shorter than the confidence threshold; scale-downs from it wait for more history", true
+		}
+		if blocked {
 			d.Blocked = append(d.Blocked, BlockedPart{Part: k.Name + "/" + r.String(), Direction: dir, Reason: reason,
 				Message: fmt.Sprintf("%s %s per pod %s -> %s (total %s -> %s): %s", k.Name, r, Format(r, pCur), Format(r, pNew),
 					Format(r, tCur), Format(r, tNew), msg)})
@@ -358,6 +363,16 @@ func decideContainer(spec *Spec, st State, d *Decision, k Container, wanted Valu
 	cd.Requests, cd.Limits, notes = Limits(pol, spec.LimitsGap, k, cd.Requests, changed, st.LimitRange)
 	cd.Notes = append(cd.Notes, notes...)
 	return cd
+}
+
+// sourceOf is the source of the total of container k's resource r ("" when none).
+func (d *Decision) sourceOf(k string, r Resource) Source {
+	for _, t := range d.Totals {
+		if t.Container == k && t.Resource == r {
+			return t.Source
+		}
+	}
+	return ""
 }
 
 // selectReplicas implements section 3 for one total: the replicas it asks for, the chosen interval, and
@@ -413,7 +428,9 @@ func intervalFor(iv []EffectiveInterval, n int32) EffectiveInterval {
 }
 
 // perPodValues implements section 4: the per-pod values of each scaled (container, resource) for n replicas.
-func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current map[string]Container, c, n int32) map[string]podValues {
+// After an OOM kill since the last scaling (oom), a scale-out does not spread the embedded recommender's
+// bumped memory total over the new pods: the kill says what one pod needed, so each pod gets at least T / c.
+func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current map[string]Container, c, n int32, oom bool) map[string]podValues {
 	out := map[string]podValues{}
 	if n == 0 {
 		return out
@@ -437,6 +454,9 @@ func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current ma
 			}
 			if n > c {
 				p = max(pCur, adj)
+				if oom && r == Memory && t.Source == SourceVPA {
+					p = max(p, t.Total/float64(c))
+				}
 			} else {
 				p = adj
 			}

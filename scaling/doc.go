@@ -30,9 +30,17 @@
 //     the HPA's own averageUtilization refers to the running pods' requests, which lag the intent until the
 //     pods are resized, and h_raw x the values in force would then move the intent again on every decision.
 //   - LowConfidence holds a VPA-source total at no fewer than min(c, maxReplicas) replicas; Total.Replicas
-//     keeps what the total asked for, DesiredReplicas includes the hold (per-pod values are sized for it, so
-//     the pods shrink in place, gated by spec.scaleDown). The blocked part says replicas c -> the count the
-//     totals would have given.
+//     keeps what the total asked for, DesiredReplicas includes the hold. The blocked part says replicas c ->
+//     the count the totals would have given. A per-pod part that goes down while its total comes from the VPA
+//     source is held too (reason LowConfidence, after the policy gates): "a scale-down from low-confidence
+//     history is blocked" (issue 13), as upstream's updater leaves a pod alone while its request is inside
+//     the wide bounds of a young recommendation. Without it, minutes of history shrank a 1-replica start to
+//     its first samples and the next step OOM-killed it (closedloop: wl-0 8 kills against 2).
+//   - After an OOM kill since the last scaling (State.OOMSinceLastScaling), a scale-out (d > c) gives each
+//     pod at least T / c of a VPA-source memory total, on top of section 4's max(p_current, adj): the kill
+//     says what ONE pod needed, and adj would spread the bump over pods added for another resource (the
+//     pods then kept their size and were killed again; on step demand 5x above the pods this halves the
+//     kills of the total model, 101 -> 67 over 16 step traces).
 //   - A maintenance window whose begin equals its end (after converting both to UTC) is refused: empty and
 //     whole-day are both plausible readings. Begin is inclusive, end exclusive.
 //   - Current replicas that are no effective interval's replica count (e.g. 7 with no extrapolation on 2 and

@@ -27,8 +27,8 @@ func TestLowConfidence(t *testing.T) {
 		// 4 x 1000m, VPA total 1 CPU: the total asks for 2 replicas (below interval 4's down boundary 4.2)
 		"VPA-driven scale-down": {c: 4, req: V(1000, -1), total: 1000,
 			want: out{2, 2, 500, nil}},
-		"low confidence holds the VPA-driven scale-down; the pods shrink in place": {c: 4, req: V(1000, -1), total: 1000, low: true,
-			want: out{4, 4, 250, []string{"replicas:Down:LowConfidence"}}},
+		"low confidence holds the VPA-driven scale-down, in replicas and in place": {c: 4, req: V(1000, -1), total: 1000, low: true,
+			want: out{4, 4, 1000, []string{"replicas:Down:LowConfidence", "app/cpu:Down:LowConfidence"}}},
 		"low confidence never holds a scale-up": {c: 1, req: V(500, -1), total: 1600, low: true,
 			want: out{2, 2, 800, nil}},
 		"low confidence, total inside the interval: nothing to hold": {c: 3, req: V(1000, -1), total: 3000, low: true,
@@ -69,8 +69,11 @@ func TestLowConfidence(t *testing.T) {
 			}
 			for _, b := range d.Blocked {
 				got.Blocked = append(got.Blocked, b.Part+":"+string(b.Direction)+":"+string(b.Reason))
-				if b.Reason == "LowConfidence" && !strings.Contains(b.Message, "replicas 4 -> 2") {
+				if b.Reason == "LowConfidence" && b.Part == "replicas" && !strings.Contains(b.Message, "replicas 4 -> 2") {
 					t.Errorf("LowConfidence message %q does not say replicas 4 -> 2", b.Message)
+				}
+				if b.Reason == "LowConfidence" && b.Part != "replicas" && !strings.Contains(b.Message, "per pod 1 -> 250m") {
+					t.Errorf("LowConfidence message %q does not say per pod 1 -> 250m", b.Message)
 				}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -80,8 +83,9 @@ func TestLowConfidence(t *testing.T) {
 	}
 }
 
-// TestLowConfidenceProperty: with VPA totals only, low confidence changes nothing when the decision does not
-// scale in, and otherwise keeps exactly the current replicas, with one LowConfidence part saying so.
+// TestLowConfidenceProperty: with VPA totals only, low confidence changes nothing when the decision scales
+// nothing down; otherwise it keeps at least the current replicas and every per-pod value at least the one in
+// force, and says so in LowConfidence parts (one per held part).
 func TestLowConfidenceProperty(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	s := epSpec()
@@ -92,20 +96,45 @@ func TestLowConfidenceProperty(t *testing.T) {
 		free := mustDecide(t, s, st)
 		st.LowConfidence = true
 		held := mustDecide(t, s, st)
-		if free.DesiredReplicas >= c {
+		down := free.DesiredReplicas < c
+		for _, cd := range free.Containers {
+			for _, r := range Resources {
+				p, ok := cd.Requests.Get(r)
+				cur, _ := cd.Current.Requests.Get(r)
+				if ok && (p*float64(free.Replicas) < cur*float64(c) || (free.Replicas == c && p < cur)) {
+					down = true
+				}
+			}
+		}
+		if !down {
 			if diff := cmp.Diff(free, held, cmp.AllowUnexported(Values{})); diff != "" {
-				t.Fatalf("c=%d: low confidence changed a decision that does not scale in (-free +held):\n%s", c, diff)
+				t.Fatalf("c=%d: low confidence changed a decision that scales nothing down (-free +held):\n%s", c, diff)
 			}
 			continue
 		}
-		var low []BlockedPart
-		for _, b := range held.Blocked {
-			if b.Reason == "LowConfidence" {
-				low = append(low, b)
+		if held.Replicas < c {
+			t.Fatalf("c=%d: held decision scales in to %d", c, held.Replicas)
+		}
+		for _, cd := range held.Containers {
+			for _, r := range Resources {
+				p, _ := cd.Requests.Get(r)
+				cur, _ := cd.Current.Requests.Get(r)
+				if p < cur {
+					t.Fatalf("c=%d: held decision shrinks %s %s per pod %v -> %v", c, cd.Name, r, cur, p)
+				}
 			}
 		}
-		if held.Replicas != c || held.DesiredReplicas != c || len(low) != 1 || low[0].Direction != "Down" {
-			t.Fatalf("c=%d, free scale-in to %d: held at %d (desired %d), LowConfidence parts %+v", c, free.DesiredReplicas, held.Replicas, held.DesiredReplicas, low)
+		low := 0
+		for _, b := range held.Blocked {
+			if b.Reason == "LowConfidence" {
+				if b.Direction != "Down" {
+					t.Fatalf("c=%d: LowConfidence part %+v is not a scale-down", c, b)
+				}
+				low++
+			}
+		}
+		if low == 0 {
+			t.Fatalf("c=%d: free decision scales down (%+v), held one says no LowConfidence part: %+v", c, free, held.Blocked)
 		}
 	}
 }

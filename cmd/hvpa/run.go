@@ -143,7 +143,7 @@ func recommenderFlags(f *pflag.FlagSet, o *runOptions) {
 	r := &o.recommender
 	f.DurationVar(&r.Interval, "recommender-interval", r.Interval, "time between recommender runs")
 	f.DurationVar(&o.hvpaSync, "hvpa-sync-period", 30*time.Second, "how often every Hvpa is decided again without a change to it")
-	f.Float64Var(&o.hvpaLowConfidence, "hvpa-low-confidence-days", 1, "an Hvpa whose embedded recommendation has less history than this (days) has the LowConfidence condition, and replica scale-downs from it are held")
+	f.Float64Var(&o.hvpaLowConfidence, "hvpa-low-confidence-days", 1, "an Hvpa whose embedded recommendation has less history than this (days) has the LowConfidence condition, and scale-downs from it (replicas and per-pod) are held")
 	f.StringVar(&r.Name, "recommender-name", r.Name, "serve the VerticalPodAutoscalers whose spec.recommenders names this (\"default\" also serves those naming none)")
 	f.StringSliceVar(&r.Namespaces, "namespaces", nil, "serve only the VerticalPodAutoscalers of these namespaces (default: all)")
 	f.StringSliceVar(&r.ExcludeNamespaces, "exclude-namespaces", nil, "skip the VerticalPodAutoscalers of these namespaces")

@@ -88,7 +88,7 @@ type Reconciler struct {
 	Gates featuregate.FeatureGate
 
 	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
-	// LowConfidence condition is true and replica scale-downs decided from it are blocked. 0: 1 day.
+	// LowConfidence condition is true and scale-downs decided from it (replicas and per-pod) are blocked. 0: 1 day.
 	LowConfidenceDays float64
 }
 

@@ -246,8 +246,8 @@ const (
 	// targets the same workload).
 	ConditionConfigUnsupported = "ConfigUnsupported"
 	// ConditionLowConfidence is true when the embedded recommendation rests on less history than the
-	// confidence threshold: replica scale-downs decided from it are blocked (scale-ups are not). Present only
-	// while the embedded recommender is on (spec.vpa.deploy).
+	// confidence threshold: scale-downs decided from it, of replicas and per pod, are blocked (scale-ups are
+	// not). Present only while the embedded recommender is on (spec.vpa.deploy).
 	ConditionLowConfidence = "LowConfidence"
 )
 

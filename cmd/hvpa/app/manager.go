@@ -53,7 +53,7 @@ type Options struct {
 	// HvpaSync is how often every Hvpa is decided again without a change to it.
 	HvpaSync time.Duration
 	// HvpaLowConfidenceDays: below this much history an Hvpa's embedded recommendation has LowConfidence and
-	// replica scale-downs from it are held (0: 1 day).
+	// scale-downs from it (replicas and per-pod) are held (0: 1 day).
 	HvpaLowConfidenceDays float64
 	// Registry receives the components' metrics (nil: not registered).
 	Registry prometheus.Registerer
