@@ -70,12 +70,20 @@ type runOptions struct {
 	certs               certs.Options
 	certIPs             []net.IP
 	updater             updater.Options
+	model               modelFlags
+	upstream            upstreamOnly
 	admissionLease      string
 	shutdownTimeout     time.Duration
 }
 
 func newRunCommand() *cobra.Command {
-	o := runOptions{recommender: vpactrl.DefaultOptions(), prometheus: metrics.DefaultPrometheusConfig(), gates: features.New(), certs: certs.DefaultOptions(),
+	cmd, _ := newRunCommandOptions()
+	return cmd
+}
+
+// newRunCommandOptions returns the run command and the options its flags set.
+func newRunCommandOptions() (*cobra.Command, *runOptions) {
+	o := &runOptions{recommender: vpactrl.DefaultOptions(), prometheus: metrics.DefaultPrometheusConfig(), gates: features.New(), certs: certs.DefaultOptions(),
 		updater: updater.DefaultOptions()}
 	zapOpts := zap.Options{}
 	cmd := &cobra.Command{
@@ -103,19 +111,22 @@ Components in this version: ` + strings.Join(app.Available, ", ") + `.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-			return run(cmd.Context(), cmd, o)
+			return run(cmd.Context(), cmd, *o)
 		},
 	}
 	f := cmd.Flags()
 	logFlags := goflag.NewFlagSet("log", goflag.ContinueOnError)
 	zapOpts.BindFlags(logFlags) // --zap-log-level, --zap-devel, --zap-encoder, ...
 	f.AddGoFlagSet(logFlags)
-	managerFlags(f, &o)
-	recommenderFlags(f, &o)
-	prometheusFlags(f, &o)
-	webhookFlags(f, &o)
-	updaterFlags(f, &o)
-	return cmd
+	f.Var(verbosity{&zapOpts}, "v", "klog's verbosity (upstream VPA's flag): N logs at zap's level -N, as --zap-log-level=N")
+	managerFlags(f, o)
+	recommenderFlags(f, o)
+	prometheusFlags(f, o)
+	webhookFlags(f, o)
+	updaterFlags(f, o)
+	o.model.register(f)
+	registerUpstream(f, o)
+	return cmd, o
 }
 
 // managerFlags registers the flags of the process: API server access, components, metrics and probes, leader election.
@@ -160,8 +171,8 @@ func prometheusFlags(f *pflag.FlagSet, o *runOptions) {
 	p := &o.prometheus
 	f.StringVar(&p.Address, "prometheus-address", "", "Prometheus HTTP API address, for --storage=prometheus")
 	f.DurationVar(&p.Timeout, "prometheus-timeout", p.Timeout, "time limit of each Prometheus query (the history is read with three at start); past it the recommender starts from live usage")
-	f.DurationVar(&p.HistoryLength, "history-length", p.HistoryLength, "how much usage history to read from Prometheus")
-	f.DurationVar(&p.Resolution, "history-resolution", p.Resolution, "step of the Prometheus range queries")
+	f.Var((*promDuration)(&p.HistoryLength), "history-length", "how much usage history to read from Prometheus (Go's or Prometheus' format: 192h, 8d)")
+	f.Var((*promDuration)(&p.Resolution), "history-resolution", "step of the Prometheus range queries (Go's or Prometheus' format)")
 	f.StringVar(&p.CPUQuery, "prometheus-cpu-query", p.CPUQuery, "query giving CPU usage in cores per container ($RESOLUTION is replaced by --history-resolution)")
 	f.StringVar(&p.MemoryQuery, "prometheus-memory-query", p.MemoryQuery, "query giving the memory working set in bytes per container")
 	f.StringVar(&p.PodLabelsQuery, "prometheus-pod-labels-query", p.PodLabelsQuery, "query giving one series per pod carrying its labels (empty: none)")
@@ -207,6 +218,7 @@ func updaterFlags(f *pflag.FlagSet, o *runOptions) {
 	f.Float64Var(&u.UpdateThreshold, "pod-update-threshold", u.UpdateThreshold, "a pod older than --pod-min-age whose request differs from its target by more than this fraction is updated")
 	f.DurationVar(&u.MinPodAge, "pod-min-age", u.MinPodAge, "age before a within-bounds difference above --pod-update-threshold is acted on")
 	f.DurationVar(&u.OOMWindow, "oom-window", u.OOMWindow, "a container OOM-killed within this time of starting makes its pod a candidate")
+	f.BoolVar(&u.InPlaceSkipDisruptionBudget, "in-place-skip-disruption-budget", u.InPlaceSkipDisruptionBudget, "an in-place resize that restarts no container takes no share of --eviction-tolerance and needs no --min-replicas (upstream VPA's flag; its default is false)")
 	f.Float64Var(&u.EvictionTolerance, "eviction-tolerance", u.EvictionTolerance, "fraction of a workload's replicas that may be disrupted per loop (at least one)")
 	f.Int32Var(&u.MinReplicas, "min-replicas", u.MinReplicas, "no evictions while a workload has fewer live pods (updatePolicy.minReplicas overrides)")
 	f.Float64Var(&u.EvictionRateLimit, "eviction-rate-limit", u.EvictionRateLimit, "evictions per second across the cluster (0: unlimited)")
@@ -259,6 +271,9 @@ func Scheme() *runtime.Scheme {
 }
 
 func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
+	if err := o.fromUpstream(cmd.Flags()); err != nil {
+		return err
+	}
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -299,7 +314,11 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 			return err
 		}
 	}
-	mo := app.Options{Components: o.components, Recommender: o.recommender, History: history,
+	model, err := o.model.model()
+	if err != nil {
+		return err
+	}
+	mo := app.Options{Components: o.components, Recommender: o.recommender, History: history, Model: model,
 		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, Registry: crmetrics.Registry, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
 	if wantAdmission {
 		mo.Certs = &o.certs
@@ -314,6 +333,9 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 // validate refuses flag values the components cannot run with, naming the flag and what it needs.
 func (o *runOptions) validate() error {
 	if err := app.CheckComponents(o.components); err != nil {
+		return err
+	}
+	if _, err := o.model.model(); err != nil {
 		return err
 	}
 	if err := o.validateRecommender(); err != nil {

@@ -37,6 +37,10 @@ type Options struct {
 	EvictionTolerance float64
 	// MinReplicas: no evictions while fewer pods are live (a VPA's updatePolicy.minReplicas overrides).
 	MinReplicas int32
+	// InPlaceSkipDisruptionBudget: an in-place resize that restarts no container takes no share of
+	// EvictionTolerance and needs no MinReplicas (true, the default here); false, upstream VPA's default of
+	// --in-place-skip-disruption-budget, counts every in-place resize as a disruption.
+	InPlaceSkipDisruptionBudget bool
 	// EvictionRateLimit (evictions per second, 0: unlimited) and EvictionBurst bound evictions cluster-wide.
 	EvictionRateLimit float64
 	EvictionBurst     int
@@ -55,7 +59,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{Interval: time.Minute, UpdateThreshold: 0.1, MinPodAge: 12 * time.Hour, OOMWindow: 10 * time.Minute,
 		DeferredTimeout: 5 * time.Minute, InProgressTimeout: time.Hour, EvictionTolerance: 0.5, MinReplicas: 2,
-		EvictionBurst: 1, LoopWindow: time.Hour, AdmissionLeaseMaxAge: time.Minute}
+		InPlaceSkipDisruptionBudget: true, EvictionBurst: 1, LoopWindow: time.Hour, AdmissionLeaseMaxAge: time.Minute}
 }
 
 // Controller is a VPA or an Hvpa as the updater sees it: how its pods are updated and what they are sized to.
@@ -339,7 +343,7 @@ func limitEvictions(c *Controller, actions []Action, live, replicas int, o Optio
 	disrupted := max(0, replicas-live)
 	for i := range actions {
 		a := &actions[i]
-		disrupts := a.Kind == Evict || (a.Kind == Resize && a.Pod.RestartOnResize)
+		disrupts := a.Kind == Evict || (a.Kind == Resize && (a.Pod.RestartOnResize || !o.InPlaceSkipDisruptionBudget))
 		if !disrupts || c.loops(a) {
 			continue
 		}

@@ -213,3 +213,20 @@ func TestPlanLoopGuardedEvictionsTakeNoBudget(t *testing.T) {
 		t.Errorf("actions (-want +got):\n%s", d)
 	}
 }
+
+// TestInPlaceSkipDisruptionBudget: resizes that restart nothing take no share of the eviction tolerance by
+// default; --in-place-skip-disruption-budget=false (upstream VPA's default) counts them as disruptions.
+func TestInPlaceSkipDisruptionBudget(t *testing.T) {
+	ctl := vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600)
+	pods := []Pod{pod("a", time.Hour, 100, 200), pod("b", time.Hour, 100, 200), pod("c", time.Hour, 100, 200), pod("d", time.Hour, 100, 200)}
+	o := DefaultOptions()
+	all := []got{{"a", "Resize", ""}, {"b", "Resize", ""}, {"c", "Resize", ""}, {"d", "Resize", ""}}
+	if d := cmp.Diff(all, summary(Plan(ctl, pods, now, o))); d != "" {
+		t.Errorf("skipping the budget (default), actions (-want +got):\n%s", d)
+	}
+	o.InPlaceSkipDisruptionBudget = false
+	half := []got{{"a", "Resize", ""}, {"b", "Resize", ""}, {"c", "Skip", ReasonTolerance}, {"d", "Skip", ReasonTolerance}}
+	if d := cmp.Diff(half, summary(Plan(ctl, pods, now, o))); d != "" {
+		t.Errorf("--in-place-skip-disruption-budget=false, actions (-want +got):\n%s", d)
+	}
+}

@@ -13,12 +13,18 @@ const (
 	RequestToLimitRatio featuregate.Feature = "RequestToLimitRatio"
 	// InPlace allows the InPlace update mode (resize running pods in place, never evict). Alpha, off.
 	InPlace featuregate.Feature = "InPlace"
+	// CPUStartupBoost and PerVPAConfig are upstream VPA's gates, known so that an upstream args list runs
+	// unchanged; they gate nothing in this version (startupBoost and the per-VPA model fields are not in it).
+	CPUStartupBoost featuregate.Feature = "CPUStartupBoost"
+	PerVPAConfig    featuregate.Feature = "PerVPAConfig"
 )
 
 // Specs are the gates this version knows, with their stage and default.
 var Specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	RequestToLimitRatio: {Default: false, PreRelease: featuregate.Alpha},
 	InPlace:             {Default: false, PreRelease: featuregate.Alpha},
+	CPUStartupBoost:     {Default: false, PreRelease: featuregate.Alpha},
+	PerVPAConfig:        {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // New returns a feature gate holding Specs at their defaults, to be set from the --feature-gates flag.
