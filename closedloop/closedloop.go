@@ -350,11 +350,24 @@ func (r *run) workload(k wkey) (*workload, error) {
 		return nil, err
 	}
 	f := r.sim.first[k]
-	w := &workload{run: r, key: k, hvpa: h, spec: spec, model: m, replicas: int32(max(len(f.pods), 1)),
+	w := &workload{run: r, key: k, hvpa: h, spec: spec, model: m, models: map[string]*recommender.Model{}, replicas: int32(max(len(f.pods), 1)),
 		owner: "Hvpa/" + h.Name + "/" + k.name, start: f.ts} // one Hvpa ("*") may scale several workloads
 	for _, name := range f.order {
 		req := f.requests[name]
 		w.containers = append(w.containers, scaling.Container{Name: name, Requests: req, Limits: req}) // limit = request (TRACE-FORMAT)
+		// a container policy's model fields (oomBumpUpRatio, ...), as the cluster's recommender takes them
+		w.models[name] = m
+		if h.Spec.VPA != nil {
+			c, has, err := recommender.ContainerConfig(cfg, h.Spec.VPA.Template.ResourcePolicy, name)
+			if err != nil {
+				return nil, fmt.Errorf("Hvpa %s: %w", h.Name, err)
+			}
+			if has {
+				if w.models[name], err = recommender.NewModel(c); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	if h.Spec.HPA != nil && h.Spec.HPA.Deploy {
 		w.hpa = newHPA(h.Spec.HPA.Template)
@@ -374,6 +387,7 @@ type workload struct {
 	hvpa       *hvpav1alpha1.Hvpa
 	spec       *scaling.Spec
 	model      *recommender.Model
+	models     map[string]*recommender.Model // by container: the model with its policy's model fields
 	owner      string
 	replicas   int32
 	containers []scaling.Container // per-pod requests and limits in force
@@ -426,24 +440,25 @@ func (w *workload) serve(t time.Time, demand map[string]*usage) {
 			if u.hasMem {
 				mem = float64(c) * max(0, memPod-w.spec.Base[scaling.Memory].Base(reqMem))
 			}
-			total := w.run.state.Total(w.model, recommender.OwnerKey{Namespace: w.key.ns, Owner: w.owner, Container: k.Name}, t)
+			model := w.models[k.Name]
+			total := w.run.state.Total(model, recommender.OwnerKey{Namespace: w.key.ns, Owner: w.owner, Container: k.Name}, t)
 			total.AddLoad(t, cpu, mem)
 			if oom {
-				bump := w.model.OOMNeeded(max(reqMem, memPod))
+				bump := model.OOMNeeded(max(reqMem, memPod))
 				total.RecordOOM(t, float64(c)*max(0, bump-w.spec.Base[scaling.Memory].Base(reqMem)))
 			}
 		case ModelPerPod:
 			for p := int32(0); p < c; p++ {
-				pc := w.run.state.Container(w.model, recommender.ContainerKey{Namespace: w.key.ns, Pod: w.key.name + "-" + strconv.Itoa(int(p)), Container: k.Name},
+				pc := w.run.state.Container(w.models[k.Name], recommender.ContainerKey{Namespace: w.key.ns, Pod: w.key.name + "-" + strconv.Itoa(int(p)), Container: k.Name},
 					w.key.name, nil, t)
 				if u.hasCPU {
-					w.model.AddCPU(pc.State, t, cpuPod/1000)
+					w.models[k.Name].AddCPU(pc.State, t, cpuPod/1000)
 				}
 				if u.hasMem {
-					w.model.AddMemory(pc.State, t, memPod)
+					w.models[k.Name].AddMemory(pc.State, t, memPod)
 				}
 				if oom {
-					_ = w.model.RecordOOM(pc.State, t, reqMem) // never older than the sample just added
+					_ = w.models[k.Name].RecordOOM(pc.State, t, reqMem) // never older than the sample just added
 				}
 			}
 		}

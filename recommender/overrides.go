@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
 // AnnotationPrefix starts the annotations that override the model for one VerticalPodAutoscaler or Hvpa.
@@ -94,4 +96,46 @@ func WithOverrides(base Config, annotations map[string]string) (Config, error) {
 func knownOverrides() []string {
 	return []string{AnnotationOOMBumpUpRatio, AnnotationOOMMinBumpUp, AnnotationMemoryAggregationInterval,
 		AnnotationMemoryAggregationIntervalCount, AnnotationTargetPercentile, AnnotationSafetyMargin}
+}
+
+// ContainerConfig applies the model fields of container's policy in rp (oomBumpUpRatio, oomMinBumpUp,
+// memoryAggregationIntervalSeconds, memoryAggregationIntervalCount: upstream's per-container
+// configuration) to cfg and validates the result; an error names the field. No such field: cfg, false.
+func ContainerConfig(cfg Config, rp *vpav1.PodResourcePolicy, container string) (Config, bool, error) {
+	p := rp.PolicyFor(container)
+	if p == nil || (p.OOMBumpUpRatio == nil && p.OOMMinBumpUp == nil && p.MemoryAggregationIntervalSeconds == nil && p.MemoryAggregationIntervalCount == nil) {
+		return cfg, false, nil
+	}
+	field := fmt.Sprintf("spec.resourcePolicy.containerPolicies[containerName=%s]", p.ContainerName)
+	var errs []error
+	if q := p.OOMBumpUpRatio; q != nil {
+		cfg.OOMBumpUpRatio = q.AsApproximateFloat64()
+		if cfg.OOMBumpUpRatio < 1 || cfg.OOMBumpUpRatio > MaxOOMBumpUpRatio {
+			errs = append(errs, fmt.Errorf("%s.oomBumpUpRatio %s: must be in [1, %d] (e.g. 1.5)", field, q.String(), MaxOOMBumpUpRatio))
+		}
+	}
+	if q := p.OOMMinBumpUp; q != nil {
+		cfg.OOMMinBumpUp = q.AsApproximateFloat64()
+		if q.Sign() < 0 || cfg.OOMMinBumpUp > MaxOOMMinBumpUp {
+			errs = append(errs, fmt.Errorf("%s.oomMinBumpUp %s: must be a memory quantity in [0, 1Ti] (e.g. 200Mi)", field, q.String()))
+		}
+	}
+	if s := p.MemoryAggregationIntervalSeconds; s != nil {
+		cfg.MemoryAggregationInterval = time.Duration(*s) * time.Second
+		if *s < 1 {
+			errs = append(errs, fmt.Errorf("%s.memoryAggregationIntervalSeconds %d: must be at least 1", field, *s))
+		}
+	}
+	if n := p.MemoryAggregationIntervalCount; n != nil {
+		cfg.MemoryAggregationIntervalCount = int(min(*n, math.MaxInt32))
+		if *n < 1 {
+			errs = append(errs, fmt.Errorf("%s.memoryAggregationIntervalCount %d: must be at least 1", field, *n))
+		}
+	}
+	if len(errs) == 0 {
+		if err := cfg.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", field, err))
+		}
+	}
+	return cfg, true, errors.Join(errs...)
 }

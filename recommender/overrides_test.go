@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
 func TestWithOverrides(t *testing.T) {
@@ -70,5 +75,50 @@ func TestValidateRefusesNonFinite(t *testing.T) {
 	}
 	if err := Defaults().Validate(); err != nil {
 		t.Errorf("the defaults: %v", err)
+	}
+}
+
+// TestContainerConfig: a container policy's model fields override the object's configuration for the
+// containers the policy applies to (its own, else "*"), and a value out of range names the field.
+func TestContainerConfig(t *testing.T) {
+	q := resource.MustParse
+	ratio, minBump, low := q("2"), q("50Mi"), q("0.9")
+	rp := &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{
+		{ContainerName: "*", OOMBumpUpRatio: &ratio, MemoryAggregationIntervalSeconds: ptr.To[int32](3600), MemoryAggregationIntervalCount: ptr.To[int64](48)},
+		{ContainerName: "app", OOMMinBumpUp: &minBump},
+		{ContainerName: "plain"},
+		{ContainerName: "bad", OOMBumpUpRatio: &low},
+	}}
+	base := Defaults()
+	for _, tc := range []struct {
+		container string
+		has       bool
+		want      func(*Config)
+		err       string
+	}{
+		{container: "other", has: true, want: func(c *Config) {
+			c.OOMBumpUpRatio, c.MemoryAggregationInterval, c.MemoryAggregationIntervalCount = 2, time.Hour, 48
+		}},
+		{container: "app", has: true, want: func(c *Config) { c.OOMMinBumpUp = 50 << 20 }},
+		{container: "plain"},
+		{container: "bad", has: true, err: "spec.resourcePolicy.containerPolicies[containerName=bad].oomBumpUpRatio 900m: must be in [1, 10]"},
+	} {
+		got, has, err := ContainerConfig(base, rp, tc.container)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.container, err, tc.err)
+			}
+			continue
+		}
+		want := base
+		if tc.want != nil {
+			tc.want(&want)
+		}
+		if err != nil || has != tc.has || got != want {
+			t.Errorf("%s: %+v, %v, %v; want %+v, %v", tc.container, got, has, err, want, tc.has)
+		}
+	}
+	if _, has, err := ContainerConfig(base, nil, "app"); has || err != nil {
+		t.Errorf("no policy: %v, %v", has, err)
 	}
 }

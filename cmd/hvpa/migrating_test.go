@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // upstreamModule is the source of upstream's VPA module (UPSTREAM_VPA_VERSION, v1.8.1) in the Go module
@@ -220,5 +223,76 @@ func TestMigrationReference(t *testing.T) {
 	}
 	if string(doc) != want {
 		t.Errorf("the flags of %s differ from upstreamFlags; run `go test ./cmd/hvpa -run MigrationReference -update`", path)
+	}
+}
+
+// schemaPaths lists every property path of a CRD version's schema (.spec.updatePolicy.updateMode, ...).
+func schemaPaths(s *apiextensionsv1.JSONSchemaProps, prefix string, out map[string]bool) {
+	if s == nil {
+		return
+	}
+	for name, p := range s.Properties {
+		out[prefix+"."+name] = true
+		schemaPaths(&p, prefix+"."+name, out)
+	}
+	if s.Items != nil {
+		schemaPaths(s.Items.Schema, prefix+"[]", out)
+	}
+	if s.AdditionalProperties != nil {
+		schemaPaths(s.AdditionalProperties.Schema, prefix+"{}", out)
+	}
+}
+
+// crdVersions reads the CRDs of a YAML file: "kind/version" -> property paths, and whether it is served.
+func crdVersions(t *testing.T, path string) (map[string]map[string]bool, map[string]bool) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, served := map[string]map[string]bool{}, map[string]bool{}
+	for _, doc := range strings.Split(string(data), "\n---") {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := sigsyaml.Unmarshal([]byte(doc), crd); err != nil || crd.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			key := crd.Spec.Names.Kind + "/" + v.Name
+			paths[key], served[key] = map[string]bool{}, v.Served
+			if v.Schema != nil {
+				schemaPaths(v.Schema.OpenAPIV3Schema, "", paths[key])
+			}
+		}
+	}
+	return paths, served
+}
+
+// TestCRDsHaveUpstreamFields: hvpa's VerticalPodAutoscaler and checkpoint CRDs have every field of upstream's
+// (its module's deploy/vpa-v1-crd-gen.yaml), in v1 and in the unserved v1beta2 entries upstream keeps.
+func TestCRDsHaveUpstreamFields(t *testing.T) {
+	upstream, upServed := crdVersions(t, filepath.Join(upstreamModule(t), "deploy", "vpa-v1-crd-gen.yaml"))
+	ours := map[string]map[string]bool{}
+	ourServed := map[string]bool{}
+	for _, f := range []string{"autoscaling.k8s.io_verticalpodautoscalers.yaml", "autoscaling.k8s.io_verticalpodautoscalercheckpoints.yaml"} {
+		p, s := crdVersions(t, filepath.Join("..", "..", "charts", "hvpa", "crds", f))
+		maps.Copy(ours, p)
+		maps.Copy(ourServed, s)
+	}
+	if len(upstream) != 4 {
+		t.Fatalf("upstream's CRDs have versions %v, want VerticalPodAutoscaler and its checkpoint in v1 and v1beta2", slices.Sorted(maps.Keys(upstream)))
+	}
+	for key, fields := range upstream {
+		if _, ok := ours[key]; !ok {
+			t.Errorf("%s: upstream has it, hvpa's CRD does not", key)
+			continue
+		}
+		if ourServed[key] != upServed[key] {
+			t.Errorf("%s: served %v, upstream %v", key, ourServed[key], upServed[key])
+		}
+		for f := range fields {
+			if !ours[key][f] {
+				t.Errorf("%s: upstream's field %s is missing", key, f)
+			}
+		}
 	}
 }

@@ -78,6 +78,9 @@ type Controller struct {
 	// EvictionRequirements: every one must hold for an eviction.
 	EvictionRequirements []vpav1.EvictionRequirement
 	MinReplicas          int32
+	// OOMWindow overrides Options.OOMWindow for this controller (a VPA's updatePolicy.evictAfterOOMSeconds);
+	// 0: the option's.
+	OOMWindow time.Duration
 	// Replicas is the workload's desired replica count (its scale subresource); 0: unknown, the pods count.
 	Replicas int32
 	// Evicted: per change (an Action's Fingerprint) evicted within the loop window, the pods the workload had
@@ -90,6 +93,14 @@ type Controller struct {
 func (c *Controller) loops(a *Action) bool {
 	known, ok := c.Evicted[a.Fingerprint]
 	return ok && a.Kind == Evict && !known[a.Pod.UID]
+}
+
+// Options are the options as they apply to this controller (its own OOM window).
+func (c *Controller) Options(o Options) Options {
+	if c.OOMWindow > 0 {
+		o.OOMWindow = c.OOMWindow
+	}
+	return o
 }
 
 // Key identifies the controller.

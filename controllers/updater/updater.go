@@ -130,12 +130,12 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 		origins := u.templateContainers(ctx, c)
 		states := make([]Pod, len(pods))
 		for i := range pods {
-			states[i] = podState(&pods[i], now, u.Options)
+			states[i] = podState(&pods[i], now, c.ctl.Options(u.Options))
 			withOrigins(states[i].Containers, origins)
 		}
 		c.ctl.Replicas = u.desiredReplicas(ctx, c)
 		c.ctl.Evicted = evicted[c.ctl.Key()]
-		actions, budget := PlanWithBudget(&c.ctl, states, now, u.Options)
+		actions, budget := PlanWithBudget(&c.ctl, states, now, c.ctl.Options(u.Options))
 		c.budget = &budget
 		u.trackConvergence(&c.ctl, actions, now)
 		c.known = map[types.UID]bool{}
@@ -353,6 +353,9 @@ func (u *Updater) applyPolicy(c *Controller, p *vpav1.PodUpdatePolicy) {
 	}
 	if p.MinReplicas != nil {
 		c.MinReplicas = *p.MinReplicas
+	}
+	if p.EvictAfterOOMSeconds != nil && *p.EvictAfterOOMSeconds > 0 {
+		c.OOMWindow = time.Duration(*p.EvictAfterOOMSeconds) * time.Second
 	}
 	for _, r := range p.EvictionRequirements {
 		if r != nil {

@@ -48,7 +48,7 @@ func hvpaOwner(name string) string { return "Hvpa/" + name }
 type servedHvpa struct {
 	hvpa   *hvpav1alpha1.Hvpa
 	target workload.Target
-	model  *recommender.Model
+	models *modelSet
 	// base is spec.baseResourcesPerReplica: the per-pod part of usage that is not load (SCALING.md section 2)
 	base [scaling.NumResources]*scaling.ChangeParams
 	pods int // running pods of the target this run
@@ -97,7 +97,11 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 		if len(errs) > 0 { // the Hvpa controller reports an invalid spec
 			continue
 		}
-		v.served = append(v.served, &servedHvpa{hvpa: h, target: t, model: r.model(cfg), base: spec.Base, usage: recommender.Amounts{CPUMilli: -1, MemoryBytes: -1}})
+		models, err := r.modelsFor(cfg, h.Spec.VPA.Template.ResourcePolicy)
+		if err != nil { // the Hvpa controller reports an invalid field
+			continue
+		}
+		v.served = append(v.served, &servedHvpa{hvpa: h, target: t, models: models, base: spec.Base, usage: recommender.Amounts{CPUMilli: -1, MemoryBytes: -1}})
 	}
 	return v
 }
@@ -187,7 +191,7 @@ func (l workloadLoads) record(st *recommender.State, now time.Time) {
 		if ld.hasMemory {
 			mem = ld.memory
 		}
-		st.Total(ld.h.model, key, now).AddLoad(ld.at, cpu, mem)
+		st.Total(ld.h.models.For(key.Container), key, now).AddLoad(ld.at, cpu, mem)
 	}
 }
 
@@ -195,9 +199,10 @@ func (l workloadLoads) record(st *recommender.State, now time.Time) {
 // the killed pod as upstream makes it from max(request, its window peak); in load terms that is
 // replicas x (bump - base(request)).
 func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.Time, request, peak float64, now time.Time) {
-	bump := h.model.OOMNeeded(max(request, peak))
+	m := h.models.For(container)
+	bump := m.OOMNeeded(max(request, peak))
 	needed := float64(max(h.pods, 1)) * max(0, bump-h.base[scaling.Memory].Base(request))
-	st.Total(h.model, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now).RecordOOM(at, needed)
+	st.Total(m, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now).RecordOOM(at, needed)
 }
 
 // addUsage adds a usage sample to the target's summed usage of this run.

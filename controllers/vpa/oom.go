@@ -12,19 +12,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/hvpa-dev/hvpa/internal/podstore"
-	"github.com/hvpa-dev/hvpa/recommender"
 )
 
 // observeOOMs records OOM kills from pod status (current or last state terminated with reason OOMKilled) and
 // containers evicted by the kubelet under memory pressure (an evicted pod's status). Each kill is recorded
 // once.
-func (r *Recommender) observeOOMs(ctx context.Context, pods map[types.NamespacedName]*podstore.Pod, evicted []*podstore.Pod, models map[types.NamespacedName]*recommender.Model,
+func (r *Recommender) observeOOMs(ctx context.Context, pods map[types.NamespacedName]*podstore.Pod, evicted []*podstore.Pod, models map[types.NamespacedName]*modelSet,
 	hvpas map[types.NamespacedName]*servedHvpa, now time.Time) {
 	record := func(p *podstore.Pod, container string, at time.Time, request float64, key string) {
 		if !r.state.FirstOOM(key, now) {
 			return
 		}
-		m := models[p.Key()]
+		m := models[p.Key()].For(container)
 		if m == nil {
 			m = r.model(r.Base)
 		}

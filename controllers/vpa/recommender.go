@@ -277,9 +277,10 @@ func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
 type served struct {
 	vpa     *vpav1.VerticalPodAutoscaler
 	target  workload.Target
-	err     error // ConfigUnsupported
-	model   *recommender.Model
-	matched int // running pods its selector matches
+	err     error              // ConfigUnsupported
+	model   *recommender.Model // the object's model (flags and annotations)
+	models  *modelSet          // and its containers' (container policies with model fields)
+	matched int                // running pods its selector matches
 
 	rec *vpav1.RecommendedPodResources // the recommendation in status after this run (the target metric)
 	// merged are the VPA's aggregates merged per container by this run's status step (its checkpoints save them)
@@ -377,11 +378,11 @@ func (s *runSteps) end() {
 
 // podMatch is which served object each running pod feeds.
 type podMatch struct {
-	index   map[types.NamespacedName]*podstore.Pod      // the pods tracked
-	model   map[types.NamespacedName]*recommender.Model // the model a pod's usage feeds
-	hvpa    map[types.NamespacedName]*servedHvpa        // the Hvpa whose workload total a pod's usage feeds
-	owners  map[types.NamespacedName][]objectRef        // the VPAs and Hvpas that select a pod (the usage metric)
-	evicted []*podstore.Pod                             // evicted pods are Failed: evictions are looked up here
+	index   map[types.NamespacedName]*podstore.Pod // the pods tracked
+	model   map[types.NamespacedName]*modelSet     // the models a pod's usage feeds, by container
+	hvpa    map[types.NamespacedName]*servedHvpa   // the Hvpa whose workload total a pod's usage feeds
+	owners  map[types.NamespacedName][]objectRef   // the VPAs and Hvpas that select a pod (the usage metric)
+	evicted []*podstore.Pod                        // evicted pods are Failed: evictions are looked up here
 }
 
 // matchPods matches the running pods to the VPAs and Hvpas whose targets select them (counting each
@@ -401,7 +402,7 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 	for _, h := range hv.served {
 		hvpaByNS[h.hvpa.Namespace] = append(hvpaByNS[h.hvpa.Namespace], h)
 	}
-	m := podMatch{index: map[types.NamespacedName]*podstore.Pod{}, model: map[types.NamespacedName]*recommender.Model{},
+	m := podMatch{index: map[types.NamespacedName]*podstore.Pod{}, model: map[types.NamespacedName]*modelSet{},
 		hvpa: map[types.NamespacedName]*servedHvpa{}, owners: map[types.NamespacedName][]objectRef{}}
 	for _, p := range pods {
 		if p.EvictionMessage != "" {
@@ -416,7 +417,7 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 				s.matched++
 				m.owners[key] = append(m.owners[key], objectRef{kindVPA, s.vpa.Name})
 				if _, ok := m.model[key]; !ok {
-					m.model[key] = s.model
+					m.model[key] = s.models
 				}
 			}
 		}
@@ -428,7 +429,7 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 					h.pods++
 				}
 				if _, ok := m.model[key]; !ok {
-					m.model[key] = h.model
+					m.model[key] = h.models
 				}
 			}
 		}
@@ -467,7 +468,7 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 		if h := m.hvpa[key]; h != nil {
 			loads.add(h, p, u)
 		}
-		model := m.model[key]
+		model := m.model[key].For(u.Container)
 		if model == nil {
 			model = r.model(r.Base)
 		}
@@ -519,8 +520,10 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 			s.err = &workload.TargetError{Reason: decodeerr.Reason, Message: v.DecodeError}
 		} else if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
 			s.err = &workload.TargetError{Reason: vpav1.ReasonInvalidOverride, Message: err.Error()}
+		} else if s.models, err = r.modelsFor(cfg, v.Spec.ResourcePolicy); err != nil {
+			s.err = &workload.TargetError{Reason: vpav1.ReasonInvalidOverride, Message: err.Error()}
 		} else {
-			s.model = r.model(cfg)
+			s.model = s.models.base
 		}
 		if s.err == nil {
 			s.target, s.err = r.Targets.Resolve(ctx, v.Namespace, v.Spec.TargetRef)

@@ -208,6 +208,19 @@ var _ = Describe("the recommender", func() {
 		runs(r, 2)
 		Expect(getVPA(ctx, ns, "web").ResourceVersion).To(Equal(rv), "status is patched only when it changes")
 
+		By("saying which spec generation the status and each condition were decided for")
+		Expect(v.Status.ObservedGeneration).To(HaveValue(Equal(v.Generation)))
+		for _, c := range v.Status.Conditions {
+			Expect(c.ObservedGeneration).To(Equal(v.Generation), "condition %s", c.Type)
+		}
+		v.Spec.ResourcePolicy = &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{{ContainerName: "app", MinAllowed: corev1.ResourceList{"cpu": resource.MustParse("10m")}}}}
+		Expect(k8s.Update(ctx, v)).To(Succeed())
+		runs(r, 1)
+		v = getVPA(ctx, ns, "web")
+		Expect(v.Generation).To(BeNumerically(">", 1))
+		Expect(v.Status.ObservedGeneration).To(HaveValue(Equal(v.Generation)), "a spec change is observed at the next run")
+		Expect(condition(v, vpav1.RecommendationProvided).ObservedGeneration).To(Equal(v.Generation))
+
 		for _, args := range [][]string{{"get", "vpa", "-n", ns}, {"describe", "vpa", "-n", ns, "web"}} {
 			out, err := testenv.Kubectl(env, args...)
 			Expect(err).NotTo(HaveOccurred())
@@ -528,6 +541,43 @@ var _ = Describe("the recommender", func() {
 		Expect(after).To(BeNumerically(">", before))
 		runs(r, 1)
 		Expect(containerRec(getVPA(ctx, ns, "batch"), "worker").Target.Memory().Value()).To(Equal(after), "the same OOM is recorded once")
+	})
+
+	It("bumps memory after an OOM kill by the container policy's oomBumpUpRatio and oomMinBumpUp (upstream's per-container fields)", func() {
+		ns := framework.NewNamespace(k8s, "rec")
+		deployment(ctx, ns, "batch", "worker", "sidecar")
+		res := corev1.ResourceList{"memory": resource.MustParse("512Mi")}
+		pods := runPods(ctx, ns, "batch", 1, res, "worker", "sidecar")
+		for _, c := range []string{"worker", "sidecar"} {
+			played.Set(ns, pods[0].Name, c, playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+		}
+		v := vpaFor(ns, "batch", "batch", vpav1.UpdateModeInitial)
+		ratio, minBump := resource.MustParse("3"), resource.MustParse("0")
+		v.Spec.ResourcePolicy = &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{
+			{ContainerName: "worker", OOMBumpUpRatio: &ratio, OOMMinBumpUp: &minBump},
+		}}
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		r := newRecommender(nil, nil)
+		runs(r, 2)
+		Expect(kubelet.OOMKill(ctx, pods[0], "worker", time.Now())).To(Succeed())
+		Expect(kubelet.OOMKill(ctx, pods[0], "sidecar", time.Now())).To(Succeed())
+		runs(r, 1)
+		got := getVPA(ctx, ns, "batch")
+		withinBucket := func(v, want int64) bool { return v >= want*95/100 && v <= want*106/100 }
+		// worker: needed = max(512Mi + 0, 3 x 512Mi) = 1536Mi; sidecar keeps the flags' rule: 614.4Mi; both x 1.15
+		worker, sidecar := containerRec(got, "worker").Target.Memory().Value(), containerRec(got, "sidecar").Target.Memory().Value()
+		Expect(withinBucket(worker, 1536*mi*115/100)).To(BeTrue(), "worker %dMi", worker/mi)
+		Expect(withinBucket(sidecar, 6*512*mi/5*115/100)).To(BeTrue(), "sidecar %dMi", sidecar/mi)
+
+		By("refusing a policy value out of range, naming the field")
+		bad := resource.MustParse("0.5")
+		v = getVPA(ctx, ns, "batch")
+		v.Spec.ResourcePolicy.ContainerPolicies[0].OOMBumpUpRatio = &bad
+		Expect(k8s.Update(ctx, v)).To(Succeed())
+		runs(r, 1)
+		c := condition(getVPA(ctx, ns, "batch"), vpav1.ConfigUnsupported)
+		Expect(c.Status).To(Equal(corev1.ConditionTrue))
+		Expect(c.Message).To(ContainSubstring("spec.resourcePolicy.containerPolicies[containerName=worker].oomBumpUpRatio 500m: must be in [1, 10]"))
 	})
 
 	It("reports bad objects with a condition and an event, and keeps serving the others", func() {

@@ -193,6 +193,11 @@ func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 		first = r.recommend(s, st, now)
 	}
 	sort.Slice(st.Conditions, func(i, j int) bool { return st.Conditions[i].Type < st.Conditions[j].Type })
+	// the spec generation this status was decided for (a transient error returned above keeps the old one)
+	st.ObservedGeneration = &v.Generation
+	for i := range st.Conditions {
+		st.Conditions[i].ObservedGeneration = v.Generation
+	}
 	s.rec = st.Recommendation
 	if equality.Semantic.DeepEqual(*st, v.Status) {
 		return nil, nil

@@ -4,6 +4,10 @@
 // rules that parse quantities (quantity(...), isQuantity(...)) from the largest possible request and refuses
 // the CRD; no real quantity is longer than 40 characters, no ResourceList has more than 32 resources.
 //
+// It also gives the VerticalPodAutoscaler and VerticalPodAutoscalerCheckpoint CRDs the v1beta2 entries
+// upstream's CRDs keep (served: false, storage: false, the v1 schema): a cluster where v1beta2 is still
+// among status.storedVersions refuses a CRD update that drops the version.
+//
 // Usage: go run ./hack/crdpatch DIR   (rewrites every *.yaml in DIR in place; running it twice changes nothing)
 package main
 
@@ -49,6 +53,9 @@ func patchFile(path string) error {
 		return err
 	}
 	bound(&doc)
+	if err := unservedV1beta2(&doc); err != nil {
+		return err
+	}
 	var out bytes.Buffer
 	out.WriteString("---\n")
 	enc := yaml.NewEncoder(&out)
@@ -90,5 +97,52 @@ func value(n *yaml.Node, key string) *yaml.Node {
 			return n.Content[i+1]
 		}
 	}
+	return nil
+}
+
+// v1beta2Kinds are the CRDs upstream keeps a v1beta2 entry for, and whether it says it is deprecated.
+var v1beta2Kinds = map[string]bool{
+	"verticalpodautoscalers.autoscaling.k8s.io":           true,
+	"verticalpodautoscalercheckpoints.autoscaling.k8s.io": false,
+}
+
+// unservedV1beta2 sets the v1beta2 entry of a VPA CRD to a copy of v1 that is neither served nor stored
+// (replacing an earlier one, so running twice changes nothing).
+func unservedV1beta2(doc *yaml.Node) error {
+	root := doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	name := value(value(root, "metadata"), "name")
+	deprecated, ok := v1beta2Kinds[name.Value]
+	if name == nil || !ok {
+		return nil
+	}
+	versions := value(value(root, "spec"), "versions")
+	var v1 *yaml.Node
+	kept := versions.Content[:0]
+	for _, v := range versions.Content {
+		switch value(v, "name").Value {
+		case "v1":
+			v1 = v
+		case "v1beta2":
+			continue
+		}
+		kept = append(kept, v)
+	}
+	if v1 == nil {
+		return fmt.Errorf("%s has no v1 version", name.Value)
+	}
+	beta := &yaml.Node{Kind: yaml.MappingNode}
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+	boolean := func(v bool) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(v)} }
+	if deprecated {
+		beta.Content = append(beta.Content, str("deprecated"), boolean(true), str("deprecationWarning"), str("autoscaling.k8s.io/v1beta2 API is deprecated"))
+	}
+	beta.Content = append(beta.Content, str("name"), str("v1beta2"), str("schema"), value(v1, "schema"), str("served"), boolean(false), str("storage"), boolean(false))
+	if sub := value(v1, "subresources"); sub != nil {
+		beta.Content = append(beta.Content, str("subresources"), sub)
+	}
+	versions.Content = append(kept, beta)
 	return nil
 }

@@ -83,19 +83,15 @@ func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featu
 
 		errs = append(errs, bounds(p, pp)...)
 
-		if cv := p.ControlledValues; cv != nil {
-			switch *cv {
-			case vpav1.ContainerControlledValuesRequestsAndLimits, vpav1.ContainerControlledValuesRequestsOnly:
-			default:
-				errs = append(errs, field.NotSupported(pp.Child("controlledValues"), *cv,
-					[]string{string(vpav1.ContainerControlledValuesRequestsAndLimits), string(vpav1.ContainerControlledValuesRequestsOnly)}))
-			}
-			// upstream refuses exactly this combination (RequestsOnly with mode Off is accepted there too)
-			if p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff && *cv == vpav1.ContainerControlledValuesRequestsAndLimits {
-				errs = append(errs, field.Forbidden(pp.Child("controlledValues"),
-					"controlledValues shouldn't be specified if container scaling mode is off; remove controlledValues or set mode to Auto"))
-			}
+		errs = append(errs, controlledValues(p, pp)...)
+
+		errs = append(errs, modelFields(p, pp)...)
+		var oldBoost *vpav1.StartupBoost
+		if oldP != nil {
+			oldBoost = oldP.StartupBoost
 		}
+		e, w := startupBoost(p.StartupBoost, oldBoost, pp.Child("startupBoost"))
+		errs, warnings = append(errs, e...), append(warnings, w...)
 
 		if p.RequestToLimitRatio != nil {
 			ratioPath := pp.Child("requestToLimitRatio")
@@ -244,4 +240,53 @@ func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// modelFields checks a policy's model fields (upstream's per-container configuration) against the ranges
+// the recommender takes.
+func modelFields(p *vpav1.ContainerResourcePolicy, pp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if q := p.OOMBumpUpRatio; q != nil {
+		if f := q.AsApproximateFloat64(); f < 1 || f > 10 {
+			errs = append(errs, field.Invalid(pp.Child("oomBumpUpRatio"), q.String(), "must be a number in [1, 10], e.g. 1.5 (memory after an OOM kill is at least this times what it used)"))
+		}
+	}
+	if q := p.OOMMinBumpUp; q != nil && (q.Sign() < 0 || q.Cmp(resource.MustParse("1Ti")) > 0) {
+		errs = append(errs, field.Invalid(pp.Child("oomMinBumpUp"), q.String(), "must be a memory quantity in [0, 1Ti], e.g. 200Mi"))
+	}
+	return errs
+}
+
+// startupBoost refuses a new startupBoost (spec.startupBoost or a container policy's): hvpa does not boost
+// starting pods in this version, and accepting it would promise a boost that never comes. One an existing
+// object already had is kept, with a warning, so that the object stays updatable.
+func startupBoost(b, old *vpav1.StartupBoost, path *field.Path) (field.ErrorList, []string) {
+	if b == nil {
+		return nil, nil
+	}
+	if old != nil && equality.Semantic.DeepEqual(old, b) {
+		return nil, []string{fmt.Sprintf("%s has no effect: hvpa does not boost starting pods in this version", path)}
+	}
+	return field.ErrorList{field.Forbidden(path, "hvpa does not boost starting pods in this version (upstream's CPUStartupBoost, alpha); remove startupBoost")}, nil
+}
+
+// controlledValues checks a policy's controlledValues and its combination with mode.
+func controlledValues(p *vpav1.ContainerResourcePolicy, pp *field.Path) field.ErrorList {
+	cv := p.ControlledValues
+	if cv == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	switch *cv {
+	case vpav1.ContainerControlledValuesRequestsAndLimits, vpav1.ContainerControlledValuesRequestsOnly:
+	default:
+		errs = append(errs, field.NotSupported(pp.Child("controlledValues"), *cv,
+			[]string{string(vpav1.ContainerControlledValuesRequestsAndLimits), string(vpav1.ContainerControlledValuesRequestsOnly)}))
+	}
+	// upstream refuses exactly this combination (RequestsOnly with mode Off is accepted there too)
+	if p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff && *cv == vpav1.ContainerControlledValuesRequestsAndLimits {
+		errs = append(errs, field.Forbidden(pp.Child("controlledValues"),
+			"controlledValues shouldn't be specified if container scaling mode is off; remove controlledValues or set mode to Auto"))
+	}
+	return errs
 }

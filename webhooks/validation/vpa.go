@@ -44,6 +44,14 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 	errs = append(errs, e...)
 	warnings = append(warnings, w...)
 
+	var oldBoost *vpav1.StartupBoost
+	if old != nil {
+		oldBoost = old.Spec.StartupBoost
+	}
+	e, w = startupBoost(vpa.Spec.StartupBoost, oldBoost, sp.Child("startupBoost"))
+	errs = append(errs, e...)
+	warnings = append(warnings, w...)
+
 	if n := len(vpa.Spec.Recommenders); n > 1 {
 		errs = append(errs, &field.Error{Type: field.ErrorTypeTooMany, Field: sp.Child("recommenders").String(), BadValue: n,
 			Detail: "The current version of VPA object shouldn't specify more than one recommenders; keep only the recommender that should serve this object"})

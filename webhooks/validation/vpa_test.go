@@ -274,6 +274,43 @@ func TestVPA(t *testing.T) {
 			warn:   []string{"is ignored while feature gate RequestToLimitRatio is off"},
 		},
 
+		// upstream v1.6-v1.8 fields
+		"per-container model fields in range": {mutate: func(v *vpav1.VerticalPodAutoscaler) {
+			r, m := q("1.5"), q("200Mi")
+			app(v).OOMBumpUpRatio, app(v).OOMMinBumpUp = &r, &m
+			app(v).MemoryAggregationIntervalSeconds, app(v).MemoryAggregationIntervalCount = ptr.To[int32](3600), ptr.To[int64](48)
+			v.Spec.UpdatePolicy.EvictAfterOOMSeconds = ptr.To[int32](300)
+		}},
+		"oomBumpUpRatio below 1 and a negative oomMinBumpUp": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				r, m := q("0.5"), q("-1Mi")
+				app(v).OOMBumpUpRatio, app(v).OOMMinBumpUp = &r, &m
+			},
+			want: []fe{
+				{p0 + ".oomBumpUpRatio", field.ErrorTypeInvalid, "must be a number in [1, 10], e.g. 1.5"},
+				{p0 + ".oomMinBumpUp", field.ErrorTypeInvalid, "must be a memory quantity in [0, 1Ti]"},
+			},
+		},
+		"a new startupBoost is refused": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](2)}}
+				app(v).StartupBoost = v.Spec.StartupBoost.DeepCopy()
+			},
+			want: []fe{
+				{p0 + ".startupBoost", field.ErrorTypeForbidden, "hvpa does not boost starting pods in this version"},
+				{"spec.startupBoost", field.ErrorTypeForbidden, "hvpa does not boost starting pods in this version"},
+			},
+		},
+		"a startupBoost the object had is kept, with a warning": {
+			mutate: both(func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](2)}}
+			}, raiseMin),
+			old: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](2)}}
+			},
+			warn: []string{"spec.startupBoost has no effect"},
+		},
+
 		// requestToLimitRatio: the content (gate on)
 		"ratio with controlledValues RequestsOnly": {
 			mutate: both(withRatio(factor(2), nil), func(v *vpav1.VerticalPodAutoscaler) {

@@ -22,6 +22,8 @@ import (
 // +kubebuilder:printcolumn:name="Mem",type="string",JSONPath=".status.recommendation.containerRecommendations[0].target.memory"
 // +kubebuilder:printcolumn:name="Provided",type="string",JSONPath=".status.conditions[?(@.type=='RecommendationProvided')].status"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="MinReplicas",type="integer",JSONPath=".spec.updatePolicy.minReplicas",priority=1
+// +kubebuilder:printcolumn:name="OOMSeconds",type="integer",JSONPath=".spec.updatePolicy.evictAfterOOMSeconds",priority=1
 type VerticalPodAutoscaler struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -69,7 +71,51 @@ type VerticalPodAutoscalerSpec struct {
 	// +optional
 	// +listType=atomic
 	Recommenders []VerticalPodAutoscalerRecommenderSelector `json:"recommenders,omitempty"`
+
+	// startupBoost gives starting pods more CPU than the recommendation for a while after they become Ready
+	// (every container without a startupBoost of its own in its container policy). It needs the
+	// CPUStartupBoost feature gate (alpha, off by default).
+	// +optional
+	StartupBoost *StartupBoost `json:"startupBoost,omitempty"`
 }
+
+// StartupBoost is the boost a starting pod gets.
+type StartupBoost struct {
+	// cpu is the CPU boost; unset means none.
+	// +optional
+	CPU *GenericStartupBoost `json:"cpu,omitempty"`
+}
+
+// GenericStartupBoost is the boost of one resource: the recommended request times a factor, or plus a
+// quantity, while the boost lasts.
+// +kubebuilder:validation:XValidation:rule="(self.type == 'Factor') == has(self.factor)",message="factor is set exactly when type is Factor (request x factor while boosted)"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'Quantity') == has(self.quantity)",message="quantity is set exactly when type is Quantity (added to the request while boosted, e.g. 500m)"
+type GenericStartupBoost struct {
+	// type is Factor or Quantity.
+	// +required
+	Type StartupBoostType `json:"type"`
+	// factor multiplies the recommended request while boosted (type Factor).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Factor *int32 `json:"factor,omitempty"`
+	// quantity is added to the recommended request while boosted (type Quantity).
+	// +optional
+	Quantity *resource.Quantity `json:"quantity,omitempty"`
+	// durationSeconds is how long the boost lasts after the pod becomes Ready (default 0: until Ready).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	DurationSeconds *int32 `json:"durationSeconds,omitempty"`
+}
+
+// StartupBoostType is how a startup boost is given.
+// +kubebuilder:validation:Enum=Factor;Quantity
+type StartupBoostType string
+
+// The startup boost types.
+const (
+	StartupBoostFactor   StartupBoostType = "Factor"
+	StartupBoostQuantity StartupBoostType = "Quantity"
+)
 
 // EvictionChangeRequirement says which direction of change between a pod's requests and the target allows
 // an eviction.
@@ -111,6 +157,13 @@ type PodUpdatePolicy struct {
 	// +optional
 	// +listType=atomic
 	EvictionRequirements []*EvictionRequirement `json:"evictionRequirements,omitempty"`
+
+	// evictAfterOOMSeconds: a pod OOM-killed within this many seconds of starting is updated (evicted or
+	// resized) at once, whatever its age. It overrides the updater's --oom-window (upstream's
+	// --evict-after-oom-threshold) for this object.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	EvictAfterOOMSeconds *int32 `json:"evictAfterOOMSeconds,omitempty"`
 }
 
 // UpdateMode says whether and how recommendations are applied to pods.
@@ -187,6 +240,32 @@ type ContainerResourcePolicy struct {
 	// RequestToLimitRatio feature gate (alpha, off by default) and controlledValues RequestsAndLimits.
 	// +optional
 	RequestToLimitRatio *RequestToLimitRatio `json:"requestToLimitRatio,omitempty"`
+
+	// oomBumpUpRatio: after an OOM kill the container's memory is at least this times what it used (default
+	// the recommender's --oom-bump-up-ratio, 1.2).
+	// +optional
+	OOMBumpUpRatio *resource.Quantity `json:"oomBumpUpRatio,omitempty"`
+
+	// oomMinBumpUp: after an OOM kill the container's memory is at least this much more than it used
+	// (default the recommender's --oom-min-bump-up-bytes, 100Mi).
+	// +optional
+	OOMMinBumpUp *resource.Quantity `json:"oomMinBumpUp,omitempty"`
+
+	// memoryAggregationIntervalSeconds is the length of one memory peak window (default the recommender's
+	// --memory-aggregation-interval, 24h).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MemoryAggregationIntervalSeconds *int32 `json:"memoryAggregationIntervalSeconds,omitempty"`
+
+	// memoryAggregationIntervalCount is how many windows make the memory history (default the
+	// recommender's --memory-aggregation-interval-count, 8).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MemoryAggregationIntervalCount *int64 `json:"memoryAggregationIntervalCount,omitempty"`
+
+	// startupBoost is this container's startup boost, in place of the object's spec.startupBoost.
+	// +optional
+	StartupBoost *StartupBoost `json:"startupBoost,omitempty"`
 }
 
 // ContainerScalingMode says whether a container is autoscaled.
@@ -270,6 +349,11 @@ type VerticalPodAutoscalerStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []VerticalPodAutoscalerCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// observedGeneration is the metadata.generation of the spec the recommendation was computed for.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 }
 
 // RecommendedPodResources is the recommendation for every container of a pod.
@@ -333,6 +417,10 @@ type VerticalPodAutoscalerCondition struct {
 	// message is a human-readable explanation.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// observedGeneration is the metadata.generation the condition was set for.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // VerticalPodAutoscalerList is a list of VerticalPodAutoscaler objects.

@@ -1,0 +1,38 @@
+package updater
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+)
+
+// TestEvictAfterOOMSeconds: a VPA's updatePolicy.evictAfterOOMSeconds replaces --oom-window for its pods (as
+// upstream's --evict-after-oom-threshold): a container OOM-killed 5 minutes after its start is "early"
+// under the 10-minute default, not under a 2-minute policy, and is under a 30-minute one.
+func TestEvictAfterOOMSeconds(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	started, killed := now.Add(-20*time.Minute), now.Add(-15*time.Minute)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", CreationTimestamp: metav1.NewTime(started)},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app",
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled",
+				StartedAt: metav1.NewTime(started), FinishedAt: metav1.NewTime(killed)}}}}},
+	}
+	o := DefaultOptions()
+	for _, tc := range []struct {
+		seconds *int32
+		early   bool
+	}{{nil, true}, {ptr.To[int32](120), false}, {ptr.To[int32](1800), true}} {
+		c := &Controller{}
+		(&Updater{Options: o}).applyPolicy(c, &vpav1.PodUpdatePolicy{EvictAfterOOMSeconds: tc.seconds})
+		if got := podState(pod, now, c.Options(o)).OOMKilledEarly; got != tc.early {
+			t.Errorf("evictAfterOOMSeconds %v: OOM-killed early %v, want %v", ptr.Deref(tc.seconds, 0), got, tc.early)
+		}
+	}
+}
