@@ -47,6 +47,8 @@ type Options struct {
 	Clock clock.PassiveClock
 	// RecommenderName is the name hvpa's recommender serves ("": "default"); see pod.Handler.
 	RecommenderName string
+	// MaxCPUBoost caps a startup-boosted CPU request (millicores; 0: no cap); see pod.Handler.
+	MaxCPUBoost float64
 }
 
 // Register adds the three webhooks to the manager's webhook server, and a runnable that fills the cache
@@ -60,7 +62,7 @@ func Register(mgr ctrl.Manager, o Options) error {
 	}
 	srv := mgr.GetWebhookServer()
 	podHandler := pod.NewHandler(mgr.GetClient(), o.Live, o.Gates, o.Metrics, o.Clock)
-	podHandler.RecommenderName = o.RecommenderName
+	podHandler.RecommenderName, podHandler.MaxCPUBoost = o.RecommenderName, o.MaxCPUBoost
 	srv.Register(PodPath, &admission.Webhook{Handler: podHandler})
 	vpaHook := admission.WithValidator[*vpav1.VerticalPodAutoscaler](mgr.GetScheme(), validation.VPAValidator(o.Gates))
 	vpaHook.Handler = instrumented{resource: "verticalpodautoscalers", next: vpaHook.Handler, m: o.Metrics, clk: o.Clock}

@@ -73,6 +73,7 @@ type runOptions struct {
 	model               modelFlags
 	upstream            upstreamOnly
 	admissionLease      string
+	maxCPUBoost         float64
 	shutdownTimeout     time.Duration
 }
 
@@ -208,6 +209,7 @@ func webhookFlags(f *pflag.FlagSet, o *runOptions) {
 	f.StringVar(&o.webhookConfigName, "webhook-config-name", "hvpa", "name of the Mutating- and ValidatingWebhookConfiguration whose caBundle is kept current")
 	f.StringSliceVar(&c.ExtraDNSNames, "webhook-cert-dns-names", nil, "more DNS names for the serving certificate")
 	f.IPSliceVar(&o.certIPs, "webhook-cert-ips", nil, "IP addresses for the serving certificate")
+	f.Var(cpuQuantity{&o.maxCPUBoost}, "max-allowed-cpu-boost", "the highest CPU request a startup boost gives a container, e.g. 4 (upstream VPA's flag; default: no cap)")
 	f.StringVar(&o.admissionLease, "admission-lease", "", "Lease (namespace/name) the admission webhook renews while serving and the updater checks before evicting (default: <webhook-namespace>/hvpa-admission; \"-\" for none)")
 }
 
@@ -319,7 +321,7 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		return err
 	}
 	mo := app.Options{Components: o.components, Recommender: o.recommender, History: history, Model: model,
-		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, Registry: crmetrics.Registry, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
+		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, MaxCPUBoost: o.maxCPUBoost, Registry: crmetrics.Registry, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
 	if wantAdmission {
 		mo.Certs = &o.certs
 	}

@@ -9,6 +9,7 @@ import (
 	promodel "github.com/prometheus/common/model"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -133,7 +134,7 @@ var upstreamFlags = []upstreamFlag{
 	{name: "profiling", components: "all", how: same, bool: true},
 	{name: "vpa-object-namespace", components: "all", how: alias, hvpa: "namespaces", why: "hvpa's recommender serves the VerticalPodAutoscalers of these namespaces"},
 	{name: "ignored-vpa-object-namespaces", components: "all", how: alias, hvpa: "exclude-namespaces"},
-	{name: "feature-gates", components: "all", how: same, why: "upstream's gates InPlace (hvpa's too), CPUStartupBoost and PerVPAConfig are known; the last two gate nothing in this version"},
+	{name: "feature-gates", components: "all", how: same, why: "upstream's gates InPlace, CPUStartupBoost and PerVPAConfig, with upstream's meaning"},
 	{name: "address", components: "all", how: alias, hvpa: "metrics-bind-address", why: "one process serves the metrics of every component it runs"},
 	{name: "v", components: "all", how: same, why: "klog's verbosity N is zap's level -N (--zap-log-level=N)"},
 	{name: "leader-elect", components: "recommender, updater", how: same, bool: true, why: "hvpa's default is true (upstream: false)"},
@@ -211,7 +212,7 @@ var upstreamFlags = []upstreamFlag{
 	{name: "admission-controller-status-lease-name", components: "updater", how: same, why: "the name part of --admission-lease"},
 	{name: "admission-controller-status-lease-namespace", components: "updater", how: same, why: "the namespace part of --admission-lease"},
 	{name: "admission-controller-status-lease-timeout", components: "updater", how: alias, hvpa: "admission-lease-max-age"},
-	{name: "concurrent-cpu-startup-boost-syncs", components: "updater", how: ignored, def: "10", why: "startupBoost is not in this version"},
+	{name: "concurrent-cpu-startup-boost-syncs", components: "updater", how: ignored, def: "10", why: "hvpa's updater ends startup boosts in its update loop (--updater-interval)"},
 
 	{name: "port", components: "admission-controller", how: alias, hvpa: "webhook-port", why: "the port the webhook server listens on"},
 	{name: "min-tls-version", components: "admission-controller", how: same},
@@ -231,7 +232,7 @@ var upstreamFlags = []upstreamFlag{
 	{name: "status-lease-name", components: "admission-controller", how: same, why: "the name part of --admission-lease"},
 	{name: "status-lease-namespace", components: "admission-controller", how: same, why: "the namespace part of --admission-lease"},
 	{name: "status-lease-update-interval", components: "admission-controller", how: ignored, def: "10s", why: "hvpa renews its Lease at a fixed rate below --admission-lease-max-age"},
-	{name: "max-allowed-cpu-boost", components: "admission-controller", how: ignored, def: "", why: "startupBoost is not in this version"},
+	{name: "max-allowed-cpu-boost", components: "admission-controller", how: same, why: "caps a startup-boosted CPU request"},
 }
 
 // klogFlags are klog's flags, which upstream's binaries take: accepted, with no effect (hvpa logs with zap:
@@ -378,6 +379,29 @@ func (o *runOptions) fromUpstream(f *pflag.FlagSet) error {
 		ctrl.Log.WithName("flags").Info("warning: " + w)
 	}
 	return err
+}
+
+// cpuQuantity is a CPU quantity flag (upstream's --max-allowed-cpu-boost), in millicores (0: unset).
+type cpuQuantity struct{ milli *float64 }
+
+func (c cpuQuantity) String() string {
+	if *c.milli == 0 {
+		return ""
+	}
+	return resource.NewMilliQuantity(int64(*c.milli), resource.DecimalSI).String()
+}
+func (c cpuQuantity) Type() string { return "quantity" }
+func (c cpuQuantity) Set(s string) error {
+	if s == "" {
+		*c.milli = 0
+		return nil
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil || q.Sign() < 0 {
+		return fmt.Errorf("%q is no CPU quantity: use one such as 4 or 3500m", s)
+	}
+	*c.milli = float64(q.MilliValue())
+	return nil
 }
 
 // sameValue compares flag values, durations by what they mean (24h is 24h0m0s).

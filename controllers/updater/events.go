@@ -21,4 +21,6 @@ const (
 	ReasonTolerance         = "EvictionToleranceReached"
 	ReasonModeInPlace       = "InPlaceOnly"
 	ReasonResizeRefused     = "ResizeRefused"
+	// ReasonStartupBoostOver: a startup-boosted pod goes back to its unboosted CPU.
+	ReasonStartupBoostOver = "StartupBoostOver"
 )

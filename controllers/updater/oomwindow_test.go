@@ -9,11 +9,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/features"
 )
 
-// TestEvictAfterOOMSeconds: a VPA's updatePolicy.evictAfterOOMSeconds replaces --oom-window for its pods (as
-// upstream's --evict-after-oom-threshold): a container OOM-killed 5 minutes after its start is "early"
-// under the 10-minute default, not under a 2-minute policy, and is under a 30-minute one.
+// TestEvictAfterOOMSeconds: with PerVPAConfig on, a VPA's updatePolicy.evictAfterOOMSeconds replaces
+// --oom-window for its pods (upstream's --evict-after-oom-threshold): a container OOM-killed 5 minutes after
+// its start is "early" under the 10-minute default, not under a 2-minute policy, and is under a 30-minute
+// one. With the gate off the policy is not read (upstream's updater).
 func TestEvictAfterOOMSeconds(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	started, killed := now.Add(-20*time.Minute), now.Add(-15*time.Minute)
@@ -26,13 +28,18 @@ func TestEvictAfterOOMSeconds(t *testing.T) {
 	}
 	o := DefaultOptions()
 	for _, tc := range []struct {
+		gate    bool
 		seconds *int32
 		early   bool
-	}{{nil, true}, {ptr.To[int32](120), false}, {ptr.To[int32](1800), true}} {
+	}{{true, nil, true}, {true, ptr.To[int32](120), false}, {true, ptr.To[int32](1800), true}, {false, ptr.To[int32](120), true}} {
+		gates := features.New()
+		if err := gates.SetFromMap(map[string]bool{string(features.PerVPAConfig): tc.gate}); err != nil {
+			t.Fatal(err)
+		}
 		c := &Controller{}
-		(&Updater{Options: o}).applyPolicy(c, &vpav1.PodUpdatePolicy{EvictAfterOOMSeconds: tc.seconds})
+		(&Updater{Options: o, Gates: gates}).applyPolicy(c, &vpav1.PodUpdatePolicy{EvictAfterOOMSeconds: tc.seconds})
 		if got := podState(pod, now, c.Options(o)).OOMKilledEarly; got != tc.early {
-			t.Errorf("evictAfterOOMSeconds %v: OOM-killed early %v, want %v", ptr.Deref(tc.seconds, 0), got, tc.early)
+			t.Errorf("PerVPAConfig %v, evictAfterOOMSeconds %v: OOM-killed early %v, want %v", tc.gate, ptr.Deref(tc.seconds, 0), got, tc.early)
 		}
 	}
 }

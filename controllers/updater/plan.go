@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -81,6 +82,11 @@ type Controller struct {
 	// OOMWindow overrides Options.OOMWindow for this controller (a VPA's updatePolicy.evictAfterOOMSeconds);
 	// 0: the option's.
 	OOMWindow time.Duration
+	// BoostDuration is how long a container's startup boost lasts after its pod is Ready (a VPA's
+	// startupBoost; nil: 0). BoostOnly: the controller only ends startup boosts (its mode does not act on
+	// pods, or it has no recommendation yet).
+	BoostDuration func(container string) time.Duration
+	BoostOnly     bool
 	// Replicas is the workload's desired replica count (its scale subresource); 0: unknown, the pods count.
 	Replicas int32
 	// Evicted: per change (an Action's Fingerprint) evicted within the loop window, the pods the workload had
@@ -133,6 +139,12 @@ type Pod struct {
 	ResizeInProgressSince *time.Time
 	// QoS is the pod's QoS class.
 	QoS corev1.PodQOSClass
+	// ReadySince is when the pod became Ready (nil: not Ready).
+	ReadySince *time.Time
+	// Unboosted: the pod is startup-boosted (vpav1.AnnotationStartupBoost); per container, the CPU it goes
+	// back to. UnboostedErr: the annotation does not decode (the pod still goes back, to its targets).
+	Unboosted    map[string]vpav1.Unboosted
+	UnboostedErr error
 }
 
 // Kind of action.
@@ -162,6 +174,9 @@ type Action struct {
 	Change float64
 	// FromResize: an eviction replacing a resize that failed (not subject to evictionRequirements).
 	FromResize bool
+	// Unboost: the resize ends a startup boost (the annotation goes with it); Sized may be empty (already
+	// there).
+	Unboost bool
 }
 
 // need says whether a pod must be updated and how much: the sized containers and the change.
@@ -255,10 +270,10 @@ func Plan(c *Controller, pods []Pod, now time.Time, o Options) []Action {
 // PlanWithBudget is Plan, and also the disruptions the workload may still take this loop after the planned
 // ones (the updater spends it on evictions that replace refused resizes).
 func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Action, int) {
-	if c.Mode == vpav1.UpdateModeOff || c.Mode == vpav1.UpdateModeInitial {
-		return nil, 0
+	out := unboosts(c, pods, now)
+	if c.BoostOnly || c.Mode == vpav1.UpdateModeOff || c.Mode == vpav1.UpdateModeInitial {
+		return out, 0
 	}
-	var out []Action
 	live := 0
 	for i := range pods {
 		if pods[i].Live {
@@ -268,35 +283,16 @@ func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Acti
 	inPlace := c.Mode == vpav1.UpdateModeInPlaceOrRecreate || c.Mode == vpav1.UpdateModeInPlace
 	for i := range pods {
 		p := &pods[i]
-		if !p.Running {
+		if !p.Running || p.Unboosted != nil {
 			continue
 		}
 		if p.Resizing && inPlace {
 			out = append(out, resizeFollowUp(c, p, now, o))
 			continue
 		}
-		n := assess(c, p, now, o)
-		if n == nil {
-			continue
+		if n := assess(c, p, now, o); n != nil {
+			out = append(out, update(c, p, n, inPlace))
 		}
-		a := Action{Pod: p, Sized: n.sized, Up: n.up, Change: n.change, Fingerprint: fingerprint(n.sized),
-			Message: strings.Join(n.changes, ", ") + ": " + strings.Join(n.why, "; ")}
-		before, after := QoS(append(slices.Clone(p.Containers), p.InitContainers...)), QoSAfter(append(slices.Clone(p.Containers), p.InitContainers...), n.sized)
-		qosChange := inPlace && after != before
-		switch {
-		case c.Mode == vpav1.UpdateModeInPlace && qosChange:
-			a.Kind, a.Reason = Skip, ReasonQoSChange
-			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do, and updateMode InPlace never evicts", before, after)
-		case inPlace && !qosChange:
-			a.Kind = Resize
-		default:
-			a.Kind = Evict
-			if qosChange {
-				a.Reason = ReasonQoSChange
-				a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", before, after)
-			}
-		}
-		out = append(out, a)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Up != out[j].Up {
@@ -309,6 +305,40 @@ func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Acti
 		replicas = len(pods)
 	}
 	return limitEvictions(c, out, live, replicas, o)
+}
+
+// update is the action for a pod that needs n: a resize in place, an eviction, or a skip where updateMode
+// InPlace meets a QoS class change (which a resize cannot make).
+func update(c *Controller, p *Pod, n *need, inPlace bool) Action {
+	a := Action{Pod: p, Sized: n.sized, Up: n.up, Change: n.change, Fingerprint: fingerprint(n.sized),
+		Message: strings.Join(n.changes, ", ") + ": " + strings.Join(n.why, "; ")}
+	before, after := QoS(append(slices.Clone(p.Containers), p.InitContainers...)), QoSAfter(append(slices.Clone(p.Containers), p.InitContainers...), n.sized)
+	qosChange := inPlace && after != before
+	switch {
+	case c.Mode == vpav1.UpdateModeInPlace && qosChange:
+		a.Kind, a.Reason = Skip, ReasonQoSChange
+		a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do, and updateMode InPlace never evicts", before, after)
+	case inPlace && !qosChange:
+		a.Kind = Resize
+	default:
+		a.Kind = Evict
+		if qosChange {
+			a.Reason = ReasonQoSChange
+			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", before, after)
+		}
+	}
+	return a
+}
+
+// unboosts plans the boosted pods (in every mode): each waits for its boost's end, then goes back in place.
+func unboosts(c *Controller, pods []Pod, now time.Time) []Action {
+	var out []Action
+	for i := range pods {
+		if p := &pods[i]; p.Running && p.Unboosted != nil {
+			out = append(out, unboost(c, p, now))
+		}
+	}
+	return out
 }
 
 // resizeFollowUp watches a resize the kubelet has not finished: Infeasible, or Deferred / InProgress past
@@ -427,4 +457,53 @@ func fingerprint(sized []scaling.ContainerDecision) string {
 		b.WriteString(";")
 	}
 	return b.String()
+}
+
+// unboost plans the end of a pod's startup boost: nothing until the pod has been Ready for the longest of its
+// containers' boost durations, then an in-place resize of every boosted container's CPU back to the
+// annotation's values (to the targets where the annotation does not say).
+func unboost(c *Controller, p *Pod, now time.Time) Action {
+	var wait time.Duration
+	for name := range p.Unboosted {
+		if c.BoostDuration != nil {
+			wait = max(wait, c.BoostDuration(name))
+		}
+	}
+	if p.ReadySince == nil || now.Before(p.ReadySince.Add(wait)) {
+		return Action{Pod: p, Kind: Wait}
+	}
+	a := Action{Pod: p, Kind: Resize, Unboost: true, Reason: ReasonStartupBoostOver}
+	var changes []string
+	for _, k := range p.Containers {
+		u, ok := p.Unboosted[k.Name]
+		if !ok && p.UnboostedErr == nil {
+			continue
+		}
+		d := scaling.ContainerDecision{Name: k.Name, Current: k, Requests: k.Requests, Limits: k.Limits}
+		back := func(v *scaling.Values, q *resource.Quantity, target bool, what string) {
+			cur, has := v.Get(scaling.CPU)
+			want, ok := -1.0, false
+			switch {
+			case q != nil:
+				want, ok = float64(q.MilliValue()), true
+			case target:
+				want, ok = c.Targets[k.Name].Get(scaling.CPU)
+			}
+			if ok && (!has || want != cur) {
+				v.Set(scaling.CPU, want)
+				changes = append(changes, fmt.Sprintf("%s cpu %s %s -> %s", k.Name, what, scaling.Format(scaling.CPU, cur), scaling.Format(scaling.CPU, want)))
+			}
+		}
+		back(&d.Requests, u.CPURequest, true, "request")
+		back(&d.Limits, u.CPULimit, false, "limit")
+		if d.Requests != k.Requests || d.Limits != k.Limits {
+			a.Sized = append(a.Sized, d)
+		}
+	}
+	a.Fingerprint = fingerprint(a.Sized)
+	a.Message = fmt.Sprintf("startup boost over (Ready since %s, boost %s)", p.ReadySince.UTC().Format(time.RFC3339), wait)
+	if len(changes) > 0 {
+		a.Message = strings.Join(changes, ", ") + ": " + a.Message
+	}
+	return a
 }

@@ -278,7 +278,10 @@ func (u *Updater) vpaControllers(ctx context.Context) ([]served, error) {
 		if v.Spec.UpdatePolicy != nil && v.Spec.UpdatePolicy.UpdateMode != nil {
 			mode = *v.Spec.UpdatePolicy.UpdateMode
 		}
-		if !u.modeActs(mode) || v.Status.Recommendation == nil || vpaUnsupported(v) || v.Spec.TargetRef == nil {
+		// a VPA with a startup boost is served in every mode: its boosted pods go back once the boost is over
+		boosts := v.HasStartupBoost()
+		acts := u.modeActs(mode) && v.Status.Recommendation != nil && !vpaUnsupported(v)
+		if (!acts && !boosts) || v.Spec.TargetRef == nil {
 			continue
 		}
 		t, err := u.Targets.Resolve(ctx, v.Namespace, v.Spec.TargetRef)
@@ -286,11 +289,12 @@ func (u *Updater) vpaControllers(ctx context.Context) ([]served, error) {
 			continue // the recommender reports unresolvable targets in the VPA's conditions
 		}
 		sz, fe := scaling.SizingFromVPA(v)
-		if len(fe) > 0 || sz.Targets == nil {
+		if len(fe) > 0 || (sz.Targets == nil && !boosts) {
 			continue
 		}
 		c := Controller{Kind: "VerticalPodAutoscaler", Namespace: v.Namespace, Name: v.Name, UID: v.UID, Mode: mode, Policies: sz.Policies,
-			Targets: sz.Targets, Lower: sz.Lower, Upper: sz.Upper}
+			Targets: sz.Targets, Lower: sz.Lower, Upper: sz.Upper, BoostOnly: !acts || sz.Targets == nil,
+			BoostDuration: func(container string) time.Duration { return scaling.BoostDuration(v.StartupBoostFor(container)) }}
 		u.applyPolicy(&c, v.Spec.UpdatePolicy)
 		out = append(out, served{ctl: c, target: workload.RefOf(v.Spec.TargetRef.APIVersion, v.Spec.TargetRef.Kind, v.Spec.TargetRef.Name), sel: t.Selector, obj: v, gvk: t.GVK})
 	}
@@ -354,7 +358,7 @@ func (u *Updater) applyPolicy(c *Controller, p *vpav1.PodUpdatePolicy) {
 	if p.MinReplicas != nil {
 		c.MinReplicas = *p.MinReplicas
 	}
-	if p.EvictAfterOOMSeconds != nil && *p.EvictAfterOOMSeconds > 0 {
+	if p.EvictAfterOOMSeconds != nil && *p.EvictAfterOOMSeconds > 0 && u.Gates.Enabled(features.PerVPAConfig) { // upstream's rule
 		c.OOMWindow = time.Duration(*p.EvictAfterOOMSeconds) * time.Second
 	}
 	for _, r := range p.EvictionRequirements {
@@ -402,6 +406,10 @@ func podState(p *corev1.Pod, now time.Time, o Options) Pod {
 		switch c.Type {
 		case corev1.PodReady:
 			ready = c.Status == corev1.ConditionTrue
+			if ready {
+				t := c.LastTransitionTime.Time
+				s.ReadySince = &t
+			}
 		case corev1.PodResizePending:
 			// a condition about an older resize (the API keeps it until the kubelet answers the new one) says nothing
 			if c.Status == corev1.ConditionTrue && (c.ObservedGeneration == 0 || c.ObservedGeneration == p.Generation) {
@@ -412,6 +420,12 @@ func podState(p *corev1.Pod, now time.Time, o Options) Pod {
 				t := c.LastTransitionTime.Time
 				s.ResizeInProgressSince = &t
 			}
+		}
+	}
+	if a, ok := p.Annotations[vpav1.AnnotationStartupBoost]; ok {
+		s.Unboosted, s.UnboostedErr = vpav1.DecodeUnboosted(a)
+		if s.UnboostedErr != nil || s.Unboosted == nil {
+			s.Unboosted = map[string]vpav1.Unboosted{} // still boosted: back to what the object says, once due
 		}
 	}
 	s.Running = p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
@@ -474,7 +488,7 @@ func (u *Updater) act(ctx context.Context, c served, pod *corev1.Pod, a *Action,
 				"not resizing again: the pod was resized %d times within %s for the same change (%s) and still differs; the same recommendation will not be applied to it again", n, u.Options.LoopWindow, a.Message)
 			return
 		}
-		err := u.resize(ctx, pod, a.Sized)
+		err := u.resizeOrUnboost(ctx, pod, a)
 		if err == nil {
 			u.resized[key] = append(u.resized[key], now)
 			u.Metrics.Resizes.WithLabelValues("requested").Inc()
@@ -487,6 +501,9 @@ func (u *Updater) act(ctx context.Context, c served, pod *corev1.Pod, a *Action,
 		log.Info("resize refused", "error", err.Error())
 		permanent := permanentRefusal(err)
 		switch {
+		case a.Unboost: // the end of a startup boost never evicts: it is tried again next loop
+			u.skip(pod, ReasonResizeRefused, fmt.Sprintf("%s; retrying next loop (%v)", a.Message, err))
+			return
 		case c.ctl.Mode == vpav1.UpdateModeInPlace:
 			u.skip(pod, ReasonResizeRefused, fmt.Sprintf("%s; updateMode InPlace never evicts (%v)", a.Message, err))
 			return
@@ -533,6 +550,24 @@ func (u *Updater) resize(ctx context.Context, pod *corev1.Pod, sized []scaling.C
 		return err
 	}
 	return u.Client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, body))
+}
+
+// resizeOrUnboost resizes a pod in place; an Unboost action also removes the startup-boost annotation once
+// the pod has its unboosted values (a pod that already has them is not resized again).
+func (u *Updater) resizeOrUnboost(ctx context.Context, pod *corev1.Pod, a *Action) error {
+	if !a.Unboost {
+		return u.resize(ctx, pod, a.Sized)
+	}
+	if len(a.Sized) > 0 {
+		if err := u.resize(ctx, pod, a.Sized); err != nil {
+			return err
+		}
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": pod.UID, "annotations": map[string]any{vpav1.AnnotationStartupBoost: nil}}})
+	if err != nil {
+		return err
+	}
+	return u.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, body))
 }
 
 // evict evicts a pod through the Eviction API, unless the admission webhook is not serving, the rate limit

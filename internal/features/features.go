@@ -13,10 +13,16 @@ const (
 	RequestToLimitRatio featuregate.Feature = "RequestToLimitRatio"
 	// InPlace allows the InPlace update mode (resize running pods in place, never evict). Alpha, off.
 	InPlace featuregate.Feature = "InPlace"
-	// CPUStartupBoost and PerVPAConfig are upstream VPA's gates, known so that an upstream args list runs
-	// unchanged; they gate nothing in this version (startupBoost and the per-VPA model fields are not in it).
+	// CPUStartupBoost (upstream VPA's gate, alpha, off) lets a VPA boost the CPU of starting pods
+	// (spec.startupBoost, a container policy's startupBoost): the admission webhook boosts, the updater
+	// resizes the pod back in place once the boost is over; the validating webhook refuses a new startupBoost
+	// while it is off.
 	CPUStartupBoost featuregate.Feature = "CPUStartupBoost"
-	PerVPAConfig    featuregate.Feature = "PerVPAConfig"
+	// PerVPAConfig (upstream VPA's gate, alpha, off) allows the per-object configuration fields: a container
+	// policy's oomBumpUpRatio, oomMinBumpUp, memoryAggregationIntervalSeconds/Count and
+	// updatePolicy.evictAfterOOMSeconds. As upstream: the validating webhook refuses new ones while it is off,
+	// the updater reads evictAfterOOMSeconds only while it is on, the recommender always applies the fields.
+	PerVPAConfig featuregate.Feature = "PerVPAConfig"
 )
 
 // Specs are the gates this version knows, with their stage and default.

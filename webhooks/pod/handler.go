@@ -54,6 +54,9 @@ type Handler struct {
 	// RecommenderName is the name hvpa's recommender serves ("": "default"): a VPA that another recommender
 	// serves, or whose updateMode is Off, only observes; an Hvpa on its workload sizes the pod.
 	RecommenderName string
+	// MaxCPUBoost caps a startup-boosted CPU request (millicores; 0: no cap), as upstream's
+	// --max-allowed-cpu-boost does.
+	MaxCPUBoost float64
 
 	// targets resolves VPA targets from the cache (Live when it has not seen one yet)
 	targets *workload.Resolver
@@ -225,38 +228,59 @@ func (h *Handler) vpaSelector(ctx context.Context, v *vpav1.VerticalPodAutoscale
 	return t.Selector, nil
 }
 
-// size returns the pod with its containers sized and annotated, or nil when nothing is to be done.
+// size returns the pod with its containers sized and annotated, or nil when nothing is to be done. A VPA's
+// startup boost (feature gate CPUStartupBoost) applies on top, in every update mode, also before there is a
+// recommendation (on the pod's own requests), as upstream's does.
 func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chosen) (*corev1.Pod, string) {
 	var sz scaling.Sizing
 	var fe field.ErrorList
+	off := false
 	switch {
 	case c.vpa != nil:
-		if m := c.vpa.Spec.UpdatePolicy; m != nil && m.UpdateMode != nil && *m.UpdateMode == vpav1.UpdateModeOff {
-			return nil, OutcomeOff
+		off = c.vpa.Spec.UpdatePolicy != nil && c.vpa.Spec.UpdatePolicy.UpdateMode != nil && *c.vpa.Spec.UpdatePolicy.UpdateMode == vpav1.UpdateModeOff
+		if !off {
+			sz, fe = scaling.SizingFromVPA(c.vpa)
 		}
-		sz, fe = scaling.SizingFromVPA(c.vpa)
 	default:
 		sz, fe = scaling.SizingFromHvpa(c.hvpa)
 	}
-	if sz.Targets == nil {
-		return nil, OutcomeNoRecommend
-	}
-	if len(fe) > 0 {
+	boosts := c.vpa != nil && h.Gates.Enabled(features.CPUStartupBoost) && c.vpa.HasStartupBoost()
+	switch {
+	case len(fe) > 0:
 		logf.FromContext(ctx).Info("policy unreadable, pod left unsized", "by", c.String(), "error", fe.ToAggregate())
 		return nil, OutcomeInvalidPolicy
+	case sz.Targets == nil && !boosts && off:
+		return nil, OutcomeOff
+	case sz.Targets == nil && !boosts:
+		return nil, OutcomeNoRecommend
 	}
-	policies := sz.Policies
-	if !h.Gates.Enabled(features.RequestToLimitRatio) {
-		policies = scaling.WithoutRatios(policies)
-	}
-	var lrs corev1.LimitRangeList
-	if err := h.Client.List(ctx, &lrs, client.InNamespace(ns)); err != nil {
-		logf.FromContext(ctx).Error(err, "listing LimitRanges; pod left unsized")
-		return nil, OutcomeError
-	}
-	decisions := scaling.SizePod(scaling.FromContainers(pod.Spec.Containers), sz.Targets, policies, sz.Gap, scaling.FromLimitRanges(lrs.Items))
 	out := pod.DeepCopy()
-	changes, notes := Apply(out, decisions)
+	var changes, notes []string
+	if sz.Targets != nil {
+		var lrs corev1.LimitRangeList
+		if err := h.Client.List(ctx, &lrs, client.InNamespace(ns)); err != nil {
+			logf.FromContext(ctx).Error(err, "listing LimitRanges; pod left unsized")
+			return nil, OutcomeError
+		}
+		policies := sz.Policies
+		if !h.Gates.Enabled(features.RequestToLimitRatio) {
+			policies = scaling.WithoutRatios(policies)
+		}
+		decisions := scaling.SizePod(scaling.FromContainers(pod.Spec.Containers), sz.Targets, policies, sz.Gap, scaling.FromLimitRanges(lrs.Items))
+		changes, notes = Apply(out, decisions)
+	}
+	if boosts {
+		changes = append(changes, boost(out, c.vpa, h.MaxCPUBoost)...)
+	}
+	annotate(out, c, changes, notes)
+	if len(changes) > 0 {
+		return out, OutcomeSized
+	}
+	return out, OutcomeUnchanged
+}
+
+// annotate writes the sizing annotations: who sized the pod, who else matched, what changed and why.
+func annotate(out *corev1.Pod, c *chosen, changes, notes []string) {
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
@@ -268,15 +292,12 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 		}
 		out.Annotations[AnnotationAlsoMatched] = strings.Join(names, ", ") + " (the oldest, " + c.String() + ", sizes the pod)"
 	}
-	outcome := OutcomeUnchanged
 	if len(changes) > 0 {
 		out.Annotations[AnnotationResources] = strings.Join(changes, "; ")
-		outcome = OutcomeSized
 	}
 	if len(notes) > 0 {
 		out.Annotations[AnnotationNotes] = strings.Join(notes, "; ")
 	}
-	return out, outcome
 }
 
 // Apply writes sized containers into a pod spec and says what changed (before -> after) and why, per

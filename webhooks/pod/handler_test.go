@@ -254,3 +254,84 @@ func applyPatch(doc, patch []byte) ([]byte, error) {
 func testutilCount(m *Metrics, outcome string) float64 {
 	return testutil.ToFloat64(m.Admissions.WithLabelValues(resourcePods, outcome))
 }
+
+// TestStartupBoost: with CPUStartupBoost on, a VPA's startup boost applies on top of the sizing (also in
+// updateMode Off and before any recommendation, on the pod's own request), a container policy's boost or mode
+// Off wins over the object's, and the annotation says what each container goes back to.
+func TestStartupBoost(t *testing.T) {
+	factor3 := &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](3), DurationSeconds: ptr.To[int32](10)}}
+	plus := &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostQuantity, Quantity: ptr.To(resource.MustParse("1"))}}
+	withBoost := func(v *vpav1.VerticalPodAutoscaler, b *vpav1.StartupBoost, policies ...vpav1.ContainerResourcePolicy) *vpav1.VerticalPodAutoscaler {
+		v.Spec.StartupBoost = b
+		if len(policies) > 0 {
+			v.Spec.ResourcePolicy = &vpav1.PodResourcePolicy{ContainerPolicies: policies}
+		}
+		return v
+	}
+	off := vpav1.ContainerScalingModeOff
+	for name, tc := range map[string]struct {
+		vpa       *vpav1.VerticalPodAutoscaler
+		gate      bool
+		maxCPU    float64
+		want      map[string]resources
+		unboosted string // the annotation, "" for none
+	}{
+		"factor 3 on the recommendation, the limit keeps its ratio": {
+			vpa: withBoost(vpa("v", t0, vpav1.UpdateModeRecreate, rec("app", "300m", "")), factor3), gate: true,
+			want:      map[string]resources{"app": {rl("900m", "100Mi"), rl("1800m", "")}},
+			unboosted: `{"app":{"cpuRequest":"300m","cpuLimit":"600m"}}`,
+		},
+		"--max-allowed-cpu-boost caps the boost, the limit keeps its ratio": {
+			vpa: withBoost(vpa("v", t0, vpav1.UpdateModeRecreate, rec("app", "300m", "")), factor3), gate: true, maxCPU: 500,
+			want:      map[string]resources{"app": {rl("500m", "100Mi"), rl("1000m", "")}},
+			unboosted: `{"app":{"cpuRequest":"300m","cpuLimit":"600m"}}`,
+		},
+		"gate off: sized, not boosted": {
+			vpa:  withBoost(vpa("v", t0, vpav1.UpdateModeRecreate, rec("app", "300m", "")), factor3),
+			want: map[string]resources{"app": {rl("300m", "100Mi"), rl("600m", "")}},
+		},
+		"updateMode Off: the pod's own request boosted": {
+			vpa: withBoost(vpa("v", t0, vpav1.UpdateModeOff, rec("app", "300m", "")), plus), gate: true,
+			want:      map[string]resources{"app": {rl("1100m", "100Mi"), rl("2200m", "")}},
+			unboosted: `{"app":{"cpuRequest":"100m","cpuLimit":"200m"}}`,
+		},
+		"no recommendation yet: the pod's own request boosted": {
+			vpa: withBoost(vpa("v", t0, vpav1.UpdateModeRecreate), factor3), gate: true,
+			want:      map[string]resources{"app": {rl("300m", "100Mi"), rl("600m", "")}},
+			unboosted: `{"app":{"cpuRequest":"100m","cpuLimit":"200m"}}`,
+		},
+		"RequestsOnly: the limit stays and caps the boost": {
+			vpa: withBoost(vpa("v", t0, vpav1.UpdateModeRecreate), factor3, vpav1.ContainerResourcePolicy{ContainerName: "app",
+				ControlledValues: ptr.To(vpav1.ContainerControlledValuesRequestsOnly)}),
+			gate:      true,
+			want:      map[string]resources{"app": {rl("200m", "100Mi"), rl("200m", "")}},
+			unboosted: `{"app":{"cpuRequest":"100m","cpuLimit":"200m"}}`,
+		},
+		"container policy mode Off: not boosted": {
+			vpa:  withBoost(vpa("v", t0, vpav1.UpdateModeRecreate), factor3, vpav1.ContainerResourcePolicy{ContainerName: "app", Mode: &off}),
+			gate: true,
+			want: map[string]resources{"app": {rl("100m", "100Mi"), rl("200m", "")}},
+		},
+		"a container policy's boost wins": {
+			vpa:       withBoost(vpa("v", t0, vpav1.UpdateModeRecreate), factor3, vpav1.ContainerResourcePolicy{ContainerName: "*", StartupBoost: plus}),
+			gate:      true,
+			want:      map[string]resources{"app": {rl("1100m", "100Mi"), rl("2200m", "")}},
+			unboosted: `{"app":{"cpuRequest":"100m","cpuLimit":"200m"}}`,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newTestHandler(t, false, world(tc.vpa)...)
+			h.MaxCPUBoost = tc.maxCPU
+			if err := h.Gates.(interface{ SetFromMap(map[string]bool) error }).SetFromMap(map[string]bool{string(features.CPUStartupBoost): tc.gate}); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), rl("200m", ""))))
+			if d := cmp.Diff(tc.want, sizes(got)); d != "" {
+				t.Errorf("resources (-want +got):\n%s", d)
+			}
+			if a := got.Annotations[vpav1.AnnotationStartupBoost]; a != tc.unboosted {
+				t.Errorf("annotation %q, want %q", a, tc.unboosted)
+			}
+		})
+	}
+}

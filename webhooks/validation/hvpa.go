@@ -36,7 +36,7 @@ func Hvpa(h, old *hvpav1alpha1.Hvpa, gates featuregate.FeatureGate) (field.Error
 	if old != nil && old.Spec.VPA != nil {
 		oldRP = old.Spec.VPA.Template.ResourcePolicy
 	}
-	policyErrs, w := resourcePolicy(rp, oldRP, old != nil, gates, sp.Child("vpa", "template", "resourcePolicy"))
+	policyErrs, w := resourcePolicy(rp, oldRP, old != nil, gates, hvpaBoosts, sp.Child("vpa", "template", "resourcePolicy"))
 	errs = append(errs, policyErrs...)
 	warnings = append(warnings, w...)
 	var up, oldUP *vpav1.PodUpdatePolicy

@@ -179,6 +179,16 @@ func TestHvpa(t *testing.T) {
 			want:   []fe{{"spec.targetRef.apiVersion", field.ErrorTypeInvalid, "must be group/version"}},
 		},
 
+		"a container policy's startupBoost: an Hvpa's pods are not boosted": {
+			mutate: func(h *hvpav1alpha1.Hvpa) {
+				h.Spec.VPA.Template.ResourcePolicy.ContainerPolicies[0].StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{
+					Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](2)}}
+			},
+			gates: []featuregate.Feature{features.CPUStartupBoost},
+			want: []fe{{"spec.vpa.template.resourcePolicy.containerPolicies[0].startupBoost", field.ErrorTypeForbidden,
+				"an Hvpa's pods are sized from its intent and not boosted"}},
+		},
+
 		// intervals and the HPA template
 		"last interval above hpa.template.maxReplicas": {
 			mutate: func(h *hvpav1alpha1.Hvpa) { h.Spec.ScalingIntervals[4].MaxReplicas = ptr.To[int32](6) },

@@ -51,7 +51,7 @@ func policyByName(rp *vpav1.PodResourcePolicy, name string) *vpav1.ContainerReso
 // policy of the object being updated; isUpdate says whether there is an old object at all (old may be nil
 // on an update that adds the policy). Fields guarded by a feature gate that is off are accepted when the
 // old object already had them unchanged; a warning says they are ignored.
-func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featuregate.FeatureGate, path *field.Path) (field.ErrorList, []string) {
+func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featuregate.FeatureGate, boost boostRule, path *field.Path) (field.ErrorList, []string) {
 	if rp == nil {
 		return nil, nil
 	}
@@ -85,12 +85,12 @@ func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featu
 
 		errs = append(errs, controlledValues(p, pp)...)
 
-		errs = append(errs, modelFields(p, pp)...)
+		errs = append(errs, modelFields(p, pp, perVPAConfig(gates, old))...)
 		var oldBoost *vpav1.StartupBoost
 		if oldP != nil {
 			oldBoost = oldP.StartupBoost
 		}
-		e, w := startupBoost(p.StartupBoost, oldBoost, pp.Child("startupBoost"))
+		e, w := boost.check(p.StartupBoost, oldBoost, pp.Child("startupBoost"))
 		errs, warnings = append(errs, e...), append(warnings, w...)
 
 		if p.RequestToLimitRatio != nil {
@@ -243,9 +243,19 @@ func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
 }
 
 // modelFields checks a policy's model fields (upstream's per-container configuration) against the ranges
-// the recommender takes.
-func modelFields(p *vpav1.ContainerResourcePolicy, pp *field.Path) field.ErrorList {
+// the recommender takes; without PerVPAConfig (allowed false) they are refused, as upstream's webhook does.
+func modelFields(p *vpav1.ContainerResourcePolicy, pp *field.Path, allowed bool) field.ErrorList {
 	var errs field.ErrorList
+	if !allowed {
+		for name, set := range map[string]bool{"oomBumpUpRatio": p.OOMBumpUpRatio != nil, "oomMinBumpUp": p.OOMMinBumpUp != nil,
+			"memoryAggregationIntervalSeconds": p.MemoryAggregationIntervalSeconds != nil, "memoryAggregationIntervalCount": p.MemoryAggregationIntervalCount != nil} {
+			if set {
+				errs = append(errs, field.Forbidden(pp.Child(name), gateMessage(name, features.PerVPAConfig)+"; otherwise remove it"))
+			}
+		}
+		sort.Slice(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
+		return errs
+	}
 	if q := p.OOMBumpUpRatio; q != nil {
 		if f := q.AsApproximateFloat64(); f < 1 || f > 10 {
 			errs = append(errs, field.Invalid(pp.Child("oomBumpUpRatio"), q.String(), "must be a number in [1, 10], e.g. 1.5 (memory after an OOM kill is at least this times what it used)"))
@@ -257,17 +267,29 @@ func modelFields(p *vpav1.ContainerResourcePolicy, pp *field.Path) field.ErrorLi
 	return errs
 }
 
-// startupBoost refuses a new startupBoost (spec.startupBoost or a container policy's): hvpa does not boost
-// starting pods in this version, and accepting it would promise a boost that never comes. One an existing
-// object already had is kept, with a warning, so that the object stays updatable.
-func startupBoost(b, old *vpav1.StartupBoost, path *field.Path) (field.ErrorList, []string) {
-	if b == nil {
+// boostRule says whether an object may have a startupBoost: a VPA while the CPUStartupBoost gate is on;
+// never an Hvpa (its pods are sized from its intent, not boosted).
+type boostRule struct {
+	allowed bool
+	why     string // why not
+}
+
+func vpaBoosts(gates featuregate.FeatureGate) boostRule {
+	return boostRule{allowed: enabled(gates, features.CPUStartupBoost), why: gateMessage("startupBoost", features.CPUStartupBoost)}
+}
+
+var hvpaBoosts = boostRule{why: "an Hvpa's pods are sized from its intent and not boosted; use a VerticalPodAutoscaler's startupBoost"}
+
+// check refuses a new startupBoost the rule does not allow; one the existing object already had is kept, with
+// a warning, so that the object stays updatable.
+func (r boostRule) check(b, old *vpav1.StartupBoost, path *field.Path) (field.ErrorList, []string) {
+	if b == nil || r.allowed {
 		return nil, nil
 	}
 	if old != nil && equality.Semantic.DeepEqual(old, b) {
-		return nil, []string{fmt.Sprintf("%s has no effect: hvpa does not boost starting pods in this version", path)}
+		return nil, []string{fmt.Sprintf("%s has no effect: %s", path, r.why)}
 	}
-	return field.ErrorList{field.Forbidden(path, "hvpa does not boost starting pods in this version (upstream's CPUStartupBoost, alpha); remove startupBoost")}, nil
+	return field.ErrorList{field.Forbidden(path, r.why+"; otherwise remove startupBoost")}, nil
 }
 
 // controlledValues checks a policy's controlledValues and its combination with mode.
@@ -289,4 +311,26 @@ func controlledValues(p *vpav1.ContainerResourcePolicy, pp *field.Path) field.Er
 			"controlledValues shouldn't be specified if container scaling mode is off; remove controlledValues or set mode to Auto"))
 	}
 	return errs
+}
+
+// perVPAConfig says whether the per-object configuration fields (upstream's PerVPAConfig: a policy's
+// oomBumpUpRatio, oomMinBumpUp, memoryAggregationInterval*, updatePolicy.evictAfterOOMSeconds) are allowed:
+// with the gate on, or when the existing object already uses one (it stays updatable), as upstream decides.
+func perVPAConfig(gates featuregate.FeatureGate, old *vpav1.PodResourcePolicy, oldUP ...*vpav1.PodUpdatePolicy) bool {
+	if enabled(gates, features.PerVPAConfig) {
+		return true
+	}
+	for _, up := range oldUP {
+		if up != nil && up.EvictAfterOOMSeconds != nil {
+			return true
+		}
+	}
+	if old != nil {
+		for _, p := range old.ContainerPolicies {
+			if p.OOMBumpUpRatio != nil || p.OOMMinBumpUp != nil || p.MemoryAggregationIntervalSeconds != nil || p.MemoryAggregationIntervalCount != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -40,7 +40,7 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 	if old != nil {
 		oldRP = old.Spec.ResourcePolicy
 	}
-	e, w = resourcePolicy(vpa.Spec.ResourcePolicy, oldRP, old != nil, gates, sp.Child("resourcePolicy"))
+	e, w = resourcePolicy(vpa.Spec.ResourcePolicy, oldRP, old != nil, gates, vpaBoosts(gates), sp.Child("resourcePolicy"))
 	errs = append(errs, e...)
 	warnings = append(warnings, w...)
 
@@ -48,7 +48,7 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 	if old != nil {
 		oldBoost = old.Spec.StartupBoost
 	}
-	e, w = startupBoost(vpa.Spec.StartupBoost, oldBoost, sp.Child("startupBoost"))
+	e, w = vpaBoosts(gates).check(vpa.Spec.StartupBoost, oldBoost, sp.Child("startupBoost"))
 	errs = append(errs, e...)
 	warnings = append(warnings, w...)
 
@@ -85,6 +85,9 @@ func updatePolicy(up, old *vpav1.PodUpdatePolicy, gates featuregate.FeatureGate,
 					gateMessage("UpdateMode InPlace", features.InPlace)+"; otherwise use InPlaceOrRecreate"))
 			}
 		}
+	}
+	if up.EvictAfterOOMSeconds != nil && !perVPAConfig(gates, nil, old) {
+		errs = append(errs, field.Forbidden(pp.Child("evictAfterOOMSeconds"), gateMessage("evictAfterOOMSeconds", features.PerVPAConfig)+"; otherwise remove it (the updater's --oom-window applies)"))
 	}
 	if mr := up.MinReplicas; mr != nil && *mr <= 0 {
 		errs = append(errs, field.Invalid(pp.Child("minReplicas"), *mr,

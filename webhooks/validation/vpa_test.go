@@ -280,26 +280,50 @@ func TestVPA(t *testing.T) {
 			app(v).OOMBumpUpRatio, app(v).OOMMinBumpUp = &r, &m
 			app(v).MemoryAggregationIntervalSeconds, app(v).MemoryAggregationIntervalCount = ptr.To[int32](3600), ptr.To[int64](48)
 			v.Spec.UpdatePolicy.EvictAfterOOMSeconds = ptr.To[int32](300)
-		}},
+		}, gates: []featuregate.Feature{features.PerVPAConfig}},
+		"per-object configuration needs the PerVPAConfig gate, as upstream's webhook": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				r := q("1.5")
+				app(v).OOMBumpUpRatio, app(v).MemoryAggregationIntervalCount = &r, ptr.To[int64](48)
+				v.Spec.UpdatePolicy.EvictAfterOOMSeconds = ptr.To[int32](300)
+			},
+			want: []fe{
+				{"spec.updatePolicy.evictAfterOOMSeconds", field.ErrorTypeForbidden, "in order to use evictAfterOOMSeconds, you must enable feature gate PerVPAConfig"},
+				{p0 + ".memoryAggregationIntervalCount", field.ErrorTypeForbidden, "in order to use memoryAggregationIntervalCount, you must enable feature gate PerVPAConfig"},
+				{p0 + ".oomBumpUpRatio", field.ErrorTypeForbidden, "in order to use oomBumpUpRatio, you must enable feature gate PerVPAConfig"},
+			},
+		},
+		"per-object configuration the object had stays updatable with the gate off": {
+			mutate: both(func(v *vpav1.VerticalPodAutoscaler) { r := q("1.5"); app(v).OOMBumpUpRatio = &r }, raiseMin),
+			old:    func(v *vpav1.VerticalPodAutoscaler) { r := q("1.5"); app(v).OOMBumpUpRatio = &r },
+		},
 		"oomBumpUpRatio below 1 and a negative oomMinBumpUp": {
 			mutate: func(v *vpav1.VerticalPodAutoscaler) {
 				r, m := q("0.5"), q("-1Mi")
 				app(v).OOMBumpUpRatio, app(v).OOMMinBumpUp = &r, &m
 			},
+			gates: []featuregate.Feature{features.PerVPAConfig},
 			want: []fe{
 				{p0 + ".oomBumpUpRatio", field.ErrorTypeInvalid, "must be a number in [1, 10], e.g. 1.5"},
 				{p0 + ".oomMinBumpUp", field.ErrorTypeInvalid, "must be a memory quantity in [0, 1Ti]"},
 			},
 		},
-		"a new startupBoost is refused": {
+		"a new startupBoost needs the CPUStartupBoost gate": {
 			mutate: func(v *vpav1.VerticalPodAutoscaler) {
 				v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](2)}}
 				app(v).StartupBoost = v.Spec.StartupBoost.DeepCopy()
 			},
 			want: []fe{
-				{p0 + ".startupBoost", field.ErrorTypeForbidden, "hvpa does not boost starting pods in this version"},
-				{"spec.startupBoost", field.ErrorTypeForbidden, "hvpa does not boost starting pods in this version"},
+				{p0 + ".startupBoost", field.ErrorTypeForbidden, "in order to use startupBoost, you must enable feature gate CPUStartupBoost (--feature-gates=CPUStartupBoost=true); otherwise remove startupBoost"},
+				{"spec.startupBoost", field.ErrorTypeForbidden, "in order to use startupBoost, you must enable feature gate CPUStartupBoost (--feature-gates=CPUStartupBoost=true); otherwise remove startupBoost"},
 			},
+		},
+		"startupBoost with the gate on": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](2)}}
+				app(v).StartupBoost = v.Spec.StartupBoost.DeepCopy()
+			},
+			gates: []featuregate.Feature{features.CPUStartupBoost},
 		},
 		"a startupBoost the object had is kept, with a warning": {
 			mutate: both(func(v *vpav1.VerticalPodAutoscaler) {

@@ -64,6 +64,8 @@ type Options struct {
 	// AdmissionLease ("namespace/name") is the Lease the admission webhook renews while serving and the
 	// updater checks before evicting (empty: no Lease).
 	AdmissionLease string
+	// MaxCPUBoost caps a startup-boosted CPU request (millicores; 0: no cap): --max-allowed-cpu-boost.
+	MaxCPUBoost float64
 	// Certs configure the admission webhook's serving certificate (nil: the files in the webhook server's
 	// CertDir are provided by someone else and not checked).
 	Certs *certs.Options
@@ -223,5 +225,5 @@ func addAdmission(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Opt
 		}
 	}
 	return webhooks.Register(mgr, webhooks.Options{Gates: o.Gates, Metrics: pod.NewMetrics(o.Registry), Live: live,
-		RecommenderName: o.Recommender.Name})
+		RecommenderName: o.Recommender.Name, MaxCPUBoost: o.MaxCPUBoost})
 }

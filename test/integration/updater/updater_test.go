@@ -26,6 +26,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
+	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
 	"github.com/hvpa-dev/hvpa/test/testenv"
@@ -152,6 +153,66 @@ var _ = Describe("Updater", func() {
 		Eventually(func() []string { stream = eventStream(ns); return stream }, framework.Timeout, framework.Interval).Should(ContainElement(ContainSubstring("ResizedInPlace")))
 		AddReportEntry("InPlaceOrRecreate event stream", strings.Join(stream, "\n"))
 		GinkgoWriter.Println(strings.Join(stream, "\n"))
+	})
+
+	It("startupBoost: pods start with boosted CPU at admission and go back in place once Ready for the boost's duration", func() {
+		Expect(gates.SetFromMap(map[string]bool{string(features.CPUStartupBoost): true})).To(Succeed())
+		DeferCleanup(func() {
+			Expect(gates.SetFromMap(map[string]bool{string(features.CPUStartupBoost): false})).To(Succeed())
+		})
+		ns := framework.NewNamespace(k8s, "boost")
+		v := vpa(ns, "web", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", "100Mi"), rl("250m", "50Mi"), rl("350m", "150Mi"))
+		v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](3), DurationSeconds: ptr.To[int32](3)}}
+		Expect(k8s.Update(ctx, v)).To(Succeed())
+		Eventually(func() bool {
+			var got vpav1.VerticalPodAutoscaler
+			return mgrC.Get(ctx, client.ObjectKeyFromObject(v), &got) == nil && got.Spec.StartupBoost != nil
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
+
+		deployment(ns, "web", 2, "accept", rl("100m", "100Mi"), rl("200m", "200Mi"))
+		boosted := livePods(ns, "web")
+		for _, p := range boosted {
+			c := p.Spec.Containers[0]
+			Expect(c.Resources.Requests.Cpu().String()).To(Equal("900m"), "admission: the 300m recommendation x 3")
+			Expect(c.Resources.Limits.Cpu().String()).To(Equal("1800m"), "the limit keeps its 2:1 ratio")
+			Expect(p.Annotations).To(HaveKeyWithValue(vpav1.AnnotationStartupBoost, `{"app":{"cpuRequest":"300m","cpuLimit":"600m"}}`))
+		}
+		startUpdater(testOptions())
+		Eventually(func() bool {
+			pods := livePods(ns, "web")
+			for _, p := range pods {
+				c, st := p.Spec.Containers[0], p.Status.ContainerStatuses[0]
+				if c.Resources.Requests.Cpu().String() != "300m" || c.Resources.Limits.Cpu().String() != "600m" || st.RestartCount != 0 ||
+					st.Resources == nil || st.Resources.Requests.Cpu().String() != "300m" {
+					return false
+				}
+				if _, still := p.Annotations[vpav1.AnnotationStartupBoost]; still {
+					return false
+				}
+			}
+			return len(pods) == 2
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
+		Expect(uids(livePods(ns, "web"))).To(Equal(uids(boosted)), "the same pods, resized in place")
+		// not before each pod had been Ready for the 3s boost (timestamps have whole seconds)
+		var l corev1.EventList
+		Expect(k8s.List(ctx, &l, client.InNamespace(ns))).To(Succeed())
+		for _, p := range boosted {
+			var ready time.Time
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady {
+					ready = c.LastTransitionTime.Time
+				}
+			}
+			resized := false
+			for _, e := range l.Items {
+				if e.InvolvedObject.UID == p.UID && e.Reason == updater.EventResizedInPlace {
+					resized = true
+					Expect(e.FirstTimestamp.Time).To(BeTemporally(">=", ready.Add(2*time.Second)), "pod %s resized back before its boost was over", p.Name)
+				}
+			}
+			Expect(resized).To(BeTrue(), "pod %s has no ResizedInPlace event", p.Name)
+		}
+		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring("ResizedInPlace"), ContainSubstring("startup boost over"))))
 	})
 
 	It("InPlaceOrRecreate: an Infeasible resize falls back to eviction, and the replacement is sized at admission", func() {
