@@ -75,7 +75,7 @@ helm: ## Build helm (HELM_VERSION) from its Go module into .cache/tools/bin (cac
 	@bash hack/tools.sh helm >/dev/null
 
 .PHONY: upstream-vpa
-upstream-vpa: ## Build upstream's VPA recommender (UPSTREAM_VPA_VERSION) from its Go module into .cache/upstream (cached; tests run hvpa beside it).
+upstream-vpa: ## Build upstream's VPA recommender, admission controller and updater (UPSTREAM_VPA_VERSION) from its Go module into .cache/upstream (cached; tests run hvpa beside them).
 	@bash hack/upstream-vpa.sh
 
 ##@ Test

@@ -34,9 +34,10 @@ func URLConfig(port int) func(string) admissionregistrationv1.WebhookClientConfi
 // InstallAdmission installs the webhook configurations named name as the chart does, pointed at a webhook
 // server on 127.0.0.1:port and without a caBundle (the certificate rotator fills it in), creates
 // AdmissionNamespace, and returns the certificate and webhook server options for a manager serving them.
-func InstallAdmission(ctx context.Context, c client.Client, name string, port int, certDir string) (certs.Options, webhook.Options, error) {
+// The pod webhook is not called for the namespaces in exclude (nor the defaults and AdmissionNamespace).
+func InstallAdmission(ctx context.Context, c client.Client, name string, port int, certDir string, exclude ...string) (certs.Options, webhook.Options, error) {
 	mutating, validating := webhooks.Configurations(name, URLConfig(port), webhooks.DefaultTimeoutSeconds,
-		append(slices.Clone(webhooks.DefaultExcludedNamespaces), AdmissionNamespace))
+		append(append(slices.Clone(webhooks.DefaultExcludedNamespaces), AdmissionNamespace), exclude...))
 	for _, o := range []client.Object{mutating, validating, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: AdmissionNamespace}}} {
 		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 			return certs.Options{}, webhook.Options{}, err
