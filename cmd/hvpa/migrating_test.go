@@ -296,3 +296,97 @@ func TestCRDsHaveUpstreamFields(t *testing.T) {
 		}
 	}
 }
+
+// valuePaths lists the leaf paths of a values.yaml (a.b.c; an empty map or a list is a leaf).
+func valuePaths(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := sigsyaml.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(m map[string]any, prefix string)
+	walk = func(m map[string]any, prefix string) {
+		for k, x := range m {
+			if sub, ok := x.(map[string]any); ok && len(sub) > 0 {
+				walk(sub, prefix+k+".")
+				continue
+			}
+			out = append(out, prefix+k)
+		}
+	}
+	walk(v, "")
+	sort.Strings(out)
+	return out
+}
+
+// TestMigrationChartValues: every value path of upstream's chart (its module's values.yaml) is in the chart
+// table of docs/migrating-from-vpa.md, and every hvpa value the table names is in charts/hvpa/values.yaml.
+func TestMigrationChartValues(t *testing.T) {
+	upstreamValues := valuePaths(t, filepath.Join(upstreamModule(t), "charts", "vertical-pod-autoscaler", "values.yaml"))
+	ours := valuePaths(t, filepath.Join("..", "..", "charts", "hvpa", "values.yaml"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "migrating-from-vpa.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(doc)
+	if i := strings.Index(section, "## Chart values"); i >= 0 {
+		section = section[i:]
+	} else {
+		t.Fatal("docs/migrating-from-vpa.md has no Chart values section")
+	}
+	if i := strings.Index(section[1:], "\n## "); i >= 0 {
+		section = section[:i+1]
+	}
+	components := []string{"recommender", "updater", "admissionController"}
+	expand := func(p string) []string {
+		for placeholder, names := range map[string][]string{"<c>": components, "<l>": components[:2]} {
+			if strings.Contains(p, placeholder) {
+				var out []string
+				for _, c := range names {
+					out = append(out, strings.ReplaceAll(p, placeholder, c))
+				}
+				return out
+			}
+		}
+		return []string{p}
+	}
+	covers := func(pattern, path string) bool {
+		if rest, ok := strings.CutSuffix(pattern, ".*"); ok {
+			return strings.HasPrefix(path, rest+".")
+		}
+		return path == pattern
+	}
+	code := regexp.MustCompile("`([^`]+)`")
+	var covered []string
+	rows := 0
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		rows++
+		for _, m := range code.FindAllStringSubmatch(cells[1], -1) {
+			covered = append(covered, expand(m[1])...)
+		}
+		for _, m := range code.FindAllStringSubmatch(cells[2], -1) {
+			for _, p := range expand(m[1]) {
+				if !slices.ContainsFunc(ours, func(o string) bool { return o == p || strings.HasPrefix(o, p+".") }) {
+					t.Errorf("the chart table names hvpa value %s, which charts/hvpa/values.yaml does not have", p)
+				}
+			}
+		}
+	}
+	if rows < 10 {
+		t.Fatalf("the chart table has %d rows", rows)
+	}
+	for _, p := range upstreamValues {
+		if !slices.ContainsFunc(covered, func(c string) bool { return covers(c, p) }) {
+			t.Errorf("upstream's chart value %s is not in the chart table of docs/migrating-from-vpa.md", p)
+		}
+	}
+}
