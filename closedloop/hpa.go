@@ -93,20 +93,7 @@ func (h *hpaModel) ratio(m autoscalingv2.MetricSpec, c int32, containers []scali
 	default:
 		return 0, false, false
 	}
-	used, requested, seen := 0.0, 0.0, false
-	for _, k := range containers {
-		if req, ok := k.Requests.Get(r); ok {
-			requested += req
-		}
-		if u := demand[k.Name]; u != nil {
-			if r == scaling.CPU && u.hasCPU {
-				used, seen = used+u.cpu, true
-			}
-			if r == scaling.Memory && u.hasMem {
-				used, seen = used+u.mem, true
-			}
-		}
-	}
+	used, requested, seen := usedAndRequested(r, containers, demand)
 	if !seen {
 		return 0, false, false
 	}
@@ -124,6 +111,25 @@ func (h *hpaModel) ratio(m autoscalingv2.MetricSpec, c int32, containers []scali
 		}
 	}
 	return 0, false, false
+}
+
+// usedAndRequested sums resource r's demand and the pods' requests over the containers, and whether any
+// demand was seen.
+func usedAndRequested(r scaling.Resource, containers []scaling.Container, demand map[string]*usage) (used, requested float64, seen bool) {
+	for _, k := range containers {
+		if req, ok := k.Requests.Get(r); ok {
+			requested += req
+		}
+		u := demand[k.Name]
+		switch {
+		case u == nil:
+		case r == scaling.CPU && u.hasCPU:
+			used, seen = used+u.cpu, true
+		case r == scaling.Memory && u.hasMem:
+			used, seen = used+u.mem, true
+		}
+	}
+	return used, requested, seen
 }
 
 // stabilize applies the behavior's windows as the HPA controller does: the result stays at the previous

@@ -46,42 +46,14 @@ func WithOverrides(base Config, annotations map[string]string) (Config, error) {
 		}
 	}
 	sort.Strings(keys)
-	number := func(k, v string, ok func(float64) bool, want string) float64 {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || !ok(f) {
-			errs = append(errs, fmt.Errorf("annotation %s: %q is not %s", k, v, want))
-		}
-		return f
-	}
 	for _, k := range keys {
-		v := annotations[k]
-		switch k {
-		case AnnotationOOMBumpUpRatio:
-			c.OOMBumpUpRatio = number(k, v, func(f float64) bool { return f >= 1 && f <= MaxOOMBumpUpRatio }, fmt.Sprintf("a number in [1, %g] (e.g. 1.5)", float64(MaxOOMBumpUpRatio)))
-		case AnnotationOOMMinBumpUp:
-			q, err := resource.ParseQuantity(strings.TrimSpace(v))
-			if err != nil || q.Sign() < 0 || q.Cmp(*resource.NewQuantity(MaxOOMMinBumpUp, resource.BinarySI)) > 0 {
-				errs = append(errs, fmt.Errorf("annotation %s: %q is not a memory quantity in [0, 1Ti] (e.g. 200Mi)", k, v))
-			}
-			c.OOMMinBumpUp = q.AsApproximateFloat64()
-		case AnnotationMemoryAggregationInterval:
-			d, err := time.ParseDuration(strings.TrimSpace(v))
-			if err != nil || d <= 0 {
-				errs = append(errs, fmt.Errorf("annotation %s: %q is not a positive duration (e.g. 12h)", k, v))
-			}
-			c.MemoryAggregationInterval = d
-		case AnnotationMemoryAggregationIntervalCount:
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 1 {
-				errs = append(errs, fmt.Errorf("annotation %s: %q is not an integer >= 1 (e.g. 14)", k, v))
-			}
-			c.MemoryAggregationIntervalCount = n
-		case AnnotationTargetPercentile:
-			c.TargetPercentile = number(k, v, func(f float64) bool { return f > 0 && f <= 1 }, "a number in (0, 1] (e.g. 0.95)")
-		case AnnotationSafetyMargin:
-			c.SafetyMargin = number(k, v, func(f float64) bool { return f >= 0 && f <= MaxSafetyMargin }, fmt.Sprintf("a fraction in [0, %g] (e.g. 0.25 for +25%%)", float64(MaxSafetyMargin)))
-		default:
+		parse, known := overrides[k]
+		if !known {
 			errs = append(errs, fmt.Errorf("annotation %s is not an override; known: %s", k, strings.Join(knownOverrides(), ", ")))
+			continue
+		}
+		if want, ok := parse(&c, strings.TrimSpace(annotations[k])); !ok {
+			errs = append(errs, fmt.Errorf("annotation %s: %q is not %s", k, annotations[k], want))
 		}
 	}
 	if len(errs) > 0 {
@@ -91,6 +63,50 @@ func WithOverrides(base Config, annotations map[string]string) (Config, error) {
 		return base, fmt.Errorf("annotations under %s: %w", AnnotationPrefix, err)
 	}
 	return c, nil
+}
+
+// overrides set one field of a configuration from an annotation's value; they return what the value must
+// be, and whether it is.
+var overrides = map[string]func(c *Config, v string) (string, bool){
+	AnnotationOOMBumpUpRatio: func(c *Config, v string) (string, bool) {
+		var ok bool
+		c.OOMBumpUpRatio, ok = number(v, 1, MaxOOMBumpUpRatio, false)
+		return fmt.Sprintf("a number in [1, %g] (e.g. 1.5)", float64(MaxOOMBumpUpRatio)), ok
+	},
+	AnnotationOOMMinBumpUp: func(c *Config, v string) (string, bool) {
+		q, err := resource.ParseQuantity(v)
+		c.OOMMinBumpUp = q.AsApproximateFloat64()
+		return "a memory quantity in [0, 1Ti] (e.g. 200Mi)", err == nil && q.Sign() >= 0 && q.Cmp(*resource.NewQuantity(MaxOOMMinBumpUp, resource.BinarySI)) <= 0
+	},
+	AnnotationMemoryAggregationInterval: func(c *Config, v string) (string, bool) {
+		d, err := time.ParseDuration(v)
+		c.MemoryAggregationInterval = d
+		return "a positive duration (e.g. 12h)", err == nil && d > 0
+	},
+	AnnotationMemoryAggregationIntervalCount: func(c *Config, v string) (string, bool) {
+		n, err := strconv.Atoi(v)
+		c.MemoryAggregationIntervalCount = n
+		return "an integer >= 1 (e.g. 14)", err == nil && n >= 1
+	},
+	AnnotationTargetPercentile: func(c *Config, v string) (string, bool) {
+		var ok bool
+		c.TargetPercentile, ok = number(v, 0, 1, true)
+		return "a number in (0, 1] (e.g. 0.95)", ok
+	},
+	AnnotationSafetyMargin: func(c *Config, v string) (string, bool) {
+		var ok bool
+		c.SafetyMargin, ok = number(v, 0, MaxSafetyMargin, false)
+		return fmt.Sprintf("a fraction in [0, %g] (e.g. 0.25 for +25%%)", float64(MaxSafetyMargin)), ok
+	},
+}
+
+// number parses a finite number in [lo, hi] ((lo, hi] when openLow).
+func number(v string, lo, hi float64, openLow bool) (float64, bool) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f > hi || f < lo || (openLow && f == lo) {
+		return f, false
+	}
+	return f, true
 }
 
 func knownOverrides() []string {

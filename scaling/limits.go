@@ -21,53 +21,72 @@ func Limits(pol ContainerPolicy, gap [NumResources]*ChangeParams, cur Container,
 		if !ok || !changed[r] {
 			continue
 		}
-		curReq, hasCurReq := cur.Requests.Get(r)
-		curLim, hasCurLim := cur.Limits.Get(r)
-		if hasCurLim && (!hasCurReq || curReq == 0) {
-			curReq, hasCurReq = curLim, true
-		}
 		if pol.ControlledValues == RequestsOnly {
-			if lr != nil {
-				var noLimit Values // a LimitRange moves the request alone
-				var note *Note
-				if req, note = boundPair(r, req, &noLimit, lr.ContainerMin, lr.ContainerMax, "container"); note != nil {
-					notes = append(notes, *note)
-				}
-			}
-			if hasCurLim && req > curLim {
-				req = curLim
-				notes = append(notes, cappedNote(r, "%s request capped to its unchanged limit %s (controlledValues RequestsOnly)", r, Format(r, curLim)))
-			}
-			req, notes = fitRatio(r, req, limits, lr, notes)
-			requests.Set(r, req)
-			continue
+			req, notes = requestOnly(r, req, cur, limits, lr, notes)
+		} else {
+			req, notes = requestAndLimit(pol, gap, r, req, cur, &limits, lr, notes)
 		}
-		switch ratio := pol.Ratio[r]; {
-		case ratio != nil && ratio.Type == RatioFactor:
-			limits.Set(r, RoundUp(req*ratio.Factor))
-			notes = append(notes, limitFrom(r, "%s limit = request x %g (requestToLimitRatio)", r, ratio.Factor))
-		case ratio != nil && ratio.Type == RatioQuantity:
-			limits.Set(r, RoundUp(req+ratio.Quantity))
-			notes = append(notes, limitFrom(r, "%s limit = request + %s (requestToLimitRatio)", r, Format(r, ratio.Quantity)))
-		case hasCurLim && hasCurReq && curReq > 0:
-			limits.Set(r, RoundUp(req*originalRatio(r, cur, curLim/curReq)))
-		}
-		if lim, ok := limits.Get(r); ok && gap[r] != nil {
-			if floor := RoundUp(req + gap[r].Base(req)); lim < floor {
-				limits.Set(r, floor)
-				notes = append(notes, limitFrom(r, "%s limit raised to request + gap %s (limitsRequestsGapScaleParams)", r, Format(r, floor-req)))
-			}
-		}
-		if lr != nil {
-			var note *Note
-			if req, note = boundPair(r, req, &limits, lr.ContainerMin, lr.ContainerMax, "container"); note != nil {
-				notes = append(notes, *note)
-			}
-		}
-		req, notes = fitRatio(r, req, limits, lr, notes)
 		requests.Set(r, req)
 	}
 	return requests, limits, notes
+}
+
+// currentRequest is the container's request for r, its limit when it has no request (Kubernetes defaults the
+// request to the limit), and whether either is set.
+func currentRequest(r Resource, cur Container) (float64, bool) {
+	req, has := cur.Requests.Get(r)
+	if lim, hasLim := cur.Limits.Get(r); hasLim && (!has || req == 0) {
+		return lim, true
+	}
+	return req, has
+}
+
+// requestOnly sizes request req of r under controlledValues RequestsOnly: the LimitRange moves the request
+// alone, and the unchanged limit caps it.
+func requestOnly(r Resource, req float64, cur Container, limits Values, lr *LimitRange, notes []Note) (float64, []Note) {
+	if lr != nil {
+		var noLimit Values
+		var note *Note
+		if req, note = boundPair(r, req, &noLimit, lr.ContainerMin, lr.ContainerMax, "container"); note != nil {
+			notes = append(notes, *note)
+		}
+	}
+	if curLim, hasCurLim := cur.Limits.Get(r); hasCurLim && req > curLim {
+		req = curLim
+		notes = append(notes, cappedNote(r, "%s request capped to its unchanged limit %s (controlledValues RequestsOnly)", r, Format(r, curLim)))
+	}
+	return fitRatio(r, req, limits, lr, notes)
+}
+
+// requestAndLimit sizes request req of r and its limit under controlledValues RequestsAndLimits: the limit
+// from requestToLimitRatio, else the original limit/request ratio; raised to the gap's floor
+// (limitsRequestsGapScaleParams); both within the LimitRange.
+func requestAndLimit(pol ContainerPolicy, gap [NumResources]*ChangeParams, r Resource, req float64, cur Container, limits *Values, lr *LimitRange, notes []Note) (float64, []Note) {
+	curReq, hasCurReq := currentRequest(r, cur)
+	curLim, hasCurLim := cur.Limits.Get(r)
+	switch ratio := pol.Ratio[r]; {
+	case ratio != nil && ratio.Type == RatioFactor:
+		limits.Set(r, RoundUp(req*ratio.Factor))
+		notes = append(notes, limitFrom(r, "%s limit = request x %g (requestToLimitRatio)", r, ratio.Factor))
+	case ratio != nil && ratio.Type == RatioQuantity:
+		limits.Set(r, RoundUp(req+ratio.Quantity))
+		notes = append(notes, limitFrom(r, "%s limit = request + %s (requestToLimitRatio)", r, Format(r, ratio.Quantity)))
+	case hasCurLim && hasCurReq && curReq > 0:
+		limits.Set(r, RoundUp(req*originalRatio(r, cur, curLim/curReq)))
+	}
+	if lim, ok := limits.Get(r); ok && gap[r] != nil {
+		if floor := RoundUp(req + gap[r].Base(req)); lim < floor {
+			limits.Set(r, floor)
+			notes = append(notes, limitFrom(r, "%s limit raised to request + gap %s (limitsRequestsGapScaleParams)", r, Format(r, floor-req)))
+		}
+	}
+	if lr != nil {
+		var note *Note
+		if req, note = boundPair(r, req, limits, lr.ContainerMin, lr.ContainerMax, "container"); note != nil {
+			notes = append(notes, *note)
+		}
+	}
+	return fitRatio(r, req, *limits, lr, notes)
 }
 
 // originalRatio is the limit/request ratio of resource r in the container's origin (its workload's pod

@@ -190,62 +190,80 @@ type need struct {
 
 // assess compares a pod's requests with what it should be sized to.
 func assess(c *Controller, p *Pod, now time.Time, o Options) *need {
-	sized := scaling.SizePod(p.Containers, c.Targets, c.Policies, c.Gap, c.LimitRange)
-	n := &need{sized: sized}
-	differs, outside, beyond := false, false, false
-	for _, d := range sized {
+	n := &need{sized: scaling.SizePod(p.Containers, c.Targets, c.Policies, c.Gap, c.LimitRange)}
+	var f findings
+	for _, d := range n.sized {
 		for _, r := range scaling.Resources {
-			newReq, ok := d.Requests.Get(r)
-			if !ok {
-				continue
-			}
-			curReq, hasCur := d.Current.Requests.Get(r)
-			newLim, hasNewLim := d.Limits.Get(r)
-			curLim, hasCurLim := d.Current.Limits.Get(r)
-			reqMoved := !hasCur || !roughlyEqual(newReq, curReq)
-			limMoved := hasNewLim && (!hasCurLim || !roughlyEqual(newLim, curLim))
-			if !reqMoved && !limMoved {
-				continue
-			}
-			differs = true
-			rel := math.Inf(1)
-			if hasCur && curReq > 0 {
-				rel = math.Abs(newReq-curReq) / curReq
-			}
-			if reqMoved {
-				n.change += min(rel, 10)
-				n.up = n.up || !hasCur || newReq > curReq
-				n.changes = append(n.changes, fmt.Sprintf("%s %s request %s -> %s", d.Name, r, fmtOpt(r, curReq, hasCur), scaling.Format(r, newReq)))
-			}
-			if limMoved {
-				n.changes = append(n.changes, fmt.Sprintf("%s %s limit %s -> %s", d.Name, r, fmtOpt(r, curLim, hasCurLim), scaling.Format(r, newLim)))
-			}
-			if rel > o.UpdateThreshold {
-				beyond = true
-			}
-			if lo, ok := c.Lower[d.Name].Get(r); ok && hasCur && curReq < lo {
-				outside = true
-			}
-			if hi, ok := c.Upper[d.Name].Get(r); ok && hasCur && curReq > hi {
-				outside = true
-			}
+			f = f.or(n.compare(c, d, r, o))
 		}
 	}
-	switch {
-	case !differs:
-		return nil
-	case c.Exact:
-		n.why = append(n.why, "the pod differs from the intent")
-	case outside:
-		n.why = append(n.why, "a request is outside the recommendation's bounds")
-	case p.OOMKilledEarly && n.up:
-		n.why = append(n.why, fmt.Sprintf("a container was OOM-killed within %s of starting", o.OOMWindow))
-	case beyond && now.Sub(p.Created) >= o.MinPodAge:
-		n.why = append(n.why, fmt.Sprintf("a request differs from its target by more than %.0f%% and the pod is older than %s", 100*o.UpdateThreshold, o.MinPodAge))
-	default:
+	why := updateReason(c, p, n, f, now, o)
+	if why == "" {
 		return nil
 	}
+	n.why = append(n.why, why)
 	return n
+}
+
+// findings are what comparing a pod's requests with its sizing found: a difference, a request outside the
+// recommendation's bounds, a relative difference beyond the update threshold.
+type findings struct{ differs, outside, beyond bool }
+
+func (f findings) or(g findings) findings {
+	return findings{f.differs || g.differs, f.outside || g.outside, f.beyond || g.beyond}
+}
+
+// compare compares one container's resource r with its sizing d, adding the change to n.
+func (n *need) compare(c *Controller, d scaling.ContainerDecision, r scaling.Resource, o Options) findings {
+	newReq, ok := d.Requests.Get(r)
+	if !ok {
+		return findings{}
+	}
+	curReq, hasCur := d.Current.Requests.Get(r)
+	newLim, hasNewLim := d.Limits.Get(r)
+	curLim, hasCurLim := d.Current.Limits.Get(r)
+	reqMoved := !hasCur || !roughlyEqual(newReq, curReq)
+	limMoved := hasNewLim && (!hasCurLim || !roughlyEqual(newLim, curLim))
+	if !reqMoved && !limMoved {
+		return findings{}
+	}
+	rel := math.Inf(1)
+	if hasCur && curReq > 0 {
+		rel = math.Abs(newReq-curReq) / curReq
+	}
+	if reqMoved {
+		n.change += min(rel, 10)
+		n.up = n.up || !hasCur || newReq > curReq
+		n.changes = append(n.changes, fmt.Sprintf("%s %s request %s -> %s", d.Name, r, fmtOpt(r, curReq, hasCur), scaling.Format(r, newReq)))
+	}
+	if limMoved {
+		n.changes = append(n.changes, fmt.Sprintf("%s %s limit %s -> %s", d.Name, r, fmtOpt(r, curLim, hasCurLim), scaling.Format(r, newLim)))
+	}
+	f := findings{differs: true, beyond: rel > o.UpdateThreshold}
+	if lo, ok := c.Lower[d.Name].Get(r); ok && hasCur && curReq < lo {
+		f.outside = true
+	}
+	if hi, ok := c.Upper[d.Name].Get(r); ok && hasCur && curReq > hi {
+		f.outside = true
+	}
+	return f
+}
+
+// updateReason says why a pod that differs from its sizing is updated now ("": it is not).
+func updateReason(c *Controller, p *Pod, n *need, f findings, now time.Time, o Options) string {
+	switch {
+	case !f.differs:
+		return ""
+	case c.Exact:
+		return "the pod differs from the intent"
+	case f.outside:
+		return "a request is outside the recommendation's bounds"
+	case p.OOMKilledEarly && n.up:
+		return fmt.Sprintf("a container was OOM-killed within %s of starting", o.OOMWindow)
+	case f.beyond && now.Sub(p.Created) >= o.MinPodAge:
+		return fmt.Sprintf("a request differs from its target by more than %.0f%% and the pod is older than %s", 100*o.UpdateThreshold, o.MinPodAge)
+	}
+	return ""
 }
 
 // roughlyEqual forgives the rounding that sizing a sized pod again can show (see scaling.SizePod).

@@ -401,27 +401,7 @@ func (u *Updater) pods(ctx context.Context, c served) ([]corev1.Pod, error) {
 // podState reads what the planner needs from a pod.
 func podState(p *corev1.Pod, now time.Time, o Options) Pod {
 	s := Pod{Name: p.Name, UID: p.UID, Created: p.CreationTimestamp.Time, QoS: p.Status.QOSClass}
-	ready := false
-	for _, c := range p.Status.Conditions {
-		switch c.Type {
-		case corev1.PodReady:
-			ready = c.Status == corev1.ConditionTrue
-			if ready {
-				t := c.LastTransitionTime.Time
-				s.ReadySince = &t
-			}
-		case corev1.PodResizePending:
-			// a condition about an older resize (the API keeps it until the kubelet answers the new one) says nothing
-			if c.Status == corev1.ConditionTrue && (c.ObservedGeneration == 0 || c.ObservedGeneration == p.Generation) {
-				s.ResizePending, s.ResizePendingSince = c.Reason, c.LastTransitionTime.Time
-			}
-		case corev1.PodResizeInProgress:
-			if c.Status == corev1.ConditionTrue && (c.ObservedGeneration == 0 || c.ObservedGeneration == p.Generation) {
-				t := c.LastTransitionTime.Time
-				s.ResizeInProgressSince = &t
-			}
-		}
-	}
+	s.conditions(p)
 	if a, ok := p.Annotations[vpav1.AnnotationStartupBoost]; ok {
 		s.Unboosted, s.UnboostedErr = vpav1.DecodeUnboosted(a)
 		if s.UnboostedErr != nil || s.Unboosted == nil {
@@ -429,32 +409,56 @@ func podState(p *corev1.Pod, now time.Time, o Options) Pod {
 		}
 	}
 	s.Running = p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
-	s.Live = s.Running && ready
+	s.Live = s.Running && s.ReadySince != nil
 	s.InitContainers = scaling.FromContainers(p.Spec.InitContainers)
 	s.Containers = scaling.FromContainers(p.Spec.Containers)
 	for _, k := range p.Spec.Containers {
-		for _, rp := range k.ResizePolicy {
-			if rp.RestartPolicy == corev1.RestartContainer && (rp.ResourceName == corev1.ResourceCPU || rp.ResourceName == corev1.ResourceMemory) {
-				s.RestartOnResize = true
-			}
-		}
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Name != k.Name {
-				continue
-			}
-			if cs.Resources != nil && !sameResources(k.Resources, *cs.Resources) {
-				s.Resizing = true
-			}
-			if t := cs.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" && t.FinishedAt.Sub(t.StartedAt.Time) < o.OOMWindow &&
-				now.Sub(t.FinishedAt.Time) < o.LoopWindow {
-				s.OOMKilledEarly = true
-			}
-		}
+		s.container(p, k, now, o)
 	}
 	if s.QoS == "" {
 		s.QoS = QoS(append(slices.Clone(s.Containers), s.InitContainers...))
 	}
 	return s
+}
+
+// conditions reads the pod's Ready and resize conditions (a resize condition about an older resize, which
+// the API keeps until the kubelet answers the new one, says nothing).
+func (s *Pod) conditions(p *corev1.Pod) {
+	for _, c := range p.Status.Conditions {
+		current := c.Status == corev1.ConditionTrue && (c.ObservedGeneration == 0 || c.ObservedGeneration == p.Generation)
+		switch {
+		case c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue:
+			t := c.LastTransitionTime.Time
+			s.ReadySince = &t
+		case c.Type == corev1.PodResizePending && current:
+			s.ResizePending, s.ResizePendingSince = c.Reason, c.LastTransitionTime.Time
+		case c.Type == corev1.PodResizeInProgress && current:
+			t := c.LastTransitionTime.Time
+			s.ResizeInProgressSince = &t
+		}
+	}
+}
+
+// container reads what one container says about the pod: a resize policy that restarts it, a resize not
+// done yet, an OOM kill soon after its start.
+func (s *Pod) container(p *corev1.Pod, k corev1.Container, now time.Time, o Options) {
+	for _, rp := range k.ResizePolicy {
+		if rp.RestartPolicy == corev1.RestartContainer && (rp.ResourceName == corev1.ResourceCPU || rp.ResourceName == corev1.ResourceMemory) {
+			s.RestartOnResize = true
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name != k.Name {
+			continue
+		}
+		if cs.Resources != nil && !sameResources(k.Resources, *cs.Resources) {
+			s.Resizing = true
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" && t.FinishedAt.Sub(t.StartedAt.Time) < o.OOMWindow &&
+			now.Sub(t.FinishedAt.Time) < o.LoopWindow {
+			s.OOMKilledEarly = true
+		}
+	}
 }
 
 // sameResources compares the cpu and memory requests and limits of a spec with what the kubelet reports.

@@ -12,8 +12,10 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
@@ -29,17 +31,11 @@ const (
 // runOne benchmarks n Deployments (each with a VPA) on a fresh control plane and prints their table.
 func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, error) {
 	r := &result{n: n, pods: n * cfg.podsPerApp, namespaces: (n + cfg.perNamespace - 1) / cfg.perNamespace}
-	dir, err := filepath.Abs(filepath.Join(cfg.outDir, fmt.Sprintf("n%d", n)))
+	dir, err := freshRunDir(cfg, n)
 	if err != nil {
 		return nil, err
 	}
 	r.dir = dir
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	say("\n== N=%d: %d Deployments x %d pods = %d pods in %d namespaces, recommender interval %s (logs in %s)",
 		n, n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval, dir)
@@ -47,68 +43,26 @@ func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, err
 
 	say("-- starting the local control plane (kube-apiserver with an audit log of %s's requests, etcd, kube-controller-manager)", hvpaUser)
 	auditLog := filepath.Join(dir, "audit.log")
-	env, restCfg, err := testenv.Start(testenv.WithAudit(auditLog, []string{hvpaUser}, nil))
+	env, restCfg, c, stopControlPlane, err := startControlPlane(dir, auditLog)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = env.Stop() }()
-	kcm, err := testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller"}, 15*time.Second,
-		"--kube-api-qps=1000", "--kube-api-burst=2000", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10")
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		kcm.Stop()
-		_ = os.WriteFile(filepath.Join(dir, "kube-controller-manager.log"), []byte(kcm.Logs()), 0o644)
-	}()
-	c, err := client.New(restCfg, client.Options{Scheme: testenv.Scheme()})
-	if err != nil {
-		return nil, err
-	}
+	defer stopControlPlane()
 	phase("control plane up")
 
 	say("-- SIMULATION: a played fleet of kubelets runs the pods and a played metrics.k8s.io API reports their usage (no containers run)")
 	ms := playedkubelet.StartMetricsServer()
 	defer ms.Close()
-	if err := ms.Register(ctx, c); err != nil {
-		return nil, err
-	}
-	fleet, err := playedkubelet.NewFleet(ctx, c, "played-node", r.pods)
+	fleet, err := newPlayedFleet(ctx, c, ms, r.pods)
 	if err != nil {
 		return nil, err
 	}
-	fleet.Metrics, fleet.Usage = ms, playedUsage
 	fleetCtx, stopFleet := context.WithCancel(ctx)
 	defer stopFleet()
 	go fleet.Loop(fleetCtx, time.Second)
 
-	if err := createWorkloads(ctx, c, cfg, n); err != nil {
+	if err := setUpWorkloads(ctx, out, c, cfg, n, fleet, r, phase); err != nil {
 		return nil, err
-	}
-	phase("workloads created")
-	podsWait := 2*time.Minute + time.Duration(r.pods)*100*time.Millisecond
-	if err := waitFor(ctx, out, "every pod Running", podsWait, func() (bool, string, error) {
-		return fleet.Started() >= r.pods, fmt.Sprintf("%d of %d pods Running", fleet.Started(), r.pods), nil
-	}); err != nil {
-		return nil, fmt.Errorf("%w; kube-controller-manager's log is in %s", err, dir)
-	}
-	phase(fmt.Sprintf("%d pods Running", r.pods))
-	if err := waitFor(ctx, out, "metrics.k8s.io reports every pod", 2*time.Minute, func() (bool, string, error) {
-		var l metricsv1beta1.PodMetricsList
-		if err := c.List(ctx, &l); err != nil {
-			return false, err.Error(), nil
-		}
-		return len(l.Items) >= r.pods, fmt.Sprintf("%d of %d pods reported", len(l.Items), r.pods), nil
-	}); err != nil {
-		return nil, err
-	}
-	phase("metrics API reports every pod")
-
-	if cfg.history > 0 {
-		if err := seedHistory(ctx, c, cfg, n, cfg.history); err != nil {
-			return nil, err
-		}
-		phase(fmt.Sprintf("%s of usage history seeded as %d checkpoints", cfg.history, n))
 	}
 	// as the chart deploys them: the recommender (with -components=recommender,hvpa the Hvpa controller beside
 	// it, as in the chart's default) and the admission webhook in processes of their own
@@ -125,6 +79,114 @@ func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, err
 	defer adm.stop()
 	say("-- hvpa admission running (pid %d): %s", adm.cmd.Process.Pid, adm.commandLine())
 	phase("hvpa ready")
+	if err := measureRecommender(ctx, out, restCfg, c, cfg, n, h, r, phase, say); err != nil {
+		return nil, err
+	}
+	if err := measureAdmission(ctx, out, c, cfg, h, adm, r, phase); err != nil {
+		return nil, err
+	}
+	if err := r.attributeAudit(auditLog); err != nil {
+		return nil, err
+	}
+	r.print(out, cfg)
+	return r, nil
+}
+
+// freshRunDir returns the absolute path of the directory for the N=n run's logs, emptied and created afresh.
+func freshRunDir(cfg config, n int) (string, error) {
+	dir, err := filepath.Abs(filepath.Join(cfg.outDir, fmt.Sprintf("n%d", n)))
+	if err != nil {
+		return "", err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// startControlPlane starts the local control plane (kube-apiserver with an audit log of hvpaUser's requests at
+// auditLog, etcd, and kube-controller-manager with the deployment and replicaset controllers) and a client for
+// it. The returned function stops kube-controller-manager, saves its log in dir, and stops the rest; on an error
+// what was started is stopped already.
+func startControlPlane(dir, auditLog string) (*envtest.Environment, *rest.Config, client.Client, func(), error) {
+	env, restCfg, err := testenv.Start(testenv.WithAudit(auditLog, []string{hvpaUser}, nil))
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	kcm, err := testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller"}, 15*time.Second,
+		"--kube-api-qps=1000", "--kube-api-burst=2000", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10")
+	if err != nil {
+		_ = env.Stop()
+		return nil, nil, nil, nil, err
+	}
+	stop := func() {
+		kcm.Stop()
+		_ = os.WriteFile(filepath.Join(dir, "kube-controller-manager.log"), []byte(kcm.Logs()), 0o644)
+		_ = env.Stop()
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: testenv.Scheme()})
+	if err != nil {
+		stop()
+		return nil, nil, nil, nil, err
+	}
+	return env, restCfg, c, stop, nil
+}
+
+// newPlayedFleet registers the played metrics API ms and returns a played fleet of kubelets for pods pods that
+// report their played usage to it.
+func newPlayedFleet(ctx context.Context, c client.Client, ms *playedkubelet.MetricsServer, pods int) (*playedkubelet.Fleet, error) {
+	if err := ms.Register(ctx, c); err != nil {
+		return nil, err
+	}
+	fleet, err := playedkubelet.NewFleet(ctx, c, "played-node", pods)
+	if err != nil {
+		return nil, err
+	}
+	fleet.Metrics, fleet.Usage = ms, playedUsage
+	return fleet, nil
+}
+
+// setUpWorkloads creates the n Deployments, waits until the fleet runs every pod and the metrics API reports
+// them all, and seeds cfg.history of usage history if asked.
+func setUpWorkloads(ctx context.Context, out io.Writer, c client.Client, cfg config, n int, fleet *playedkubelet.Fleet, r *result, phase func(string)) error {
+	if err := createWorkloads(ctx, c, cfg, n); err != nil {
+		return err
+	}
+	phase("workloads created")
+	podsWait := 2*time.Minute + time.Duration(r.pods)*100*time.Millisecond
+	if err := waitFor(ctx, out, "every pod Running", podsWait, func() (bool, string, error) {
+		return fleet.Started() >= r.pods, fmt.Sprintf("%d of %d pods Running", fleet.Started(), r.pods), nil
+	}); err != nil {
+		return fmt.Errorf("%w; kube-controller-manager's log is in %s", err, r.dir)
+	}
+	phase(fmt.Sprintf("%d pods Running", r.pods))
+	if err := waitFor(ctx, out, "metrics.k8s.io reports every pod", 2*time.Minute, func() (bool, string, error) {
+		var l metricsv1beta1.PodMetricsList
+		if err := c.List(ctx, &l); err != nil {
+			return false, err.Error(), nil
+		}
+		return len(l.Items) >= r.pods, fmt.Sprintf("%d of %d pods reported", len(l.Items), r.pods), nil
+	}); err != nil {
+		return err
+	}
+	phase("metrics API reports every pod")
+
+	if cfg.history > 0 {
+		if err := seedHistory(ctx, c, cfg, n, cfg.history); err != nil {
+			return err
+		}
+		phase(fmt.Sprintf("%s of usage history seeded as %d checkpoints", cfg.history, n))
+	}
+	return nil
+}
+
+// measureRecommender waits for two recommender runs that see every pod, measures the time to every VPA's
+// recommendation and the steady-state loops, and saves the recommender's memory statistics and heap profile.
+func measureRecommender(ctx context.Context, out io.Writer, restCfg *rest.Config, c client.Client, cfg config, n int, h *hvpaProcess, r *result,
+	phase func(string), say func(string, ...any)) error {
 	if err := waitFor(ctx, out, "two recommender runs that see every pod", 3*cfg.interval+5*time.Minute, func() (bool, string, error) {
 		seen := 0
 		for _, x := range h.watch.snapshot() {
@@ -134,28 +196,34 @@ func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, err
 		}
 		return seen >= 2, fmt.Sprintf("%d runs so far (%d seeing every pod)", len(h.watch.snapshot()), seen), h.exited()
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	phase("two recommender runs")
 
 	if err := measureRecommendations(ctx, out, restCfg, c, cfg, n, h, r); err != nil {
-		return nil, err
+		return err
 	}
 	phase("every VPA has a recommendation")
 	if err := observeSteadyState(ctx, out, cfg, h, r); err != nil {
-		return nil, err
+		return err
 	}
 	phase(fmt.Sprintf("%d steady-state loops", cfg.loops))
-	if err := h.watch.saveMemStats(filepath.Join(dir, "memstats.txt")); err != nil {
+	if err := h.watch.saveMemStats(filepath.Join(r.dir, "memstats.txt")); err != nil {
 		say("   no memory statistics: %v", err)
 	}
-	if err := h.watch.saveHeapProfile(filepath.Join(dir, "heap.pprof")); err != nil {
+	if err := h.watch.saveHeapProfile(filepath.Join(r.dir, "heap.pprof")); err != nil {
 		say("   no heap profile: %v", err)
 	}
+	return nil
+}
 
+// measureAdmission measures the admission webhook's latency and the processes' memory, then stops both
+// processes.
+func measureAdmission(ctx context.Context, out io.Writer, c client.Client, cfg config, h, adm *hvpaProcess, r *result, phase func(string)) error {
 	r.admissionRSS = adm.watch.rssBetween(time.Time{}, time.Now())
+	var err error
 	if r.webhook, err = measureWebhook(ctx, out, c, cfg, adm); err != nil {
-		return nil, err
+		return err
 	}
 	phase("webhook latency")
 	r.peakRSS = h.watch.peakRSS()
@@ -163,11 +231,7 @@ func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, err
 	h.stop()
 	adm.stop()
 	phase("hvpa stopped")
-	if err := r.attributeAudit(auditLog); err != nil {
-		return nil, err
-	}
-	r.print(out, cfg)
-	return r, nil
+	return nil
 }
 
 // phases returns a function that records the time since the previous call under a name, and prints it.

@@ -76,13 +76,9 @@ func main() {
 }
 
 func run(ctx context.Context, hold string, out io.Writer) error {
-	holdFor := time.Duration(-1)
-	if hold != "forever" {
-		d, err := time.ParseDuration(hold)
-		if err != nil || d < 0 {
-			return fmt.Errorf("--hold %q: want a duration such as 30s, 0s, or forever", hold)
-		}
-		holdFor = d
+	holdFor, err := parseHold(hold)
+	if err != nil {
+		return err
 	}
 	root, err := testenv.ModuleRoot()
 	if err != nil {
@@ -94,88 +90,154 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 
-	say("== starting the local control plane: kube-apiserver + etcd + kube-controller-manager %s (HPA, deployment, replicaset, garbage collector)", testenv.K8sVersion)
-	env, cfg, err := testenv.Start()
+	env, cfg, c, stopControlPlane, err := startControlPlane(say)
 	if err != nil {
 		return err
 	}
-	defer func() { say("== stopping the local control plane"); _ = env.Stop() }()
-	kcm, err := testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller",
-		"horizontal-pod-autoscaler-controller", "disruption-controller"}, 2*time.Second)
-	if err != nil {
-		return err
-	}
-	defer kcm.Stop()
-	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
-	if err != nil {
-		return err
-	}
+	defer stopControlPlane()
 
 	say("== SIMULATION: a played kubelet runs the pods and a played metrics API reports the load below (no real containers run here)")
-	for _, ns := range []string{"demo"} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			return err
-		}
-	}
-	ms, kubelet, err := playedkubelet.Start(ctx, c, "played-node-1")
+	ms, kubelet, err := startPlayed(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer ms.Close()
 
-	say("== starting the hvpa manager in this process (recommender, Hvpa controller, admission webhooks, updater)")
-	say("   demo setting: the recommender's CPU half-life is 15s instead of 24h, so that recommendations follow the load within the demo,")
-	say("   and an Hvpa's recommendation is confident after 30s of history instead of a day (--hvpa-low-confidence-days)")
-	say("   the Hvpa publishes its per-pod intent (DESIRED, CPU/POD, MEM/POD); the admission webhook sizes new pods and")
-	say("   the updater resizes running ones in place (the played kubelet accepts resizes): RUNNING shows the pods' requests")
+	sayManager(say)
 	mgrCtx, stopMgr := context.WithCancel(ctx)
 	defer stopMgr()
 	if err := startManager(mgrCtx, cfg, c); err != nil {
 		return err
 	}
 
-	user, err := env.AddUser(envtest.User{Name: "demo", Groups: []string{"system:masters"}}, nil)
+	kubeconfigPath, err := writeKubeconfig(env, root)
 	if err != nil {
 		return err
+	}
+	kubectl := kubectlFunc(filepath.Join(assets, "kubectl"), kubeconfigPath)
+	if err := applyDemo(kubectl, say); err != nil {
+		return err
+	}
+	if err := playScenario(ctx, c, out, kubelet, ms); err != nil {
+		return err
+	}
+	showResult(kubectl, say)
+	holdOn(ctx, holdFor, say, kubeconfigPath, filepath.Join(assets, "kubectl"))
+	stopMgr()
+	return nil
+}
+
+// parseHold reads the --hold flag: a duration of at least 0, or -1 for forever.
+func parseHold(hold string) (time.Duration, error) {
+	if hold == "forever" {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(hold)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("--hold %q: want a duration such as 30s, 0s, or forever", hold)
+	}
+	return d, nil
+}
+
+// startControlPlane starts the local control plane (kube-apiserver, etcd, and kube-controller-manager with the
+// HPA, deployment, replicaset, disruption and garbage collector controllers) and a client for it. The returned
+// function stops it all; on an error what was started is stopped already.
+func startControlPlane(say func(string, ...any)) (*envtest.Environment, *rest.Config, client.Client, func(), error) {
+	say("== starting the local control plane: kube-apiserver + etcd + kube-controller-manager %s (HPA, deployment, replicaset, garbage collector)", testenv.K8sVersion)
+	env, cfg, err := testenv.Start()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	stopEnv := func() { say("== stopping the local control plane"); _ = env.Stop() }
+	kcm, err := testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller",
+		"horizontal-pod-autoscaler-controller", "disruption-controller"}, 2*time.Second)
+	if err != nil {
+		stopEnv()
+		return nil, nil, nil, nil, err
+	}
+	stop := func() { kcm.Stop(); stopEnv() }
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	if err != nil {
+		stop()
+		return nil, nil, nil, nil, err
+	}
+	return env, cfg, c, stop, nil
+}
+
+// startPlayed creates the demo namespace and starts the played kubelet and the played metrics API.
+func startPlayed(ctx context.Context, c client.Client) (*playedkubelet.MetricsServer, *playedkubelet.Kubelet, error) {
+	for _, ns := range []string{"demo"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return nil, nil, err
+		}
+	}
+	return playedkubelet.Start(ctx, c, "played-node-1")
+}
+
+// sayManager says what the hvpa manager runs and how the demo sets it up.
+func sayManager(say func(string, ...any)) {
+	say("== starting the hvpa manager in this process (recommender, Hvpa controller, admission webhooks, updater)")
+	say("   demo setting: the recommender's CPU half-life is 15s instead of 24h, so that recommendations follow the load within the demo,")
+	say("   and an Hvpa's recommendation is confident after 30s of history instead of a day (--hvpa-low-confidence-days)")
+	say("   the Hvpa publishes its per-pod intent (DESIRED, CPU/POD, MEM/POD); the admission webhook sizes new pods and")
+	say("   the updater resizes running ones in place (the played kubelet accepts resizes): RUNNING shows the pods' requests")
+}
+
+// writeKubeconfig adds the demo user (system:masters) to the control plane and writes its kubeconfig to
+// .cache/demo/kubeconfig under root, returning the file's path.
+func writeKubeconfig(env *envtest.Environment, root string) (string, error) {
+	user, err := env.AddUser(envtest.User{Name: "demo", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
 	}
 	kc, err := user.KubeConfig()
 	if err != nil {
-		return err
+		return "", err
 	}
 	dir := filepath.Join(root, ".cache", "demo")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return "", err
 	}
 	kubeconfigPath := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfigPath, kc, 0o600); err != nil {
-		return err
+		return "", err
 	}
-	kubectl := func(stdin string, args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(assets, "kubectl"), append([]string{"--kubeconfig", kubeconfigPath}, args...)...)
+	return kubeconfigPath, nil
+}
+
+// kubectlFunc returns a function that runs the kubectl binary at path against the kubeconfig at kubeconfigPath
+// with stdin as its input, and returns its combined output.
+func kubectlFunc(path, kubeconfigPath string) func(stdin string, args ...string) (string, error) {
+	return func(stdin string, args ...string) (string, error) {
+		cmd := exec.Command(path, append([]string{"--kubeconfig", kubeconfigPath}, args...)...)
 		cmd.Stdin = strings.NewReader(stdin)
 		var b bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &b, &b
 		err := cmd.Run()
 		return b.String(), err
 	}
-	show := func(args ...string) {
-		o, _ := kubectl("", args...)
-		say("$ kubectl %s\n%s", strings.Join(args, " "), o)
-	}
-	say("$ kubectl apply -n demo -f - <<< '<Deployment web + Hvpa web (EP-0001 intervals, HPA at 80%% CPU, embedded recommender)>'")
-	if o, err := kubectl(demoManifests, "apply", "-n", "demo", "-f", "-"); err != nil {
-		return fmt.Errorf("kubectl apply: %w\n%s", err, o)
-	} else {
-		say("%s", strings.TrimSpace(o))
-	}
+}
 
-	// the played workload: pods run, load split across the running pods
+// applyDemo applies the demo's Deployment and Hvpa with kubectl and says what kubectl answered.
+func applyDemo(kubectl func(string, ...string) (string, error), say func(string, ...any)) error {
+	say("$ kubectl apply -n demo -f - <<< '<Deployment web + Hvpa web (EP-0001 intervals, HPA at 80%% CPU, embedded recommender)>'")
+	o, err := kubectl(demoManifests, "apply", "-n", "demo", "-f", "-")
+	if err != nil {
+		return fmt.Errorf("kubectl apply: %w\n%s", err, o)
+	}
+	say("%s", strings.TrimSpace(o))
+	return nil
+}
+
+// playScenario plays the scenario's load on the played workload (pods run, load split across the running pods)
+// and prints a row of the live table every 5 s; it returns ctx's error if ctx ends first.
+func playScenario(ctx context.Context, c client.Client, out io.Writer, kubelet *playedkubelet.Kubelet, ms *playedkubelet.MetricsServer) error {
 	var played playedkubelet.Workloads
 	load := scenario[0].milli
 	played.Set("demo", "web", load, 600<<20)
 	go kubelet.Loop(ctx, 500*time.Millisecond, playedkubelet.AcceptResizes, &played, ms)
 
-	say("\n== the scenario (%s); a row every 5 s", scenarioLength())
+	fmt.Fprintf(out, "\n== the scenario (%s); a row every 5 s\n", scenarioLength())
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tPHASE\tLOAD\tHPA WANTS\tREPLICAS\tDESIRED\tCPU/POD\tMEM/POD\tRUNNING\tLAST DECISION")
 	tw.Flush()
@@ -196,14 +258,27 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 			tw.Flush()
 		}
 	}
+	return nil
+}
+
+// showResult shows the Hvpa, the HPA and the Deployment as kubectl prints them after the scenario.
+func showResult(kubectl func(string, ...string) (string, error), say func(string, ...any)) {
+	show := func(args ...string) {
+		o, _ := kubectl("", args...)
+		say("$ kubectl %s\n%s", strings.Join(args, " "), o)
+	}
 	say("")
 	show("get", "hvpa", "-n", "demo", "-o", "wide")
 	show("get", "hpa,deployment", "-n", "demo")
 	show("describe", "hvpa", "-n", "demo", "web")
+}
 
+// holdOn keeps the control plane running after the scenario: until ctx ends when holdFor is negative (forever),
+// for holdFor when it is positive, and not at all when it is 0.
+func holdOn(ctx context.Context, holdFor time.Duration, say func(string, ...any), kubeconfigPath, kubectlPath string) {
 	switch {
 	case holdFor < 0:
-		say("The control plane keeps running: export KUBECONFIG=%s and use %s; press Ctrl-C to stop everything.", kubeconfigPath, filepath.Join(assets, "kubectl"))
+		say("The control plane keeps running: export KUBECONFIG=%s and use %s; press Ctrl-C to stop everything.", kubeconfigPath, kubectlPath)
 		<-ctx.Done()
 	case holdFor > 0:
 		say("The control plane keeps running for %s (KUBECONFIG=%s); Ctrl-C stops it earlier.", holdFor, kubeconfigPath)
@@ -212,8 +287,6 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 		case <-time.After(holdFor):
 		}
 	}
-	stopMgr()
-	return nil
 }
 
 func scenarioLength() time.Duration {

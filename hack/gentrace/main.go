@@ -47,37 +47,49 @@ func main() {
 	memReq := flag.String("memory-request", "2Gi", "demand: the pods' memory request in the trace (a quantity)")
 	flag.Parse()
 	if *shape != "" {
-		qty := func(name, v string) float64 {
-			q, err := resource.ParseQuantity(v)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "gentrace: --%s %q: %v\n", name, v, err)
-				os.Exit(2)
-			}
-			return q.AsApproximateFloat64()
-		}
-		d := closedloop.Demand{Shape: closedloop.Shape(*shape), Workloads: *workloads, Pods: *pods, Days: *days, Interval: *interval,
-			CPU: *cpu, Memory: qty("memory", *memory), StepCPU: *stepCPU, StepMemory: qty("step-memory", *stepMemory), StepEvery: *stepEvery,
-			Amplitude: *amplitude, Noise: *noise, Spread: *spread, CPURequest: *cpuReq, MemoryRequest: qty("memory-request", *memReq), Seed: *seed}
-		if err := closedloop.WriteDemand(os.Stdout, d); err != nil {
-			fmt.Fprintln(os.Stderr, "gentrace:", err)
-			os.Exit(2)
-		}
+		writeDemand(closedloop.Demand{Shape: closedloop.Shape(*shape), Workloads: *workloads, Pods: *pods, Days: *days, Interval: *interval,
+			CPU: *cpu, Memory: quantity("memory", *memory), StepCPU: *stepCPU, StepMemory: quantity("step-memory", *stepMemory), StepEvery: *stepEvery,
+			Amplitude: *amplitude, Noise: *noise, Spread: *spread, CPURequest: *cpuReq, MemoryRequest: quantity("memory-request", *memReq), Seed: *seed})
 		return
 	}
+	writeLoadTrace(*workloads, *pods, *containers, *days, *interval, *seed)
+}
+
+// quantity is the value of the quantity v given to flag --name; it exits with status 2 if v is not a quantity.
+func quantity(name, v string) float64 {
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gentrace: --%s %q: %v\n", name, v, err)
+		os.Exit(2)
+	}
+	return q.AsApproximateFloat64()
+}
+
+// writeDemand writes the demand trace d to stdout; it exits with status 2 on an error.
+func writeDemand(d closedloop.Demand) {
+	if err := closedloop.WriteDemand(os.Stdout, d); err != nil {
+		fmt.Fprintln(os.Stderr, "gentrace:", err)
+		os.Exit(2)
+	}
+}
+
+// writeLoadTrace writes the load-test trace to stdout: workloads workloads of pods pods with containers
+// containers each, one sample per container per interval for days days, deterministic per seed.
+func writeLoadTrace(workloads, pods, containers int, days float64, interval time.Duration, seed int64) {
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	defer w.Flush()
-	fmt.Fprintf(w, "# gentrace workloads=%d pods=%d containers=%d days=%g interval=%s seed=%d\n", *workloads, *pods, *containers, *days, *interval, *seed)
+	fmt.Fprintf(w, "# gentrace workloads=%d pods=%d containers=%d days=%g interval=%s seed=%d\n", workloads, pods, containers, days, interval, seed)
 	w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n")
-	rng := rand.New(rand.NewSource(*seed))
+	rng := rand.New(rand.NewSource(seed))
 	type series struct {
 		prefix      []byte
 		cpu, mem    float64
 		phase, leak float64
 	}
 	var all []series
-	for wl := 0; wl < *workloads; wl++ {
-		for p := 0; p < *pods; p++ {
-			for c := 0; c < *containers; c++ {
+	for wl := 0; wl < workloads; wl++ {
+		for p := 0; p < pods; p++ {
+			for c := 0; c < containers; c++ {
 				prefix := fmt.Sprintf("ns-%03d,wl-%d,wl-%d-%d,c%d,", wl%100, wl, wl, p, c)
 				all = append(all, series{prefix: []byte(prefix), cpu: 20 + rng.Float64()*1500, mem: 50e6 + rng.Float64()*3e9,
 					phase: rng.Float64() * 2 * math.Pi, leak: rng.Float64() * 1e4})
@@ -85,10 +97,10 @@ func main() {
 		}
 	}
 	start := time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC).Unix()
-	steps := int(*days * 24 * float64(time.Hour) / float64(*interval))
+	steps := int(days * 24 * float64(time.Hour) / float64(interval))
 	buf := make([]byte, 0, 128)
 	for s := 0; s < steps; s++ {
-		ts := start + int64(s)*int64(*interval/time.Second)
+		ts := start + int64(s)*int64(interval/time.Second)
 		h := float64(ts-start) / 3600
 		for i := range all {
 			x := &all[i]

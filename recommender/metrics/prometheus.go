@@ -118,25 +118,9 @@ func (p *Prometheus) History(ctx context.Context) ([]ContainerHistory, error) {
 			h.Memory = append(h.Memory, points(s.Values)...)
 		}
 	}
-	labels := map[podKey]map[string]string{}
-	if p.cfg.PodLabelsQuery != "" {
-		series, err := p.rangeQuery(ctx, p.cfg.PodLabelsQuery, r)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range series {
-			k := podKey{string(s.Metric[model.LabelName(p.cfg.NamespaceLabel)]), string(s.Metric[model.LabelName(p.cfg.PodLabel)])}
-			l := labels[k]
-			if l == nil {
-				l = map[string]string{}
-				labels[k] = l
-			}
-			for name, v := range s.Metric {
-				if n := string(name); strings.HasPrefix(n, p.cfg.PodLabelPrefix) && p.cfg.PodLabelPrefix != "" {
-					l[strings.TrimPrefix(n, p.cfg.PodLabelPrefix)] = string(v)
-				}
-			}
-		}
+	labels, err := p.podLabels(ctx, r)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]ContainerHistory, 0, len(byKey))
 	for k, h := range byKey {
@@ -150,6 +134,32 @@ func (p *Prometheus) History(ctx context.Context) ([]ContainerHistory, error) {
 		return a.Namespace+"/"+a.Pod+"/"+a.Container < b.Namespace+"/"+b.Pod+"/"+b.Container
 	})
 	return out, nil
+}
+
+// podLabels reads the pods' labels from the pod-labels series (none without PodLabelsQuery).
+func (p *Prometheus) podLabels(ctx context.Context, r promv1.Range) (map[podKey]map[string]string, error) {
+	labels := map[podKey]map[string]string{}
+	if p.cfg.PodLabelsQuery == "" {
+		return labels, nil
+	}
+	series, err := p.rangeQuery(ctx, p.cfg.PodLabelsQuery, r)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range series {
+		k := podKey{string(s.Metric[model.LabelName(p.cfg.NamespaceLabel)]), string(s.Metric[model.LabelName(p.cfg.PodLabel)])}
+		l := labels[k]
+		if l == nil {
+			l = map[string]string{}
+			labels[k] = l
+		}
+		for name, v := range s.Metric {
+			if n := string(name); strings.HasPrefix(n, p.cfg.PodLabelPrefix) && p.cfg.PodLabelPrefix != "" {
+				l[strings.TrimPrefix(n, p.cfg.PodLabelPrefix)] = string(v)
+			}
+		}
+	}
+	return labels, nil
 }
 
 func (p *Prometheus) rangeQuery(ctx context.Context, q string, r promv1.Range) (model.Matrix, error) {

@@ -232,6 +232,20 @@ func (s *Simulator) Add(row *trace.Row) {
 	}
 	s.Stats.Samples++
 	s.score(a, row)
+	s.addUsage(c, row, t)
+	if a.series != nil {
+		if row.HasCPU {
+			a.cur.CPU = max(a.cur.CPU, row.CPU)
+		}
+		if row.HasMemory {
+			a.cur.Memory = max(a.cur.Memory, row.Memory)
+		}
+	}
+}
+
+// addUsage feeds a usage row's CPU and memory samples to the container's model (a rejected one is counted).
+func (s *Simulator) addUsage(c *container, row *trace.Row, t time.Time) {
+	a := c.agg
 	if row.HasCPU {
 		if a.model.AddCPU(c.pc.State, t, float64(row.CPU)/1000) {
 			a.dirty = true
@@ -249,14 +263,6 @@ func (s *Simulator) Add(row *trace.Row) {
 			a.dirty = true
 		} else {
 			s.Stats.RejectedSamples++
-		}
-	}
-	if a.series != nil {
-		if row.HasCPU {
-			a.cur.CPU = max(a.cur.CPU, row.CPU)
-		}
-		if row.HasMemory {
-			a.cur.Memory = max(a.cur.Memory, row.Memory)
 		}
 	}
 }

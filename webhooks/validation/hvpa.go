@@ -137,6 +137,36 @@ func maxResource(s *hvpav1alpha1.ScaledResources, r corev1.ResourceName) *resour
 	return s.Memory
 }
 
+// maxCap is a container policy's maxAllowed of one resource.
+type maxCap struct {
+	name string
+	max  resource.Quantity
+}
+
+// maxAllowedCaps returns the maxAllowed of resource r of the container policies that scale it, and whether
+// some scaled container is uncapped (a policy without maxAllowed for r, or no "*" policy for the others).
+func maxAllowedCaps(rp *vpav1.PodResourcePolicy, r corev1.ResourceName) ([]maxCap, bool) {
+	if rp == nil {
+		return nil, true
+	}
+	var caps []maxCap
+	complete, uncapped := false, false
+	for _, p := range rp.ContainerPolicies {
+		if p.ContainerName == vpav1.DefaultContainerResourcePolicy {
+			complete = true
+		}
+		if (p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff) || (p.ControlledResources != nil && !contains(*p.ControlledResources, r)) {
+			continue
+		}
+		if q, ok := p.MaxAllowed[r]; ok {
+			caps = append(caps, maxCap{p.ContainerName, q})
+		} else {
+			uncapped = true
+		}
+	}
+	return caps, uncapped || !complete
+}
+
 // capsBelowIntervals compares each interval's explicit maxResources with the maxAllowed of the container
 // policies that scale that resource. maxResources applies to every scaled container; a container capped
 // below it runs at its cap while the total still fits the interval, so the workload does not scale out
@@ -144,33 +174,10 @@ func maxResource(s *hvpav1alpha1.ScaledResources, r corev1.ResourceName) *resour
 // without it, containers without a policy are scaled with no cap), it is an error; for single containers,
 // a warning (small sidecars are normal).
 func capsBelowIntervals(h *hvpav1alpha1.Hvpa, rp *vpav1.PodResourcePolicy, ip *field.Path) (field.ErrorList, []string) {
-	type capped struct {
-		name string
-		max  resource.Quantity
-	}
 	var errs field.ErrorList
 	var warnings []string
 	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		var caps []capped
-		complete, uncapped := false, false
-		if rp != nil {
-			for _, p := range rp.ContainerPolicies {
-				if p.ContainerName == vpav1.DefaultContainerResourcePolicy {
-					complete = true
-				}
-				if (p.Mode != nil && *p.Mode == vpav1.ContainerScalingModeOff) || (p.ControlledResources != nil && !contains(*p.ControlledResources, r)) {
-					continue
-				}
-				if q, ok := p.MaxAllowed[r]; ok {
-					caps = append(caps, capped{p.ContainerName, q})
-				} else {
-					uncapped = true
-				}
-			}
-		}
-		if !complete {
-			uncapped = true
-		}
+		caps, uncapped := maxAllowedCaps(rp, r)
 		if len(caps) == 0 {
 			continue
 		}
@@ -262,24 +269,32 @@ func replicas(n int32) string {
 	return fmt.Sprintf("%d replicas", n)
 }
 
-// risky returns the warnings for settings that work but are risky.
-func risky(h *hvpav1alpha1.Hvpa) []string {
+// riskyHPA returns the warnings for HPA template settings that work but are risky.
+func riskyHPA(h *hvpav1alpha1.Hvpa) []string {
+	hpa := h.Spec.HPA
+	if hpa == nil || !hpa.Deploy {
+		return nil
+	}
 	var warnings []string
-	if hpa := h.Spec.HPA; hpa != nil && hpa.Deploy {
-		if b := hpa.Template.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil && *b.ScaleDown.StabilizationWindowSeconds > 0 {
+	if b := hpa.Template.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil && *b.ScaleDown.StabilizationWindowSeconds > 0 {
+		warnings = append(warnings, fmt.Sprintf(
+			"spec.hpa.template.behavior.scaleDown.stabilizationWindowSeconds is %d: the HPA's window holds its replicas high and ratchets the Hvpa's totals up; set it to 0 and use spec.scaleDown.stabilizationDuration instead",
+			*b.ScaleDown.StabilizationWindowSeconds))
+	}
+	for i, m := range hpa.Template.Metrics {
+		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil || m.Resource.Target.Type != autoscalingv2.UtilizationMetricType {
 			warnings = append(warnings, fmt.Sprintf(
-				"spec.hpa.template.behavior.scaleDown.stabilizationWindowSeconds is %d: the HPA's window holds its replicas high and ratchets the Hvpa's totals up; set it to 0 and use spec.scaleDown.stabilizationDuration instead",
-				*b.ScaleDown.StabilizationWindowSeconds))
-		}
-		for i, m := range hpa.Template.Metrics {
-			if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil || m.Resource.Target.Type != autoscalingv2.UtilizationMetricType {
-				warnings = append(warnings, fmt.Sprintf(
-					"spec.hpa.template.metrics[%d] is not a Resource metric with a Utilization target: the HPA's replicas then only set a replica floor, never a resource total; use Utilization targets if the HPA should drive the totals",
-					i))
-				break
-			}
+				"spec.hpa.template.metrics[%d] is not a Resource metric with a Utilization target: the HPA's replicas then only set a replica floor, never a resource total; use Utilization targets if the HPA should drive the totals",
+				i))
+			break
 		}
 	}
+	return warnings
+}
+
+// risky returns the warnings for settings that work but are risky.
+func risky(h *hvpav1alpha1.Hvpa) []string {
+	warnings := riskyHPA(h)
 	mode, stab := hvpav1alpha1.UpdateModeAuto, false
 	if sd := h.Spec.ScaleDown; sd != nil {
 		if sd.UpdatePolicy != nil && sd.UpdatePolicy.UpdateMode != nil {

@@ -7,6 +7,7 @@ package decodeerr
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -85,52 +86,48 @@ func badQuantity(t reflect.Type, v any, path string) string {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return ""
-		}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			switch {
-			case name == "-" || (!f.IsExported() && !f.Anonymous):
-				continue
-			case name == "" && f.Anonymous: // inline
-				if bad := badQuantity(f.Type, m, path); bad != "" {
-					return bad
-				}
-				continue
-			case name == "":
-				name = f.Name
-			}
-			if sub, ok := m[name]; ok {
-				if bad := badQuantity(f.Type, sub, path+"."+name); bad != "" {
-					return bad
-				}
-			}
+		if m, ok := v.(map[string]any); ok {
+			return badQuantityInStruct(t, m, path)
 		}
 	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return ""
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if bad := badQuantity(t.Elem(), m[k], path+"."+k); bad != "" {
-				return bad
+		if m, ok := v.(map[string]any); ok {
+			keys := slices.Sorted(maps.Keys(m))
+			for _, k := range keys {
+				if bad := badQuantity(t.Elem(), m[k], path+"."+k); bad != "" {
+					return bad
+				}
 			}
 		}
 	case reflect.Slice, reflect.Array:
-		a, ok := v.([]any)
-		if !ok {
-			return ""
-		}
+		a, _ := v.([]any)
 		for i, sub := range a {
 			if bad := badQuantity(t.Elem(), sub, fmt.Sprintf("%s[%d]", path, i)); bad != "" {
+				return bad
+			}
+		}
+	}
+	return ""
+}
+
+// badQuantityInStruct is badQuantity for the JSON object m of struct type t: its fields by their JSON names,
+// inline (embedded) ones at the same path.
+func badQuantityInStruct(t reflect.Type, m map[string]any, path string) string {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || (!f.IsExported() && !f.Anonymous):
+			continue
+		case name == "" && f.Anonymous: // inline
+			if bad := badQuantity(f.Type, m, path); bad != "" {
+				return bad
+			}
+			continue
+		case name == "":
+			name = f.Name
+		}
+		if sub, ok := m[name]; ok {
+			if bad := badQuantity(f.Type, sub, path+"."+name); bad != "" {
 				return bad
 			}
 		}
