@@ -1,13 +1,17 @@
 package updater
 
-// Event reasons. Normal: an action taken; Warning: an update not made, with its reason in the message.
+// Event reasons. Normal: an action taken, or an update held for a routine reason (the workload's disruption
+// budget, its minimum replicas, a startup boost); Warning: an update that cannot be made as asked (a resize
+// the kubelet refuses, a QoS class change, a stale admission webhook), with its reason in the message.
 const (
 	EventResizedInPlace         = "ResizedInPlace"
 	EventResizeFallbackEviction = "ResizeFallbackEviction"
-	EventEvicted                = "Evicted"
-	EventUpdateSkipped          = "UpdateSkipped"
-	EventEvictionBlocked        = "EvictionBlocked"
-	EventLoopDetected           = "UpdateLoopDetected"
+	// EventEvicted is hvpa's own reason: the kubelet's "Evicted" (node-pressure evictions) stays the
+	// kubelet's, so alerts on kubelet evictions never count hvpa's.
+	EventEvicted         = "EvictedByHvpa"
+	EventUpdateSkipped   = "UpdateSkipped"
+	EventEvictionBlocked = "EvictionBlocked"
+	EventLoopDetected    = "UpdateLoopDetected"
 )
 
 // Reasons (event reasons of skipped updates and of evictions that replace a resize).
@@ -24,3 +28,14 @@ const (
 	// ReasonStartupBoostOver: a startup-boosted pod goes back to its unboosted CPU.
 	ReasonStartupBoostOver = "StartupBoostOver"
 )
+
+// routine are the skip reasons of updates held by design (the message says until when): Normal events.
+var routine = map[string]bool{ReasonMinReplicas: true, ReasonTolerance: true, ReasonEvictionReqs: true}
+
+// skipEventType is the event type of an update skipped for reason.
+func skipEventType(reason string) string {
+	if routine[reason] {
+		return "Normal"
+	}
+	return "Warning"
+}

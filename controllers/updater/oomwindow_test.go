@@ -43,3 +43,17 @@ func TestEvictAfterOOMSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipEventTypes: updates held by design are Normal events, updates that cannot be made Warnings; an
+// eviction has hvpa's own reason, never the kubelet's "Evicted".
+func TestSkipEventTypes(t *testing.T) {
+	for reason, want := range map[string]string{ReasonMinReplicas: "Normal", ReasonTolerance: "Normal", ReasonEvictionReqs: "Normal",
+		ReasonInfeasible: "Warning", ReasonQoSChange: "Warning", ReasonResizeRefused: "Warning", ReasonDeferredTooLong: "Warning"} {
+		if got := skipEventType(reason); got != want {
+			t.Errorf("%s: %s, want %s", reason, got, want)
+		}
+	}
+	if EventEvicted == "Evicted" {
+		t.Error(`the eviction event reason is the kubelet's "Evicted"`)
+	}
+}

@@ -531,7 +531,7 @@ func (u *Updater) act(ctx context.Context, c served, pod *corev1.Pod, a *Action,
 // skip reports an update not made, with its reason.
 func (u *Updater) skip(pod *corev1.Pod, reason, msg string) {
 	u.Metrics.Skips.WithLabelValues(reason).Inc()
-	u.Recorder.Event(pod, corev1.EventTypeWarning, EventUpdateSkipped, reason+": "+msg)
+	u.Recorder.Event(pod, skipEventType(reason), EventUpdateSkipped, reason+": "+msg)
 }
 
 // resize PATCHes the pods/resize subresource with the sized containers' requests and limits.
