@@ -497,9 +497,10 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 	return workload.NotServing(self, all, target.GVK.Kind, target.Name), nil
 }
 
-// templateHashAnnotation records which template an owned HPA was written from: the HPA is rewritten only when
-// the template changes (the API server fills defaults in, so comparing specs would rewrite it every time).
-const templateHashAnnotation = "autoscaling.hvpa.dev/template-hash"
+// AnnotationTemplateHash (on an HPA an Hvpa owns) records which template the HPA was written from: the HPA is
+// rewritten only when the template changes (the API server fills defaults in, so comparing specs would
+// rewrite it every time).
+const AnnotationTemplateHash = "autoscaling.hvpa.dev/template-hash"
 
 // reconcileHPA creates, updates or removes the HPA the Hvpa owns (spec.hpa.deploy) and returns it (nil when
 // the Hvpa deploys none). It never takes over an HPA of the same name that it does not own: it returns a
@@ -529,14 +530,14 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 	t := h.Spec.HPA.Template
 	raw, _ := json.Marshal(t)
 	hash := fmt.Sprintf("%x", sha256.Sum256(raw))[:16]
-	if exists && hpa.Annotations[templateHashAnnotation] == hash {
+	if exists && hpa.Annotations[AnnotationTemplateHash] == hash {
 		return hpa, "", nil
 	}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, hpa, func() error {
 		if hpa.Annotations == nil {
 			hpa.Annotations = map[string]string{}
 		}
-		hpa.Annotations[templateHashAnnotation] = hash
+		hpa.Annotations[AnnotationTemplateHash] = hash
 		hpa.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: hvpav1alpha1.GroupVersion.String(), Kind: "Hvpa", Name: h.Name}
 		hpa.Spec.MinReplicas = t.MinReplicas
 		hpa.Spec.MaxReplicas = t.MaxReplicas

@@ -4,17 +4,22 @@ package updater
 // budget, its minimum replicas, a startup boost); Warning: an update that cannot be made as asked (a resize
 // the kubelet refuses, a QoS class change, a stale admission webhook), with its reason in the message.
 const (
-	EventResizedInPlace         = "ResizedInPlace"
+	// EventResizedInPlace: a pod was resized in place (pods/resize), on the pod and its VPA or Hvpa.
+	EventResizedInPlace = "ResizedInPlace"
+	// EventResizeFallbackEviction: a resize that could not be made was replaced by an eviction.
 	EventResizeFallbackEviction = "ResizeFallbackEviction"
 	// EventEvicted is hvpa's own reason: the kubelet's "Evicted" (node-pressure evictions) stays the
 	// kubelet's, so alerts on kubelet evictions never count hvpa's.
-	EventEvicted         = "EvictedByHvpa"
-	EventUpdateSkipped   = "UpdateSkipped"
+	EventEvicted = "EvictedByHvpa"
+	// EventUpdateSkipped: an update was not made now; the message starts with its reason (below).
+	EventUpdateSkipped = "UpdateSkipped"
+	// EventEvictionBlocked: the Eviction API refused an eviction (a PodDisruptionBudget).
 	EventEvictionBlocked = "EvictionBlocked"
-	EventLoopDetected    = "UpdateLoopDetected"
+	// EventLoopDetected: a change that did not help is not made again (--update-loop-window).
+	EventLoopDetected = "UpdateLoopDetected"
 )
 
-// Reasons (event reasons of skipped updates and of evictions that replace a resize).
+// Reasons of skipped updates (first in an UpdateSkipped message) and of evictions that replace a resize.
 const (
 	ReasonInfeasible        = "ResizeInfeasible"
 	ReasonDeferredTooLong   = "ResizeDeferredTooLong"

@@ -36,7 +36,8 @@ const (
 	EventRescaled = "Rescaled"
 	// a change the decision wanted and a rule held back (the message names the rule)
 	EventScalingBlocked = "ScalingBlocked"
-	EventHPACreated     = "HPACreated"
-	EventHPAUpdated     = "HPAUpdated"
-	EventHPARemoved     = "HPARemoved"
+	// the HPA the Hvpa owns (spec.hpa.deploy) was created, updated from its template, or removed
+	EventHPACreated = "HPACreated"
+	EventHPAUpdated = "HPAUpdated"
+	EventHPARemoved = "HPARemoved"
 )
