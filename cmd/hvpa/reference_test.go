@@ -155,23 +155,11 @@ func reference(t *testing.T) string {
 // TestReference: docs/reference.md is what the code's constants say, and every annotation or label key of
 // hvpa's (autoscaling.hvpa.dev/..., recommender.hvpa.dev/...) in the product code is in it.
 func TestReference(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "reference.md")
 	want := reference(t)
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != want {
-		t.Errorf("docs/reference.md differs from the code's constants; run `go test ./cmd/hvpa -run Reference -update` and review the diff")
-	}
+	generatedDoc(t, "reference.md", want, "the code's constants", "Reference")
 	key := regexp.MustCompile(`"((?:autoscaling|recommender)\.hvpa\.dev/[a-z0-9-]*)"`)
 	root := filepath.Join("..", "..")
-	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

@@ -42,10 +42,11 @@ func runReference() string {
 	return b.String()
 }
 
-func TestRunReference(t *testing.T) {
-	t.Setenv("POD_NAMESPACE", "")
-	path := filepath.Join("..", "..", "docs", "run.md")
-	want := runReference()
+// generatedDoc writes docs/<name> from want with -update, and fails the test when the file differs from it
+// (what it is generated from, and the test that regenerates it, named in the message); it returns the file.
+func generatedDoc(t *testing.T, name, want, from, test string) []byte {
+	t.Helper()
+	path := filepath.Join("..", "..", "docs", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
@@ -56,8 +57,14 @@ func TestRunReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(got) != want {
-		t.Errorf("docs/run.md differs from `hvpa run --help`; run `go test ./cmd/hvpa -run RunReference -update` and review the diff")
+		t.Errorf("docs/%s differs from %s; run `go test ./cmd/hvpa -run %s -update` and review the diff", name, from, test)
 	}
+	return got
+}
+
+func TestRunReference(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "")
+	got := generatedDoc(t, "run.md", runReference(), "`hvpa run --help`", "RunReference")
 	// every flag appears in the page
 	newRunCommand().Flags().VisitAll(func(f *pflag.Flag) {
 		if !f.Hidden && !strings.Contains(string(got), "`--"+f.Name+"`") {
