@@ -11,8 +11,9 @@ import (
 // boost, AEP-7862), from the values it has without it (millicores; limit < 0: none). Factor multiplies the
 // request, Quantity is added to it; the result is rounded up to a whole millicore. The limit keeps its ratio
 // to the request (controlledValues RequestsAndLimits), or stays as it is with the boosted request capped to
-// it (RequestsOnly). No boost (nil, or an unknown type): the values as they are.
-func BoostCPU(b *vpav1.GenericStartupBoost, request, limit float64, requestsOnly bool) (float64, float64) {
+// it (RequestsOnly). maxCPU (millicores, upstream's --max-allowed-cpu-boost; 0: none) caps the boosted
+// request, never below the unboosted one. No boost (nil, or an unknown type): the values as they are.
+func BoostCPU(b *vpav1.GenericStartupBoost, request, limit float64, requestsOnly bool, maxCPU float64) (float64, float64) {
 	if b == nil || request <= 0 {
 		return request, limit
 	}
@@ -24,6 +25,9 @@ func BoostCPU(b *vpav1.GenericStartupBoost, request, limit float64, requestsOnly
 		boosted = request + float64(b.Quantity.MilliValue())
 	}
 	boosted = math.Ceil(boosted - 1e-9)
+	if maxCPU > 0 {
+		boosted = min(boosted, max(maxCPU, request))
+	}
 	switch {
 	case limit < 0:
 		return boosted, limit

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -25,7 +26,7 @@ func upstreamModule(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("needs upstream VPA's Go module (make upstream-vpa)")
 	}
-	version := cmpOr(os.Getenv("UPSTREAM_VPA_VERSION"), "v1.8.1")
+	version := cmp.Or(os.Getenv("UPSTREAM_VPA_VERSION"), "v1.8.1")
 	out, err := exec.Command("go", "mod", "download", "-json", "k8s.io/autoscaler/vertical-pod-autoscaler@"+version).Output()
 	if err != nil {
 		t.Fatalf("go mod download k8s.io/autoscaler/vertical-pod-autoscaler@%s: %v", version, err)
@@ -192,7 +193,7 @@ func migrationFlags() string {
 		case ignored:
 			hv = "accepted, no effect (a warning at start)"
 		case refused:
-			hv = fmt.Sprintf("only `%s` (upstream's default); another value is refused", cmpOr(uf.def, `""`))
+			hv = fmt.Sprintf("only `%s` (upstream's default); another value is refused", cmp.Or(uf.def, `""`))
 		case differs:
 			hv = "hvpa's flag of this name means something else"
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -342,7 +343,7 @@ func (u *upstreamOnly) apply(f *pflag.FlagSet, o *runOptions) ([]string, error) 
 		if f.Changed("admission-lease") {
 			return nil, fmt.Errorf("%s and --admission-lease name the same Lease: set one", l.flags)
 		}
-		ns, name := cmpOr(l.ns, o.webhookNamespace), cmpOr(l.name, "hvpa-admission")
+		ns, name := cmp.Or(l.ns, o.webhookNamespace), cmp.Or(l.name, "hvpa-admission")
 		if lease := ns + "/" + name; o.admissionLease != "" && o.admissionLease != lease {
 			return nil, fmt.Errorf("--admission-controller-status-lease-* and --status-lease-* name different Leases (%s, %s): the updater must check the Lease the webhook renews", o.admissionLease, lease)
 		} else {
@@ -412,13 +413,6 @@ func sameValue(a, b string) bool {
 		return da == db
 	}
 	return a == b
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // upstreamAliases maps upstream VPA's flag names where hvpa's differ onto hvpa's (upstreamFlags), and klog's

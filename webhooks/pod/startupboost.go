@@ -2,11 +2,11 @@ package pod
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/scaling"
@@ -37,25 +37,26 @@ func boost(pod *corev1.Pod, v *vpav1.VerticalPodAutoscaler, maxCPU float64) []st
 		if hasLim {
 			lim = float64(limQ.MilliValue())
 		}
-		only := requestsOnly(v, k.Name)
-		boostedReq, boostedLim := capBoost(req, only, maxCPU)(scaling.BoostCPU(b, req, lim, only))
+		boostedReq, boostedLim := scaling.BoostCPU(b, req, lim, requestsOnly(v, k.Name), maxCPU)
 		if boostedReq == req && boostedLim == lim {
 			continue
 		}
-		u := vpav1.Unboosted{CPURequest: ptrTo(reqQ.DeepCopy())}
+		u := vpav1.Unboosted{CPURequest: ptr.To(reqQ.DeepCopy())}
 		var what []string
 		if boostedReq != req {
-			what = append(what, fmt.Sprintf("cpu request %s -> %s", reqQ.String(), str(milli(boostedReq))))
+			q := milli(boostedReq)
+			what = append(what, fmt.Sprintf("cpu request %s -> %s", reqQ.String(), q.String()))
 			if k.Resources.Requests == nil {
 				k.Resources.Requests = corev1.ResourceList{}
 			}
-			k.Resources.Requests[corev1.ResourceCPU] = milli(boostedReq)
+			k.Resources.Requests[corev1.ResourceCPU] = q
 		}
 		if hasLim {
-			u.CPULimit = ptrTo(limQ.DeepCopy())
+			u.CPULimit = ptr.To(limQ.DeepCopy())
 			if boostedLim != lim {
-				k.Resources.Limits[corev1.ResourceCPU] = milli(boostedLim)
-				what = append(what, fmt.Sprintf("cpu limit %s -> %s", limQ.String(), str(milli(boostedLim))))
+				q := milli(boostedLim)
+				k.Resources.Limits[corev1.ResourceCPU] = q
+				what = append(what, fmt.Sprintf("cpu limit %s -> %s", limQ.String(), q.String()))
 			}
 		}
 		back[k.Name] = u
@@ -76,25 +77,6 @@ func requestsOnly(v *vpav1.VerticalPodAutoscaler, container string) bool {
 	return p != nil && p.ControlledValues != nil && *p.ControlledValues == vpav1.ContainerControlledValuesRequestsOnly
 }
 
-// capBoost caps a boosted request at maxCPU (--max-allowed-cpu-boost; 0: none), never below the unboosted
-// request req; the limit keeps its ratio (but for RequestsOnly, whose limit stays).
-func capBoost(req float64, requestsOnly bool, maxCPU float64) func(boostedReq, boostedLim float64) (float64, float64) {
-	return func(boostedReq, boostedLim float64) (float64, float64) {
-		ceiling := max(maxCPU, req)
-		if maxCPU <= 0 || boostedReq <= ceiling {
-			return boostedReq, boostedLim
-		}
-		if boostedLim >= 0 && !requestsOnly {
-			boostedLim = math.Ceil(boostedLim * ceiling / boostedReq)
-		}
-		return ceiling, boostedLim
-	}
-}
-
 func milli(m float64) resource.Quantity {
 	return *resource.NewMilliQuantity(int64(m), resource.DecimalSI)
 }
-
-func ptrTo[T any](v T) *T { return &v }
-
-func str(q resource.Quantity) string { return q.String() }
