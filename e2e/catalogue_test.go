@@ -11,29 +11,27 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // badVPA is a VPA on Deployment target with one container policy for every container.
 func badVPA(ns, name, target string, policy vpav1.ContainerResourcePolicy, annotations map[string]string) *vpav1.VerticalPodAutoscaler {
 	policy.ContainerName = "*"
-	off := vpav1.UpdateModeOff
-	return &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
-		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: target},
-			UpdatePolicy:   &vpav1.PodUpdatePolicy{UpdateMode: &off},
-			ResourcePolicy: &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{policy}}}}
+	v := wrappers.MakeVPA(ns, name).Target("Deployment", target).Mode(vpav1.UpdateModeOff).ContainerPolicy(policy)
+	for k, a := range annotations {
+		v.Annotation(k, a)
+	}
+	return v.Obj()
 }
 
 // rawObject is a manifest as kubectl sends it: JSON, not decoded into our types first (which could not
@@ -62,7 +60,6 @@ var _ = Describe("the bad-input catalogue", Ordered, func() {
 	It("refuses hostile manifests in the API server itself, with the field and the fix (no webhook needed)", func() {
 		huge := resource.MustParse("1e19")
 		small, big := resource.MustParse("2"), resource.MustParse("1")
-		linear := hvpav1alpha1.ExtrapolationLinear
 		refused := []struct {
 			name string
 			obj  client.Object
@@ -73,10 +70,8 @@ var _ = Describe("the bad-input catalogue", Ordered, func() {
 			{"minAllowed above maxAllowed", badVPA(ns, "inverted", "good", vpav1.ContainerResourcePolicy{
 				MinAllowed: corev1.ResourceList{corev1.ResourceCPU: small}, MaxAllowed: corev1.ResourceList{corev1.ResourceCPU: big}}, nil),
 				"minAllowed must not be above maxAllowed for any resource; lower minAllowed or raise maxAllowed"},
-			{"linear intervals to 4,000,000 replicas", &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "millions"},
-				Spec: hvpav1alpha1.HvpaSpec{TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "good"},
-					ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](4_000_000), EffectiveIntervalExtrapolation: &linear,
-						MaxResources: &hvpav1alpha1.ScaledResources{CPU: ptr.To(resource.MustParse("1"))}}}}},
+			{"linear intervals to 4,000,000 replicas", wrappers.MakeHvpa(ns, "millions").Target("Deployment", "good").
+				Interval(4_000_000, "1", "").Extrapolation(hvpav1alpha1.ExtrapolationLinear).Obj(),
 				"with effectiveIntervalExtrapolation (one effective interval per replica count) every maxReplicas must be at most 1000; lower maxReplicas or drop the extrapolation"},
 		}
 		for _, r := range refused {

@@ -9,11 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,11 +17,11 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/test/framework"
-	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // rl is a cpu and memory ResourceList (an empty string leaves one out).
-var rl = testenv.Resources
+var rl = wrappers.Resources
 
 // deployment runs replicas pods of one container "app"; answer is how the played kubelet answers resizes.
 func deployment(ns, name string, replicas int32, answer string, req, lim corev1.ResourceList) *appsv1.Deployment {
@@ -43,9 +39,7 @@ func uidSet(pods []corev1.Pod) map[types.UID]bool {
 }
 
 func vpaFor(ns, name string, mode vpav1.UpdateMode) *vpav1.VerticalPodAutoscaler {
-	v := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
-			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &mode}}}
+	v := wrappers.MakeVPA(ns, name).Mode(mode).Obj()
 	Expect(k8s.Create(context.Background(), v)).To(Succeed())
 	return v
 }
@@ -168,21 +162,8 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		hvpaNS = framework.NewNamespace(k8s, "hvpa")
 		deployment(hvpaNS, "web", 1, "accept", rl("500m", "1Gi"), nil)
 		loads.Set(hvpaNS, "web", 300, 300<<20)
-		var iv []hvpav1alpha1.ScalingInterval
-		for i, cpu := range []string{"500m", "1", "2", "4", "8"} {
-			q := resource.MustParse(cpu)
-			iv = append(iv, hvpav1alpha1.ScalingInterval{MaxReplicas: ptr.To(int32(i + 1)), MaxResources: &hvpav1alpha1.ScaledResources{CPU: &q}})
-		}
-		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: hvpaNS, Name: "web"}, Spec: hvpav1alpha1.HvpaSpec{
-			TargetRef:               autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			ScalingIntervals:        iv,
-			ScalingIntervalsOverlap: &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Percentage: ptr.To[int32](30)}},
-			HPA: &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: 5,
-				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
-					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}}}},
-			VPA: &hvpav1alpha1.VpaSpec{Template: hvpav1alpha1.VpaTemplate{ResourcePolicy: &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{{
-				ContainerName: "*", ControlledResources: &[]corev1.ResourceName{corev1.ResourceCPU}}}}}},
-		}}
+		h := wrappers.MakeHvpa(hvpaNS, "web").CPUPerReplica("500m", "1", "2", "4", "8").Overlap(30, 0).
+			HPA(true, 1, 5).Utilization(corev1.ResourceCPU, 50).Controlled(corev1.ResourceCPU).Obj()
 		Expect(k8s.Create(ctx, h)).To(Succeed())
 		atIntent := func(want int) func() string { // want 0: any scaled-out count (3 or more) the intent names
 			return func() string {
@@ -264,8 +245,8 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		down := framework.NewNamespace(k8s, "down")
 		vpaFor(down, "web", vpav1.UpdateModeInitial)
 		start := time.Now()
-		Expect(k8s.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: down, Name: "plain", Labels: map[string]string{"app": "web"}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1", Resources: corev1.ResourceRequirements{Requests: rl("100m", "")}}}}})).To(Succeed())
+		Expect(k8s.Create(ctx, wrappers.MakePod(down, "plain").Label("app", "web").
+			Container(wrappers.MakeContainer("app").Image("registry.example/app:1").Requests("100m", "").Obj()).Obj())).To(Succeed())
 		Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
 
 		By("restarting")

@@ -17,6 +17,7 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // playedCluster is the local control plane with the namespaces and a played node (its kubelet and metrics
@@ -89,11 +90,10 @@ func waitUntil(ctx context.Context, t *testing.T, what string, within time.Durat
 func (cl *playedCluster) runApps(ctx context.Context, t *testing.T, ns string, apps ...string) {
 	t.Helper()
 	for _, app := range apps {
-		if err := cl.c.Create(ctx, testenv.Deployment(ns, app, 1, nil, testenv.Container("app", testenv.Resources("100m", "128Mi"), nil))); err != nil {
+		if err := cl.c.Create(ctx, wrappers.MakeDeployment(ns, app).Container(wrappers.MakeContainer("app").Requests("100m", "128Mi").Obj()).Obj()); err != nil {
 			t.Fatal(err)
 		}
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app + "-1", Labels: map[string]string{"app": app}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played"}}}}
+		pod := wrappers.MakePod(ns, app+"-1").Label("app", app).Container(wrappers.MakeContainer("app").Obj()).Obj()
 		if err := cl.kubelet.Run(ctx, pod); err != nil {
 			t.Fatal(err)
 		}

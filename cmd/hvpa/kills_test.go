@@ -22,6 +22,7 @@ import (
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // killsPerPhase x 4 phases are the SIGKILLs of TestFaultKillsDuringScaling, at random points.
@@ -68,11 +69,11 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 	var loads playedkubelet.Workloads
 	go cl.kubelet.Loop(ctx, 100*time.Millisecond, playedkubelet.AcceptResizes, &loads, cl.metrics)
 
-	if err := c.Create(ctx, testenv.Deployment("shop", "web", 1, nil, testenv.Container("app", testenv.Resources("500m", "1Gi"), nil))); err != nil {
+	if err := c.Create(ctx, wrappers.MakeDeployment("shop", "web").Container(wrappers.MakeContainer("app").Requests("500m", "1Gi").Obj()).Obj()); err != nil {
 		t.Fatal(err)
 	}
 	loads.Set("shop", "web", 300, 300<<20)
-	h := testenv.CPUHvpa("shop", "web", 50, 0, 30, "500m", "1", "2", "4", "8")
+	h := wrappers.MakeHvpa("shop", "web").HPA(true, 1, 5).Utilization(corev1.ResourceCPU, 50).ScaleDownWindow(0).Controlled(corev1.ResourceCPU).CPUPerReplica("500m", "1", "2", "4", "8").Overlap(30, 0).Obj()
 	stabilization := &metav1.Duration{Duration: 4 * time.Second}
 	h.Spec.ScaleUp = &hvpav1alpha1.ScaleParams{StabilizationDuration: stabilization}
 	h.Spec.ScaleDown = &hvpav1alpha1.ScaleParams{StabilizationDuration: stabilization}
@@ -81,7 +82,7 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 	}
 
 	// a standalone VPA beside it, resized in place: its checkpoints carry the history a restart must keep
-	if err := c.Create(ctx, testenv.Deployment("shop", "api", 2, nil, testenv.Container("app", testenv.Resources("100m", "128Mi"), nil))); err != nil {
+	if err := c.Create(ctx, wrappers.MakeDeployment("shop", "api").Replicas(2).Container(wrappers.MakeContainer("app").Requests("100m", "128Mi").Obj()).Obj()); err != nil {
 		t.Fatal(err)
 	}
 	loads.SetPerPod("shop", "api", 300, 200<<20)
@@ -89,7 +90,7 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 	cl.createVPA(ctx, t, "shop", "api", &inPlace)
 
 	// a Recreate VPA whose six pods ask for far less than they use: all six are evicted for the change
-	if err := c.Create(ctx, testenv.Deployment("shop", "cart", cartReplicas, nil, testenv.Container("app", testenv.Resources("10m", "32Mi"), nil))); err != nil {
+	if err := c.Create(ctx, wrappers.MakeDeployment("shop", "cart").Replicas(cartReplicas).Container(wrappers.MakeContainer("app").Requests("10m", "32Mi").Obj()).Obj()); err != nil {
 		t.Fatal(err)
 	}
 	loads.SetPerPod("shop", "cart", 300, 200<<20)

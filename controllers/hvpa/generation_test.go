@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -17,13 +18,14 @@ import (
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // status.observedGeneration says which generation was decided in full: a reconcile that fails (here the
 // target cannot be read) writes what it learnt but leaves observedGeneration where it was; the next
 // reconcile that succeeds (here one that reports the missing target) advances it.
 func TestObservedGenerationOnlyOnSuccess(t *testing.T) {
-	h := testenv.CPUHvpa("ns", "web", 80, 0, 0, "1")
+	h := wrappers.MakeHvpa("ns", "web").HPA(true, 1, 1).Utilization(corev1.ResourceCPU, 80).ScaleDownWindow(0).Controlled(corev1.ResourceCPU).CPUPerReplica("1").Obj()
 	h.Generation, h.Status.ObservedGeneration = 2, 1
 	failing := true
 	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h).WithStatusSubresource(h).

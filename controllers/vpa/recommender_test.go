@@ -40,6 +40,7 @@ import (
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 const mi = int64(1 << 20)
@@ -60,11 +61,11 @@ func (c *minuteClock) next() time.Time {
 var played0 = &minuteClock{t: time.Now().Truncate(time.Minute)}
 
 func deployment(ctx context.Context, ns, name string, containers ...string) {
-	d := testenv.Deployment(ns, name, 1, nil)
+	d := wrappers.MakeDeployment(ns, name)
 	for _, c := range containers {
-		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, testenv.Container(c, nil, nil))
+		d.Container(wrappers.MakeContainer(c).Obj())
 	}
-	Expect(k8s.Create(ctx, d)).To(Succeed())
+	Expect(k8s.Create(ctx, d.Obj())).To(Succeed())
 }
 
 // runPods runs n pods of a Deployment (labels app=name) on the played kubelet, with the given requests.
@@ -82,11 +83,7 @@ func runPods(ctx context.Context, ns, name string, n int, requests corev1.Resour
 }
 
 func vpaFor(ns, name, target string, mode vpav1.UpdateMode) *vpav1.VerticalPodAutoscaler {
-	return &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: vpav1.VerticalPodAutoscalerSpec{
-			TargetRef:    &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: target},
-			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: ptr.To(mode)},
-		}}
+	return wrappers.MakeVPA(ns, name).Target("Deployment", target).Mode(mode).Obj()
 }
 
 func newRecommender(mutate func(*vpactrl.Options), history metrics.HistoryProvider) *vpactrl.Recommender {

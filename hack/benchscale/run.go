@@ -19,6 +19,7 @@ import (
 
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // hvpaUser is the identity the recommender process runs as; the audit log records only its requests.
@@ -264,8 +265,8 @@ func createWorkloads(ctx context.Context, c client.Client, cfg config, n int) er
 	}
 	for i := range n {
 		g.Go(func() error {
-			d := testenv.Deployment(namespaceOf(cfg, i), appName(i), int32(cfg.podsPerApp), nil,
-				testenv.Container("app", testenv.Resources("100m", "128Mi"), nil))
+			d := wrappers.MakeDeployment(namespaceOf(cfg, i), appName(i)).Replicas(int32(cfg.podsPerApp)).
+				Container(wrappers.MakeContainer("app").Requests("100m", "128Mi").Obj()).Obj()
 			return c.Create(ctx, d)
 		})
 	}

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
-	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
 
@@ -65,7 +65,7 @@ func measureWebhook(ctx context.Context, out io.Writer, c client.Client, cfg con
 	}
 	bare := func() *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-novpa"}, Spec: corev1.PodSpec{NodeName: latencyNode,
-			Containers: []corev1.Container{testenv.Container("app", testenv.Resources("100m", "128Mi"), nil)}}}
+			Containers: []corev1.Container{wrappers.MakeContainer("app").Requests("100m", "128Mi").Obj()}}}
 	}
 	noVPA, err := timeCreates(ctx, c, cfg.creates, "webhook called, no VPA in the namespace", "bare", bare)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // TestStoreOnTheAPIServer: the store lists and watches pods of a real kube-apiserver: every namespace or
@@ -39,7 +40,7 @@ func TestStoreOnTheAPIServer(t *testing.T) {
 	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
 	pod := func(ns, name string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "x"}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{testenv.Container("app", req, nil)}}}
+			Spec: corev1.PodSpec{Containers: []corev1.Container{wrappers.MakeContainer("app").Resources(req, nil).Obj()}}}
 	}
 	first := pod(namespaces[0], "p1")
 	for _, p := range []*corev1.Pod{first, pod(namespaces[0], "p2"), pod(namespaces[1], "p3")} {

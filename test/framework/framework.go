@@ -22,6 +22,7 @@ import (
 
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // How long suites wait. Timeout: for what one loop of a controller does (a status, an event, a resize);
@@ -157,7 +158,7 @@ func RunSuite(t *testing.T, name string, labels ...any) {
 // CreateDeployment creates Deployment name of replicas pods with one container "app" requesting cpu and 1Gi.
 func CreateDeployment(c client.Client, ns, name string, replicas int32, cpu string) {
 	ginkgo.GinkgoHelper()
-	d := testenv.Deployment(ns, name, replicas, nil, testenv.Container("app", testenv.Resources(cpu, "1Gi"), nil))
+	d := wrappers.MakeDeployment(ns, name).Replicas(replicas).Container(wrappers.MakeContainer("app").Requests(cpu, "1Gi").Obj()).Obj()
 	gomega.Expect(c.Create(context.Background(), d)).To(gomega.Succeed())
 }
 
@@ -165,12 +166,13 @@ func CreateDeployment(c client.Client, ns, name string, replicas int32, cpu stri
 // the played kubelet answers as answer says (playedkubelet.AnswerLabel: accept, infeasible, deferred, ignore).
 func CreateAnswering(c client.Client, ns, name string, replicas int32, answer string, req, lim corev1.ResourceList) *appsv1.Deployment {
 	ginkgo.GinkgoHelper()
-	d := testenv.Deployment(ns, name, replicas, map[string]string{playedkubelet.AnswerLabel: answer}, testenv.Container("app", req, lim))
+	d := wrappers.MakeDeployment(ns, name).Replicas(replicas).PodLabel(playedkubelet.AnswerLabel, answer).
+		Container(wrappers.MakeContainer("app").Resources(req, lim).Obj()).Obj()
 	gomega.Expect(c.Create(context.Background(), d)).To(gomega.Succeed())
 	return d
 }
 
-// LivePods are the Running, Ready, not terminating pods labelled app=<app> (a testenv.Deployment's).
+// LivePods are the Running, Ready, not terminating pods labelled app=<app> (a wrappers.MakeDeployment's).
 func LivePods(c client.Client, ns, app string) []corev1.Pod {
 	ginkgo.GinkgoHelper()
 	var l corev1.PodList

@@ -17,16 +17,13 @@ import (
 
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
-func rl(cpu, mem string) corev1.ResourceList {
-	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
-}
+var rl = wrappers.Resources
 
 func burstablePod(ns, name string) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played",
-			Resources: corev1.ResourceRequirements{Requests: rl("100m", "100Mi"), Limits: rl("200m", "200Mi")}}}}}
+	return wrappers.MakePod(ns, name).Container(wrappers.MakeContainer("app").Requests("100m", "100Mi").Limits("200m", "200Mi").Obj()).Obj()
 }
 
 // resizePatch is the strategic merge patch of the resize subresource setting container app's resources.

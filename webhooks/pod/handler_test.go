@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,12 +27,13 @@ import (
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 // rl is a cpu and memory ResourceList (an empty string leaves one out).
-var rl = testenv.Resources
+var rl = wrappers.Resources
 
 // world is a namespace with a Deployment "web" (its ReplicaSet "web-1") and whatever a case adds.
 func world(objs ...client.Object) []client.Object {
@@ -46,23 +46,16 @@ func world(objs ...client.Object) []client.Object {
 }
 
 func webPod(containers ...corev1.Container) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", GenerateName: "web-1-", Labels: map[string]string{"app": "web"},
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-uid", Controller: ptr.To(true)}}},
-		Spec: corev1.PodSpec{Containers: containers}}
+	return wrappers.MakePod("ns", "").GenerateName("web-1-").Label("app", "web").ControlledBy("ReplicaSet", "web-1", "rs-uid").Container(containers...).Obj()
 }
 
 func ctr(name string, req, lim corev1.ResourceList) corev1.Container {
-	return corev1.Container{Name: name, Image: "x", Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}
+	return wrappers.MakeContainer(name).Image("x").Resources(req, lim).Obj()
 }
 
 func vpa(name string, created time.Time, mode vpav1.UpdateMode, recs ...vpav1.RecommendedContainerResources) *vpav1.VerticalPodAutoscaler {
-	v := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: k8stypes.UID("uid-vpa-" + name), CreationTimestamp: metav1.NewTime(created)},
-		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &mode}}}
-	if len(recs) > 0 {
-		v.Status.Recommendation = &vpav1.RecommendedPodResources{ContainerRecommendations: recs}
-	}
-	return v
+	return wrappers.MakeVPA("ns", name).Target("Deployment", "web").UID(k8stypes.UID("uid-vpa-" + name)).Created(created).
+		Mode(mode).Recommendation(recs...).Obj()
 }
 
 func rec(name, cpu, mem string) vpav1.RecommendedContainerResources {

@@ -5,32 +5,25 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/ptr"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 func baseVPA() *vpav1.VerticalPodAutoscaler {
-	return &vpav1.VerticalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
-		Spec: vpav1.VerticalPodAutoscalerSpec{
-			TargetRef:    &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: ptr.To(vpav1.UpdateModeRecreate)},
-			ResourcePolicy: &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{
-				{
-					ContainerName:       "app",
-					MinAllowed:          corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("128Mi")},
-					MaxAllowed:          corev1.ResourceList{corev1.ResourceCPU: q("2"), corev1.ResourceMemory: q("4Gi")},
-					ControlledResources: &[]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory},
-				},
-				{ContainerName: "*", Mode: ptr.To(vpav1.ContainerScalingModeOff)},
-			}},
+	return wrappers.MakeVPA("ns", "web").Mode(vpav1.UpdateModeRecreate).ContainerPolicy(
+		vpav1.ContainerResourcePolicy{
+			ContainerName:       "app",
+			MinAllowed:          wrappers.Resources("100m", "128Mi"),
+			MaxAllowed:          wrappers.Resources("2", "4Gi"),
+			ControlledResources: &[]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory},
 		},
-	}
+		vpav1.ContainerResourcePolicy{ContainerName: "*", Mode: ptr.To(vpav1.ContainerScalingModeOff)},
+	).Obj()
 }
 
 // app is the first container policy of a VPA from baseVPA.

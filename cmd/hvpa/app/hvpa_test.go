@@ -6,11 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hvpa-dev/hvpa/webhooks/pod"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hvpa-dev/hvpa/webhooks/pod"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,7 +21,7 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/test/framework"
-	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // provided is what the workload runs with now: its live pods and their cpu requests in total (millicores).
@@ -58,7 +59,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 		framework.CreateDeployment(k8s, ns, "web", 3, "1")
 		const usage, target = 5000, 0.8 // 5 CPU in total, constant; the HPA aims at 80% of the requests
 		loads.Set(ns, "web", usage, 300<<20)
-		Expect(k8s.Create(ctx, testenv.CPUHvpa(ns, "web", 80, 300, 0, "500m", "1", "2", "4", "8", "8", "8", "8", "8", "8"))).To(Succeed())
+		Expect(k8s.Create(ctx, wrappers.MakeHvpa(ns, "web").HPA(true, 1, 10).Utilization(corev1.ResourceCPU, 80).ScaleDownWindow(300).Controlled(corev1.ResourceCPU).CPUPerReplica("500m", "1", "2", "4", "8", "8", "8", "8", "8", "8").Obj())).To(Succeed())
 
 		bound := int64(1.5 * usage / target)
 		var series []string
@@ -85,7 +86,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 		ns := framework.NewNamespace(k8s, "updown")
 		framework.CreateDeployment(k8s, ns, "web", 1, "500m")
 		loads.Set(ns, "web", 300, 300<<20)
-		Expect(k8s.Create(ctx, testenv.CPUHvpa(ns, "web", 50, 0, 30, "500m", "1", "2", "4", "8"))).To(Succeed())
+		Expect(k8s.Create(ctx, wrappers.MakeHvpa(ns, "web").HPA(true, 1, 5).Utilization(corev1.ResourceCPU, 50).ScaleDownWindow(0).Controlled(corev1.ResourceCPU).CPUPerReplica("500m", "1", "2", "4", "8").Overlap(30, 0).Obj())).To(Succeed())
 		intentMet := func(want int) func() string { // want 0: any scaled-out count (3 or more) the intent names
 			return func() string {
 				wantPods := want
@@ -152,7 +153,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 		Expect(k8s.Create(ctx, goldilocks)).To(Succeed())
 		Expect(k8s.Create(ctx, upstream)).To(Succeed())
 		time.Sleep(1100 * time.Millisecond) // creationTimestamp has whole seconds: the VPAs are the older
-		Expect(k8s.Create(ctx, testenv.CPUHvpa(ns, "web", 50, 0, 30, "500m", "1", "2", "4", "8"))).To(Succeed())
+		Expect(k8s.Create(ctx, wrappers.MakeHvpa(ns, "web").HPA(true, 1, 5).Utilization(corev1.ResourceCPU, 50).ScaleDownWindow(0).Controlled(corev1.ResourceCPU).CPUPerReplica("500m", "1", "2", "4", "8").Overlap(30, 0).Obj())).To(Succeed())
 
 		Eventually(func(g Gomega) {
 			h := &hvpav1alpha1.Hvpa{}

@@ -9,12 +9,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,24 +30,13 @@ import (
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
-
-func res(cpu, mem string) *hvpav1alpha1.ScaledResources {
-	c, m := resource.MustParse(cpu), resource.MustParse(mem)
-	return &hvpav1alpha1.ScaledResources{CPU: &c, Memory: &m}
-}
 
 // epHvpa is the EP-0001 kube-apiserver Hvpa on Deployment name (per pod 0.5/1/2/4/8 CPU), 30% overlap.
 func epHvpa(ns, name string) *hvpav1alpha1.Hvpa {
-	return &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: hvpav1alpha1.HvpaSpec{
-		TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
-		ScalingIntervals: []hvpav1alpha1.ScalingInterval{
-			{MaxReplicas: ptr.To[int32](1), MaxResources: res("500m", "2Gi")}, {MaxReplicas: ptr.To[int32](2), MaxResources: res("1", "4Gi")},
-			{MaxReplicas: ptr.To[int32](3), MaxResources: res("2", "8Gi")}, {MaxReplicas: ptr.To[int32](4), MaxResources: res("4", "16Gi")},
-			{MaxReplicas: ptr.To[int32](5), MaxResources: res("8", "32Gi")}},
-		ScalingIntervalsOverlap: &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Percentage: ptr.To[int32](30)},
-			Memory: &hvpav1alpha1.ChangeParams{Percentage: ptr.To[int32](30)}},
-	}}
+	return wrappers.MakeHvpa(ns, name).Interval(1, "500m", "2Gi").Interval(2, "1", "4Gi").Interval(3, "2", "8Gi").
+		Interval(4, "4", "16Gi").Interval(5, "8", "32Gi").Overlap(30, 30).Obj()
 }
 
 func withHPA(h *hvpav1alpha1.Hvpa, utilization int32) *hvpav1alpha1.Hvpa {
@@ -248,8 +235,7 @@ var _ = Describe("an Hvpa", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
 		framework.CreateDeployment(k8s, ns, "shared", 1, "500m")
 		loads.set(ns, "shared", 3000)
-		Expect(k8s.Create(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared-vpa"},
-			Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "shared"}}})).To(Succeed())
+		Expect(k8s.Create(ctx, wrappers.MakeVPA(ns, "shared-vpa").Target("Deployment", "shared").Obj())).To(Succeed())
 		time.Sleep(1100 * time.Millisecond) // creation timestamps have whole seconds: the VPA is the older one
 		h := epHvpa(ns, "shared")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
@@ -365,8 +351,8 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 
 	It("leaves requestToLimitRatio out of the intent while its feature gate is off", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		Expect(k8s.Create(ctx, testenv.Deployment(ns, "ratio", 1, nil,
-			testenv.Container("app", testenv.Resources("500m", "1Gi"), testenv.Resources("1", "2Gi"))))).To(Succeed())
+		Expect(k8s.Create(ctx, wrappers.MakeDeployment(ns, "ratio").
+			Container(wrappers.MakeContainer("app").Requests("500m", "1Gi").Limits("1", "2Gi").Obj()).Obj())).To(Succeed())
 		h := epHvpa(ns, "ratio")
 		h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true, Template: hvpav1alpha1.VpaTemplate{ResourcePolicy: &vpav1.PodResourcePolicy{
 			ContainerPolicies: []vpav1.ContainerResourcePolicy{{ContainerName: "app", RequestToLimitRatio: &vpav1.RequestToLimitRatio{

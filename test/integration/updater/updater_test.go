@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -29,11 +28,11 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
-	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // rl is a cpu and memory ResourceList (an empty string leaves one out).
-var rl = testenv.Resources
+var rl = wrappers.Resources
 
 // deployment runs replicas pods of one container "app" and waits until they are live; answer is how the
 // played kubelet answers their resizes.
@@ -58,15 +57,10 @@ func uids(pods []corev1.Pod) []types.UID {
 // cpu and memory), waiting until the updater's cache has it.
 func vpa(ns, name string, mode vpav1.UpdateMode, target, lower, upper corev1.ResourceList, policies ...vpav1.ContainerResourcePolicy) *vpav1.VerticalPodAutoscaler {
 	ctx := context.Background()
-	v := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
-			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &mode}}}
-	if len(policies) > 0 {
-		v.Spec.ResourcePolicy = &vpav1.PodResourcePolicy{ContainerPolicies: policies}
-	}
+	v := wrappers.MakeVPA(ns, name).Mode(mode).ContainerPolicy(policies...).Obj()
 	Expect(k8s.Create(ctx, v)).To(Succeed())
-	v.Status.Recommendation = &vpav1.RecommendedPodResources{ContainerRecommendations: []vpav1.RecommendedContainerResources{{
-		ContainerName: "app", Target: target, LowerBound: lower, UpperBound: upper, UncappedTarget: target}}}
+	v.Status.Recommendation = &vpav1.RecommendedPodResources{ContainerRecommendations: []vpav1.RecommendedContainerResources{
+		wrappers.ContainerRecommendation("app", target, lower, upper)}}
 	Expect(k8s.Status().Update(ctx, v)).To(Succeed())
 	Eventually(func() bool {
 		var got vpav1.VerticalPodAutoscaler

@@ -21,9 +21,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,7 +29,7 @@ import (
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/test/framework"
-	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
 
@@ -90,15 +88,9 @@ func servingCerts(dir string) (ca, cert, key string) {
 func workload(ns, recommender string) *vpav1.VerticalPodAutoscaler {
 	ctx := context.Background()
 	loads.SetPerPod(ns, "web", 300, 400<<20)
-	framework.CreateAnswering(k8s, ns, "web", 2, "accept", testenv.Resources("100m", "128Mi"), nil)
+	framework.CreateAnswering(k8s, ns, "web", 2, "accept", wrappers.Resources("100m", "128Mi"), nil)
 	Eventually(func() int { return len(framework.LivePods(k8s, ns, "web")) }, framework.Timeout, framework.Interval).Should(Equal(2))
-	mode := vpav1.UpdateModeRecreate
-	v := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &mode}}}
-	if recommender != "" {
-		v.Spec.Recommenders = []vpav1.VerticalPodAutoscalerRecommenderSelector{{Name: recommender}}
-	}
+	v := wrappers.MakeVPA(ns, "web").Mode(vpav1.UpdateModeRecreate).Recommender(recommender).Obj()
 	Expect(k8s.Create(ctx, v)).To(Succeed())
 	return v
 }

@@ -20,18 +20,16 @@ import (
 	"github.com/prometheus/common/model"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/test/framework"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
 
@@ -73,26 +71,24 @@ var _ = Describe("Admission latency", Label("measure"), func() {
 	It("sizes 1,000 pod creations and reports the latency distribution", func() {
 		ctx := context.Background()
 		ns := framework.NewNamespace(k8s, "latency")
-		labels := map[string]string{"app": "lat"}
 		// a StatefulSet no controller runs here: the test creates its pods itself
-		sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lat"},
-			Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("app", nil, nil)}}}}}
+		sts := wrappers.MakeStatefulSet(ns, "lat").Replicas(0).Container(container("app", nil, nil)).Obj()
 		Expect(k8s.Create(ctx, sts)).To(Succeed())
-		v := vpaFor(ns, "lat", "lat", vpav1.UpdateModeInitial)
-		v.Spec.TargetRef = &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "lat"}
+		v := wrappers.MakeVPA(ns, "lat").Target("StatefulSet", "lat").Mode(vpav1.UpdateModeInitial).Obj()
 		Expect(k8s.Create(ctx, v)).To(Succeed())
+		// a pod of the StatefulSet, sized by the pod template's requests and limits
+		latPod := func(name string) *corev1.Pod {
+			return wrappers.MakePod(ns, name).Label("app", "lat").ControlledBy("StatefulSet", "lat", sts.UID).Container(
+				container("app", rl("100m", "100Mi"), rl("200m", "300Mi")),
+				container("sidecar", rl("10m", "32Mi"), rl("20m", "64Mi")),
+				container("proxy", rl("100m", "128Mi"), nil)).Obj()
+		}
 		recommend(v, target("app", "250m", "200Mi"), target("sidecar", "50m", "64Mi"), target("proxy", "120m", "128Mi"))
 
 		const n = 1000
 		took := make([]time.Duration, 0, n)
 		for i := range n {
-			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("lat-%d", i), Labels: labels,
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "lat", UID: sts.UID, Controller: ptr.To(true)}}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{
-					container("app", rl("100m", "100Mi"), rl("200m", "300Mi")),
-					container("sidecar", rl("10m", "32Mi"), rl("20m", "64Mi")),
-					container("proxy", rl("100m", "128Mi"), nil)}}}
+			p := latPod(fmt.Sprintf("lat-%d", i))
 			start := time.Now()
 			Expect(k8s.Create(ctx, p)).To(Succeed())
 			took = append(took, time.Since(start))
@@ -135,12 +131,7 @@ var _ = Describe("Admission latency", Label("measure"), func() {
 		pool := x509.NewCertPool()
 		Expect(pool.AppendCertsFromPEM(mwc.Webhooks[0].ClientConfig.CABundle)).To(BeTrue())
 		httpc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}, Timeout: 5 * time.Second}
-		podJSON, err := json.Marshal(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "direct", Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "lat", UID: sts.UID, Controller: ptr.To(true)}}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{
-				container("app", rl("100m", "100Mi"), rl("200m", "300Mi")),
-				container("sidecar", rl("10m", "32Mi"), rl("20m", "64Mi")),
-				container("proxy", rl("100m", "128Mi"), nil)}}})
+		podJSON, err := json.Marshal(latPod("direct"))
 		Expect(err).NotTo(HaveOccurred())
 		direct := make([]time.Duration, 0, n)
 		for i := range n {

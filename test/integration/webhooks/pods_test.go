@@ -8,8 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,29 +17,25 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/test/framework"
-	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
 
 // rl is a cpu and memory ResourceList (an empty string leaves one out).
-var rl = testenv.Resources
+var rl = wrappers.Resources
 
 // container is a played container with the given requests and limits.
-var container = testenv.Container
+func container(name string, req, lim corev1.ResourceList) corev1.Container {
+	return wrappers.MakeContainer(name).Resources(req, lim).Obj()
+}
 
 func deployment(ns, name string, containers ...corev1.Container) *appsv1.Deployment {
-	return testenv.Deployment(ns, name, 1, nil, containers...)
+	return wrappers.MakeDeployment(ns, name).Container(containers...).Obj()
 }
 
 func vpaFor(ns, name, target string, mode vpav1.UpdateMode, policies ...vpav1.ContainerResourcePolicy) *vpav1.VerticalPodAutoscaler {
-	v := &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: target},
-			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &mode}}}
-	if len(policies) > 0 {
-		v.Spec.ResourcePolicy = &vpav1.PodResourcePolicy{ContainerPolicies: policies}
-	}
-	return v
+	return wrappers.MakeVPA(ns, name).Target("Deployment", target).Mode(mode).ContainerPolicy(policies...).Obj()
 }
 
 // badVPA is refused by the validation webhook only (the schema cannot compare minAllowed with maxAllowed).
@@ -175,15 +169,11 @@ var _ = Describe("Pod sizing", func() {
 
 	It("gives an Hvpa's pods its status.desired and leaves pods of other workloads alone", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-			Spec: hvpav1alpha1.HvpaSpec{TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-				HPA: &hvpav1alpha1.HpaSpec{Template: hvpav1alpha1.HpaTemplate{MaxReplicas: 3}},
-				ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](3),
-					MaxResources: &hvpav1alpha1.ScaledResources{CPU: ptr.To(resource.MustParse("2")), Memory: ptr.To(resource.MustParse("4Gi"))}}}}}
+		h := wrappers.MakeHvpa(ns, "web").HPA(false, 0, 3).Interval(3, "2", "4Gi").Obj()
 		Expect(k8s.Create(ctx, h)).To(Succeed())
 		// plays the Hvpa controller's output (its own suite tests the decision)
-		h.Status.Selector = "app=web"
-		h.Status.Desired = &hvpav1alpha1.DesiredState{Replicas: 1, Containers: []hvpav1alpha1.ContainerResources{{Name: "app", Requests: rl("700m", "1Gi")}}}
+		h.Status = wrappers.MakeHvpa(ns, "web").Selector("app=web").
+			Desired(1, hvpav1alpha1.ContainerResources{Name: "app", Requests: rl("700m", "1Gi")}).Obj().Status
 		Expect(k8s.Status().Update(ctx, h)).To(Succeed())
 		Eventually(func() bool {
 			var got hvpav1alpha1.Hvpa
@@ -222,7 +212,7 @@ var _ = Describe("Pod sizing", func() {
 			DeferCleanup(func() { Expect(k8s.Delete(ctx, mutating)).To(Succeed()) })
 		}
 		start := time.Now()
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"}, Spec: corev1.PodSpec{Containers: []corev1.Container{container("app", rl("100m", ""), nil)}}}
+		p := wrappers.MakePod(ns, "plain").Container(container("app", rl("100m", ""), nil)).Obj()
 		Expect(k8s.Create(ctx, p)).To(Succeed())
 		took := time.Since(start)
 		AddReportEntry("pod creation with one stopped and one hung webhook", took.String())

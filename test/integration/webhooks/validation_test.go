@@ -6,17 +6,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
-	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // warnings collects the admission warnings the API server passes on to a client.
@@ -72,13 +69,7 @@ var _ = Describe("Object validation through the API server", func() {
 		wcfg.WarningHandler = seen
 		wc, err := client.New(wcfg, client.Options{Scheme: testenv.Scheme()})
 		Expect(err).NotTo(HaveOccurred())
-		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-			Spec: hvpav1alpha1.HvpaSpec{TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-				HPA: &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MaxReplicas: 3,
-					Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](300)}}}},
-				ScalingIntervals: []hvpav1alpha1.ScalingInterval{
-					{MaxReplicas: ptr.To[int32](2), MaxResources: &hvpav1alpha1.ScaledResources{CPU: ptr.To(resource.MustParse("1"))}},
-					{MaxReplicas: ptr.To[int32](5), MaxResources: &hvpav1alpha1.ScaledResources{CPU: ptr.To(resource.MustParse("2"))}}}}}
+		h := wrappers.MakeHvpa(ns, "web").HPA(true, 0, 3).ScaleDownWindow(300).Interval(2, "1", "").Interval(5, "2", "").Obj()
 		err = wc.Create(ctx, h)
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(And(ContainSubstring("spec.scalingIntervals[1].maxReplicas"), ContainSubstring("is above hpa.template.maxReplicas 3")))
