@@ -113,12 +113,41 @@ bench: ## Run every benchmark with -benchmem.
 build: ## Build the hvpa binary into bin/hvpa.
 	go build -ldflags "$(LDFLAGS)" -o bin/hvpa ./cmd/hvpa
 
-IMG ?= ghcr.io/hvpa-dev/hvpa:$(VERSION)
-CONTAINER_TOOL ?= docker
+IMAGE_DIR ?= $(CURDIR)/.cache/image
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMG ?=
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+# the commit's time: every timestamp in the image, so that the same source gives the same digests
+CREATED ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 .PHONY: image
-image: ## Build the container image IMG with CONTAINER_TOOL (docker or podman; not available on the dev machine).
-	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
+image: ## OCI image without a container engine: static binaries per IMAGE_PLATFORMS, the multi-arch image layout in IMAGE_DIR/oci and its SBOM IMAGE_DIR/sbom.cdx.json (IMG=ref also pushes).
+	@mkdir -p $(IMAGE_DIR)
+	@bins=""; for p in $(IMAGE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+		echo "image: building hvpa $(VERSION) for $$p"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(IMAGE_DIR)/hvpa-$$os-$$arch ./cmd/hvpa || exit 1; \
+		bins="$$bins --binary $$p=$(IMAGE_DIR)/hvpa-$$os-$$arch"; done; \
+	go run ./hack/image --out $(IMAGE_DIR)/oci --version $(VERSION) --revision "$(REVISION)" --created $(CREATED) $$bins $(if $(IMG),--push $(IMG))
+	@bin=$$(bash hack/tools.sh cyclonedx-gomod) && CGO_ENABLED=0 $$bin/cyclonedx-gomod app -json -licenses -noserial -notimestamp \
+		-main cmd/hvpa -output $(IMAGE_DIR)/sbom.cdx.json . && echo "image: SBOM in $(IMAGE_DIR)/sbom.cdx.json"
+
+CHART_VERSION = $(shell awk '$$1 == "version:" {print $$2}' charts/hvpa/Chart.yaml)
+APP_VERSION = $(shell awk '$$1 == "appVersion:" {gsub(/"/, "", $$2); print $$2}' charts/hvpa/Chart.yaml)
+CHART_REPO ?= oci://ghcr.io/hvpa-dev/charts
+
+.PHONY: release-check
+release-check: ## Refuse a release VERSION the chart (version, appVersion) and CHANGELOG.md do not name (docs/release.md).
+	@case "$(VERSION)" in v[0-9]*.[0-9]*.[0-9]*) ;; *) echo "release: VERSION=$(VERSION) is not vX.Y.Z"; exit 1 ;; esac
+	@[ "$(APP_VERSION)" = "$(VERSION)" ] || { echo "release: charts/hvpa/Chart.yaml appVersion is $(APP_VERSION), not $(VERSION): set appVersion (the image tag the chart runs) and version"; exit 1; }
+	@[ "v$(CHART_VERSION)" = "$(VERSION)" ] || { echo "release: charts/hvpa/Chart.yaml version is $(CHART_VERSION), not $(VERSION:v%=%)"; exit 1; }
+	@grep -q '^## \[$(VERSION:v%=%)\]' CHANGELOG.md || { echo "release: CHANGELOG.md has no section '## [$(VERSION:v%=%)]': move Unreleased there"; exit 1; }
+	@echo "release: $(VERSION) is consistent (chart, appVersion, CHANGELOG)"
+
+.PHONY: release
+release: release-check ## Publish VERSION (a tag): image to IMG with its SBOM, chart to CHART_REPO (docs/release.md).
+	@[ -n "$(IMG)" ] || { echo "release: set IMG, e.g. IMG=ghcr.io/hvpa-dev/hvpa:$(VERSION)"; exit 1; }
+	$(MAKE) image VERSION=$(VERSION) IMG=$(IMG)
+	@bin=$$(bash hack/tools.sh helm) && $$bin/helm package charts/hvpa -d $(IMAGE_DIR) && $$bin/helm push $(IMAGE_DIR)/hvpa-$(VERSION:v%=%).tgz $(CHART_REPO)
 
 .PHONY: demo
 demo: controlplane ## A Deployment scaled by an Hvpa and an HPA under a played load, with a live table (Ctrl-C stops).

@@ -2,6 +2,7 @@
 # Builds the command-line tools the Makefile and the tests use that are not Go tools of this module:
 #   helm $HELM_VERSION                    from the helm.sh/helm/v3 Go module (the Go module proxy; no prebuilt downloads)
 #   golangci-lint $GOLANGCI_LINT_VERSION  from the github.com/golangci/golangci-lint/v2 Go module
+#   cyclonedx-gomod $CYCLONEDX_GOMOD_VERSION  from the github.com/CycloneDX/cyclonedx-gomod Go module (the image's SBOM)
 # into $HVPA_TOOLS_DIR/bin (default: <repo>/.cache/tools/bin; git-ignored).
 # A tool already there at the pinned version is not rebuilt. Prints the bin folder on stdout.
 #
@@ -12,6 +13,7 @@ set -euo pipefail
 
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-v2.15.0}
+CYCLONEDX_GOMOD_VERSION=${CYCLONEDX_GOMOD_VERSION:-v1.10.0}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${HVPA_TOOLS_DIR:-$repo/.cache/tools}
 bin=$dir/bin
@@ -62,13 +64,28 @@ build_golangci_lint() {
   log "golangci-lint $want built in $(( $(date +%s) - start ))s"
 }
 
+build_cyclonedx_gomod() {
+  if [ -x "$bin/cyclonedx-gomod" ] && "$bin/cyclonedx-gomod" version 2>/dev/null | grep -q "${CYCLONEDX_GOMOD_VERSION#v}"; then
+    log "cyclonedx-gomod $CYCLONEDX_GOMOD_VERSION is in $bin"
+    return
+  fi
+  start=$(date +%s)
+  log "building cyclonedx-gomod $CYCLONEDX_GOMOD_VERSION from its Go module"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && CGO_ENABLED=0 GOBIN=$tmp go install -trimpath "github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$CYCLONEDX_GOMOD_VERSION")
+  mv "$tmp/cyclonedx-gomod" "$bin/cyclonedx-gomod"
+  log "cyclonedx-gomod built in $(( $(date +%s) - start ))s"
+}
+
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(helm golangci-lint)
 for t in "${tools[@]}"; do
   case $t in
     helm) build_helm ;;
     golangci-lint) build_golangci_lint ;;
-    *) log "unknown tool $t (known: helm, golangci-lint)"; exit 2 ;;
+    cyclonedx-gomod) build_cyclonedx_gomod ;;
+    *) log "unknown tool $t (known: helm, golangci-lint, cyclonedx-gomod)"; exit 2 ;;
   esac
 done
 

@@ -82,9 +82,12 @@ func TestChart(t *testing.T) {
 		name       string
 		args       []string
 		dashboards bool // and NetworkPolicies
+		// webhooks turns webhooks.Configurations into what the values ask for (admissionController.webhooks)
+		webhooks func(*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration)
+		spread   admissionSpread
 	}{
-		{"default values", nil, false},
-		{"ci/nondefault-values.yaml", []string{"-f", filepath.Join(chart, "ci", "nondefault-values.yaml")}, true},
+		{"default values", nil, false, nil, admissionSpread{antiAffinity: "soft", zones: true}},
+		{"ci/nondefault-values.yaml", []string{"-f", filepath.Join(chart, "ci", "nondefault-values.yaml")}, true, nondefaultWebhooks, admissionSpread{antiAffinity: "hard"}},
 	}
 
 	for _, vs := range valueSets {
@@ -110,7 +113,8 @@ func TestChart(t *testing.T) {
 			objs := renderChart(t, helm, append([]string{chart, "--include-crds"}, vs.args...)...)
 			deps := deployments(t, objs)
 			t.Run("deployments run hvpa with flags it knows", func(t *testing.T) { checkDeployments(t, deps) })
-			t.Run("webhook configurations are webhooks.Configurations with the release's Service", func(t *testing.T) { checkWebhooks(t, objs, deps) })
+			t.Run("webhook configurations are webhooks.Configurations with the release's Service and the values' settings", func(t *testing.T) { checkWebhooks(t, objs, deps, vs.webhooks) })
+			t.Run("the webhook's replicas spread across nodes and zones", func(t *testing.T) { checkAdmissionSpread(t, deps, vs.spread) })
 			t.Run("RBAC has no wildcards, no cluster-admin, a comment on every rule, the generated rules", func(t *testing.T) { checkRBAC(t, objs, deps) })
 			t.Run("a dashboard ConfigMap per dashboard file", func(t *testing.T) { checkDashboards(t, chart, objs, vs.dashboards) })
 			t.Run("a NetworkPolicy per Deployment admits only the ports it serves", func(t *testing.T) { checkNetworkPolicies(t, objs, deps, vs.dashboards) })
@@ -357,10 +361,11 @@ func findComponent(deps []deployed, component string) *deployed {
 	return nil
 }
 
-// checkWebhooks compares the chart's webhook configurations with webhooks.Configurations (everything but
-// clientConfig, whose paths are compared on their own) and checks that they point at the chart's webhook Service
-// and carry what the certificate mode needs.
-func checkWebhooks(t *testing.T, objs []renderedObject, deps []deployed) {
+// checkWebhooks compares the chart's webhook configurations with webhooks.Configurations changed by adjust (the
+// values' admissionController.webhooks; nil: none) in everything but clientConfig, whose paths are compared on
+// their own, and checks that they point at the chart's webhook Service and carry what the certificate mode needs.
+func checkWebhooks(t *testing.T, objs []renderedObject, deps []deployed,
+	adjust func(*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration)) {
 	adm := findComponent(deps, app.Admission)
 	mutating, validating := byKind(objs, "MutatingWebhookConfiguration"), byKind(objs, "ValidatingWebhookConfiguration")
 	if adm == nil {
@@ -382,6 +387,9 @@ func checkWebhooks(t *testing.T, objs []renderedObject, deps []deployed) {
 	}
 	for _, w := range wantV.Webhooks {
 		paths[w.Name] = *w.ClientConfig.URL
+	}
+	if adjust != nil {
+		adjust(wantM, wantV)
 	}
 	gotM := convert[admissionregistrationv1.MutatingWebhookConfiguration](t, mutating[0])
 	gotV := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, validating[0])
@@ -1254,4 +1262,286 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// nondefaultWebhooks is what ci/nondefault-values.yaml's admissionController.webhooks asks of the generated
+// configurations: the pod webhook's timeout and selectors (the namespace selector added to the exclusion of
+// excludedNamespaces), the validating webhooks' failurePolicy, timeout and namespace selector.
+func nondefaultWebhooks(m *admissionregistrationv1.MutatingWebhookConfiguration, v *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	for i := range m.Webhooks {
+		w := &m.Webhooks[i]
+		w.TimeoutSeconds = ptr.To[int32](5)
+		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions,
+			metav1.LabelSelectorRequirement{Key: "hvpa.dev/sizing", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"off"}})
+		w.ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"hvpa.dev/sized": "true"}}
+	}
+	for i := range v.Webhooks {
+		w := &v.Webhooks[i]
+		w.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
+		w.TimeoutSeconds = ptr.To[int32](10)
+		w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "autoscaling"}}
+	}
+}
+
+// admissionSpread is how the admission webhook's replicas should be spread: antiAffinity soft (preferred), hard
+// (required) or "" (none) across nodes; zones: one topology spread constraint across zones.
+type admissionSpread struct {
+	antiAffinity string
+	zones        bool
+}
+
+// checkAdmissionSpread: the admission Deployment's pods repel each other across nodes and spread across zones as
+// want says, each with a selector that matches exactly the admission pods; the other Deployments (whose values
+// set no affinity) have neither.
+func checkAdmissionSpread(t *testing.T, deps []deployed, want admissionSpread) {
+	adm := findComponent(deps, app.Admission)
+	if adm == nil {
+		t.Fatal("no admission Deployment")
+	}
+	own := labels.Set(adm.dep.Spec.Template.Labels)
+	selectsOwn := func(what string, sel *metav1.LabelSelector) {
+		t.Helper()
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil || sel == nil || s.Empty() || !s.Matches(own) {
+			t.Errorf("%s: selector %v does not select the admission pods (%v): %v", what, sel, own, err)
+			return
+		}
+		for _, d := range deps {
+			if d.dep.Name != adm.dep.Name && s.Matches(labels.Set(d.dep.Spec.Template.Labels)) {
+				t.Errorf("%s: selector %v also selects the pods of Deployment %s", what, sel, d.dep.Name)
+			}
+		}
+	}
+	spec := adm.dep.Spec.Template.Spec
+	var anti *corev1.PodAntiAffinity
+	if spec.Affinity != nil {
+		anti = spec.Affinity.PodAntiAffinity
+	}
+	switch want.antiAffinity {
+	case "soft":
+		if anti == nil || len(anti.PreferredDuringSchedulingIgnoredDuringExecution) != 1 || len(anti.RequiredDuringSchedulingIgnoredDuringExecution) != 0 {
+			t.Fatalf("admission pods: podAntiAffinity %+v, want one preferred term", anti)
+		}
+		term := anti.PreferredDuringSchedulingIgnoredDuringExecution[0]
+		if term.Weight != 100 || term.PodAffinityTerm.TopologyKey != corev1.LabelHostname {
+			t.Errorf("admission pods: preferred anti-affinity weight %d topologyKey %s, want 100 and %s", term.Weight, term.PodAffinityTerm.TopologyKey, corev1.LabelHostname)
+		}
+		selectsOwn("preferred pod anti-affinity", term.PodAffinityTerm.LabelSelector)
+	case "hard":
+		if anti == nil || len(anti.RequiredDuringSchedulingIgnoredDuringExecution) != 1 || len(anti.PreferredDuringSchedulingIgnoredDuringExecution) != 0 {
+			t.Fatalf("admission pods: podAntiAffinity %+v, want one required term", anti)
+		}
+		term := anti.RequiredDuringSchedulingIgnoredDuringExecution[0]
+		if term.TopologyKey != corev1.LabelHostname {
+			t.Errorf("admission pods: required anti-affinity topologyKey %s, want %s", term.TopologyKey, corev1.LabelHostname)
+		}
+		selectsOwn("required pod anti-affinity", term.LabelSelector)
+	default:
+		if anti != nil {
+			t.Errorf("admission pods: podAntiAffinity %+v, want none", anti)
+		}
+	}
+	tsc := spec.TopologySpreadConstraints
+	if !want.zones {
+		if len(tsc) != 0 {
+			t.Errorf("admission pods: topologySpreadConstraints %+v, want none", tsc)
+		}
+	} else if len(tsc) != 1 || tsc[0].TopologyKey != corev1.LabelTopologyZone || tsc[0].WhenUnsatisfiable != corev1.ScheduleAnyway ||
+		tsc[0].MaxSkew != 1 || !slices.Equal(tsc[0].MatchLabelKeys, []string{appsv1.DefaultDeploymentUniqueLabelKey}) {
+		t.Errorf("admission pods: topologySpreadConstraints %+v, want one across %s, maxSkew 1, ScheduleAnyway, per revision (matchLabelKeys %s)",
+			tsc, corev1.LabelTopologyZone, appsv1.DefaultDeploymentUniqueLabelKey)
+	} else {
+		selectsOwn("topology spread constraint", tsc[0].LabelSelector)
+	}
+	for _, d := range deps {
+		if d.dep.Name != adm.dep.Name && (d.dep.Spec.Template.Spec.Affinity != nil || len(d.dep.Spec.Template.Spec.TopologySpreadConstraints) > 0) {
+			t.Errorf("Deployment %s: affinity %+v, topologySpreadConstraints %+v: want none (only the webhook's replicas are spread by default)",
+				d.dep.Name, d.dep.Spec.Template.Spec.Affinity, d.dep.Spec.Template.Spec.TopologySpreadConstraints)
+		}
+	}
+}
+
+// TestChartAdmissionSpreadOverrides: the webhook's default anti-affinity and zone spread give way to the values'
+// own affinity.podAntiAffinity and topologySpreadConstraints, are kept beside a nodeAffinity, and are left out
+// with podAntiAffinityPreset.type none and topologySpreadPreset.enabled false.
+func TestChartAdmissionSpreadOverrides(t *testing.T) {
+	root, helm := helmAndRoot(t)
+	chart := filepath.Join(root, "charts", "hvpa")
+	nodeAffinity := `{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [system]}]}]}}`
+	for _, tc := range []struct {
+		name, values        string
+		nodeAffinity        bool
+		antiAffinityTopoKey string // of the one preferred term; "" none
+		spreadTopoKey       string // of the one constraint; "" none
+	}{
+		{"a nodeAffinity keeps the presets", `{affinity: {nodeAffinity: ` + nodeAffinity + `}}`, true, corev1.LabelHostname, corev1.LabelTopologyZone},
+		{"the values' podAntiAffinity and topologySpreadConstraints replace the presets",
+			`{affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 5, podAffinityTerm: {topologyKey: rack, labelSelector: {matchLabels: {app.kubernetes.io/component: admission}}}}]}},
+			  topologySpreadConstraints: [{maxSkew: 2, topologyKey: region, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app.kubernetes.io/component: admission}}}]}`,
+			false, "rack", "region"},
+		{"the presets' own keys", `{podAntiAffinityPreset: {type: soft, topologyKey: rack}, topologySpreadPreset: {topologyKey: region, whenUnsatisfiable: DoNotSchedule}}`, false, "rack", "region"},
+		{"presets off", `{podAntiAffinityPreset: {type: none}, topologySpreadPreset: {enabled: false}}`, false, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "values.yaml")
+			if err := os.WriteFile(file, []byte("admissionController: "+tc.values+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			adm := findComponent(deployments(t, renderChart(t, helm, chart, "-f", file)), app.Admission)
+			spec := adm.dep.Spec.Template.Spec
+			var got struct {
+				node         bool
+				anti, spread []string
+			}
+			if a := spec.Affinity; a != nil {
+				got.node = a.NodeAffinity != nil
+				if a.PodAntiAffinity != nil {
+					for _, p := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+						got.anti = append(got.anti, p.PodAffinityTerm.TopologyKey)
+					}
+					for _, r := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+						got.anti = append(got.anti, "required:"+r.TopologyKey)
+					}
+				}
+			}
+			for _, c := range spec.TopologySpreadConstraints {
+				got.spread = append(got.spread, c.TopologyKey)
+			}
+			wantList := func(k string) []string {
+				if k == "" {
+					return nil
+				}
+				return []string{k}
+			}
+			if got.node != tc.nodeAffinity || !slices.Equal(got.anti, wantList(tc.antiAffinityTopoKey)) || !slices.Equal(got.spread, wantList(tc.spreadTopoKey)) {
+				t.Errorf("nodeAffinity %t, anti-affinity terms over %q, spread over %q; want %t, %q, %q",
+					got.node, got.anti, got.spread, tc.nodeAffinity, wantList(tc.antiAffinityTopoKey), wantList(tc.spreadTopoKey))
+			}
+		})
+	}
+}
+
+// schemaNode is a node of charts/hvpa/values.schema.json, as far as TestChartValuesSchema reads it.
+type schemaNode struct {
+	Ref                  string                 `json:"$ref"`
+	Type                 any                    `json:"type"`
+	Description          string                 `json:"description"`
+	Properties           map[string]*schemaNode `json:"properties"`
+	AdditionalProperties any                    `json:"additionalProperties"`
+	Items                *schemaNode            `json:"items"`
+	Definitions          map[string]*schemaNode `json:"definitions"`
+}
+
+// TestChartValuesSchema: values.schema.json names every key of values.yaml and no other, types and describes
+// every value, and closes every object whose keys are the chart's (additionalProperties false); helm then refuses
+// a mistyped or foreign key, a wrong type or a value out of its enum (naming where), and accepts free-form content
+// where values.yaml documents it.
+func TestChartValuesSchema(t *testing.T) {
+	root, helm := helmAndRoot(t)
+	chart := filepath.Join(root, "charts", "hvpa")
+	raw, err := os.ReadFile(filepath.Join(chart, "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema schemaNode
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]any
+	if raw, err = os.ReadFile(filepath.Join(chart, "values.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &values); err != nil {
+		t.Fatal(err)
+	}
+	checkSchemaCovers(t, &schema, "", values)
+
+	for _, tc := range []struct{ set, want string }{
+		{"admision.replicas=3", `at '': additional properties 'admision' not allowed`},
+		{"admissionController.certGen.enabled=true", `at '/admissionController': additional properties 'certGen' not allowed`},
+		{"recommender.image.repo=x", `at '/recommender/image': additional properties 'repo' not allowed`},
+		{"admissionController.webhooks.validation.failurPolicy=Fail", `at '/admissionController/webhooks/validation': additional properties 'failurPolicy' not allowed`},
+		{"admissionController.webhooks.pods.failurePolicy=Sometimes", `at '/admissionController/webhooks/pods/failurePolicy'`},
+		{"admissionController.webhooks.pods.timeoutSeconds=31", `at '/admissionController/webhooks/pods/timeoutSeconds'`},
+		{"admissionController.webhooks.pods.namespaceSelector.matchLabel.a=b", `additional properties 'matchLabel' not allowed`},
+		{"updater.replicas=two", `at '/updater/replicas'`},
+		{"prometheusRule.alerts.hvpaStalled.enabled=true", `at '/prometheusRule/alerts': additional properties 'hvpaStalled' not allowed`},
+		{"prometheusRule.alerts.recommenderStalled.window=soon", `at '/prometheusRule/alerts/recommenderStalled/window'`},
+		{"admissionController.podAntiAffinityPreset.type=sometimes", `at '/admissionController/podAntiAffinityPreset/type'`},
+	} {
+		out, err := runHelm(helm, "template", "hvpa", chart, "--set", tc.set)
+		if err == nil || !strings.Contains(out, "values don't meet the specifications of the schema") || !strings.Contains(out, tc.want) {
+			t.Errorf("helm template --set %s: %v, want the schema error %q:\n%s", tc.set, err, tc.want, tail(out, 2000))
+		}
+	}
+	if out, err := runHelm(helm, "lint", chart, "--set", "admision.replicas=3"); err == nil || !strings.Contains(out, "'admision' not allowed") {
+		t.Errorf("helm lint with a mistyped key: %v, want the schema error\n%s", err, tail(out, 2000))
+	}
+	// free-form where values.yaml says so: labels, annotations, resources, scheduling, extraArgs, featureGates
+	ok := []string{"recommender.podLabels.team=a", "admissionController.service.annotations.x=y", "updater.resources.limits.cpu=2",
+		"recommender.nodeSelector.pool=system", "hvpaController.tolerations[0].operator=Exists", "recommender.extraArgs.memory-saver=true",
+		"updater.extraArgs.pod-min-age=5m", "global.featureGates.InPlace=true", "admissionController.affinity.nodeAffinity.foo=bar",
+		"prometheusRule.ruleLabels.team=a", "admissionController.webhooks.pods.timeoutSeconds=30"}
+	if out, err := runHelm(helm, "template", "hvpa", chart, "--set", strings.Join(ok, ",")); err != nil {
+		t.Errorf("helm template with free-form values %v: %v\n%s", ok, err, tail(out, 2000))
+	}
+}
+
+// checkSchemaCovers walks values.yaml and the schema together: every key of values.yaml has a property, every
+// property of a block values.yaml fills is a key there, every property has a description and a type, and every
+// object with properties (anywhere in the schema) forbids others.
+func checkSchemaCovers(t *testing.T, root *schemaNode, path string, value any) {
+	t.Helper()
+	var walk func(n *schemaNode, path string, value any)
+	walk = func(n *schemaNode, path string, value any) {
+		if n.Ref != "" {
+			name, ok := strings.CutPrefix(n.Ref, "#/definitions/")
+			if n = root.Definitions[name]; !ok || n == nil {
+				t.Errorf("%s: $ref %s is not a definition", path, name)
+				return
+			}
+		}
+		if n.Type == nil {
+			t.Errorf("%s: no type", path)
+		}
+		if n.Properties == nil {
+			return // free-form (a map or list of Kubernetes objects) or a scalar
+		}
+		if n.AdditionalProperties != false {
+			t.Errorf("%s: an object of the chart's keys allows other keys (additionalProperties %v)", path, n.AdditionalProperties)
+		}
+		m, _ := value.(map[string]any)
+		for k, v := range m {
+			if n.Properties[k] == nil {
+				t.Errorf("%s.%s: in values.yaml, not in values.schema.json", path, k)
+				continue
+			}
+			walk(n.Properties[k], path+"."+k, v)
+		}
+		for k, p := range n.Properties {
+			if p.Description == "" && p.Ref == "" {
+				t.Errorf("%s.%s: no description", path, k)
+			}
+			if _, ok := m[k]; !ok && len(m) > 0 { // an empty map in values.yaml is a Kubernetes type left empty
+				t.Errorf("%s.%s: in values.schema.json, not in values.yaml (every value has a default there)", path, k)
+			}
+		}
+	}
+	walk(root, path, value)
+	var closed func(n *schemaNode, path string)
+	closed = func(n *schemaNode, path string) {
+		if n.Properties != nil && n.AdditionalProperties != false {
+			t.Errorf("schema %s: an object of the chart's keys allows other keys", path)
+		}
+		for k, p := range n.Properties {
+			closed(p, path+"/properties/"+k)
+		}
+		for k, d := range n.Definitions {
+			closed(d, path+"/definitions/"+k)
+		}
+		if n.Items != nil {
+			closed(n.Items, path+"/items")
+		}
+	}
+	closed(root, "#")
 }

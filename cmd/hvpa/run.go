@@ -44,6 +44,7 @@ type runOptions struct {
 	components          []string
 	metricsAddr         string
 	metricsSecure       bool
+	metricsPerObject    bool
 	metricsCertDir      string
 	probeAddr           string
 	leaderElect         bool
@@ -140,6 +141,7 @@ func managerFlags(f *pflag.FlagSet, o *runOptions) {
 	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "on SIGTERM, how long the components get to stop before the process exits")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	f.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve /metrics (and --profiling's pprof) over HTTPS to clients the API server authenticates (TokenReview) and authorizes to get the URL (SubjectAccessReview, e.g. nonResourceURLs /metrics); false: plain HTTP to anyone who reaches the port")
+	f.BoolVar(&o.metricsPerObject, "metrics-per-object", true, "export series per VerticalPodAutoscaler and Hvpa (targets, usage, replicas, intents); false: none of those gauges, and the per-Hvpa counters add up over all Hvpas, for clusters with many objects")
 	f.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "folder with tls.crt and tls.key for the HTTPS metrics endpoint, reloaded when they change (default: a self-signed certificate)")
 	f.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader (a Lease) so that only one replica writes")
@@ -321,7 +323,7 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		return err
 	}
 	mo := app.Options{Components: o.components, Recommender: o.recommender, History: history, Model: model,
-		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, MaxCPUBoost: o.maxCPUBoost, Registry: crmetrics.Registry, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
+		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, MaxCPUBoost: o.maxCPUBoost, Registry: crmetrics.Registry, DropPerObjectMetrics: !o.metricsPerObject, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
 	if wantAdmission {
 		mo.Certs = &o.certs
 	}

@@ -157,7 +157,7 @@ func TestRunRecommender(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, m := range []string{`hvpa_controller_replicas{hvpa="api",kind="applied",namespace="shop"} 3`, `hvpa_recommender_objects{mode="Auto",supported="true"} 1`, "hvpa_recommender_loop_step_duration_seconds_bucket", "hvpa_recommender_recommendation_latency_seconds_count 1"} {
+		for _, m := range []string{`hvpa_controller_replicas{hvpa="api",namespace="shop",state="applied"} 3`, `hvpa_build_info{`, `hvpa_recommender_objects{mode="Auto",supported="true"} 1`, "hvpa_recommender_loop_step_duration_seconds_bucket", "hvpa_recommender_recommendation_latency_seconds_count 1"} {
 			if !strings.Contains(body, m) {
 				return fmt.Errorf("no %q in /metrics", m)
 			}

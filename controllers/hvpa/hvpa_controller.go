@@ -310,7 +310,7 @@ func (r *Reconciler) unsupported(op *scaleOp, h *hvpav1alpha1.Hvpa, now time.Tim
 	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, true, reason, msg, now)
 	setCondition(h, hvpav1alpha1.ConditionReady, false, reason, msg, now)
 	setCondition(h, hvpav1alpha1.ConditionScalingActive, false, reason, "no scaling while the configuration is unsupported", now)
-	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(1)
+	r.Metrics.setUnsupported(h, true)
 }
 
 // reconcile decides h in three steps, the same shape as every controller here: observe (the target, its
@@ -405,7 +405,7 @@ func (r *Reconciler) resolve(ctx context.Context, h *hvpav1alpha1.Hvpa, now time
 		r.unsupported(op, h, now, hvpav1alpha1.ReasonHPANameTaken, msg)
 		return nil, r.requeue(), nil
 	}
-	r.Metrics.Unsupported.WithLabelValues(h.Namespace, h.Name).Set(0)
+	r.Metrics.setUnsupported(h, false)
 	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, hvpav1alpha1.ReasonSupported,
 		fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
 	return &resolved{target: target, scale: scale, hpa: hpa}, reconcile.Result{}, nil

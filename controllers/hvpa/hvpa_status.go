@@ -95,7 +95,7 @@ func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decisio
 			Containers: s.Desired.Containers, Message: msg}
 		op.later(func() {
 			r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, msg)
-			r.Metrics.Scalings.WithLabelValues(h.Namespace, h.Name).Inc()
+			r.Metrics.scaled(h)
 		})
 	}
 	if parts := d.BlockedParts(); len(parts) > 0 {
@@ -108,7 +108,7 @@ func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decisio
 			}
 			op.later(func() {
 				for _, b := range parts {
-					r.Metrics.Blocked.WithLabelValues(h.Namespace, h.Name, string(b.Reason)).Inc()
+					r.Metrics.blocked(h, b.Reason)
 				}
 				r.event(h, corev1.EventTypeWarning, hvpav1alpha1.EventScalingBlocked, strings.Join(msgs, "; "))
 			})

@@ -33,3 +33,28 @@ func TestScalingIntervalMetric(t *testing.T) {
 		t.Errorf("after forget: %d series, want 0", n)
 	}
 }
+
+// Without per-object series the gauges stay empty and the counters add up over all Hvpas.
+func TestPerObjectMetricsOff(t *testing.T) {
+	m := NewMetrics(nil)
+	m.PerObject = false
+	d := scaling.Decision{Replicas: 2, CurrentReplicas: 1, Intervals: []scaling.EffectiveInterval{{Replicas: 2}},
+		Blocked: []scaling.BlockedPart{{Part: "replicas", Reason: hvpav1alpha1.BlockReasonSaturated}}}
+	for _, name := range []string{"a", "b"} {
+		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+		m.observe(h, d, scaling.State{})
+		m.blocked(h, hvpav1alpha1.BlockReasonSaturated)
+		m.setUnsupported(h, true)
+	}
+	for name, g := range map[string]prometheus.Collector{"replicas": m.Replicas, "interval": m.Interval, "unsupported": m.Unsupported} {
+		if n := testutil.CollectAndCount(g); n != 0 {
+			t.Errorf("%s: %d series, want 0", name, n)
+		}
+	}
+	if got := testutil.ToFloat64(m.Decisions.WithLabelValues("", "")); got != 2 {
+		t.Errorf("decisions over all Hvpas %v, want 2", got)
+	}
+	if n, got := testutil.CollectAndCount(m.Blocked), testutil.ToFloat64(m.Blocked.WithLabelValues("", "", "Saturated")); n != 1 || got != 2 {
+		t.Errorf("blocked: %d series, total %v; want one series of 2", n, got)
+	}
+}

@@ -22,17 +22,27 @@ type Metrics struct {
 	Quality               *prometheus.HistogramVec
 	OOMs                  prometheus.Counter
 	CheckpointsWritten    prometheus.Counter
-	// Target and Usage are per object (VerticalPodAutoscaler or Hvpa), container and resource: the target
-	// recommended per pod, and the mean usage per pod of the object's running pods from the latest read.
-	Target *prometheus.GaugeVec
-	Usage  *prometheus.GaugeVec
+	// TargetCPU, TargetMemory, UsageCPU and UsageMemory are per object (VerticalPodAutoscaler or Hvpa) and
+	// container: the target recommended per pod, and the mean usage per pod of the object's running pods from
+	// the latest read.
+	TargetCPU, TargetMemory, UsageCPU, UsageMemory *prometheus.GaugeVec
+
+	// PerObject: the per-object series above are set (the default; --metrics-per-object).
+	PerObject bool
 
 	targetSeries, usageSeries map[objectSeries]bool // set by the last run: the ones a run no longer sets go
+}
+
+// perObject is a per-object gauge of the recommender: labels namespace, kind, object, container.
+func perObject(name, help string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: name, Help: help},
+		[]string{"namespace", "kind", "object", "container"})
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
+		PerObject: true,
 		Objects: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "objects",
 			Help: "VerticalPodAutoscalers served by this recommender, by update mode and whether their configuration is supported."}, []string{"mode", "supported"}),
 		StepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "loop_step_duration_seconds",
@@ -50,16 +60,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "OOM kills and memory-pressure evictions recorded into the model."}),
 		CheckpointsWritten: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "checkpoints_written_total",
 			Help: "VerticalPodAutoscalerCheckpoint objects written."}),
-		Target: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "target",
-			Help: "Recommended per-pod target of a container of a VerticalPodAutoscaler or an Hvpa (kind), in cores or bytes; for an Hvpa, the target of its workload's load divided by its running pods."},
-			[]string{"namespace", "kind", "object", "container", "resource"}),
-		Usage: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "usage",
-			Help: "Mean usage per pod of a container over the running pods a VerticalPodAutoscaler or an Hvpa (kind) selects, from the latest metrics API read, in cores or bytes."},
-			[]string{"namespace", "kind", "object", "container", "resource"}),
+		TargetCPU: perObject("target_cpu_cores",
+			"Recommended per-pod cpu target of a container of a VerticalPodAutoscaler or an Hvpa (kind), in cores; for an Hvpa, the target of its workload's load divided by its running pods."),
+		TargetMemory: perObject("target_memory_bytes",
+			"Recommended per-pod memory target of a container of a VerticalPodAutoscaler or an Hvpa (kind), in bytes; for an Hvpa, the target of its workload's load divided by its running pods."),
+		UsageCPU: perObject("usage_cpu_cores",
+			"Mean cpu usage per pod of a container over the running pods a VerticalPodAutoscaler or an Hvpa (kind) selects, from the latest metrics API read, in cores."),
+		UsageMemory: perObject("usage_memory_bytes",
+			"Mean memory usage per pod of a container over the running pods a VerticalPodAutoscaler or an Hvpa (kind) selects, from the latest metrics API read, in bytes."),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Objects, m.StepDuration, m.Aggregates, m.MetricsAPIErrors, m.RecommendationLatency, m.Quality, m.OOMs, m.CheckpointsWritten,
-			m.Target, m.Usage)
+			m.TargetCPU, m.TargetMemory, m.UsageCPU, m.UsageMemory)
 	}
 	return m
 }
@@ -106,19 +118,29 @@ const (
 // objectRef names a VerticalPodAutoscaler or an Hvpa in the namespace at hand.
 type objectRef struct{ kind, name string }
 
-// objectSeries is one series of the Target and Usage gauges.
+// objectSeries is one series of the target or usage gauges: resource picks the cpu or the memory one.
 type objectSeries struct{ namespace, kind, object, container, resource string }
 
-// publish sets g to values and deletes the series of prev (the previous call's) that values lacks.
-func publish(g *prometheus.GaugeVec, prev map[objectSeries]bool, values map[objectSeries]float64) map[objectSeries]bool {
+// publish sets cpu and memory to values and deletes the series of prev (the previous call's) that values
+// lacks. Without per-object series it sets none.
+func (m *Metrics) publish(cpu, memory *prometheus.GaugeVec, prev map[objectSeries]bool, values map[objectSeries]float64) map[objectSeries]bool {
+	if !m.PerObject {
+		values = nil
+	}
+	gauge := func(s objectSeries) *prometheus.GaugeVec {
+		if s.resource == "cpu" {
+			return cpu
+		}
+		return memory
+	}
 	for s := range prev {
 		if _, ok := values[s]; !ok {
-			g.DeleteLabelValues(s.namespace, s.kind, s.object, s.container, s.resource)
+			gauge(s).DeleteLabelValues(s.namespace, s.kind, s.object, s.container)
 		}
 	}
 	next := make(map[objectSeries]bool, len(values))
 	for s, v := range values {
-		g.WithLabelValues(s.namespace, s.kind, s.object, s.container, s.resource).Set(v)
+		gauge(s).WithLabelValues(s.namespace, s.kind, s.object, s.container).Set(v)
 		next[s] = true
 	}
 	return next
@@ -154,7 +176,7 @@ func (m *Metrics) setTargets(list []*served, hvpas map[types.NamespacedName]reco
 			}
 		}
 	}
-	m.targetSeries = publish(m.Target, m.targetSeries, values)
+	m.targetSeries = m.publish(m.TargetCPU, m.TargetMemory, m.targetSeries, values)
 }
 
 // usageSums adds up one read of container usage per object, container and resource: [sum, samples].
@@ -187,5 +209,5 @@ func (m *Metrics) setUsage(u usageSums) {
 	for k, a := range u {
 		values[k] = a[0] / a[1]
 	}
-	m.usageSeries = publish(m.Usage, m.usageSeries, values)
+	m.usageSeries = m.publish(m.UsageCPU, m.UsageMemory, m.usageSeries, values)
 }

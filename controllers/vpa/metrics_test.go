@@ -15,23 +15,25 @@ import (
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
 
-// gaugeValues reads a gauge vector as "namespace/kind/object/container/resource" -> value.
-func gaugeValues(t *testing.T, g *prometheus.GaugeVec) map[string]float64 {
+// gaugeValues reads a cpu and a memory gauge vector as "namespace/kind/object/container/resource" -> value.
+func gaugeValues(t *testing.T, cpu, memory *prometheus.GaugeVec) map[string]float64 {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(g)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.Metric {
-			l := map[string]string{}
-			for _, p := range m.Label {
-				l[p.GetName()] = p.GetValue()
+	for resource, g := range map[string]*prometheus.GaugeVec{"cpu": cpu, "memory": memory} {
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(g)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			for _, m := range mf.Metric {
+				l := map[string]string{}
+				for _, p := range m.Label {
+					l[p.GetName()] = p.GetValue()
+				}
+				out[l["namespace"]+"/"+l["kind"]+"/"+l["object"]+"/"+l["container"]+"/"+resource] = m.GetGauge().GetValue()
 			}
-			out[l["namespace"]+"/"+l["kind"]+"/"+l["object"]+"/"+l["container"]+"/"+l["resource"]] = m.GetGauge().GetValue()
 		}
 	}
 	return out
@@ -60,13 +62,13 @@ func TestTargetMetric(t *testing.T) {
 		"ns/VerticalPodAutoscaler/web/app/memory": 1 << 30,
 		"ns/Hvpa/h/main/cpu":                      2,
 	}
-	if diff := cmp.Diff(want, gaugeValues(t, m.Target)); diff != "" {
+	if diff := cmp.Diff(want, gaugeValues(t, m.TargetCPU, m.TargetMemory)); diff != "" {
 		t.Errorf("targets (-want +got):\n%s", diff)
 	}
 	// the next run: web lost its recommendation, the Hvpa is gone
 	m.setTargets([]*served{vpa("web", nil), vpa("none", rec("app", "100m", ""))}, nil)
 	want = map[string]float64{"ns/VerticalPodAutoscaler/none/app/cpu": 0.1}
-	if diff := cmp.Diff(want, gaugeValues(t, m.Target)); diff != "" {
+	if diff := cmp.Diff(want, gaugeValues(t, m.TargetCPU, m.TargetMemory)); diff != "" {
 		t.Errorf("targets after the next run (-want +got):\n%s", diff)
 	}
 }
@@ -85,11 +87,31 @@ func TestUsageMetric(t *testing.T) {
 		"ns/VerticalPodAutoscaler/web/app/memory": 300,
 		"ns/Hvpa/h/app/cpu":                       0.3,
 	}
-	if diff := cmp.Diff(want, gaugeValues(t, m.Usage)); diff != "" {
+	if diff := cmp.Diff(want, gaugeValues(t, m.UsageCPU, m.UsageMemory)); diff != "" {
 		t.Errorf("usage (-want +got):\n%s", diff)
 	}
 	m.setUsage(usageSums{}) // a failed read: no usage known
-	if diff := cmp.Diff(map[string]float64{}, gaugeValues(t, m.Usage)); diff != "" {
+	if diff := cmp.Diff(map[string]float64{}, gaugeValues(t, m.UsageCPU, m.UsageMemory)); diff != "" {
 		t.Errorf("usage after an empty read (-want +got):\n%s", diff)
+	}
+}
+
+// Without per-object series the recommender sets none, and drops the ones it had set.
+func TestPerObjectMetricsOff(t *testing.T) {
+	m := NewMetrics(nil)
+	sums := usageSums{}
+	sums.add("ns", []objectRef{{kindVPA, "web"}}, metrics.ContainerUsage{Container: "app", CPUMilli: 100, MemoryBytes: 300})
+	m.setUsage(sums)
+	if n := len(gaugeValues(t, m.UsageCPU, m.UsageMemory)); n != 2 {
+		t.Fatalf("per-object on: %d usage series, want 2", n)
+	}
+	m.PerObject = false
+	m.setUsage(sums)
+	m.setTargets([]*served{{vpa: &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}, rec: rec("app", "1", "1Gi")}}, nil)
+	if got := gaugeValues(t, m.UsageCPU, m.UsageMemory); len(got) != 0 {
+		t.Errorf("per-object off: usage series %v, want none", got)
+	}
+	if got := gaugeValues(t, m.TargetCPU, m.TargetMemory); len(got) != 0 {
+		t.Errorf("per-object off: target series %v, want none", got)
 	}
 }

@@ -817,8 +817,8 @@ var _ = Describe("the recommender's scope", func() {
 		// memory saver: only pods some served VPA selects are tracked (web in ns), not untracked's or other's
 		Expect(testutil.ToFloat64(r.Metrics.Aggregates)).To(Equal(1.0))
 		// the per-object gauges: web's target and the usage of its one pod
-		Expect(testutil.ToFloat64(r.Metrics.Target.WithLabelValues(ns, "VerticalPodAutoscaler", "web", "app", "cpu"))).To(BeNumerically(">", 0))
-		Expect(testutil.ToFloat64(r.Metrics.Usage.WithLabelValues(ns, "VerticalPodAutoscaler", "web", "app", "memory"))).To(Equal(float64(100 * mi)))
+		Expect(testutil.ToFloat64(r.Metrics.TargetCPU.WithLabelValues(ns, "VerticalPodAutoscaler", "web", "app"))).To(BeNumerically(">", 0))
+		Expect(testutil.ToFloat64(r.Metrics.UsageMemory.WithLabelValues(ns, "VerticalPodAutoscaler", "web", "app"))).To(Equal(float64(100 * mi)))
 		// ... or some Hvpa's target selects
 		deployment(ctx, ns, "scaled", "app")
 		for _, p := range runPods(ctx, ns, "scaled", 1, nil, "app") {

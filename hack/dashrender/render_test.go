@@ -70,15 +70,15 @@ func writeSyntheticRecording(t *testing.T, path string) {
 				rec.Quality.WithLabelValues("cpu").Observe(usage / (target * 2 / float64(replicas)))
 				rec.Quality.WithLabelValues("memory").Observe(0.6 + 0.15*float64(k) + 0.3*x)
 			}
-			rec.Target.WithLabelValues("demo", "Hvpa", "web", "app", "cpu").Set(target)
-			rec.Target.WithLabelValues("demo", "Hvpa", "web", "app", "memory").Set((0.5 + 0.5*x) * gi)
-			rec.Target.WithLabelValues("demo", "VerticalPodAutoscaler", "api", "server", "cpu").Set(0.3)
-			rec.Target.WithLabelValues("demo", "VerticalPodAutoscaler", "api", "server", "memory").Set(0.75 * gi)
+			rec.TargetCPU.WithLabelValues("demo", "Hvpa", "web", "app").Set(target)
+			rec.TargetMemory.WithLabelValues("demo", "Hvpa", "web", "app").Set((0.5 + 0.5*x) * gi)
+			rec.TargetCPU.WithLabelValues("demo", "VerticalPodAutoscaler", "api", "server").Set(0.3)
+			rec.TargetMemory.WithLabelValues("demo", "VerticalPodAutoscaler", "api", "server").Set(0.75 * gi)
 		}
-		rec.Usage.WithLabelValues("demo", "Hvpa", "web", "app", "cpu").Set(load * 2 / float64(replicas) * (0.9 + 0.2*wave))
-		rec.Usage.WithLabelValues("demo", "Hvpa", "web", "app", "memory").Set((0.4 + 0.4*x + 0.05*wave) * gi)
-		rec.Usage.WithLabelValues("demo", "VerticalPodAutoscaler", "api", "server", "cpu").Set(0.2 + 0.05*wave)
-		rec.Usage.WithLabelValues("demo", "VerticalPodAutoscaler", "api", "server", "memory").Set(0.6 * gi)
+		rec.UsageCPU.WithLabelValues("demo", "Hvpa", "web", "app").Set(load * 2 / float64(replicas) * (0.9 + 0.2*wave))
+		rec.UsageMemory.WithLabelValues("demo", "Hvpa", "web", "app").Set((0.4 + 0.4*x + 0.05*wave) * gi)
+		rec.UsageCPU.WithLabelValues("demo", "VerticalPodAutoscaler", "api", "server").Set(0.2 + 0.05*wave)
+		rec.UsageMemory.WithLabelValues("demo", "VerticalPodAutoscaler", "api", "server").Set(0.6 * gi)
 		if i == 70 {
 			rec.OOMs.Inc()
 		}
@@ -102,11 +102,11 @@ func writeSyntheticRecording(t *testing.T, path string) {
 			ctl.Replicas.WithLabelValues("demo", "web", "applied").Set(float64(replicas))
 			ctl.Replicas.WithLabelValues("demo", "web", "hpa").Set(float64(2 + int(load)))
 			prevReplicas = replicas
-			ctl.PerPod.WithLabelValues("demo", "web", "app", "cpu").Set(math.Round(20*(0.25+0.5*load)*2/float64(replicas)) / 20)
-			ctl.PerPod.WithLabelValues("demo", "web", "app", "memory").Set(math.Round(8*(0.5+0.5*x)) / 8 * gi)
-			ctl.Totals.WithLabelValues("demo", "web", "app", "cpu", "VPA").Set((0.25 + 0.5*load) * 2)
-			ctl.Totals.WithLabelValues("demo", "web", "app", "cpu", "HPA").Set(load * 2)
-			ctl.Totals.WithLabelValues("demo", "web", "app", "memory", "VPA").Set((0.5 + 0.5*x) * 2 * gi)
+			ctl.PerPodCPU.WithLabelValues("demo", "web", "app").Set(math.Round(20*(0.25+0.5*load)*2/float64(replicas)) / 20)
+			ctl.PerPodMemory.WithLabelValues("demo", "web", "app").Set(math.Round(8*(0.5+0.5*x)) / 8 * gi)
+			ctl.WorkloadCPU.WithLabelValues("demo", "web", "app", "VPA").Set((0.25 + 0.5*load) * 2)
+			ctl.WorkloadCPU.WithLabelValues("demo", "web", "app", "HPA").Set(load * 2)
+			ctl.WorkloadMemory.WithLabelValues("demo", "web", "app", "VPA").Set((0.5 + 0.5*x) * 2 * gi)
 			ctl.Unsupported.WithLabelValues("demo", "web").Set(0)
 			ctl.Unsupported.WithLabelValues("demo", "broken").Set(1)
 			ctl.Interval.WithLabelValues("demo", "web").Set(float64(min(replicas-2, 2)))
@@ -274,7 +274,7 @@ func TestRun(t *testing.T) {
 	  "panels": [
 	    {"id": 1, "type": "row", "title": "A row", "gridPos": {"x": 0, "y": 0, "w": 24, "h": 1}},
 	    {"id": 2, "type": "timeseries", "title": "Replicas", "gridPos": {"x": 0, "y": 1, "w": 12, "h": 8},
-	     "targets": [{"refId": "A", "expr": "max by (kind) (hvpa_controller_replicas{namespace=~\"$ns\"})", "legendFormat": "{{kind}}"}]},
+	     "targets": [{"refId": "A", "expr": "max by (state) (hvpa_controller_replicas{namespace=~\"$ns\"})", "legendFormat": "{{state}}"}]},
 	    {"id": 3, "type": "stat", "title": "Decisions", "gridPos": {"x": 12, "y": 1, "w": 12, "h": 8},
 	     "targets": [{"refId": "A", "expr": "sum(increase(hvpa_controller_decisions_total[$__range]))"}]}]}`
 	if err := os.WriteFile(filepath.Join(dash, "test.json"), []byte(board), 0o644); err != nil {
@@ -298,8 +298,8 @@ func TestRun(t *testing.T) {
 	}
 
 	// a query outside the subset is an error that names the dashboard, the panel and the target
-	bad := strings.Replace(board, `max by (kind)`, `topk(2, `, 1)
-	bad = strings.Replace(bad, `"legendFormat": "{{kind}}"`, `"legendFormat": ""`, 1)
+	bad := strings.Replace(board, `max by (state)`, `topk(2, `, 1)
+	bad = strings.Replace(bad, `"legendFormat": "{{state}}"`, `"legendFormat": ""`, 1)
 	bad = strings.Replace(bad, `\"$ns\"})"`, `\"$ns\"}))"`, 1)
 	if err := os.WriteFile(filepath.Join(dash, "test.json"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)

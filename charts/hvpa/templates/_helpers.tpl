@@ -188,3 +188,42 @@ list value is joined with commas and left out when empty, a map value rendered a
 {{- define "hvpa.loopRecordsName" -}}
 {{- printf "%s-updater-loops" (include "hvpa.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
+
+{{/*
+A component's pod affinity (YAML, empty for none): its affinity value, and on the admission webhook's pods the
+podAntiAffinityPreset between its replicas unless affinity.podAntiAffinity is set.
+*/}}
+{{- define "hvpa.affinity" -}}
+{{- $c := index .root.Values .key }}
+{{- $affinity := deepCopy ($c.affinity | default dict) }}
+{{- $preset := $c.podAntiAffinityPreset }}
+{{- if and $preset (not (hasKey $affinity "podAntiAffinity")) }}
+{{- $term := dict "topologyKey" $preset.topologyKey "labelSelector" (dict "matchLabels" (include "hvpa.selectorLabels" . | fromYaml)) }}
+{{- if eq $preset.type "soft" }}
+{{- $_ := set $affinity "podAntiAffinity" (dict "preferredDuringSchedulingIgnoredDuringExecution" (list (dict "weight" 100 "podAffinityTerm" $term))) }}
+{{- else if eq $preset.type "hard" }}
+{{- $_ := set $affinity "podAntiAffinity" (dict "requiredDuringSchedulingIgnoredDuringExecution" (list $term)) }}
+{{- else if ne $preset.type "none" }}
+{{- fail (printf "%s.podAntiAffinityPreset.type %q: use soft, hard or none" .key $preset.type) }}
+{{- end }}
+{{- end }}
+{{- with $affinity }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+A component's topologySpreadConstraints (YAML, empty for none): its own, else on the admission webhook's pods the
+topologySpreadPreset (the replicas of one Deployment revision across topologyKey).
+*/}}
+{{- define "hvpa.topologySpreadConstraints" -}}
+{{- $c := index .root.Values .key }}
+{{- $preset := $c.topologySpreadPreset }}
+{{- if $c.topologySpreadConstraints }}
+{{- toYaml $c.topologySpreadConstraints }}
+{{- else if and $preset $preset.enabled }}
+{{- $constraint := dict "maxSkew" (int $preset.maxSkew) "topologyKey" $preset.topologyKey "whenUnsatisfiable" $preset.whenUnsatisfiable
+      "labelSelector" (dict "matchLabels" (include "hvpa.selectorLabels" . | fromYaml)) "matchLabelKeys" (list "pod-template-hash") }}
+{{- toYaml (list $constraint) }}
+{{- end }}
+{{- end }}

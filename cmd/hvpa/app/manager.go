@@ -23,6 +23,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/admissionlease"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
+	"github.com/hvpa-dev/hvpa/internal/version"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
@@ -55,8 +56,11 @@ type Options struct {
 	// HvpaLowConfidenceDays: below this much history an Hvpa's embedded recommendation has LowConfidence and
 	// scale-downs from it (replicas and per-pod) are held (0: 1 day).
 	HvpaLowConfidenceDays float64
-	// Registry receives the components' metrics (nil: not registered).
+	// Registry receives the components' metrics and hvpa_build_info (nil: not registered).
 	Registry prometheus.Registerer
+	// DropPerObjectMetrics: no series per VerticalPodAutoscaler or Hvpa (--metrics-per-object=false), for
+	// clusters with many objects.
+	DropPerObjectMetrics bool
 	// Gates are the feature gates (nil: every gate at its default).
 	Gates featuregate.FeatureGate
 	// Updater configures the updater.
@@ -99,6 +103,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 	if o.Gates == nil {
 		o.Gates = features.New()
 	}
+	version.NewMetrics(o.Registry)
 	if want[Admission] {
 		if err := addAdmission(ctx, mgr, cfg, o); err != nil {
 			return err
@@ -151,8 +156,10 @@ func addRecommender(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Op
 	if o.Model != nil {
 		model = *o.Model
 	}
+	m := vpactrl.NewMetrics(o.Registry)
+	m.PerObject = !o.DropPerObjectMetrics
 	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, o.History, mgr.GetEventRecorder("hvpa-recommender"),
-		clock.RealClock{}, model, o.Recommender, vpactrl.NewMetrics(o.Registry))
+		clock.RealClock{}, model, o.Recommender, m)
 	if err != nil {
 		return nil, err
 	}
@@ -180,9 +187,10 @@ func addHvpa(mgr ctrl.Manager, live client.Client, rec *vpactrl.Recommender, o O
 	if rec != nil {
 		recs = rec
 	}
+	m := hvpactrl.NewMetrics(o.Registry)
+	m.PerObject = !o.DropPerObjectMetrics
 	//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
-	r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync,
-		hvpactrl.NewMetrics(o.Registry))
+	r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync, m)
 	r.Reader, r.Gates, r.RecommenderName = mgr.GetAPIReader(), o.Gates, o.Recommender.Name
 	r.Targets = workload.NewResolver(mgr.GetClient(), live)
 	r.LowConfidenceDays = o.HvpaLowConfidenceDays
