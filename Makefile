@@ -74,13 +74,17 @@ $(CONTROLPLANE_STAMP):
 helm: ## Build helm (HELM_VERSION) from its Go module into .cache/tools/bin (cached; the chart test runs it).
 	@bash hack/tools.sh helm >/dev/null
 
+.PHONY: prometheus
+prometheus: ## Unpack Debian's Prometheus server and promtool (PROMETHEUS_DEB_VERSION, sha256-pinned) into .cache/prometheus (cached; tests run it on loopback).
+	@bash hack/prometheus.sh >/dev/null
+
 .PHONY: upstream-vpa
 upstream-vpa: ## Build upstream's VPA recommender, admission controller and updater (UPSTREAM_VPA_VERSION) from its Go module into .cache/upstream (cached; tests run hvpa beside them).
 	@bash hack/upstream-vpa.sh
 
 ##@ Test
 .PHONY: test
-test: controlplane helm upstream-vpa ## Unit tests, integration suites and the e2e suite against a real kube-apiserver (builds the control plane, helm and upstream's recommender when missing).
+test: controlplane helm upstream-vpa prometheus ## Unit tests, integration suites and the e2e suite against a real kube-apiserver and a real Prometheus (builds the control plane, helm, upstream's VPA and Prometheus when missing).
 	go test $(GO_TEST_FLAGS) -count=1 ./...
 
 .PHONY: test-unit

@@ -17,7 +17,7 @@ func newRootCommand() *cobra.Command {
 together, and standalone VerticalPodAutoscaler objects work as users of the upstream VPA expect.`,
 		SilenceUsage: true,
 	}
-	root.AddCommand(newVersionCommand(), newIntervalsCommand(), newDecideCommand(), newSimulateCommand(), newRunCommand())
+	root.AddCommand(newVersionCommand(), newIntervalsCommand(), newDecideCommand(), newSimulateCommand(), newRunCommand(), newConvertCommand())
 	return root
 }
 
