@@ -109,13 +109,20 @@ func (c *Container) Aggregate() *Aggregate { return c.agg }
 // AddCPU adds a CPU sample (cores, averaged over the window starting at t). Samples not newer than the
 // container's last CPU sample are rejected.
 func (m *Model) AddCPU(c *Container, t time.Time, cores float64) bool {
+	return m.AddCPUSpan(c, t, cores, time.Minute)
+}
+
+// AddCPUSpan adds a CPU sample that is the mean over span (a history step, e.g. an hour of Prometheus'
+// rate): the histogram gets it once, and the confidence counts it as the per-minute samples it stands for,
+// so that history read at a coarse step is as confident as the same days of live samples.
+func (m *Model) AddCPUSpan(c *Container, t time.Time, cores float64, span time.Duration) bool {
 	if cores < 0 || (!c.lastCPU.IsZero() && !t.After(c.lastCPU)) {
 		return false
 	}
 	c.lastCPU = t
 	a := c.agg
 	a.CPU.AddSample(cores, m.cpuWeight, t)
-	a.TotalSamples++
+	a.TotalSamples += max(1, int(span/time.Minute))
 	if a.FirstSample.IsZero() || t.Before(a.FirstSample) {
 		a.FirstSample = t
 	}

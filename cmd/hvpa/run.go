@@ -40,42 +40,41 @@ import (
 )
 
 type runOptions struct {
-	kubeconfig          string
-	components          []string
-	metricsAddr         string
-	metricsSecure       bool
-	metricsPerObject    bool
-	metricsCertDir      string
-	probeAddr           string
-	leaderElect         bool
-	leaderElectionNS    string
-	leaderElectionID    string
-	leaseDuration       time.Duration
-	renewDeadline       time.Duration
-	retryPeriod         time.Duration
-	recommender         vpactrl.Options
-	hvpaSync            time.Duration
-	kubeAPIQPS          float64
-	kubeAPIBurst        float64
-	profiling           bool
-	hvpaLowConfidence   float64
-	prometheus          metrics.PrometheusConfig
-	prometheusTokenFile string
-	prometheusPassFile  string
-	gates               featuregate.MutableFeatureGate
-	webhookHost         string
-	webhookPort         int
-	webhookTLS          webhooks.TLSConfig
-	webhookNamespace    string
-	webhookConfigName   string
-	certs               certs.Options
-	certIPs             []net.IP
-	updater             updater.Options
-	model               modelFlags
-	upstream            upstreamOnly
-	admissionLease      string
-	maxCPUBoost         float64
-	shutdownTimeout     time.Duration
+	kubeconfig        string
+	components        []string
+	metricsAddr       string
+	metricsSecure     bool
+	metricsPerObject  bool
+	metricsCertDir    string
+	probeAddr         string
+	leaderElect       bool
+	leaderElectionNS  string
+	leaderElectionID  string
+	leaseDuration     time.Duration
+	renewDeadline     time.Duration
+	retryPeriod       time.Duration
+	recommender       vpactrl.Options
+	hvpaSync          time.Duration
+	kubeAPIQPS        float64
+	kubeAPIBurst      float64
+	profiling         bool
+	hvpaLowConfidence float64
+	prometheus        metrics.PrometheusConfig
+	promClient        promClientFlags
+	gates             featuregate.MutableFeatureGate
+	webhookHost       string
+	webhookPort       int
+	webhookTLS        webhooks.TLSConfig
+	webhookNamespace  string
+	webhookConfigName string
+	certs             certs.Options
+	certIPs           []net.IP
+	updater           updater.Options
+	model             modelFlags
+	upstream          upstreamOnly
+	admissionLease    string
+	maxCPUBoost       float64
+	shutdownTimeout   time.Duration
 }
 
 func newRunCommand() *cobra.Command {
@@ -162,30 +161,11 @@ func recommenderFlags(f *pflag.FlagSet, o *runOptions) {
 	f.StringSliceVar(&r.Namespaces, "namespaces", nil, "serve only the VerticalPodAutoscalers of these namespaces (default: all)")
 	f.StringSliceVar(&r.ExcludeNamespaces, "exclude-namespaces", nil, "skip the VerticalPodAutoscalers of these namespaces")
 	f.BoolVar(&r.MemorySaver, "memory-saver", false, "track only pods that some VerticalPodAutoscaler selects")
-	f.StringVar(&r.Storage, "storage", r.Storage, "where usage history survives restarts: checkpoint (VerticalPodAutoscalerCheckpoint objects) or prometheus (read at start)")
+	f.StringVar(&r.Storage, "storage", r.Storage, "where usage history survives restarts: checkpoint (VerticalPodAutoscalerCheckpoint objects) or prometheus (read at start; checkpoints are written too, and used when Prometheus cannot be read)")
 	f.DurationVar(&r.CheckpointBudget, "checkpoints-timeout", r.CheckpointBudget, "time budget per run for writing checkpoints (the oldest are written first)")
 	f.DurationVar(&r.CheckpointGCInterval, "checkpoints-gc-interval", r.CheckpointGCInterval, "how often orphaned checkpoints are deleted")
 	f.DurationVar(&r.CheckpointPeriod, "checkpoint-period", r.CheckpointPeriod, "each checkpoint is written at most once per period, round-robin over the runs (a restart loses at most this much history; 0: every checkpoint at every run)")
 	f.Float64Var(&r.StatusDeadBand, "recommendation-dead-band", r.StatusDeadBand, "a VPA's status is patched when a target or condition changes, or a lower or upper bound moves by more than this fraction (0: any change)")
-}
-
-// prometheusFlags registers the flags of the Prometheus history (--storage=prometheus).
-func prometheusFlags(f *pflag.FlagSet, o *runOptions) {
-	p := &o.prometheus
-	f.StringVar(&p.Address, "prometheus-address", "", "Prometheus HTTP API address, for --storage=prometheus")
-	f.DurationVar(&p.Timeout, "prometheus-timeout", p.Timeout, "time limit of each Prometheus query (the history is read with three at start); past it the recommender starts from live usage")
-	f.Var((*promDuration)(&p.HistoryLength), "history-length", "how much usage history to read from Prometheus (Go's or Prometheus' format: 192h, 8d)")
-	f.Var((*promDuration)(&p.Resolution), "history-resolution", "step of the Prometheus range queries (Go's or Prometheus' format)")
-	f.StringVar(&p.CPUQuery, "prometheus-cpu-query", p.CPUQuery, "query giving CPU usage in cores per container ($RESOLUTION is replaced by --history-resolution)")
-	f.StringVar(&p.MemoryQuery, "prometheus-memory-query", p.MemoryQuery, "query giving the memory working set in bytes per container")
-	f.StringVar(&p.PodLabelsQuery, "prometheus-pod-labels-query", p.PodLabelsQuery, "query giving one series per pod carrying its labels (empty: none)")
-	f.StringVar(&p.PodLabelPrefix, "prometheus-pod-label-prefix", p.PodLabelPrefix, "prefix of pod labels in the pod-labels series")
-	f.StringVar(&p.NamespaceLabel, "prometheus-namespace-label", p.NamespaceLabel, "label holding the namespace")
-	f.StringVar(&p.PodLabel, "prometheus-pod-label", p.PodLabel, "label holding the pod name")
-	f.StringVar(&p.ContainerLabel, "prometheus-container-label", p.ContainerLabel, "label holding the container name")
-	f.StringVar(&o.prometheusTokenFile, "prometheus-bearer-token-file", "", "file holding a bearer token for Prometheus")
-	f.StringVar(&p.Username, "prometheus-username", "", "basic-auth user for Prometheus")
-	f.StringVar(&o.prometheusPassFile, "prometheus-password-file", "", "file holding the basic-auth password for Prometheus")
 }
 
 // webhookFlags registers the flags of the feature gates, the admission webhook server and its certificate.
@@ -456,26 +436,6 @@ func (o *runOptions) managerOptions() (ctrl.Options, error) {
 		Client:                        app.ClientOptions(),
 		Cache:                         app.CacheOptions(),
 	}, nil
-}
-
-// prometheusHistory builds the Prometheus history provider from the flags (token and password from files).
-func prometheusHistory(o runOptions) (metrics.HistoryProvider, error) {
-	p := o.prometheus
-	if o.prometheusTokenFile != "" {
-		b, err := os.ReadFile(o.prometheusTokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("--prometheus-bearer-token-file: %w", err)
-		}
-		p.BearerToken = strings.TrimSpace(string(b))
-	}
-	if o.prometheusPassFile != "" {
-		b, err := os.ReadFile(o.prometheusPassFile)
-		if err != nil {
-			return nil, fmt.Errorf("--prometheus-password-file: %w", err)
-		}
-		p.Password = strings.TrimSpace(string(b))
-	}
-	return metrics.NewPrometheus(p, time.Now)
 }
 
 func ptrDuration(d time.Duration) *time.Duration { return &d }

@@ -181,7 +181,7 @@ var upstreamFlags = []upstreamFlag{
 	{name: "external-metrics-cpu-metric", components: "recommender", how: ignored, def: "", why: "only with --use-external-metrics"},
 	{name: "external-metrics-memory-metric", components: "recommender", how: ignored, def: "", why: "only with --use-external-metrics"},
 	{name: "prometheus-address", components: "recommender", how: same},
-	{name: "prometheus-insecure", components: "recommender", how: refused, bool: true, def: "false", why: "no TLS options for Prometheus in this version: use an http:// address or a trusted certificate"},
+	{name: "prometheus-insecure", components: "recommender", how: same, why: "hvpa also takes --prometheus-ca-file, --prometheus-cert-file and --prometheus-key-file"},
 	{name: "prometheus-cadvisor-job-name", components: "recommender", how: ignored, def: "kubernetes-cadvisor", why: "hvpa's --prometheus-cpu-query and --prometheus-memory-query are whole queries: put the job selector in them"},
 	{name: "history-length", components: "recommender", how: same, why: "Go's or Prometheus' duration format (8d)"},
 	{name: "history-resolution", components: "recommender", how: same, why: "Go's or Prometheus' duration format"},
@@ -350,12 +350,7 @@ func (u *upstreamOnly) apply(f *pflag.FlagSet, o *runOptions) ([]string, error) 
 			o.admissionLease = lease
 		}
 	}
-	if u.password != "" {
-		o.prometheus.Password = u.password
-	}
-	if u.bearerToken != "" {
-		o.prometheus.BearerToken = u.bearerToken
-	}
+	o.promClient.password, o.promClient.bearerToken = u.password, u.bearerToken
 	return warnings, nil
 }
 

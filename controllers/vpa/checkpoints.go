@@ -27,14 +27,29 @@ const CheckpointVersion = "v3"
 // CheckpointName is the name of the checkpoint of one container of one VPA.
 func CheckpointName(vpa, container string) string { return vpa + "-" + container }
 
-// bootstrap loads the usage history once, before the first run: checkpoints, or Prometheus.
+// bootstrap loads the usage history once, before the first run: checkpoints, or Prometheus; when Prometheus
+// cannot be read, the checkpoints (written with either storage) and the reason are what the recommender goes
+// on with.
 func (r *Recommender) bootstrap(ctx context.Context) error {
-	switch r.Opts.Storage {
-	case StorageCheckpoint:
-		return r.loadCheckpoints(ctx)
-	case StoragePrometheus:
-		return r.loadPrometheusHistory(ctx)
+	if r.Opts.Storage == StoragePrometheus {
+		err := r.loadPrometheusHistory(ctx)
+		if err == nil {
+			r.Metrics.setHistorySource(historyPrometheus)
+			return nil
+		}
+		log.FromContext(ctx).Error(err, "reading usage history from Prometheus failed; starting from the checkpoints instead")
+		if cerr := r.loadCheckpoints(ctx); cerr != nil {
+			r.Metrics.setHistorySource(historyNone)
+			return errors.Join(err, cerr)
+		}
+		r.Metrics.setHistorySource(historyCheckpointFallback)
+		return nil
 	}
+	if err := r.loadCheckpoints(ctx); err != nil {
+		r.Metrics.setHistorySource(historyNone)
+		return err
+	}
+	r.Metrics.setHistorySource(historyCheckpoint)
 	return nil
 }
 
@@ -89,45 +104,6 @@ func (r *Recommender) loadCheckpoints(ctx context.Context) error {
 		load(ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true)
 	}
 	logger.Info("loaded checkpoints", "count", loaded)
-	return nil
-}
-
-// loadPrometheusHistory loads the containers' usage history from Prometheus into history aggregates.
-func (r *Recommender) loadPrometheusHistory(ctx context.Context) error {
-	logger := log.FromContext(ctx)
-	history, err := r.History.History(ctx)
-	if err != nil {
-		return fmt.Errorf("reading usage history from Prometheus: %w", err)
-	}
-	// labels of live pods, for history without pod labels (kube-state-metrics v2 exports none by default)
-	pods, err := r.Pods.List(ctx, metav1.NamespaceAll)
-	if err != nil {
-		return err
-	}
-	live := map[types.NamespacedName]map[string]string{}
-	for _, p := range pods {
-		live[p.Key()] = p.Labels
-	}
-	m := r.model(r.Base)
-	skipped := 0
-	for _, h := range history {
-		lbl := h.Labels
-		if len(lbl) == 0 {
-			lbl = live[types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}]
-		}
-		if len(lbl) == 0 { // neither Prometheus nor the cluster knows the pod's labels: no VPA could select it
-			skipped++
-			continue
-		}
-		c := r.state.HistoryContainer(m, recommender.AggregateKey{Namespace: h.Namespace, Container: h.Container, Group: recommender.LabelKey(lbl)}, lbl)
-		for _, s := range h.CPU {
-			m.AddCPU(c, s.Time, s.Value)
-		}
-		for _, s := range h.Memory {
-			m.AddMemory(c, s.Time, s.Value)
-		}
-	}
-	logger.Info("loaded usage history from Prometheus", "containers", len(history)-skipped, "withoutLabels", skipped)
 	return nil
 }
 

@@ -22,6 +22,8 @@ type Metrics struct {
 	Quality               *prometheus.HistogramVec
 	OOMs                  prometheus.Counter
 	CheckpointsWritten    prometheus.Counter
+	// HistorySource is 1 for where the usage history at start came from.
+	HistorySource *prometheus.GaugeVec
 	// TargetCPU, TargetMemory, UsageCPU and UsageMemory are per object (VerticalPodAutoscaler or Hvpa) and
 	// container: the target recommended per pod, and the mean usage per pod of the object's running pods from
 	// the latest read.
@@ -60,6 +62,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "OOM kills and memory-pressure evictions recorded into the model."}),
 		CheckpointsWritten: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "checkpoints_written_total",
 			Help: "VerticalPodAutoscalerCheckpoint objects written."}),
+		HistorySource: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "history_source_info",
+			Help: "1 for where the usage history at start came from: checkpoint, prometheus, checkpoint-fallback (--storage=prometheus, but Prometheus could not be read: the log says why) or none."},
+			[]string{"source"}),
 		TargetCPU: perObject("target_cpu_cores",
 			"Recommended per-pod cpu target of a container of a VerticalPodAutoscaler or an Hvpa (kind), in cores; for an Hvpa, the target of its workload's load divided by its running pods."),
 		TargetMemory: perObject("target_memory_bytes",
@@ -71,9 +76,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.Objects, m.StepDuration, m.Aggregates, m.MetricsAPIErrors, m.RecommendationLatency, m.Quality, m.OOMs, m.CheckpointsWritten,
-			m.TargetCPU, m.TargetMemory, m.UsageCPU, m.UsageMemory)
+			m.HistorySource, m.TargetCPU, m.TargetMemory, m.UsageCPU, m.UsageMemory)
 	}
 	return m
+}
+
+func (m *Metrics) setHistorySource(source string) {
+	m.HistorySource.Reset()
+	m.HistorySource.WithLabelValues(source).Set(1)
 }
 
 func (m *Metrics) observeStep(step string, d time.Duration) {

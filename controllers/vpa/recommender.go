@@ -486,17 +486,15 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 	return len(usage), now
 }
 
-// checkpointAndCollect writes the checkpoints due (with --storage=checkpoint), deletes orphaned ones every
-// --checkpoints-gc-interval, and forgets what expired or is gone; it returns how many checkpoints it wrote.
+// checkpointAndCollect writes the checkpoints due (with --storage=prometheus too: they are what a restart
+// goes on with when Prometheus cannot be read), deletes orphaned ones every --checkpoints-gc-interval, and
+// forgets what expired or is gone; it returns how many checkpoints it wrote.
 func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, hvpas []*servedHvpa, vpas []vpav1.VerticalPodAutoscaler, now time.Time) int {
-	checkpoints := 0
-	if r.Opts.Storage == StorageCheckpoint {
-		checkpoints = r.writeCheckpoints(ctx, list, hvpas)
-		if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
-			r.lastGC = now
-			if err := r.deleteOrphanCheckpoints(ctx); err != nil {
-				log.FromContext(ctx).Error(err, "deleting orphaned checkpoints")
-			}
+	checkpoints := r.writeCheckpoints(ctx, list, hvpas)
+	if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
+		r.lastGC = now
+		if err := r.deleteOrphanCheckpoints(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "deleting orphaned checkpoints")
 		}
 	}
 	r.collect(now)

@@ -3,11 +3,8 @@ package vpa_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -639,27 +636,6 @@ var _ = Describe("the recommender", func() {
 		Expect(len(eventsFor(ctx, ns, "unknown-kind"))).To(Equal(1), "the warning is not repeated every run")
 	})
 
-	It("bootstraps history from Prometheus", func() {
-		ns := framework.NewNamespace(k8s, "rec")
-		deployment(ctx, ns, "hist", "app")
-		runPods(ctx, ns, "hist", 1, nil, "app") // running, but no played usage: everything comes from history
-		Expect(k8s.Create(ctx, vpaFor(ns, "hist", "hist", vpav1.UpdateModeOff))).To(Succeed())
-		prom := httptest.NewServer(fakePrometheus(ns))
-		defer prom.Close()
-		pc := metrics.DefaultPrometheusConfig()
-		pc.Address = prom.URL
-		hp, err := metrics.NewPrometheus(pc, time.Now)
-		Expect(err).NotTo(HaveOccurred())
-		r := newRecommender(func(o *vpactrl.Options) { o.Storage = vpactrl.StoragePrometheus }, hp)
-		runs(r, 1)
-		v := getVPA(ctx, ns, "hist")
-		rec := containerRec(v, "app")
-		Expect(rec).NotTo(BeNil(), "status %+v", v.Status)
-		Expect(rec.Target.Cpu().MilliValue()).To(BeNumerically("~", 575, 40), "0.5 cores of history x 1.15")
-		// hourly history: 49 samples over two days; the confidence counts samples as upstream does (1440 a day)
-		Expect(condition(v, vpav1.LowConfidence).Message).To(ContainSubstring("confidence 0.0 days"))
-	})
-
 	It("serves every other VPA when one stored before the CRD's rules does not decode", func() {
 		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "good", "app")
@@ -761,34 +737,6 @@ var _ = Describe("the recommender", func() {
 		Eventually(done, 5*time.Second).Should(Receive(BeNil()))
 	})
 })
-
-// fakePrometheus answers range queries with two days of hourly history for pod hist-0 (labels app=hist).
-func fakePrometheus(ns string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		q := r.Form.Get("query")
-		end := time.Now()
-		series := func(metric map[string]string, value string) map[string]any {
-			var vals [][]any
-			for t := end.Add(-48 * time.Hour); !t.After(end); t = t.Add(time.Hour) {
-				vals = append(vals, []any{float64(t.Unix()), value})
-			}
-			return map[string]any{"metric": metric, "values": vals}
-		}
-		ids := map[string]string{"namespace": ns, "pod": "hist-0", "container": "app"}
-		var result []map[string]any
-		switch {
-		case strings.Contains(q, "cpu"):
-			result = append(result, series(ids, "0.5"))
-		case strings.Contains(q, "memory"):
-			result = append(result, series(ids, "209715200"))
-		case strings.Contains(q, "kube_pod_labels"):
-			result = append(result, series(map[string]string{"namespace": ns, "pod": "hist-0", "label_app": "hist", "label_pod_template_hash": "1"}, "1"))
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "matrix", "result": result}})
-	}
-}
 
 var _ = Describe("the recommender's scope", func() {
 	ctx := context.Background()

@@ -226,3 +226,14 @@ func (r *Resolver) Scale(ctx context.Context, gvk schema.GroupVersionKind, ns, n
 	s.Status.Replicas, s.Status.Selector = status, sel.String()
 	return s, nil
 }
+
+// KindGVK is the group, version and kind of a well-known workload kind named by its kind alone (as
+// kube-state-metrics names owners, e.g. "Deployment").
+func KindGVK(kind string) (schema.GroupVersionKind, bool) {
+	for gvk := range typedKinds {
+		if gvk.Kind == kind {
+			return gvk, true
+		}
+	}
+	return schema.GroupVersionKind{}, false
+}

@@ -2,106 +2,201 @@ package metrics
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"encoding/pem"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	promconfig "github.com/prometheus/common/config"
+
+	"github.com/hvpa-dev/hvpa/test/prometheus"
 )
 
-// fakePrometheus speaks the Prometheus HTTP API's query_range endpoint with the JSON Prometheus returns.
-type fakePrometheus struct {
-	mu      sync.Mutex
-	queries []string
-	auth    []string
-	series  map[string][]map[string]any // query substring -> result series
-	fail    bool
+const mi = 1 << 20
+
+// Played usage: CPU constant within each hour (0.2, 0.3, 0.4, 0.5 cores in turn), memory a baseline of 100,
+// 110 or 120 MiB with a spike of half as much again at minute 17 of every hour.
+func cpuAt(t time.Time) float64 { return 0.2 + 0.1*float64(t.Add(-time.Second).Hour()%4) }
+
+func memBase(t time.Time) float64 { return float64(100+10*(t.Hour()%3)) * mi }
+
+func memAt(t time.Time) float64 {
+	if t.Minute() == 17 {
+		return memBase(t) * 1.5
+	}
+	return memBase(t)
 }
 
-func (f *fakePrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, err.Error(), 400)
-		return
+// history is 8 days of web-a (alive throughout) and web-old (gone three days before end), both of
+// Deployment web through ReplicaSets.
+func history(end time.Time, allowLabels bool) prometheus.History {
+	pod := func(name, rs string, from, to time.Time) prometheus.Pod {
+		return prometheus.Pod{Namespace: "shop", Name: name, Container: "app", ReplicaSet: rs, Deployment: "web",
+			Labels: map[string]string{"app": "web"}, From: from, To: to, CPU: cpuAt, Memory: memAt}
 	}
-	f.mu.Lock()
-	f.queries = append(f.queries, r.Form.Get("query"))
-	f.auth = append(f.auth, r.Header.Get("Authorization"))
-	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	if f.fail {
-		w.WriteHeader(http.StatusUnprocessableEntity)
-		fmt.Fprint(w, `{"status":"error","errorType":"execution","error":"query timed out in expression evaluation"}`)
-		return
-	}
-	if r.URL.Path != "/api/v1/query_range" || r.Form.Get("start") == "" || r.Form.Get("step") == "" {
-		http.Error(w, "unexpected request "+r.URL.String(), 400)
-		return
-	}
-	result := []map[string]any{}
-	for sub, s := range f.series {
-		if strings.Contains(r.Form.Get("query"), sub) {
-			result = s
-		}
-	}
-	json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "matrix", "result": result}})
-}
-
-func series(labels map[string]string, start time.Time, values ...string) map[string]any {
-	pts := [][]any{}
-	for i, v := range values {
-		pts = append(pts, []any{float64(start.Add(time.Duration(i) * time.Hour).Unix()), v})
-	}
-	return map[string]any{"metric": labels, "values": pts}
-}
-
-func TestPrometheusHistory(t *testing.T) {
-	now := time.Date(2025, 1, 14, 0, 0, 0, 0, time.UTC)
-	start := now.Add(-3 * time.Hour)
-	web := map[string]string{"namespace": "shop", "pod": "web-1", "container": "app"}
-	fp := &fakePrometheus{series: map[string][]map[string]any{
-		"container_cpu_usage_seconds_total":  {series(web, start, "0.25", "0.5", "0.75")},
-		"container_memory_working_set_bytes": {series(web, start, "104857600", "209715200")},
-		"kube_pod_labels":                    {series(map[string]string{"__name__": "kube_pod_labels", "namespace": "shop", "pod": "web-1", "label_app": "web", "label_tier": "front"}, start, "1")},
+	return prometheus.History{AllowLabels: allowLabels, Pods: []prometheus.Pod{
+		pod("web-a", "web-222", end.Add(-8*24*time.Hour), end),
+		pod("web-old", "web-111", end.Add(-8*24*time.Hour), end.Add(-3*24*time.Hour)),
 	}}
-	srv := httptest.NewServer(fp)
-	defer srv.Close()
-	cfg := DefaultPrometheusConfig()
-	cfg.Address, cfg.BearerToken = srv.URL, "s3cret"
-	p, err := NewPrometheus(cfg, func() time.Time { return now })
+}
+
+func startPrometheus(t *testing.T, h prometheus.History) *prometheus.Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs a Prometheus server; runs in `make test`, not under -short")
+	}
+	s, err := prometheus.Start(context.Background(), t.TempDir(), prometheus.Options{Backfill: h.OpenMetrics()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := p.History(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(h) != 1 {
-		t.Fatalf("history %+v, want one container", h)
-	}
-	c := h[0]
-	if c.Namespace != "shop" || c.Pod != "web-1" || c.Container != "app" || c.Labels["app"] != "web" || c.Labels["tier"] != "front" {
-		t.Errorf("container %+v", c)
-	}
-	if len(c.CPU) != 3 || c.CPU[2].Value != 0.75 || !c.CPU[0].Time.Equal(start) || len(c.Memory) != 2 || c.Memory[1].Value != 209715200 {
-		t.Errorf("series cpu %+v memory %+v", c.CPU, c.Memory)
-	}
-	if !strings.Contains(fp.queries[0], "[1h]") {
-		t.Errorf("the CPU query %q does not use the resolution", fp.queries[0])
-	}
-	for _, a := range fp.auth {
-		if a != "Bearer s3cret" {
-			t.Errorf("Authorization %q", a)
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// TestPrometheusHistory reads cAdvisor and kube-state-metrics v2 series from a real Prometheus: CPU is the
+// mean of each hour, memory its peak (the spike, not the sample at the step), gone pods keep their history
+// and are attributed to their Deployment through the owner series, pod labels come only with the allow-list.
+func TestPrometheusHistory(t *testing.T) {
+	end := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+	for _, allow := range []bool{false, true} {
+		s := startPrometheus(t, history(end, allow))
+		cfg := DefaultPrometheusConfig()
+		cfg.Address = s.URL
+		p, err := NewPrometheus(cfg, func() time.Time { return end })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.History(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Pod != "web-a" || got[1].Pod != "web-old" {
+			t.Fatalf("history of %d containers %+v, want web-a and web-old", len(got), got)
+		}
+		checkContainer(t, got[0], end, allow)
+		checkContainer(t, got[1], end.Add(-3*24*time.Hour), allow)
+		if last := got[1].CPU[len(got[1].CPU)-1].Time; last.After(end.Add(-3*24*time.Hour + time.Hour)) {
+			t.Errorf("web-old's history ends at %s, after the pod went", last)
 		}
 	}
+}
 
-	fp.fail = true
-	if _, err := p.History(context.Background()); err == nil || !strings.Contains(err.Error(), "query timed out") {
-		t.Errorf("a failing Prometheus: %v", err)
+// checkContainer checks the history of a pod that went at to.
+func checkContainer(t *testing.T, c ContainerHistory, to time.Time, allow bool) {
+	t.Helper()
+	if c.Owner != (Owner{Kind: "Deployment", Name: "web"}) || c.Step != time.Hour {
+		t.Errorf("%s: owner %+v step %s, want Deployment web (through its ReplicaSet) and 1h", c.Pod, c.Owner, c.Step)
+	}
+	if allow != (c.Labels["app"] == "web") {
+		t.Errorf("%s: labels %v with the allow-list %v", c.Pod, c.Labels, allow)
+	}
+	if len(c.CPU) < 24*5 || len(c.Memory) < 24*5 {
+		t.Fatalf("%s: %d cpu and %d memory samples, want one per hour of its life", c.Pod, len(c.CPU), len(c.Memory))
+	}
+	for _, s := range c.CPU[1:] { // each is the mean of the hour before its step
+		if want := cpuAt(s.Time); math.Abs(s.Value-want) > 1e-9 {
+			t.Fatalf("%s: cpu at %s is %g, want the hour's mean %g", c.Pod, s.Time, s.Value, want)
+		}
+	}
+	for _, s := range c.Memory[1:] { // each is the peak of the samples in the hour up to its step
+		want := 0.0
+		for m := time.Duration(0); m <= time.Hour; m += time.Minute {
+			if at := s.Time.Add(-m); !at.After(to) {
+				want = max(want, memAt(at))
+			}
+		}
+		if s.Value != want {
+			t.Fatalf("%s: memory at %s is %g, want the hour's peak %g (the sample at the step: %g)", c.Pod, s.Time, s.Value, want, memAt(s.Time))
+		}
+	}
+}
+
+// TestPrometheusClientOptions: TLS with a CA file, a bearer token from a file (re-read), basic auth, and
+// errors that say what failed.
+func TestPrometheusClientOptions(t *testing.T) {
+	end := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+	s := startPrometheus(t, history(end, false))
+	backend, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	proxy := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Authorization"))
+		if a := r.Header.Get("Authorization"); a != "Bearer s3cret" && a != "Basic dXNlcjpwdw==" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		httputil.NewSingleHostReverseProxy(backend).ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.crt")
+	writeFile(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: proxy.Certificate().Raw})))
+	token := filepath.Join(dir, "token")
+	writeFile(t, token, "s3cret\n")
+	password := filepath.Join(dir, "password")
+	writeFile(t, password, "pw")
+
+	tlsCA := promconfig.TLSConfig{CAFile: ca}
+	for name, tc := range map[string]struct {
+		http promconfig.HTTPClientConfig
+		want string // "" works, else in the error
+	}{
+		"bearer token file and CA": {promconfig.HTTPClientConfig{TLSConfig: tlsCA, Authorization: &promconfig.Authorization{Type: "Bearer", CredentialsFile: token}}, ""},
+		"basic auth":               {promconfig.HTTPClientConfig{TLSConfig: tlsCA, BasicAuth: &promconfig.BasicAuth{Username: "user", PasswordFile: password}}, ""},
+		"no CA":                    {promconfig.HTTPClientConfig{Authorization: &promconfig.Authorization{Type: "Bearer", CredentialsFile: token}}, "certificate"},
+		"insecure":                 {promconfig.HTTPClientConfig{TLSConfig: promconfig.TLSConfig{InsecureSkipVerify: true}, Authorization: &promconfig.Authorization{Type: "Bearer", Credentials: "s3cret"}}, ""},
+		"wrong token":              {promconfig.HTTPClientConfig{TLSConfig: tlsCA, Authorization: &promconfig.Authorization{Type: "Bearer", Credentials: "nope"}}, "401"},
+	} {
+		cfg := DefaultPrometheusConfig()
+		cfg.Address, cfg.HTTP = proxy.URL, tc.http
+		p, err := NewPrometheus(cfg, func() time.Time { return end })
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := p.History(context.Background())
+		if tc.want == "" && (err != nil || len(got) != 2) {
+			t.Errorf("%s: %d containers, %v", name, len(got), err)
+		}
+		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want an error with %q", name, err, tc.want)
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("no request reached the TLS front")
+	}
+}
+
+// TestPrometheusDown: a Prometheus that does not answer is an error naming the query.
+func TestPrometheusDown(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	addr := srv.URL
+	srv.Close()
+	cfg := DefaultPrometheusConfig()
+	cfg.Address, cfg.Timeout = addr, 5*time.Second
+	p, err := NewPrometheus(cfg, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.History(context.Background()); err == nil || !strings.Contains(err.Error(), "container_cpu_usage_seconds_total") {
+		t.Errorf("Prometheus down: %v, want an error naming the query", err)
 	}
 	if _, err := NewPrometheus(DefaultPrometheusConfig(), time.Now); err == nil || !strings.Contains(err.Error(), "--prometheus-address") {
 		t.Errorf("no address: %v", err)
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

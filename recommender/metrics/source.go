@@ -154,9 +154,16 @@ type HistorySample struct {
 type ContainerHistory struct {
 	Namespace, Pod, Container string
 	// Labels of the pod (for aggregation), when the history provider knows them.
-	Labels      map[string]string
+	Labels map[string]string
+	// Owner is the pod's controller, a ReplicaSet's resolved to its own (a Deployment), when known.
+	Owner Owner
+	// Step is the span each sample stands for (the CPU samples are means over it).
+	Step        time.Duration
 	CPU, Memory []HistorySample
 }
+
+// Owner is a workload controller in the pod's namespace, e.g. Deployment web.
+type Owner struct{ Kind, Name string }
 
 // HistoryProvider returns the usage history to bootstrap the model with.
 type HistoryProvider interface {
