@@ -198,7 +198,7 @@ func TestChartAlerts(t *testing.T) {
 	root, helm := helmAndRoot(t)
 	chart := filepath.Join(root, "charts", "hvpa")
 	reg := registeredMetrics(t)
-	all := []string{"HvpaConfigUnsupported", "HvpaEvictionLoop", "HvpaRecommenderStalled", "HvpaSaturated", "HvpaScalingBlocked", "HvpaWebhookErrors"}
+	all := []string{"HvpaConfigUnsupported", "HvpaEvictionLoop", "HvpaHistoryFallback", "HvpaRecommenderStalled", "HvpaSaturated", "HvpaScalingBlocked", "HvpaWebhookErrors"}
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -208,9 +208,9 @@ func TestChartAlerts(t *testing.T) {
 		{"default values", []string{"--set", "prometheusRule.enabled=true"},
 			`{job=~"hvpa-(recommender|controller|admission|updater)-metrics"}`, all},
 		{"ci/nondefault-values.yaml", []string{"-f", filepath.Join(chart, "ci", "nondefault-values.yaml")}, `{job=~"hvpa-.+-metrics"}`,
-			[]string{"HvpaConfigUnsupported", "HvpaRecommenderStalled", "HvpaSaturated", "HvpaWebhookErrors"}}, // no updater, HvpaScalingBlocked off
+			[]string{"HvpaConfigUnsupported", "HvpaHistoryFallback", "HvpaRecommenderStalled", "HvpaSaturated", "HvpaWebhookErrors"}}, // no updater, HvpaScalingBlocked off
 		{"only the recommender and the webhook", []string{"--set", "prometheusRule.enabled=true,hvpaController.enabled=false,updater.enabled=false,prometheusRule.selector=cluster=\"a\""},
-			`{cluster="a"}`, []string{"HvpaRecommenderStalled", "HvpaWebhookErrors"}},
+			`{cluster="a"}`, []string{"HvpaHistoryFallback", "HvpaRecommenderStalled", "HvpaWebhookErrors"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			selector, err := parser.NewParser(parser.Options{}).ParseMetricSelector(tc.selector)
