@@ -95,7 +95,10 @@ func workload(ns, recommender string) *vpav1.VerticalPodAutoscaler {
 	return v
 }
 
-// target waits for the VPA's recommendation and returns its target for container app.
+// target waits for the VPA's recommendation from the pods' usage and returns its target for container app. A
+// recommender's first run can see a new pod before the metrics API has a usage window of it (upstream's then
+// recommends the pod minimum, 25m): the target counts once it is above the pods' 100m requests, as their
+// 300m usage asks.
 func target(ns string) corev1.ResourceList {
 	var out corev1.ResourceList
 	Eventually(func() error {
@@ -107,6 +110,9 @@ func target(ns string) corev1.ResourceList {
 			return fmt.Errorf("no recommendation yet")
 		}
 		out = v.Status.Recommendation.ContainerRecommendations[0].Target
+		if out.Cpu().MilliValue() <= 100 {
+			return fmt.Errorf("target %s: not from the pods' usage yet", resourceString(out))
+		}
 		return nil
 	}, framework.LongTimeout, framework.Interval).Should(Succeed())
 	return out
