@@ -96,13 +96,13 @@ test-integration: controlplane helm ## Only the Ginkgo suites on envtest with th
 	go test $(GO_TEST_FLAGS) -count=1 $$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep test/testenv | cut -d' ' -f1)
 
 .PHONY: test-e2e
-test-e2e: controlplane build ## The e2e suite: bin/hvpa as a process against the local control plane (make test runs it too).
+test-e2e: controlplane helm prometheus build ## The e2e suite: bin/hvpa as a process against the local control plane, scraped by a real Prometheus (make test runs it too).
 	HVPA_BINARY=$(CURDIR)/bin/hvpa go test -count=1 -v ./e2e/...
 
 .PHONY: dashboards
-dashboards: controlplane ## Record the e2e run's /metrics and render the dashboard images into docs/dashboards.
-	HVPA_E2E_RECORDING=$(CURDIR)/.cache/e2e-metrics.prom.gz go test -count=1 ./e2e/...
-	go run ./hack/dashrender --recording .cache/e2e-metrics.prom.gz --dashboards charts/hvpa/dashboards --out docs/dashboards
+dashboards: controlplane helm prometheus build ## Run the e2e suite keeping its Prometheus data (.cache/e2e-prometheus), then render the dashboard images from it into docs/dashboards (hack/dashrender, on a real Prometheus).
+	HVPA_BINARY=$(CURDIR)/bin/hvpa HVPA_E2E_PROMETHEUS_DATA=$(CURDIR)/.cache/e2e-prometheus go test -count=1 ./e2e/...
+	go run ./hack/dashrender --prometheus .cache/e2e-prometheus --dashboards charts/hvpa/dashboards --out docs/dashboards
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 5s) beyond its seed corpus.

@@ -3,6 +3,8 @@
 // controllers), renders the Helm chart (with e2e/testdata/values.yaml: short loops, the InPlace gate) and
 // runs the built hvpa binary once per rendered Deployment with exactly its arguments, plus what this machine
 // needs instead of a cluster (a kubeconfig, listen addresses, a certificate folder). It drives everything
-// through the API, with the played kubelet and metrics API standing in for nodes and container usage, and
-// records the processes' /metrics for the dashboard images. `make test-e2e` runs it; `make test` includes it.
+// through the API, with the played kubelet and metrics API standing in for nodes and container usage. A real
+// Prometheus (test/prometheus) scrapes the processes as the chart's ServiceMonitors would; at the end every
+// dashboard query must return series over the run, and `make dashboards` renders the images from its data.
+// `make test-e2e` runs it; `make test` includes it.
 package e2e

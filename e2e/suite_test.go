@@ -3,14 +3,14 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,19 +18,17 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/hvpa-dev/hvpa/hack/recording"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/prometheus"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
@@ -49,6 +47,10 @@ var (
 	workDir  string
 	webhook  int
 	kubeconf string
+	// prom scrapes every process as the chart's ServiceMonitors say, from runStart on
+	prom     *prometheus.Server
+	runStart time.Time
+	jobs     []prometheus.ScrapeConfig
 )
 
 func TestE2E(t *testing.T) {
@@ -64,39 +66,91 @@ type process struct {
 	cmd     *exec.Cmd
 	log     string
 	out     *os.File
+	// the pod labels, and the name and ports of the container, as rendered
+	podLabels map[string]string
+	container corev1.Container
 }
 
-// chartProcesses renders the chart with e2e/testdata/values.yaml and makes a process of every Deployment:
-// its arguments as rendered, plus what this machine needs instead of a cluster (a kubeconfig, listen
-// addresses on 127.0.0.1, a certificate folder and address for the webhook).
-func chartProcesses(root string) []*process {
+// rendered is what the e2e runs of the chart: the Deployments, the metrics Services and their ServiceMonitors.
+type rendered struct {
+	deployments []appsv1.Deployment
+	services    []corev1.Service
+	monitors    []serviceMonitor
+}
+
+// serviceMonitor is the part of a monitoring.coreos.com/v1 ServiceMonitor the e2e plays.
+type serviceMonitor struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		NamespaceSelector struct {
+			MatchNames []string `json:"matchNames"`
+		} `json:"namespaceSelector"`
+		Selector struct {
+			MatchLabels map[string]string `json:"matchLabels"`
+		} `json:"selector"`
+		Endpoints []struct {
+			Port        string `json:"port"`
+			Path        string `json:"path"`
+			Scheme      string `json:"scheme"`
+			HonorLabels bool   `json:"honorLabels"`
+		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// renderChart renders the chart with e2e/testdata/values.yaml, its ServiceMonitors on and its metrics over
+// plain HTTP (on loopback; the chart's secure default, HTTPS with TokenReview and SubjectAccessReview, is
+// proved in cmd/hvpa's TestChartRBAC).
+func renderChart(root string) rendered {
 	helm := filepath.Join(root, ".cache", "tools", "bin", "helm")
 	if _, err := os.Stat(helm); err != nil {
 		Fail("no helm at " + helm + ": run `make helm` (make test does)")
 	}
 	render := exec.Command(helm, "template", "hvpa", filepath.Join(root, "charts", "hvpa"), "-n", testadmission.AdmissionNamespace,
-		"-f", filepath.Join(root, "e2e", "testdata", "values.yaml"))
+		"-f", filepath.Join(root, "e2e", "testdata", "values.yaml"), "--set", "serviceMonitor.enabled=true", "--set", "metrics.secure=false")
 	out, err := render.Output()
 	Expect(err).NotTo(HaveOccurred(), "helm template")
-	var procs []*process
+	var r rendered
 	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
 	for {
-		var d appsv1.Deployment
-		if err := dec.Decode(&d); err != nil {
+		var doc map[string]any
+		if err := dec.Decode(&doc); err != nil {
 			Expect(err).To(MatchError(io.EOF))
 			break
 		}
-		if d.Kind != "Deployment" {
-			continue
+		raw, err := json.Marshal(doc)
+		Expect(err).NotTo(HaveOccurred())
+		switch doc["kind"] {
+		case "Deployment":
+			r.deployments = append(r.deployments, appsv1.Deployment{})
+			Expect(json.Unmarshal(raw, &r.deployments[len(r.deployments)-1])).To(Succeed())
+		case "Service":
+			r.services = append(r.services, corev1.Service{})
+			Expect(json.Unmarshal(raw, &r.services[len(r.services)-1])).To(Succeed())
+		case "ServiceMonitor":
+			r.monitors = append(r.monitors, serviceMonitor{})
+			Expect(json.Unmarshal(raw, &r.monitors[len(r.monitors)-1])).To(Succeed())
 		}
-		p := &process{name: d.Name, args: append([]string(nil), d.Spec.Template.Spec.Containers[0].Args...)}
+	}
+	return r
+}
+
+// chartProcesses makes a process of every rendered Deployment: its arguments as rendered, plus what this
+// machine needs instead of a cluster (a kubeconfig, listen addresses on 127.0.0.1, a certificate folder and
+// address for the webhook).
+func chartProcesses(r rendered) []*process {
+	var procs []*process
+	for _, d := range r.deployments {
+		c := d.Spec.Template.Spec.Containers[0]
+		p := &process{name: d.Name, args: append([]string(nil), c.Args...), podLabels: d.Spec.Template.Labels, container: c}
+		var err error
 		p.probes, err = testenv.FreePort()
 		Expect(err).NotTo(HaveOccurred())
 		p.metrics, err = testenv.FreePort()
 		Expect(err).NotTo(HaveOccurred())
-		// metrics over plain HTTP on loopback, scraped for the recording (the chart's secure default, HTTPS with
-		// TokenReview and SubjectAccessReview, is proved in cmd/hvpa's TestChartRBAC)
-		p.args = append(p.args, "--kubeconfig", kubeconf, "--zap-log-level", "info", "--metrics-secure=false",
+		Expect(p.args).To(ContainElement("--metrics-secure=false"), "%s: metrics over plain HTTP, as rendered", d.Name)
+		p.args = append(p.args, "--kubeconfig", kubeconf, "--zap-log-level", "info",
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", p.metrics), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", p.probes))
 		if strings.Contains(strings.Join(p.args, " "), "--components=admission") {
 			p.args = append(p.args, "--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(webhook),
@@ -106,6 +160,63 @@ func chartProcesses(root string) []*process {
 	}
 	Expect(procs).To(HaveLen(3), "the chart's default Deployments: recommender (with the Hvpa controller), admission, updater")
 	return procs
+}
+
+// scrapeJobs plays what the Prometheus Operator makes of the rendered ServiceMonitors: a job per endpoint of
+// each Service a ServiceMonitor selects, named like the Service (the operator's job label), that scrapes the
+// pods behind it, here the process of the Deployment whose pods the Service selects, every second. The
+// operator's target labels (namespace, service, pod, container, endpoint) are static labels; the
+// ServiceMonitor's honorLabels decides whether hvpa's own namespace and container labels (of the object a
+// series describes) win over them.
+func scrapeJobs(r rendered, procs []*process) []prometheus.ScrapeConfig {
+	var jobs []prometheus.ScrapeConfig
+	for _, sm := range r.monitors {
+		Expect(sm.Spec.Endpoints).To(HaveLen(1), "ServiceMonitor %s", sm.Metadata.Name)
+		ep := sm.Spec.Endpoints[0]
+		Expect(ep.Scheme).To(Equal("http"), "ServiceMonitor %s: the e2e scrapes plain HTTP", sm.Metadata.Name)
+		for _, svc := range r.services {
+			if !slices.Contains(sm.Spec.NamespaceSelector.MatchNames, svc.Namespace) ||
+				!labels.SelectorFromSet(sm.Spec.Selector.MatchLabels).Matches(labels.Set(svc.Labels)) {
+				continue
+			}
+			job := prometheus.ScrapeConfig{JobName: svc.Name, ScrapeInterval: "1s", Scheme: ep.Scheme, MetricsPath: ep.Path, HonorLabels: ep.HonorLabels}
+			for _, p := range procs {
+				if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(p.podLabels)) {
+					continue
+				}
+				job.StaticConfigs = append(job.StaticConfigs, prometheus.StaticConfig{
+					Targets: []string{fmt.Sprintf("127.0.0.1:%d", p.metrics)},
+					Labels: map[string]string{"namespace": svc.Namespace, "service": svc.Name, "pod": p.name + "-e2e",
+						"container": p.container.Name, "endpoint": ep.Port},
+				})
+			}
+			Expect(job.StaticConfigs).To(HaveLen(1), "Service %s selects one Deployment", svc.Name)
+			jobs = append(jobs, job)
+		}
+	}
+	Expect(jobs).To(HaveLen(len(procs)), "a metrics Service and a ServiceMonitor per Deployment")
+	return jobs
+}
+
+// startPrometheus starts a real Prometheus with the jobs; it keeps its TSDB in $HVPA_E2E_PROMETHEUS_DATA
+// (emptied first; `make dashboards` renders the images from it), else in the suite's folder.
+func startPrometheus(ctx context.Context) {
+	dir := os.Getenv("HVPA_E2E_PROMETHEUS_DATA")
+	if dir == "" {
+		dir = filepath.Join(workDir, "prometheus")
+	} else {
+		Expect(os.RemoveAll(dir)).To(Succeed())
+	}
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	var err error
+	prom, err = prometheus.Start(ctx, dir, prometheus.Options{Scrape: jobs, ScrapeInterval: time.Second})
+	Expect(err).NotTo(HaveOccurred())
+	runStart = time.Now()
+	DeferCleanup(func() {
+		prom.Stop()
+		GinkgoWriter.Printf("Prometheus scraped %d jobs from %s for %s into %s\n", len(jobs), runStart.Format(time.TimeOnly),
+			time.Since(runStart).Round(time.Second), prom.DataDir)
+	})
 }
 
 // start runs the process and waits until it is ready (/readyz).
@@ -203,44 +314,6 @@ func scrape(p *process, series string) float64 {
 	return -1
 }
 
-// mergedMetrics serves the /metrics of every process as one exposition, each sample labelled with its
-// component (the processes share the standard metric families), for the recording.
-func mergedMetrics(w http.ResponseWriter, _ *http.Request) {
-	families := map[string]*dto.MetricFamily{}
-	for _, p := range procs {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.metrics))
-		if err != nil {
-			continue // restarting
-		}
-		parser := expfmt.NewTextParser(model.UTF8Validation)
-		got, err := parser.TextToMetricFamilies(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			continue
-		}
-		component := strings.TrimPrefix(p.name, "hvpa-")
-		for name, f := range got {
-			for _, m := range f.Metric {
-				m.Label = append(m.Label, &dto.LabelPair{Name: ptr.To("component"), Value: ptr.To(component)})
-			}
-			if have, ok := families[name]; ok {
-				have.Metric = append(have.Metric, f.Metric...)
-			} else {
-				families[name] = f
-			}
-		}
-	}
-	names := make([]string, 0, len(families))
-	for n := range families {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, n := range names {
-		_ = enc.Encode(families[n])
-	}
-}
-
 var _ = BeforeSuite(func() {
 	workDir = GinkgoT().TempDir()
 	root, err := testenv.ModuleRoot()
@@ -273,28 +346,13 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	_, _, err = testadmission.InstallAdmission(ctx, k8s, "hvpa", webhook, filepath.Join(workDir, "unused"))
 	Expect(err).NotTo(HaveOccurred())
-	procs = chartProcesses(root)
+	chart := renderChart(root)
+	procs = chartProcesses(chart)
+	// a real Prometheus scrapes every process's /metrics over the whole run, as the chart's ServiceMonitors
+	// say: the dashboards' queries are checked against it after the specs (dashboards_test.go)
+	jobs = scrapeJobs(chart, procs)
+	startPrometheus(ctx)
 	startAll()
-
-	// the binary's /metrics over the whole run, for the dashboard images (HVPA_E2E_RECORDING keeps the file)
-	recPath := os.Getenv("HVPA_E2E_RECORDING")
-	if recPath == "" {
-		recPath = filepath.Join(workDir, "metrics.prom.gz")
-	}
-	merged := httptest.NewServer(http.HandlerFunc(mergedMetrics))
-	recorder := &recording.Recorder{}
-	recDone := make(chan struct{})
-	go func() {
-		defer close(recDone)
-		_ = recorder.Start(ctx, merged.URL, recPath, time.Second)
-	}()
-	DeferCleanup(func() {
-		stop()
-		<-recDone
-		merged.Close()
-		n, failed := recorder.Counts()
-		GinkgoWriter.Printf("recorded %d scrapes of /metrics (%d failed: the binary was restarted) into %s\n", n, failed, recPath)
-	})
 
 	// the played kubelet: runs pods, answers resizes by each pod's label, finishes evicted pods; the played
 	// metrics API reports each workload's load
@@ -302,6 +360,8 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
+	// while every process still runs and Prometheus scrapes it
+	problems := dashboardProblems(context.Background())
 	stopAll()
 	if stop != nil {
 		stop()
@@ -315,6 +375,7 @@ var _ = AfterSuite(func() {
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())
 	}
+	Expect(problems).To(BeEmpty(), "the scrape's labels and the dashboards' queries, against the Prometheus that scraped the run")
 })
 
 var _ = JustAfterEach(func() {

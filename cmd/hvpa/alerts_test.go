@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hvpa-dev/hvpa/test/testenv"
+
+	"github.com/hvpa-dev/hvpa/test/prometheus"
 )
 
 // registeredMetric is a metric the binary registers, as docs/metrics.md lists it.
@@ -105,7 +107,7 @@ func checkAlertExpr(reg map[string]registeredMetric, expr string, selector []*la
 			var have []string
 			parser.Inspect(n.Expr, func(inner parser.Node, _ []parser.Node) error {
 				if vs, ok := inner.(*parser.VectorSelector); ok {
-					m, _ := lookupMetric(reg, metricName(vs))
+					m, _ := lookupMetric(reg, prometheus.MetricName(vs))
 					have = append(have, m.labels...)
 				}
 				return nil
@@ -121,20 +123,8 @@ func checkAlertExpr(reg map[string]registeredMetric, expr string, selector []*la
 	return problems
 }
 
-func metricName(vs *parser.VectorSelector) string {
-	if vs.Name != "" {
-		return vs.Name
-	}
-	for _, m := range vs.LabelMatchers {
-		if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
-			return m.Value
-		}
-	}
-	return ""
-}
-
 func checkSelector(reg map[string]registeredMetric, vs *parser.VectorSelector, selector []*labels.Matcher, targetLabels map[string]bool) []string {
-	name := metricName(vs)
+	name := prometheus.MetricName(vs)
 	m, ok := lookupMetric(reg, name)
 	if !ok {
 		return []string{fmt.Sprintf("metric %q is not registered (docs/metrics.md)", name)}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // formatValue formats a value in a Grafana unit: s, bytes, percentunit, percent; anything else (short,
@@ -78,53 +77,4 @@ func sig3(x float64) string {
 		s = "0"
 	}
 	return s
-}
-
-// promDuration renders a duration for PromQL: whole seconds as "90s", else milliseconds.
-func promDuration(d time.Duration) string {
-	if d%time.Second == 0 {
-		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
-	}
-	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
-}
-
-// niceRange widens [lo, hi] to multiples of a round step giving about four intervals, and returns the ticks:
-// 1-2-2.5-5 times a power of ten, or for bytes a power of two times a power of 1024.
-func niceRange(lo, hi float64, unit string) []float64 {
-	if lo == hi {
-		if lo == 0 {
-			hi = 1
-		} else {
-			lo, hi = lo-math.Abs(lo)*0.1, hi+math.Abs(hi)*0.1
-		}
-	}
-	raw := (hi - lo) / 4
-	var step float64
-	if unit == "bytes" && raw >= 1 {
-		step = math.Pow(1024, math.Floor(math.Log(raw)/math.Log(1024)))
-		for step < raw {
-			step *= 2
-		}
-	} else {
-		mag := math.Pow(10, math.Floor(math.Log10(raw)))
-		for _, m := range []float64{1, 2, 2.5, 5, 10} {
-			if step = m * mag; step >= raw {
-				break
-			}
-		}
-	}
-	start := math.Floor(lo/step) * step
-	end := math.Ceil(hi/step) * step
-	var ticks []float64
-	for i := 0; ; i++ {
-		t := start + float64(i)*step
-		if t > end+step/2 {
-			break
-		}
-		if math.Abs(t) < step*1e-9 {
-			t = 0
-		}
-		ticks = append(ticks, t)
-	}
-	return ticks
 }

@@ -1,6 +1,7 @@
-// Package metricsdoc describes the Prometheus metrics the hvpa binary exports, renders them as
-// docs/metrics.md, and reads the Grafana dashboards (charts/hvpa/dashboards) with a small PromQL lexer, so
-// that tests can check that the page is current and that the dashboards only use metrics that exist.
+// Package metricsdoc describes the Prometheus metrics the hvpa binary exports and renders them as
+// docs/metrics.md. Its tests check that the page is current, and that the Grafana dashboards
+// (charts/hvpa/dashboards) follow Grafana's dashboard schema and only use metrics and labels that exist
+// (their queries read with Prometheus' own PromQL parser).
 package metricsdoc
 
 import (

@@ -1,4 +1,10 @@
-package metricsdoc
+// Package grafana reads the chart's Grafana dashboards (charts/hvpa/dashboards) and prepares their queries
+// the way Grafana does before it sends them to Prometheus: template variables take their "All" value and the
+// built-in intervals ($__range, $__interval, $__rate_interval) are filled in. The dashboard image renderer
+// (hack/dashrender), the e2e suite's check of every dashboard query against a real Prometheus, and the
+// dashboard tests of hack/internal/metricsdoc share it. It holds no PromQL of its own: the queries go to
+// Prometheus, and Selectors reads them with Prometheus' own parser.
+package grafana
 
 import (
 	"encoding/json"
@@ -99,18 +105,18 @@ func (v TemplateVariable) QueryString() string {
 	return ""
 }
 
-// LoadDashboards reads every *.json file of dir, sorted by file name.
-func LoadDashboards(dir string) ([]Dashboard, error) {
+// Load reads every *.json file of dir, sorted by file name.
+func Load(dir string) ([]Dashboard, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dashboards in %s: %w", dir, err)
 	}
 	sort.Strings(files)
 	var out []Dashboard
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("dashboard: %w", err)
 		}
 		var d Dashboard
 		if err := json.Unmarshal(raw, &d); err != nil {
@@ -140,6 +146,9 @@ func (d *Dashboard) AllPanels() []Panel {
 type Query struct {
 	Where string // "panel 3 (Replicas) target A" or "variable namespace"
 	Expr  string
+	// Label is set for a variable's label_values(Expr, Label): Grafana lists the values of Label on the
+	// series Expr selects.
+	Label string
 }
 
 var (
@@ -147,8 +156,8 @@ var (
 	queryResult = regexp.MustCompile(`^\s*query_result\((.*)\)\s*$`)
 )
 
-// Queries lists the PromQL expressions of the dashboard: the panels' targets' expr, and the PromQL inside
-// the query variables (label_values(selector, label), query_result(expr)).
+// Queries lists the PromQL expressions of the dashboard: the panels' targets' expr (hidden ones too), and
+// the PromQL inside the query variables (label_values(selector, label), query_result(expr), a plain expr).
 func (d *Dashboard) Queries() []Query {
 	var out []Query
 	for _, p := range d.AllPanels() {
@@ -163,8 +172,8 @@ func (d *Dashboard) Queries() []Query {
 		q := v.QueryString()
 		switch m := labelValues.FindStringSubmatch(q); {
 		case m != nil && m[2] != "":
-			out = append(out, Query{Where: "variable " + v.Name, Expr: m[1]})
-		case m != nil: // label_values(label): no metric
+			out = append(out, Query{Where: "variable " + v.Name, Expr: m[1], Label: m[2]})
+		case m != nil: // label_values(label): every series, no PromQL
 		case queryResult.MatchString(q):
 			out = append(out, Query{Where: "variable " + v.Name, Expr: queryResult.FindStringSubmatch(q)[1]})
 		default:
