@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"sort"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/closedloop"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/recommender/simulate"
 )
 
@@ -28,6 +30,7 @@ type policySource struct {
 	policy          *vpav1.PodResourcePolicy
 	config          *recommender.Config // the object's override annotations applied; nil without any
 	hvpa            *hvpav1alpha1.Hvpa  // the object, when it is an Hvpa
+	model           string              // its recommender.hvpa.dev/model annotation ("": none)
 }
 
 func newSimulateCommand() *cobra.Command {
@@ -35,7 +38,7 @@ func newSimulateCommand() *cobra.Command {
 	var interval time.Duration
 	var closedLoop, compare bool
 	cmd := &cobra.Command{
-		Use:   "simulate --trace FILE [--out FILE] [--interval 1m] [--vpa vpa.yaml] [--hvpa hvpa.yaml] [--report report.html]",
+		Use:   "simulate --trace FILE [--out FILE] [--interval 1m] [--vpa vpa.yaml] [--hvpa hvpa.yaml] [--report report.html] [--model upstream|adaptive]",
 		Short: "Run the recommender on a usage trace and write its recommendations",
 		Long: `Run the recommender model on a usage trace (TRACE-FORMAT v1: CSV, plain or gzip; - reads standard input)
 on a simulated clock and write a recommendation row per (namespace, workload, container) every --interval.
@@ -43,7 +46,10 @@ One VPA per workload with the default policy, unless --vpa (VerticalPodAutoscale
 manifests) give policies: an object applies to the workload its targetRef names (and to its namespace, when
 it has one); an object whose targetRef name is "*" applies to every workload no other object names.
 A summary goes to standard error: samples, recommendations, wall time, samples/s, peak heap, and the quality
-of the targets against the usage that followed them.
+of the targets against the usage that followed them (slack, usage over target, applied changes per
+container-day). --model adaptive runs the adaptive model (an ensemble scored on the recent past, see
+docs/simulate.md) for every workload, upstream's beside it for comparison; an object's annotation
+recommender.hvpa.dev/model chooses the model of its workloads.
 
 With --closed-loop the trace is the DEMAND of each workload (per timestamp, its pods' usage summed per
 container) and every workload that an Hvpa of --hvpa names is served by a simulated workload that the real
@@ -58,13 +64,20 @@ replica-aware one, or per-pod, the replica-blind one), --compare runs both.`,
 				return err
 			}
 			if closedLoop {
+				if model == "" {
+					model = string(closedloop.ModelTotal)
+				}
 				return runClosedLoop(cmd, sources, closedLoopArgs{trace: traceFile, out: outFile, summary: summaryFile, report: reportFile,
 					model: model, compare: compare, interval: interval, hvpaFile: hvpaFile})
 			}
-			if compare || summaryFile != "" || cmd.Flags().Changed("model") {
-				return fmt.Errorf("--model, --compare and --summary-json need --closed-loop")
+			if compare || summaryFile != "" {
+				return fmt.Errorf("--compare and --summary-json need --closed-loop")
 			}
-			return runOpenLoop(cmd, sources, openLoopArgs{trace: traceFile, out: outFile, report: reportFile, cpuProfile: cpuProfile, interval: interval})
+			m, err := adaptive.ParseModel(model)
+			if err != nil {
+				return fmt.Errorf("--%w", err)
+			}
+			return runOpenLoop(cmd, sources, openLoopArgs{trace: traceFile, out: outFile, report: reportFile, cpuProfile: cpuProfile, interval: interval, model: m})
 		},
 	}
 	cmd.Flags().StringVar(&traceFile, "trace", "", "usage trace (CSV or gzip CSV; - for standard input)")
@@ -76,7 +89,7 @@ replica-aware one, or per-pod, the replica-blind one), --compare runs both.`,
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the simulation to this file")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
 	cmd.Flags().BoolVar(&closedLoop, "closed-loop", false, "replay the trace as demand and scale each workload with its Hvpa (--hvpa) in closed loop")
-	cmd.Flags().StringVar(&model, "model", string(closedloop.ModelTotal), "with --closed-loop: the recommender's model of an Hvpa's workload, total (replica-aware) or per-pod (replica-blind)")
+	cmd.Flags().StringVar(&model, "model", "", "the recommender's model: upstream (the default) or adaptive; with --closed-loop: the model of an Hvpa's workload, total (replica-aware, the default) or per-pod (replica-blind)")
 	cmd.Flags().BoolVar(&compare, "compare", false, "with --closed-loop: run both models on the same demand")
 	cmd.Flags().StringVar(&summaryFile, "summary-json", "", "with --closed-loop: write the outcome per workload and model as JSON")
 	_ = cmd.MarkFlagRequired("trace")
@@ -85,8 +98,8 @@ replica-aware one, or per-pod, the replica-blind one), --compare runs both.`,
 
 // openLoopArgs are the flags of an open-loop simulation (recommendations on a usage trace).
 type openLoopArgs struct {
-	trace, out, report, cpuProfile string
-	interval                       time.Duration
+	trace, out, report, cpuProfile, model string
+	interval                              time.Duration
 }
 
 // runOpenLoop runs the recommender on a usage trace and writes its recommendations, the summary and, with
@@ -136,6 +149,7 @@ func runOpenLoop(cmd *cobra.Command, sources []policySource, a openLoopArgs) err
 	runtime.ReadMemStats(&ms)
 	peak = max(peak, ms.HeapAlloc)
 	printSummary(cmd.ErrOrStderr(), sim.Stats, wall, peak)
+	printScores(cmd.ErrOrStderr(), sim.Stats)
 	if a.report != "" {
 		f, err := os.Create(a.report)
 		if err != nil {
@@ -168,6 +182,13 @@ func simulatorOptions(sources []policySource, a openLoopArgs, onTick func(int64)
 			return nil
 		},
 		OnTick: onTick,
+		Model:  a.model,
+		ModelFor: func(ns, workload string) string {
+			if src := matchSource(sources, ns, workload); src != nil {
+				return src.model
+			}
+			return ""
+		},
 	}
 }
 
@@ -212,11 +233,11 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 				if v.Spec.TargetRef == nil {
 					return nil, fmt.Errorf("%s: document %d: spec.targetRef: Required value", f.path, doc)
 				}
-				cfg, err := overrides(v.Annotations)
+				cfg, model, err := overrides(v.Annotations)
 				if err != nil {
 					return nil, fmt.Errorf("%s: document %d (VerticalPodAutoscaler %s): %w", f.path, doc, v.Name, err)
 				}
-				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy, cfg, nil})
+				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy, cfg, nil, model})
 			case "Hvpa":
 				h := &hvpav1alpha1.Hvpa{}
 				if err := strictDecode(raw, h); err != nil {
@@ -226,11 +247,11 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 				if h.Spec.VPA != nil {
 					rp = h.Spec.VPA.Template.ResourcePolicy
 				}
-				cfg, err := overrides(h.Annotations)
+				cfg, model, err := overrides(h.Annotations)
 				if err != nil {
 					return nil, fmt.Errorf("%s: document %d (Hvpa %s): %w", f.path, doc, h.Name, err)
 				}
-				out = append(out, policySource{h.Namespace, h.Spec.TargetRef.Name, rp, cfg, h})
+				out = append(out, policySource{h.Namespace, h.Spec.TargetRef.Name, rp, cfg, h, model})
 			}
 		}
 	}
@@ -258,20 +279,32 @@ func matchSource(sources []policySource, ns, workload string) *policySource {
 }
 
 // overrides applies an object's recommender.hvpa.dev/ annotations to the default configuration (nil when
-// it has none).
-func overrides(annotations map[string]string) (*recommender.Config, error) {
+// it has none) and returns the model its recommender.hvpa.dev/model annotation chooses ("" without one).
+func overrides(annotations map[string]string) (*recommender.Config, string, error) {
+	model := ""
+	if v, ok := annotations[adaptive.AnnotationModel]; ok {
+		m, err := adaptive.ParseModel(strings.TrimSpace(v))
+		if err != nil {
+			return nil, "", fmt.Errorf("annotation %s: %w", adaptive.AnnotationModel, err)
+		}
+		model = m
+	}
 	has := false
-	for k := range annotations {
-		has = has || strings.HasPrefix(k, recommender.AnnotationPrefix)
+	rest := map[string]string{}
+	for k, v := range annotations {
+		if k != adaptive.AnnotationModel {
+			rest[k] = v
+			has = has || strings.HasPrefix(k, recommender.AnnotationPrefix)
+		}
 	}
 	if !has {
-		return nil, nil
+		return nil, model, nil
 	}
-	cfg, err := recommender.WithOverrides(recommender.Defaults(), annotations)
+	cfg, err := recommender.WithOverrides(recommender.Defaults(), rest)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &cfg, nil
+	return &cfg, model, nil
 }
 
 func printSummary(w io.Writer, st simulate.Stats, wall time.Duration, peakHeap uint64) {
@@ -282,4 +315,49 @@ func printSummary(w io.Writer, st simulate.Stats, wall time.Duration, peakHeap u
 	fmt.Fprintf(w, "wall time %s, %.0f samples/s, peak heap %.1f MiB\n", wall.Round(time.Millisecond), rate, float64(peakHeap)/(1<<20))
 	fmt.Fprintf(w, "quality: cpu slack %.1f%% (usage above target %.2f%% of %d samples), memory slack %.1f%% (above target %.2f%% of %d samples), target changes over 10%%: %d\n",
 		100*st.CPUSlack(), 100*st.CPUAboveFraction(), st.ScoredCPU, 100*st.MemorySlack(), 100*st.MemoryAboveFraction(), st.ScoredMemory, st.TargetChanges)
+}
+
+// printScores writes the scores of the run (docs/simulate.md, "Scores"): of the recommendations written and,
+// when some workload ran the adaptive model, of upstream's beside them; then the candidates that won.
+func printScores(w io.Writer, st simulate.Stats) {
+	line := func(name string, sc simulate.Scores) {
+		fmt.Fprintf(w, "scores (%s): cpu slack %.1f%%, memory slack %.1f%%, cpu over %.2f%%, memory over %.2f%%, OOM events %d, applied changes per container-day %.2f (%d over %.1f container-days)\n",
+			name, 100*sc.CPUSlack(), 100*sc.MemorySlack(), 100*sc.CPUOverFraction(), 100*sc.MemoryOverFraction(), sc.OOMs, sc.ChangesPerContainerDay(), sc.Changes, sc.ContainerDays)
+	}
+	if st.Adaptive == 0 {
+		line(adaptive.ModelUpstream, st.Scores)
+		return
+	}
+	line(adaptive.ModelAdaptive, st.Scores)
+	line(adaptive.ModelUpstream+", beside it", st.Upstream)
+	for _, r := range []struct {
+		name string
+		wins map[string]int
+	}{{"cpu", st.CPUWinners}, {"memory", st.MemoryWinners}} {
+		fmt.Fprintf(w, "winners (%s, per tick and container): %s\n", r.name, topWinners(r.wins, 8))
+	}
+}
+
+// topWinners lists the n candidates that won most often, with their share.
+func topWinners(wins map[string]int, n int) string {
+	type kv struct {
+		name string
+		n    int
+	}
+	var all []kv
+	total := 0
+	for k, v := range wins {
+		all = append(all, kv{k, v})
+		total += v
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].name < all[j].name })
+	var parts []string
+	for i, x := range all {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("%d more", len(all)-n))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f%%", x.name, 100*float64(x.n)/float64(max(total, 1))))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -206,3 +206,41 @@ func TestSimulateClosedLoopErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestSimulateModelAdaptive(t *testing.T) {
+	plain, summary, err := runWithStdin(t, tinyTrace, "simulate", "--trace", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(summary, "scores (upstream): cpu slack") || strings.Contains(summary, "winners") {
+		t.Errorf("an upstream run's summary:\n%s", summary)
+	}
+	out, summary, err := runWithStdin(t, tinyTrace, "simulate", "--trace", "-", "--model", "adaptive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"scores (adaptive): cpu slack", "scores (upstream, beside it)", "memory over", "applied changes per container-day", "winners (cpu, per tick and container): upstream 100.0%"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
+	// two minutes of history: upstream wins (the others are warming up); its first targets are published as
+	// they are, later ones when they leave the 10% dead band
+	al, ul := strings.Split(out, "\n"), strings.Split(plain, "\n")
+	if len(al) != len(ul) || al[1] != ul[1] || al[3] == ul[3] {
+		t.Errorf("adaptive before its warmup:\n%s\nupstream:\n%s", out, plain)
+	}
+	dir := t.TempDir()
+	vpa := filepath.Join(dir, "vpa.yaml")
+	os.WriteFile(vpa, []byte("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: web\n  namespace: ns\n  annotations: {recommender.hvpa.dev/model: adaptive, recommender.hvpa.dev/safety-margin: \"0.2\"}\nspec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"), 0o644)
+	if _, summary, err = runWithStdin(t, tinyTrace, "simulate", "--trace", "-", "--vpa", vpa); err != nil || !strings.Contains(summary, "scores (adaptive)") {
+		t.Errorf("the model annotation: %v\n%s", err, summary)
+	}
+	os.WriteFile(vpa, []byte("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: web\n  annotations: {recommender.hvpa.dev/model: best}\nspec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"), 0o644)
+	if _, _, err = runWithStdin(t, tinyTrace, "simulate", "--trace", "-", "--vpa", vpa); err == nil || !strings.Contains(err.Error(), "recommender.hvpa.dev/model") {
+		t.Errorf("a bad model annotation: %v", err)
+	}
+	if _, _, err = runWithStdin(t, tinyTrace, "simulate", "--trace", "-", "--model", "total"); err == nil || !strings.Contains(err.Error(), `model "total": use upstream or adaptive`) {
+		t.Errorf("--model total without --closed-loop: %v", err)
+	}
+}

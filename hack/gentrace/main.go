@@ -7,6 +7,9 @@
 // --step-cpu/--step-memory every --step-every (step) or following a day curve of relative --amplitude
 // (diurnal), with relative --noise; workload i's levels are scaled by 1 + i x --spread.
 //
+// With --profile bursty|weekly|small it writes a usage trace of that kind for `hvpa simulate` (profiles.go):
+// CPU bursts, a weekly pattern (quiet weekends), or small noisy containers.
+//
 //	go run ./hack/gentrace --workloads 5000 --pods 2 --containers 1 --days 1 > /tmp/big.csv
 //	go run ./hack/gentrace --shape step --workloads 3 --pods 1 --days 3 --cpu 400 --memory 1Gi \
 //	    --step-cpu 2500 --step-memory 5Gi --step-every 6h > /tmp/step.csv
@@ -45,7 +48,15 @@ func main() {
 	spread := flag.Float64("spread", 0.5, "demand: workload i's levels are scaled by 1 + i x spread")
 	cpuReq := flag.Float64("cpu-request", 500, "demand: the pods' CPU request in millicores in the trace")
 	memReq := flag.String("memory-request", "2Gi", "demand: the pods' memory request in the trace (a quantity)")
+	profile := flag.String("profile", "", "write a usage trace of this profile: bursty, weekly or small (see profiles.go)")
 	flag.Parse()
+	if *profile != "" {
+		if err := writeProfile(os.Stdout, *profile, *workloads, *pods, *days, *seed); err != nil {
+			fmt.Fprintln(os.Stderr, "gentrace:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if *shape != "" {
 		writeDemand(closedloop.Demand{Shape: closedloop.Shape(*shape), Workloads: *workloads, Pods: *pods, Days: *days, Interval: *interval,
 			CPU: *cpu, Memory: quantity("memory", *memory), StepCPU: *stepCPU, StepMemory: quantity("step-memory", *stepMemory), StepEvery: *stepEvery,

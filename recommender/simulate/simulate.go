@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/recommender/trace"
 )
 
@@ -36,6 +37,13 @@ type Options struct {
 	SeriesStep time.Duration
 	// OnTick, when set, is called after every tick (e.g. to sample the heap).
 	OnTick func(tick int64)
+	// Model is the model of every workload: adaptive.ModelUpstream ("" too) or adaptive.ModelAdaptive.
+	Model string
+	// ModelFor, when set, returns the model of one workload ("": Model), e.g. from its object's
+	// recommender.hvpa.dev/model annotation.
+	ModelFor func(namespace, workload string) string
+	// Adaptive configures the adaptive model (nil: adaptive.Defaults of the workload's configuration).
+	Adaptive *adaptive.Config
 }
 
 // Stats summarize a simulation.
@@ -48,6 +56,13 @@ type Stats struct {
 	CPUAbove, MemoryAbove         int     // usage above target
 	TargetChanges                 int     // tick-to-tick target changes over 10% (cpu or memory)
 	RejectedOOMs, RejectedSamples int
+	// Scores are the issue's scores of the recommendations written; Upstream the same scores of the upstream
+	// model on the same run (equal to Scores when every workload runs upstream's model).
+	Scores, Upstream Scores
+	// Adaptive is the number of aggregates that ran the adaptive model; Winners counts, per tick and such
+	// aggregate, the winning candidates of CPU and of memory by name.
+	Adaptive                  int
+	CPUWinners, MemoryWinners map[string]int
 }
 
 // CPUSlack is the mean (target - usage) / target over scored CPU samples.
@@ -74,13 +89,17 @@ type Point struct {
 	Time                 int64
 	CPU, Memory          int64 // usage maxima; -1 none
 	Target, Lower, Upper recommender.Amounts
-	OOM                  bool
+	// Upstream is the upstream model's target (Series.Adaptive: the target is the adaptive model's).
+	Upstream recommender.Amounts
+	OOM      bool
 }
 
 // Series is the history of one (namespace, workload, container).
 type Series struct {
 	Namespace, Workload, Container string
-	Points                         []Point
+	// Adaptive: the targets are the adaptive model's, and Point.Upstream holds upstream's beside them.
+	Adaptive bool
+	Points   []Point
 }
 
 // aggregate is what the simulator keeps beside one aggregate of the recommender state (one workload
@@ -100,6 +119,11 @@ type aggregate struct {
 	row                     []byte // cached output columns after the timestamp
 	series                  *Series
 	cur                     Point
+	// the adaptive model (nil: upstream's): its state and upstream's recommendation beside it
+	ad         *adaptive.State
+	up         recommender.Recommendation
+	upHas      bool
+	app, upApp applied // what an updater applied of rec and of up
 }
 
 type pendingOOM struct {
@@ -149,6 +173,7 @@ type Simulator struct {
 	pendingOOMs []pendingOOM
 	Stats       Stats
 	series      []*Series
+	adModels    map[recommender.Config]*adaptive.Model
 }
 
 // New returns a Simulator writing recommendations to w (nil: none are written).
@@ -169,8 +194,18 @@ func New(w io.Writer, opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := adaptive.ParseModel(opts.Model); err != nil {
+		return nil, err
+	}
+	if opts.Adaptive != nil {
+		if err := opts.Adaptive.Validate(); err != nil {
+			return nil, fmt.Errorf("adaptive model: %w", err)
+		}
+	}
 	cfg := m.Config
-	s := &Simulator{opts: opts, model: m, models: map[recommender.Config]*recommender.Model{cfg: m}, state: recommender.NewState(), aggs: map[recommender.AggregateKey]*aggregate{}, containers: map[string]*container{}, workloads: map[string]*workloadState{}}
+	s := &Simulator{opts: opts, model: m, models: map[recommender.Config]*recommender.Model{cfg: m}, state: recommender.NewState(), aggs: map[recommender.AggregateKey]*aggregate{}, containers: map[string]*container{}, workloads: map[string]*workloadState{},
+		adModels: map[recommender.Config]*adaptive.Model{}}
+	s.Stats.CPUWinners, s.Stats.MemoryWinners = map[string]int{}, map[string]int{}
 	if w != nil {
 		s.out = bufio.NewWriterSize(w, 1<<20)
 		s.out.WriteString(OutputHeader + "\n")
@@ -232,6 +267,7 @@ func (s *Simulator) Add(row *trace.Row) {
 	}
 	s.Stats.Samples++
 	s.score(a, row)
+	s.scoreIssue(a, row)
 	s.addUsage(c, row, t)
 	if a.series != nil {
 		if row.HasCPU {
@@ -249,6 +285,9 @@ func (s *Simulator) addUsage(c *container, row *trace.Row, t time.Time) {
 	if row.HasCPU {
 		if a.model.AddCPU(c.pc.State, t, float64(row.CPU)/1000) {
 			a.dirty = true
+			if a.ad != nil {
+				a.ad.AddCPU(t, float64(row.CPU)/1000)
+			}
 			if !a.counted && !a.policy.Off { // a new scaled container: the pod minimum is split anew
 				a.counted = true
 				a.wl.scaled++
@@ -261,6 +300,9 @@ func (s *Simulator) addUsage(c *container, row *trace.Row, t time.Time) {
 	if row.HasMemory {
 		if a.model.AddMemory(c.pc.State, t, float64(row.Memory)) {
 			a.dirty = true
+			if a.ad != nil {
+				a.ad.AddMemory(t, float64(row.Memory))
+			}
 		} else {
 			s.Stats.RejectedSamples++
 		}
@@ -273,6 +315,13 @@ func (s *Simulator) flushOOMs() {
 			s.Stats.RejectedOOMs++
 		} else {
 			o.c.agg.dirty = true
+			if ad := o.c.agg.ad; ad != nil {
+				req := o.request
+				if req <= 0 {
+					req = o.c.pc.State.MemoryRequest
+				}
+				ad.RecordOOM(o.t, req)
+			}
 		}
 	}
 	s.pendingOOMs = s.pendingOOMs[:0]
@@ -318,8 +367,12 @@ func (s *Simulator) container(row *trace.Row) *container {
 		if s.opts.Policy != nil {
 			a.policy = s.opts.Policy(a.ns, a.workload, a.container)
 		}
+		a.ad = s.adaptiveFor(ns, workload, model)
+		if a.ad != nil {
+			s.Stats.Adaptive++
+		}
 		if s.opts.Series {
-			a.series = &Series{Namespace: a.ns, Workload: a.workload, Container: a.container}
+			a.series = &Series{Namespace: a.ns, Workload: a.workload, Container: a.container, Adaptive: a.ad != nil}
 			a.cur = Point{CPU: -1, Memory: -1}
 			s.series = append(s.series, a.series)
 		}
@@ -358,11 +411,14 @@ func (s *Simulator) tick(T int64) {
 	s.Stats.Ticks++
 	now := time.Unix(T, 0).UTC()
 	ts := strconv.AppendInt(nil, T, 10)
+	days := s.opts.Interval.Hours() / 24
 	for _, a := range s.ordered {
 		if n := a.wl.scaled; n != a.split {
 			a.split, a.dirty = n, true
 		}
-		if a.dirty {
+		if a.ad != nil {
+			s.recommendAdaptive(a, now)
+		} else if a.dirty {
 			a.dirty = false
 			rec, ok := a.model.Recommend(a.agg, a.split, a.policy)
 			if ok && a.has && changedOver(a.rec.Target, rec.Target, 0.1) {
@@ -381,8 +437,11 @@ func (s *Simulator) tick(T int64) {
 			s.out.Write(a.row)
 		}
 		s.Stats.Recommendations++
+		s.Stats.Scores.tick(&a.app, a.rec.Target, days)
+		s.Stats.Upstream.tick(&a.upApp, a.upstreamTarget(), days)
 		if a.series != nil && (T%int64(s.opts.SeriesStep/time.Second) == 0) {
 			a.cur.Time, a.cur.Target, a.cur.Lower, a.cur.Upper = T, a.rec.Target, a.rec.LowerBound, a.rec.UpperBound
+			a.cur.Upstream = a.upstreamTarget()
 			a.series.Points = append(a.series.Points, a.cur)
 			a.cur = Point{CPU: -1, Memory: -1}
 		}
@@ -436,6 +495,7 @@ func (s *Simulator) Finish() {
 		s.nextTick += s.interval()
 	}
 	s.Stats.Aggregates = len(s.aggs)
+	s.Stats.Scores.OOMs, s.Stats.Upstream.OOMs = s.Stats.OOMs, s.Stats.OOMs
 }
 
 // modelFor returns the model of a workload's configuration (models are shared between equal configurations).

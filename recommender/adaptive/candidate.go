@@ -1,0 +1,135 @@
+package adaptive
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// kind is what makes a candidate's target.
+type kind uint8
+
+const (
+	kindUpstream kind = iota // the upstream model's target, as the caller computed it
+	kindHist                 // a percentile of a decaying histogram of CPU samples, plus a margin
+	kindDaily                // the daily schedule of a profile, plus a margin
+	kindMemPeak              // the largest memory peak of a window, plus a margin
+)
+
+// candidate is one estimator of the ensemble and its running score. Scores are sums that decay with the
+// score half-life: n samples scored, over of them above the target, idle the sum of max(target - usage, 0)
+// / target, changes the applied changes (dead band) of the candidate's own target, ooms the OOM kills it
+// would not have prevented.
+type candidate struct {
+	name   string
+	kind   kind
+	index  int // histogram (kindHist), daily spec (kindDaily), hours of the window (kindMemPeak)
+	pct    int // percentile index (kindHist)
+	margin float64
+
+	base, target, inv, applied   float64
+	n, over, idle, changes, ooms float64
+}
+
+// dailySpec is one daily profile and its schedule.
+type dailySpec struct {
+	days, segs int
+	z          float64
+}
+
+// name of a percentile, margin and half-life: "p95-m5-h6".
+func histName(p, m float64, h time.Duration) string {
+	return fmt.Sprintf("p%s-m%s-h%s", pctString(p), pctString(m), strconv.FormatFloat(h.Hours(), 'f', -1, 64))
+}
+
+func pctString(f float64) string { return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) }
+
+// cpuCandidates is the CPU ensemble of cfg: upstream first, then the histogram and daily candidates.
+func cpuCandidates(cfg *Config) ([]candidate, []dailySpec) {
+	out := []candidate{{name: ModelUpstream, kind: kindUpstream}}
+	for h, hl := range cfg.HalfLives {
+		for p, pv := range cfg.Percentiles {
+			for _, m := range cfg.Margins {
+				out = append(out, candidate{name: histName(pv, m, hl), kind: kindHist, index: h, pct: p, margin: m})
+			}
+		}
+	}
+	var specs []dailySpec
+	for _, d := range cfg.DailyDays {
+		for _, z := range cfg.DailyZ {
+			for _, s := range cfg.DailySegments {
+				specs = append(specs, dailySpec{days: d, segs: s, z: z})
+				for _, m := range cfg.DailyMargins {
+					name := fmt.Sprintf("daily-d%d-z%s-s%d-m%s", d, strconv.FormatFloat(z, 'f', -1, 64), s, pctString(m))
+					out = append(out, candidate{name: name, kind: kindDaily, index: len(specs) - 1, margin: m})
+				}
+			}
+		}
+	}
+	return out, specs
+}
+
+// memCandidates is the memory ensemble of cfg: upstream first, then the peak candidates.
+func memCandidates(cfg *Config) []candidate {
+	out := []candidate{{name: ModelUpstream, kind: kindUpstream}}
+	for _, w := range cfg.MemoryWindows {
+		for _, m := range cfg.MemoryMargins {
+			out = append(out, candidate{name: fmt.Sprintf("peak-w%s-m%s", strconv.FormatFloat(w.Hours(), 'f', -1, 64)+"h", pctString(m)),
+				kind: kindMemPeak, index: int(w / time.Hour), margin: m})
+		}
+	}
+	return out
+}
+
+// score adds one sample of usage with weight w (the score's decay) to the candidate's score against its
+// applied target (what an updater with the dead band would have applied of its targets).
+func (c *candidate) score(usage, w float64) {
+	if c.applied <= 0 {
+		return
+	}
+	c.n += w
+	if usage > c.applied {
+		c.over += w
+		return
+	}
+	c.idle += w * (1 - usage*c.inv)
+}
+
+// setTarget sets the candidate's target and applies it as an updater with dead band db would: when it
+// differs from the applied one by more than db (a change).
+func (c *candidate) setTarget(v, db, w float64) {
+	if v <= 0 {
+		return
+	}
+	c.target = v
+	if c.applied <= 0 {
+		c.applied, c.inv = v, 1/v
+		return
+	}
+	if math.Abs(v-c.applied) > db*c.applied {
+		c.applied, c.inv = v, 1/v
+		c.changes += w
+	}
+}
+
+// decay multiplies the score sums by f.
+func (c *candidate) decay(f float64) {
+	c.n *= f
+	c.over *= f
+	c.idle *= f
+	c.changes *= f
+	c.ooms *= f
+}
+
+// minScored is the (decayed) number of samples a candidate needs before it can win.
+const minScored = 60
+
+// cost is the candidate's cost under w (over: the weight of its resource's over share), with days the
+// (decayed) days its score covers and unit the weight of a sample now; +Inf before it has minScored samples.
+func (c *candidate) cost(w *Weights, over, days, unit float64) float64 {
+	if c.n < minScored*unit || days <= 0 {
+		return math.Inf(1)
+	}
+	return over*c.over/c.n + w.Idle*c.idle/c.n + w.Change*c.changes/days + w.OOM*c.ooms/days
+}
