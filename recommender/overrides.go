@@ -33,6 +33,9 @@ const (
 	AnnotationSafetyMargin = AnnotationPrefix + "safety-margin"
 )
 
+// annotationModel chooses an object's model (adaptive.AnnotationModel); it is not a Config override.
+const annotationModel = AnnotationPrefix + "model"
+
 // WithOverrides applies the override annotations of one object to base and validates the result. Errors
 // name the annotation and say what it takes; annotations under the prefix that are not overrides are
 // errors too (a typo must not be silently ignored).
@@ -47,6 +50,9 @@ func WithOverrides(base Config, annotations map[string]string) (Config, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if k == annotationModel {
+			continue // the model choice, read by whoever picks the model (package adaptive)
+		}
 		parse, known := overrides[k]
 		if !known {
 			errs = append(errs, fmt.Errorf("annotation %s is not an override; known: %s", k, strings.Join(knownOverrides(), ", ")))

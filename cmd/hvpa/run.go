@@ -34,6 +34,7 @@ import (
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/metricsauth"
+	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/certs"
@@ -157,6 +158,7 @@ func recommenderFlags(f *pflag.FlagSet, o *runOptions) {
 	f.DurationVar(&r.Interval, "recommender-interval", r.Interval, "time between recommender runs")
 	f.DurationVar(&o.hvpaSync, "hvpa-sync-period", 30*time.Second, "how often every Hvpa is decided again without a change to it")
 	f.Float64Var(&o.hvpaLowConfidence, "hvpa-low-confidence-days", 1, "an Hvpa whose embedded recommendation has less history than this (days) has the LowConfidence condition, and scale-downs from it (replicas and per-pod) are held")
+	f.StringVar(&r.DefaultModel, "default-model", "upstream", "model of the VerticalPodAutoscalers without the recommender.hvpa.dev/model annotation: upstream (upstream VPA's numbers) or adaptive (an ensemble scored on the recent past, docs/simulate.md; opt-in, in memory: its scores restart with the process)")
 	f.StringVar(&r.Name, "recommender-name", r.Name, "serve the VerticalPodAutoscalers whose spec.recommenders names this (\"default\" also serves those naming none)")
 	f.StringSliceVar(&r.Namespaces, "namespaces", nil, "serve only the VerticalPodAutoscalers of these namespaces (default: all)")
 	f.StringSliceVar(&r.ExcludeNamespaces, "exclude-namespaces", nil, "skip the VerticalPodAutoscalers of these namespaces")
@@ -349,6 +351,9 @@ func (o *runOptions) validate() error {
 func (o *runOptions) validateRecommender() error {
 	if o.recommender.Interval <= 0 {
 		return fmt.Errorf("--recommender-interval %s: must be positive", o.recommender.Interval)
+	}
+	if _, err := adaptive.ParseModel(o.recommender.DefaultModel); err != nil {
+		return fmt.Errorf("--default-model: %w", err)
 	}
 	if o.prometheus.Timeout <= 0 {
 		return fmt.Errorf("--prometheus-timeout %s: must be positive, e.g. 1m", o.prometheus.Timeout)

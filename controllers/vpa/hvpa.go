@@ -2,6 +2,7 @@ package vpa
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -92,6 +94,9 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 		cfg, err := recommender.WithOverrides(r.Base, h.Annotations)
 		if err != nil {
 			continue
+		}
+		if v, ok := h.Annotations[adaptive.AnnotationModel]; ok && strings.TrimSpace(v) != adaptive.ModelUpstream {
+			continue // the adaptive model serves VerticalPodAutoscalers only in this version (--default-model too): refused like a bad override
 		}
 		spec, errs := scaling.FromHvpa(h)
 		if len(errs) > 0 { // the Hvpa controller reports an invalid spec

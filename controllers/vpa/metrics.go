@@ -24,6 +24,8 @@ type Metrics struct {
 	CheckpointsWritten    prometheus.Counter
 	// HistorySource is 1 for where the usage history at start came from.
 	HistorySource *prometheus.GaugeVec
+	// AdaptiveWinner is 1 for the candidate an adaptive VPA's container publishes, per resource.
+	AdaptiveWinner *prometheus.GaugeVec
 	// TargetCPU, TargetMemory, UsageCPU and UsageMemory are per object (VerticalPodAutoscaler or Hvpa) and
 	// container: the target recommended per pod, and the mean usage per pod of the object's running pods from
 	// the latest read.
@@ -65,6 +67,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		HistorySource: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "history_source_info",
 			Help: "1 for where the usage history at start came from: checkpoint, prometheus, checkpoint-fallback (--storage=prometheus, but Prometheus could not be read: the log says why) or none."},
 			[]string{"source"}),
+		AdaptiveWinner: newWinnerMetric(),
 		TargetCPU: perObject("target_cpu_cores",
 			"Recommended per-pod cpu target of a container of a VerticalPodAutoscaler or an Hvpa (kind), in cores; for an Hvpa, the target of its workload's load divided by its running pods."),
 		TargetMemory: perObject("target_memory_bytes",
@@ -76,7 +79,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.Objects, m.StepDuration, m.Aggregates, m.MetricsAPIErrors, m.RecommendationLatency, m.Quality, m.OOMs, m.CheckpointsWritten,
-			m.HistorySource, m.TargetCPU, m.TargetMemory, m.UsageCPU, m.UsageMemory)
+			m.HistorySource, m.AdaptiveWinner, m.TargetCPU, m.TargetMemory, m.UsageCPU, m.UsageMemory)
 	}
 	return m
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/hvpa-dev/hvpa/internal/podstore"
@@ -17,8 +16,8 @@ import (
 // observeOOMs records OOM kills from pod status (current or last state terminated with reason OOMKilled) and
 // containers evicted by the kubelet under memory pressure (an evicted pod's status). Each kill is recorded
 // once.
-func (r *Recommender) observeOOMs(ctx context.Context, pods map[types.NamespacedName]*podstore.Pod, evicted []*podstore.Pod, models map[types.NamespacedName]*modelSet,
-	hvpas map[types.NamespacedName]*servedHvpa, now time.Time) {
+func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.Time) {
+	pods, evicted, models, hvpas := match.index, match.evicted, match.model, match.hvpa
 	record := func(p *podstore.Pod, container string, at time.Time, request float64, key string) {
 		if !r.state.FirstOOM(key, now) {
 			return
@@ -34,6 +33,7 @@ func (r *Recommender) observeOOMs(ctx context.Context, pods map[types.Namespaced
 			return
 		}
 		r.Metrics.OOMs.Inc()
+		r.oomAdaptive(match.adaptive[p.Key()], container, at, request)
 		if h := hvpas[p.Key()]; h != nil {
 			if request <= 0 {
 				request = cs.State.MemoryRequest

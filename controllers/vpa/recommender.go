@@ -31,6 +31,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
 
@@ -68,6 +69,9 @@ type Options struct {
 	StatusDeadBand float64
 	// LowConfidenceDays: LowConfidence is set below this confidence (1 day).
 	LowConfidenceDays float64
+	// DefaultModel is the model of VPAs without the recommender.hvpa.dev/model annotation: "" or upstream
+	// (upstream's numbers), or adaptive (--default-model).
+	DefaultModel string
 }
 
 // DefaultOptions returns the defaults.
@@ -102,6 +106,7 @@ type Recommender struct {
 	models map[recommender.Config]*recommender.Model
 	// state is the model's memory (pod containers, aggregates, initial history, Hvpa workload totals)
 	state        *recommender.State
+	adaptive     adaptiveStates // the adaptive VPAs' models and states
 	written      map[vpaContainer]time.Time
 	ours         map[checkpointRef]bool                // checkpoints this recommender wrote or loaded as its own
 	legacy       map[vpaContainer]types.NamespacedName // Hvpa histories in VerticalPodAutoscalerCheckpoints (earlier versions), deleted once moved
@@ -275,12 +280,14 @@ func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
 
 // served is a VPA this recommender serves, with its resolved target and model.
 type served struct {
-	vpa     *vpav1.VerticalPodAutoscaler
-	target  workload.Target
-	err     error              // ConfigUnsupported
-	model   *recommender.Model // the object's model (flags and annotations)
-	models  *modelSet          // and its containers' (container policies with model fields)
-	matched int                // running pods its selector matches
+	vpa    *vpav1.VerticalPodAutoscaler
+	target workload.Target
+	err    error              // ConfigUnsupported
+	model  *recommender.Model // the object's model (flags and annotations)
+	models *modelSet          // and its containers' (container policies with model fields)
+	// adaptive is its adaptive model (recommender.hvpa.dev/model: adaptive); nil: upstream's model
+	adaptive *adaptive.Model
+	matched  int // running pods its selector matches
 
 	rec *vpav1.RecommendedPodResources // the recommendation in status after this run (the target metric)
 	// merged are the VPA's aggregates merged per container by this run's status step (its checkpoints save them)
@@ -328,7 +335,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		return err
 	}
 	// 4. OOM kills from pod status and kubelet evictions
-	r.observeOOMs(ctx, m.index, m.evicted, m.model, m.hvpa, now)
+	r.observeOOMs(ctx, m, now)
 	_ = steps.done(ctx, "oom")
 	// 5. recommendations and status
 	r.writeStatuses(ctx, list)
@@ -383,6 +390,8 @@ type podMatch struct {
 	hvpa    map[types.NamespacedName]*servedHvpa   // the Hvpa whose workload total a pod's usage feeds
 	owners  map[types.NamespacedName][]objectRef   // the VPAs and Hvpas that select a pod (the usage metric)
 	evicted []*podstore.Pod                        // evicted pods are Failed: evictions are looked up here
+	// adaptive are the adaptive VPAs that select a pod (their models get its samples and OOM kills)
+	adaptive map[types.NamespacedName][]*served
 }
 
 // matchPods matches the running pods to the VPAs and Hvpas whose targets select them (counting each
@@ -403,7 +412,7 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 		hvpaByNS[h.hvpa.Namespace] = append(hvpaByNS[h.hvpa.Namespace], h)
 	}
 	m := podMatch{index: map[types.NamespacedName]*podstore.Pod{}, model: map[types.NamespacedName]*modelSet{},
-		hvpa: map[types.NamespacedName]*servedHvpa{}, owners: map[types.NamespacedName][]objectRef{}}
+		hvpa: map[types.NamespacedName]*servedHvpa{}, owners: map[types.NamespacedName][]objectRef{}, adaptive: map[types.NamespacedName][]*served{}}
 	for _, p := range pods {
 		if p.EvictionMessage != "" {
 			m.evicted = append(m.evicted, p)
@@ -416,6 +425,9 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 			if s.target.Selector.Matches(set) {
 				s.matched++
 				m.owners[key] = append(m.owners[key], objectRef{kindVPA, s.vpa.Name})
+				if s.adaptive != nil {
+					m.adaptive[key] = append(m.adaptive[key], s)
+				}
 				if _, ok := m.model[key]; !ok {
 					m.model[key] = s.models
 				}
@@ -465,6 +477,7 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 			continue
 		}
 		sums.add(u.Namespace, m.owners[key], u)
+		r.feedAdaptive(m.adaptive[key], u)
 		if h := m.hvpa[key]; h != nil {
 			loads.add(h, p, u)
 		}
@@ -498,6 +511,7 @@ func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, 
 		}
 	}
 	r.collect(now)
+	r.forgetAdaptive(list)
 	r.forgetGone(vpas)
 	return checkpoints
 }
@@ -519,6 +533,8 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 		} else if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
 			s.err = &workload.TargetError{Reason: vpav1.ReasonInvalidOverride, Message: err.Error()}
 		} else if s.models, err = r.modelsFor(cfg, v.Spec.ResourcePolicy); err != nil {
+			s.err = &workload.TargetError{Reason: vpav1.ReasonInvalidOverride, Message: err.Error()}
+		} else if s.adaptive, err = r.adaptiveOf(v, cfg); err != nil {
 			s.err = &workload.TargetError{Reason: vpav1.ReasonInvalidOverride, Message: err.Error()}
 		} else {
 			s.model = s.models.base

@@ -34,8 +34,13 @@ func (r *Recommender) MergedAggregates(ns, owner string, sel labels.Selector, m 
 // confidence (days of history) among the recommended containers.
 func Recommendation(m *recommender.Model, merged map[string]*recommender.Aggregate, rp *vpav1.PodResourcePolicy) (*vpav1.RecommendedPodResources, float64) {
 	recs, confidence := m.RecommendPod(merged, func(c string) recommender.Policy { return recommender.PolicyFor(rp, c) })
+	return recommendedPod(recs), confidence
+}
+
+// recommendedPod is the API form of a pod's container recommendations (none: nil).
+func recommendedPod(recs []recommender.ContainerRecommendation) *vpav1.RecommendedPodResources {
 	if len(recs) == 0 {
-		return nil, 0
+		return nil
 	}
 	out := &vpav1.RecommendedPodResources{}
 	for _, r := range recs {
@@ -47,7 +52,7 @@ func Recommendation(m *recommender.Model, merged map[string]*recommender.Aggrega
 			UncappedTarget: resourceList(r.UncappedTarget),
 		})
 	}
-	return out, confidence
+	return out
 }
 
 func resourceList(a recommender.Amounts) corev1.ResourceList {
@@ -236,7 +241,13 @@ func (r *Recommender) observedConditions(s *served, st *vpav1.VerticalPodAutosca
 func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus, now time.Time) bool {
 	v := s.vpa
 	s.merged = r.MergedAggregates(v.Namespace, v.Name, s.target.Selector, s.model)
-	rec, confidence := Recommendation(s.model, s.merged, v.Spec.ResourcePolicy)
+	policy := func(c string) recommender.Policy { return recommender.PolicyFor(v.Spec.ResourcePolicy, c) }
+	recs, confidence := s.model.RecommendPod(s.merged, policy)
+	adaptiveNote := ""
+	if s.adaptive != nil {
+		adaptiveNote = "; adaptive model, winners " + r.recommendAdaptive(s, recs, policy, now)
+	}
+	rec := recommendedPod(recs)
 	if WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) {
 		rec = v.Status.Recommendation // only the bounds drifted, within the band: nothing to write
 	}
@@ -247,7 +258,7 @@ func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus
 		return false
 	}
 	st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, true, vpav1.ReasonRecommendationProvided,
-		fmt.Sprintf("recommendation for %d containers", len(rec.ContainerRecommendations))), now)
+		fmt.Sprintf("recommendation for %d containers%s", len(rec.ContainerRecommendations), adaptiveNote)), now)
 	low := confidence < r.Opts.LowConfidenceDays
 	msg := fmt.Sprintf("confidence %.1f days of history", confidence)
 	if low {
