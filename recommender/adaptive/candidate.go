@@ -30,6 +30,7 @@ type candidate struct {
 
 	base, target, inv, applied   float64
 	n, over, idle, changes, ooms float64
+	tokens                       float64 // the change budget left of the candidate's own applied target
 }
 
 // dailySpec is one daily profile and its schedule.
@@ -96,21 +97,41 @@ func (c *candidate) score(usage, w float64) {
 	c.idle += w * (1 - usage*c.inv)
 }
 
-// setTarget sets the candidate's target and applies it as an updater with dead band db would: when it
-// differs from the applied one by more than db (a change).
-func (c *candidate) setTarget(v, db, w float64) {
+// budget is the change budget a candidate's own applied target follows (as the published one does): refill
+// changes added since the last target, at most limit saved, rises take one even when none is left (down to
+// -debt); free: no budget (ChangesPerDay 0).
+type budget struct {
+	refill, limit, debt float64
+	free                bool
+}
+
+// setTarget sets the candidate's target and applies it as an updater with dead band db and budget b would:
+// when it differs from the applied one by more than db (a change), a rise at once, a cut when the budget
+// has a change left.
+func (c *candidate) setTarget(v, db, w float64, b *budget) {
 	if v <= 0 {
 		return
 	}
 	c.target = v
+	c.tokens = min(b.limit, c.tokens+b.refill)
 	if c.applied <= 0 {
 		c.applied, c.inv = v, 1/v
 		return
 	}
-	if math.Abs(v-c.applied) > db*c.applied {
-		c.applied, c.inv = v, 1/v
-		c.changes += w
+	if math.Abs(v-c.applied) <= db*c.applied {
+		return
 	}
+	switch {
+	case b.free:
+	case v > c.applied:
+		c.tokens = max(c.tokens-1, -b.debt)
+	case c.tokens >= 1:
+		c.tokens--
+	default:
+		return
+	}
+	c.applied, c.inv = v, 1/v
+	c.changes += w
 }
 
 // decay multiplies the score sums by f.
@@ -125,11 +146,59 @@ func (c *candidate) decay(f float64) {
 // minScored is the (decayed) number of samples a candidate needs before it can win.
 const minScored = 60
 
-// cost is the candidate's cost under w (over: the weight of its resource's over share), with days the
-// (decayed) days its score covers and unit the weight of a sample now; +Inf before it has minScored samples.
-func (c *candidate) cost(w *Weights, over, days, unit float64) float64 {
-	if c.n < minScored*unit || days <= 0 {
+// scored reports whether the candidate has scored minScored samples (unit: the weight of a sample now).
+func (c *candidate) scored(unit float64) bool { return c.n >= minScored*unit && c.n > 0 }
+
+// eligible reports whether the candidate meets the constraints against up (the upstream candidate): its
+// recent over share at most limit, and (memory) no more OOM kills it would not have prevented than up.
+func (c *candidate) eligible(up *candidate, limit, unit float64) bool {
+	if c == up {
+		return true
+	}
+	return c.scored(unit) && c.over <= limit*c.n && c.ooms <= up.ooms
+}
+
+// ledger is the long-run over account of one resource: the samples, and those above upstream's applied
+// target and above the published one, in sums that decay with Config.LedgerHalfLife.
+type ledger struct {
+	n, up, pub float64
+}
+
+func (l *ledger) add(usage, up, pub float64) {
+	if up <= 0 || pub <= 0 {
+		return
+	}
+	l.n++
+	if usage > up {
+		l.up++
+	}
+	if usage > pub {
+		l.pub++
+	}
+}
+
+func (l *ledger) decay(f float64) {
+	l.n *= f
+	l.up *= f
+	l.pub *= f
+}
+
+// limit is the over share a candidate may have had recently to be eligible: tol x upstream's long-run over
+// share, plus gain x what the published target's long-run over share is below that (minus what it is
+// above), within [0, 2 x upstream's].
+func (l *ledger) limit(tol, gain float64) float64 {
+	if l.n <= 0 {
+		return 0
+	}
+	up, pub := l.up/l.n, l.pub/l.n
+	return min(max(tol*up+gain*(tol*up-pub), 0), 2*up)
+}
+
+// cost is what an eligible candidate costs under w: its mean idle share plus change x its applied changes a
+// day (days: the decayed days its score covers); +Inf before it has minScored samples.
+func (c *candidate) cost(w *Weights, days, unit float64) float64 {
+	if !c.scored(unit) || days <= 0 {
 		return math.Inf(1)
 	}
-	return over*c.over/c.n + w.Idle*c.idle/c.n + w.Change*c.changes/days + w.OOM*c.ooms/days
+	return w.Idle*c.idle/c.n + w.Change*c.changes/days
 }

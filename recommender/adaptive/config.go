@@ -9,9 +9,11 @@ import (
 	"github.com/hvpa-dev/hvpa/recommender"
 )
 
-// AnnotationModel selects the model of one VerticalPodAutoscaler or Hvpa: "upstream" (the default) or
-// "adaptive". It is read by whoever chooses the model (the simulator, the cluster loop); it is not a
-// recommender.WithOverrides override.
+// AnnotationModel selects the model of one VerticalPodAutoscaler: "upstream" (the default, or
+// --default-model) or "adaptive"; the winning candidates are named in its RecommendationProvided condition
+// and in hvpa_recommender_adaptive_winner_info. An unknown value is InvalidOverride. `hvpa simulate` also
+// takes it on Hvpas; in the cluster an Hvpa asking for adaptive gets no embedded recommendation in this
+// version (like an invalid override). It is not a recommender.WithOverrides override.
 const AnnotationModel = recommender.AnnotationPrefix + "model"
 
 // The model names AnnotationModel, `hvpa simulate --model` and the default-model flag take.
@@ -31,13 +33,18 @@ func ParseModel(v string) (string, error) {
 	return "", fmt.Errorf("model %q: use %s or %s", v, ModelUpstream, ModelAdaptive)
 }
 
-// Weights are the cost of each kind of error per unit (see the package comment).
+// Weights are the selection's constraints and costs (see the package comment): the order of the goals is
+// OOMs (a memory candidate may not have missed more than upstream), then overruns (a candidate may not have
+// run over more often than the limit), then idle capacity and changes (the cost of the eligible ones).
 type Weights struct {
-	// Over and MemoryOver are the cost of the share of CPU and of memory samples above the target (1.0 =
-	// every sample).
+	// Over and MemoryOver are the tolerances of the over limit of CPU and of memory: a candidate is eligible
+	// when its recent share of samples above its target is at most Over x upstream's long-run share (1: no
+	// higher; below 1 keeps a margin), corrected by Gain.
 	Over, MemoryOver float64
-	// OOM is the cost of one OOM kill a memory candidate would not have prevented, per day.
-	OOM float64
+	// Gain corrects the limit by what the published target ran over in the long run: limit = Over x up +
+	// Gain x (Over x up - published), within [0, 2 x up] (up, published: the long-run over shares of
+	// upstream's applied target and of the published one).
+	Gain float64
 	// Idle is the cost of the mean idle share of the target, max(target - usage, 0) / target.
 	Idle float64
 	// Change is the cost of one applied change (10% dead band) per day.
@@ -67,13 +74,16 @@ type Config struct {
 	OOMHold       time.Duration
 	// Scoring: costs decay with ScoreHalfLife; a challenger must cost Hysteresis (0.1 = 10%) less than the
 	// winner to replace it; no candidate but upstream wins before Warmup of history.
-	ScoreHalfLife time.Duration
-	Weights       Weights
-	Hysteresis    float64
-	Warmup        time.Duration
-	// Publication: a new target is applied when it differs from the applied one by more than DeadBand and
-	// a change is left in the budget (ChangesPerDay, refilled continuously, at most ChangesPerDay saved).
-	// ChangesPerDay 0: every target is published as it is (no dead band, no budget).
+	ScoreHalfLife  time.Duration
+	LedgerHalfLife time.Duration
+	Weights        Weights
+	Hysteresis     float64
+	Warmup         time.Duration
+	// Publication: a new target is applied when it differs from the applied one by more than DeadBand: a
+	// rise at once, a cut when a change is left in the budget (ChangesPerDay a day, refilled continuously,
+	// at most ChangesPerDay/3 saved; a rise takes one too, down to -ChangesPerDay). Every candidate's own
+	// applied target follows the same rule. ChangesPerDay 0: every target is published as it is (no dead
+	// band, no budget).
 	DeadBand      float64
 	ChangesPerDay float64
 	// MemoryGuard: when memory usage comes within this share of the applied memory target, a higher winning
@@ -93,11 +103,11 @@ func Defaults(base recommender.Config) Config {
 		Lead:          15 * time.Minute,
 		MemoryWindows: []time.Duration{24 * time.Hour, 72 * time.Hour, 7 * 24 * time.Hour}, MemoryMargins: []float64{0.15, 0.2, 0.3},
 		OOMHold:       24 * time.Hour,
-		ScoreHalfLife: 12 * time.Hour,
-		Weights:       Weights{Over: 15, MemoryOver: 100, OOM: 200, Idle: 1, Change: 0.01},
-		Hysteresis:    0.1,
-		Warmup:        24 * time.Hour,
-		DeadBand:      0.1, ChangesPerDay: 3, MemoryGuard: 0.15,
+		ScoreHalfLife: 12 * time.Hour, LedgerHalfLife: 7 * 24 * time.Hour,
+		Weights:    Weights{Over: 0.8, MemoryOver: 0.8, Gain: 1, Idle: 1, Change: 0.01},
+		Hysteresis: 0.1,
+		Warmup:     24 * time.Hour,
+		DeadBand:   0.1, ChangesPerDay: 3, MemoryGuard: 0.15,
 		Refresh: 5 * time.Minute,
 	}
 }
@@ -157,10 +167,11 @@ func (c Config) validateScoring() error {
 		}
 	}
 	check(c.Lead >= 0, "lead %s: must not be negative", c.Lead)
-	check(c.ScoreHalfLife > 0 && c.Refresh > 0 && c.OOMHold >= 0 && c.Warmup >= 0, "score half-life %s, refresh %s, OOM hold %s, warmup %s: must be positive",
-		c.ScoreHalfLife, c.Refresh, c.OOMHold, c.Warmup)
+	check(c.ScoreHalfLife > 0 && c.LedgerHalfLife > 0 && c.Refresh > 0 && c.OOMHold >= 0 && c.Warmup >= 0,
+		"score half-life %s, ledger half-life %s, refresh %s, OOM hold %s, warmup %s: must be positive",
+		c.ScoreHalfLife, c.LedgerHalfLife, c.Refresh, c.OOMHold, c.Warmup)
 	w := c.Weights
-	check(w.Over >= 0 && w.MemoryOver >= 0 && w.OOM >= 0 && w.Idle >= 0 && w.Change >= 0, "weights %+v: must not be negative", w)
+	check(w.Over >= 0 && w.MemoryOver >= 0 && w.Gain >= 0 && w.Idle >= 0 && w.Change >= 0, "weights %+v: must not be negative", w)
 	check(c.Hysteresis >= 0 && c.Hysteresis < 1, "hysteresis %v: must be in [0, 1)", c.Hysteresis)
 	check(c.DeadBand >= 0 && c.ChangesPerDay >= 0 && c.MemoryGuard >= 0 && c.MemoryGuard < 1, "dead band %v, changes per day %v, memory guard %v: must not be negative (the guard below 1)",
 		c.DeadBand, c.ChangesPerDay, c.MemoryGuard)

@@ -25,26 +25,39 @@
 //
 // # Cost
 //
-// Every candidate's target is applied as an updater with the dead band (10%) would apply it, and every
-// sample is scored against that applied target. With sums that decay with Config.ScoreHalfLife (12h),
+// Every candidate's target is applied as the publication applies the winner's (below): with the dead band
+// (10%), a rise at once, a cut only with a change left in the budget. Every sample is scored against that
+// applied target, in sums that decay with Config.ScoreHalfLife (12h): over, the share of samples above the
+// target; idle, the mean of max(target - usage, 0) / target; changes/day, the candidate's applied changes a
+// day; ooms, the OOM kills it would not have prevented (its target was not above the memory in use).
 //
-//	cost = Over x over + Idle x idle + Change x changes/day + OOM x ooms/day
+// The cost is lexicographic, in the order of the goals: OOMs first, then overruns, then idle capacity, then
+// changes. OOMs and overruns are constraints; a candidate is eligible when
 //
-// where over is the share of samples above the target, idle the mean of max(target - usage, 0) / target,
-// changes/day the applied changes a day of the candidate's own target, and ooms/day the OOM kills it would
-// not have prevented (its target was not above the memory in use) a day. The default weights: Over 15 for
-// CPU and 100 for memory, OOM 200, Idle 1, Change 0.01: an overrun costs most, an OOM more still, then idle
-// capacity, then changes.
+//	ooms <= upstream's ooms (memory)   and   over <= limit
+//	limit = min(max(T x up + Gain x (T x up - published), 0), 2 x up)
+//
+// where up and published are the long-run over shares (sums decaying with Config.LedgerHalfLife, 7 days)
+// of upstream's applied target and of the published one, T the tolerance (Weights.Over 0.8 for CPU,
+// Weights.MemoryOver 0.8 for memory: a margin below upstream's) and Gain 1: when the published target ran
+// over less than T x upstream's, the limit rises, when more, it falls. Upstream is always eligible, so the
+// model chooses it rather than run over more than it. Among the eligible candidates the cost is
+//
+//	cost = Idle x idle + Change x changes/day
+//
+// (Idle 1, Change 0.01).
 //
 // # Selection and publication
 //
-// Every Refresh after Config.Warmup (24h; upstream wins before), the cheapest CPU and the cheapest memory
-// candidate win, but a winner is only replaced by a challenger that costs Hysteresis (10%) less. The
-// published target is the winner's applied target, made a recommendation as upstream's are (pod minimum,
-// policy caps, rounding; bounds are upstream's widened to hold the target). A rise is published at once; a
-// change that lowers a target waits for a budget of ChangesPerDay/3 a day; memory that must rise (an OOM
-// floor, usage within MemoryGuard of the target) never waits. With upstream as the only candidate and
-// ChangesPerDay 0 (UpstreamOnly), the published recommendation is upstream's, number for number.
+// Every Refresh after Config.Warmup (24h; upstream wins before), the cheapest eligible CPU and memory
+// candidates win; a winner that is still eligible is only replaced by a challenger that costs Hysteresis
+// (10%) less. The published target is the winner's applied target, made a recommendation as upstream's are
+// (pod minimum, policy caps, rounding; bounds are upstream's widened to hold the target). A rise is
+// published at once; a change that lowers a target waits for the budget: ChangesPerDay (3) a day, refilled
+// continuously, at most ChangesPerDay/3 saved, and a rise takes one too (down to -ChangesPerDay), so
+// targets change about ChangesPerDay times a day. Memory that must rise (an OOM floor, usage within
+// MemoryGuard of the target) never waits. With upstream as the only candidate and ChangesPerDay 0
+// (UpstreamOnly), the published recommendation is upstream's, number for number.
 //
 // # Size and speed
 //

@@ -7,8 +7,8 @@ import (
 	"github.com/hvpa-dev/hvpa/recommender"
 )
 
-// downFraction is the share of ChangesPerDay that may lower targets: rises come about as often, some in
-// smaller steps.
+// downFraction is the share of ChangesPerDay that may be saved for changes that lower a target: a target
+// lowered at most about once a day goes up about as often, so a day's budget is not spent at once.
 const downFraction = 1.0 / 3
 
 // Result is the adaptive model's recommendation of one container and the candidates whose targets it
@@ -34,8 +34,8 @@ func (s *State) Recommend(now time.Time, upstream recommender.Recommendation, nu
 	}
 	s.setTargets(u, upstream)
 	if refresh && u-s.first >= int64(s.m.cfg.Warmup/time.Second) { // the winners are chosen every Refresh
-		s.cpuWin = s.pick(s.cpu, s.cpuWin, s.m.weights.Over)
-		s.memWin = s.pick(s.mem, s.memWin, s.m.weights.MemoryOver)
+		s.cpuWin = s.pick(s.cpu, s.cpuWin, s.cpuLedger.limit(s.m.weights.Over, s.m.weights.Gain))
+		s.memWin = s.pick(s.mem, s.memWin, s.memLedger.limit(s.m.weights.MemoryOver, s.m.weights.Gain))
 	}
 	s.publish(u)
 	rec := s.m.finalize(s.pubCPU, s.pubMem, numContainers, p, upstream)
@@ -49,6 +49,9 @@ func (s *State) decay(u int64) {
 	if dt <= 0 {
 		return
 	}
+	lf := math.Exp2(-dt / s.m.cfg.LedgerHalfLife.Seconds())
+	s.cpuLedger.decay(lf)
+	s.memLedger.decay(lf)
 	hl := s.m.cfg.ScoreHalfLife.Seconds()
 	if s.weight == 0 {
 		s.scoreRef, s.weight = u, 1
@@ -106,6 +109,7 @@ func (s *State) refresh(u int64) {
 // setTargets sets every candidate's target in force from now on.
 func (s *State) setTargets(u int64, up recommender.Recommendation) {
 	db, w := s.m.cfg.DeadBand, s.weight
+	b := s.budget(u)
 	lead := int64(s.m.cfg.Lead / time.Second)
 	floor := s.floorAt(u)
 	cur := floorDiv(u, 3600)
@@ -120,22 +124,36 @@ func (s *State) setTargets(u int64, up recommender.Recommendation) {
 		c := &s.cpu[i]
 		switch c.kind {
 		case kindUpstream:
-			c.setTarget(float64(up.UncappedTarget.CPUMilli), db, w)
+			c.setTarget(float64(up.UncappedTarget.CPUMilli), db, w, &b)
 		case kindHist:
-			c.setTarget(c.base*(1+c.margin), db, w)
+			c.setTarget(c.base*(1+c.margin), db, w, &b)
 		case kindDaily:
-			c.setTarget(s.level[c.index]*(1+c.margin), db, w)
+			c.setTarget(s.level[c.index]*(1+c.margin), db, w, &b)
 		}
 	}
 	for i := range s.mem {
 		c := &s.mem[i]
 		switch c.kind {
 		case kindUpstream:
-			c.setTarget(float64(up.UncappedTarget.MemoryBytes), db, w)
+			c.setTarget(float64(up.UncappedTarget.MemoryBytes), db, w, &b)
 		case kindMemPeak:
-			c.setTarget(max(c.base*(1+c.margin), floor), db, w)
+			c.setTarget(max(c.base*(1+c.margin), floor), db, w, &b)
 		}
 	}
+}
+
+// budget is the change budget of the candidates' own targets from the last call to u.
+func (s *State) budget(u int64) budget {
+	cfg := &s.m.cfg
+	b := budget{limit: cfg.ChangesPerDay * downFraction, debt: cfg.ChangesPerDay, free: cfg.ChangesPerDay == 0}
+	if s.lastSet != 0 && u > s.lastSet {
+		b.refill = float64(u-s.lastSet) / 86400 * cfg.ChangesPerDay
+	}
+	if s.lastSet == 0 {
+		b.refill = b.limit
+	}
+	s.lastSet = u
+	return b
 }
 
 // dailyLevel is the largest level of schedule i over the hours from u to u + lead.
@@ -149,17 +167,25 @@ func (s *State) dailyLevel(i int, u, lead int64) float64 {
 	return v
 }
 
-// pick returns the index of the cheapest candidate, keeping the current one unless the challenger costs
-// at least Hysteresis less.
-func (s *State) pick(cs []candidate, cur int, over float64) int {
-	best, bestCost := cur, math.Inf(1)
-	for i := range cs {
-		if c := cs[i].cost(&s.m.weights, over, s.scoredDays, s.weight); c < bestCost {
+// pick returns the index of the winner: among the eligible candidates (over share at most tol x
+// upstream's, no more OOMs than upstream's; upstream always is), the cheapest. The current winner stays while
+// it is eligible unless the challenger costs at least Hysteresis less.
+func (s *State) pick(cs []candidate, cur int, limit float64) int {
+	w, days, unit := &s.m.weights, s.scoredDays, s.weight
+	up := &cs[0]
+	best, bestCost := 0, up.cost(w, days, unit)
+	for i := 1; i < len(cs); i++ {
+		if !cs[i].eligible(up, limit, unit) {
+			continue
+		}
+		if c := cs[i].cost(w, days, unit); c < bestCost {
 			best, bestCost = i, c
 		}
 	}
-	curCost := cs[cur].cost(&s.m.weights, over, s.scoredDays, s.weight)
-	if best == cur || math.IsInf(bestCost, 1) || (bestCost >= curCost*(1-s.m.cfg.Hysteresis) && !math.IsInf(curCost, 1)) {
+	if best == cur || !cs[cur].eligible(up, limit, unit) {
+		return best
+	}
+	if curCost := cs[cur].cost(w, days, unit); bestCost >= curCost*(1-s.m.cfg.Hysteresis) {
 		return cur
 	}
 	return best
@@ -178,8 +204,7 @@ func (s *State) publish(u int64) {
 	}
 	wc, wm := s.cpu[s.cpuWin].applied, s.mem[s.memWin].applied
 	if s.lastPublish != 0 || s.pubCPU > 0 || s.pubMem > 0 {
-		down := cfg.ChangesPerDay * downFraction
-		s.tokens = min(down, s.tokens+float64(u-s.lastPublish)/86400*down)
+		s.tokens = min(cfg.ChangesPerDay*downFraction, s.tokens+float64(u-s.lastPublish)/86400*cfg.ChangesPerDay)
 	}
 	s.lastPublish = u
 	if s.pubCPU <= 0 || s.pubMem <= 0 {
@@ -198,8 +223,10 @@ func (s *State) publish(u int64) {
 	switch {
 	case rise:
 		s.pubCPU, s.pubMem = max(wc, s.pubCPU), max(wm, s.pubMem)
+		s.tokens = max(s.tokens-1, -cfg.ChangesPerDay)
 	case memUrgent: // memory rises now, CPU keeps its target
 		s.pubMem = wm
+		s.tokens = max(s.tokens-1, -cfg.ChangesPerDay)
 	case s.tokens >= 1:
 		s.tokens--
 		s.pubCPU, s.pubMem = wc, wm

@@ -65,9 +65,10 @@ type State struct {
 	cpuWin, memWin                           int
 	pubCPU, pubMem                           float64 // published targets (millicores, bytes); 0: none
 	tokens                                   float64
-	lastPublish                              int64
+	lastPublish, lastSet                     int64
 	oomFloor                                 float64
 	oomUntil                                 int64
+	cpuLedger, memLedger                     ledger
 }
 
 // NewState returns an empty state.
@@ -97,6 +98,7 @@ func (s *State) AddCPU(t time.Time, cores float64) {
 	sl.n++
 	sl.sum += milli
 	sl.sumsq += milli * milli
+	s.cpuLedger.add(milli, s.cpu[0].applied, s.pubCPU)
 	w := max(s.weight, 1e-300)
 	for i := range s.cpu {
 		s.cpu[i].score(milli, w)
@@ -112,6 +114,7 @@ func (s *State) AddMemory(t time.Time, bytes float64) {
 	s.start(u)
 	sl := s.hours.at(floorDiv(u, 3600))
 	sl.memPeak = max(sl.memPeak, bytes)
+	s.memLedger.add(bytes, s.mem[0].applied, s.pubMem)
 	w := max(s.weight, 1e-300)
 	for i := range s.mem {
 		s.mem[i].score(bytes, w)
