@@ -21,16 +21,31 @@ mkdir -p "$bin"
 
 log() { echo "tools: $*" >&2; }
 
+# go_install NAME PACKAGE@VERSION [LDFLAGS]: builds one command from its Go module into $bin. The go command
+# runs in a temporary folder outside this module (go.mod and go.sum are never touched) with GOBIN there, so
+# that a failed build never leaves a half-written binary at the final path.
+go_install() {
+  local name=$1 pkg=$2 ldflags=${3:-"-s -w"} start tmp
+  start=$(date +%s)
+  tmp=$(mktemp -d)
+  if ! (cd "$tmp" && CGO_ENABLED=0 GOBIN=$tmp go install -trimpath -ldflags "$ldflags" "$pkg"); then
+    rm -rf "$tmp"
+    return 1
+  fi
+  mv "$tmp/$name" "$bin/$name"
+  rm -rf "$tmp"
+  log "$name built in $(( $(date +%s) - start ))s"
+}
+
 build_helm() {
   if [ -x "$bin/helm" ] && [ "$("$bin/helm" version --template '{{.Version}}' 2>/dev/null)" = "$HELM_VERSION" ]; then
     log "helm $HELM_VERSION is in $bin"
     return
   fi
-  start=$(date +%s)
   log "building helm $HELM_VERSION from the helm.sh/helm/v3 Go module (cold: a few minutes)"
   # The same version stamps as helm's own release build: the version (otherwise "v3.22" only) and the
-  # Kubernetes version that `helm template` and `helm lint` assume (the minor of helm's client-go).
-  # Both go commands run in a temporary folder outside this module, so that they never touch go.mod or go.sum.
+  # Kubernetes version that `helm template` and `helm lint` assume (the minor of helm's client-go, read from
+  # helm's go.mod, downloaded in a temporary folder outside this module).
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   gomod=$(cd "$tmp" && go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
@@ -41,10 +56,7 @@ build_helm() {
   for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
     ldflags="$ldflags -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$k8s_minor"
   done
-  # GOBIN is the temporary folder: a failed build never leaves a half-written binary at the final path.
-  (cd "$tmp" && CGO_ENABLED=0 GOBIN=$tmp go install -trimpath -ldflags "$ldflags" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION")
-  mv "$tmp/helm" "$bin/helm"
-  log "helm $("$bin/helm" version --template '{{.Version}}') built in $(( $(date +%s) - start ))s"
+  go_install helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "$ldflags"
 }
 
 build_golangci_lint() {
@@ -53,15 +65,9 @@ build_golangci_lint() {
     log "golangci-lint $GOLANGCI_LINT_VERSION is in $bin"
     return
   fi
-  start=$(date +%s)
   log "building golangci-lint $GOLANGCI_LINT_VERSION from its Go module (cold: a few minutes)"
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
   # the version stamp its own release build sets (main.version), so that the cache check above holds
-  (cd "$tmp" && CGO_ENABLED=0 GOBIN=$tmp go install -trimpath -ldflags "-s -w -X main.version=$want" \
-    "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION")
-  mv "$tmp/golangci-lint" "$bin/golangci-lint"
-  log "golangci-lint $want built in $(( $(date +%s) - start ))s"
+  go_install golangci-lint "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION" "-s -w -X main.version=$want"
 }
 
 build_cyclonedx_gomod() {
@@ -69,13 +75,8 @@ build_cyclonedx_gomod() {
     log "cyclonedx-gomod $CYCLONEDX_GOMOD_VERSION is in $bin"
     return
   fi
-  start=$(date +%s)
   log "building cyclonedx-gomod $CYCLONEDX_GOMOD_VERSION from its Go module"
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  (cd "$tmp" && CGO_ENABLED=0 GOBIN=$tmp go install -trimpath "github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$CYCLONEDX_GOMOD_VERSION")
-  mv "$tmp/cyclonedx-gomod" "$bin/cyclonedx-gomod"
-  log "cyclonedx-gomod built in $(( $(date +%s) - start ))s"
+  go_install cyclonedx-gomod "github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$CYCLONEDX_GOMOD_VERSION"
 }
 
 tools=("$@")
