@@ -38,7 +38,8 @@ func quantity(q string) *resource.Quantity {
 	return &v
 }
 
-func setLabel(m *map[string]string, k, v string) {
+// setKey sets k to v in *m, making the map when it is nil (labels, annotations).
+func setKey(m *map[string]string, k, v string) {
 	if *m == nil {
 		*m = map[string]string{}
 	}

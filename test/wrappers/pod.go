@@ -25,7 +25,7 @@ func (w *PodWrapper) GenerateName(prefix string) *PodWrapper {
 
 // Label adds a label.
 func (w *PodWrapper) Label(k, v string) *PodWrapper {
-	setLabel(&w.ObjectMeta.Labels, k, v)
+	setKey(&w.ObjectMeta.Labels, k, v)
 	return w
 }
 

@@ -96,6 +96,6 @@ func (w *VPAWrapper) Created(t time.Time) *VPAWrapper {
 
 // Annotation adds an annotation.
 func (w *VPAWrapper) Annotation(k, v string) *VPAWrapper {
-	setLabel(&w.Annotations, k, v)
+	setKey(&w.Annotations, k, v)
 	return w
 }

@@ -29,7 +29,7 @@ func (w *DeploymentWrapper) Replicas(n int32) *DeploymentWrapper {
 
 // PodLabel adds a label to the pod template (not to the selector).
 func (w *DeploymentWrapper) PodLabel(k, v string) *DeploymentWrapper {
-	setLabel(&w.Spec.Template.Labels, k, v)
+	setKey(&w.Spec.Template.Labels, k, v)
 	return w
 }
 
