@@ -98,11 +98,11 @@ func (c *candidate) score(usage, w float64) {
 }
 
 // budget is the change budget a candidate's own applied target follows (as the published one does): refill
-// changes added since the last target, at most limit saved, rises take one even when none is left (down to
-// -debt); free: no budget (ChangesPerDay 0).
+// changes added since the last target, at most limit saved, rises take one even when none is left (the
+// budget then owes it: the cuts wait until it is paid back); free: no budget (ChangesPerDay 0).
 type budget struct {
-	refill, limit, debt float64
-	free                bool
+	refill, limit float64
+	free          bool
 }
 
 // setTarget sets the candidate's target and applies it as an updater with dead band db and budget b would:
@@ -124,7 +124,7 @@ func (c *candidate) setTarget(v, db, w float64, b *budget) {
 	switch {
 	case b.free:
 	case v > c.applied:
-		c.tokens = max(c.tokens-1, -b.debt)
+		c.tokens--
 	case c.tokens >= 1:
 		c.tokens--
 	default:

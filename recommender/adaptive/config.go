@@ -80,10 +80,10 @@ type Config struct {
 	Hysteresis     float64
 	Warmup         time.Duration
 	// Publication: a new target is applied when it differs from the applied one by more than DeadBand: a
-	// rise at once, a cut when a change is left in the budget (ChangesPerDay a day, refilled continuously,
-	// at most ChangesPerDay/3 saved; a rise takes one too, down to -ChangesPerDay). Every candidate's own
-	// applied target follows the same rule. ChangesPerDay 0: every target is published as it is (no dead
-	// band, no budget).
+	// rise at once, a cut when a change is left in the budget (ChangesPerDay a day, or upstream's own
+	// applied changes a day since the warmup when higher; refilled continuously, at most ChangesPerDay/3
+	// saved; a rise takes one too, owed when none is left). Every candidate's own applied target follows the
+	// same rule. ChangesPerDay 0: every target is published as it is (no dead band, no budget).
 	DeadBand      float64
 	ChangesPerDay float64
 	// MemoryGuard: when memory usage comes within this share of the applied memory target, a higher winning

@@ -53,10 +53,13 @@
 // candidates win; a winner that is still eligible is only replaced by a challenger that costs Hysteresis
 // (10%) less. The published target is the winner's applied target, made a recommendation as upstream's are
 // (pod minimum, policy caps, rounding; bounds are upstream's widened to hold the target). A rise is
-// published at once; a change that lowers a target waits for the budget: ChangesPerDay (3) a day, refilled
-// continuously, at most ChangesPerDay/3 saved, and a rise takes one too (down to -ChangesPerDay), so
-// targets change about ChangesPerDay times a day. Memory that must rise (an OOM floor, usage within
-// MemoryGuard of the target) never waits. With upstream as the only candidate and ChangesPerDay 0
+// published at once; a change that lowers a target waits for the budget: ChangesPerDay (3) a day, or
+// upstream's own applied changes a day since the warmup when that is higher (upstream's target as an
+// updater with the dead band applies it, counted once a day of them has passed), refilled continuously, at
+// most ChangesPerDay/3 saved; a rise takes one too, and when none is left the budget owes it (the cuts wait
+// until it is paid back), so targets change at most about that often. Memory that must rise (an OOM floor,
+// usage within MemoryGuard of the target) never waits, and before the warmup a rise of upstream's memory
+// target is published even within the dead band. With upstream as the only candidate and ChangesPerDay 0
 // (UpstreamOnly), the published recommendation is upstream's, number for number.
 //
 // # Size and speed

@@ -32,8 +32,11 @@ func (s *State) Recommend(now time.Time, upstream recommender.Recommendation, nu
 	if refresh {
 		s.refresh(u)
 	}
+	s.warm = u-s.first >= int64(s.m.cfg.Warmup/time.Second)
+	s.trackUpstream(upstream)
+	s.rate = s.changeRate(u)
 	s.setTargets(u, upstream)
-	if refresh && u-s.first >= int64(s.m.cfg.Warmup/time.Second) { // the winners are chosen every Refresh
+	if refresh && s.warm { // the winners are chosen every Refresh
 		s.cpuWin = s.pick(s.cpu, s.cpuWin, s.cpuLedger.limit(s.m.weights.Over, s.m.weights.Gain))
 		s.memWin = s.pick(s.mem, s.memWin, s.memLedger.limit(s.m.weights.MemoryOver, s.m.weights.Gain))
 	}
@@ -142,12 +145,43 @@ func (s *State) setTargets(u int64, up recommender.Recommendation) {
 	}
 }
 
+// trackUpstream applies upstream's target as an updater with the dead band would, without a budget (when
+// its CPU or its memory differs from the applied one by more than the dead band, both are applied), and
+// counts its changes after the warmup.
+func (s *State) trackUpstream(up recommender.Recommendation) {
+	c, m := float64(up.Target.CPUMilli), float64(up.Target.MemoryBytes)
+	if s.upCPU == 0 && s.upMem == 0 {
+		s.upCPU, s.upMem = c, m
+		return
+	}
+	db := s.m.cfg.DeadBand
+	if math.Abs(c-s.upCPU) > db*s.upCPU || math.Abs(m-s.upMem) > db*s.upMem {
+		s.upCPU, s.upMem = c, m
+		if s.warm {
+			s.upChanges++
+		}
+	}
+}
+
+// changeRate is the change budget a day at u: ChangesPerDay, or upstream's own applied changes a day since
+// the warmup (after a day of them) when that is higher; 0 (no budget) when ChangesPerDay is 0.
+func (s *State) changeRate(u int64) float64 {
+	r := s.m.cfg.ChangesPerDay
+	if r == 0 {
+		return 0
+	}
+	if days := float64(u-s.first)/86400 - s.m.cfg.Warmup.Hours()/24; days >= 1 {
+		r = max(r, s.upChanges/days)
+	}
+	return r
+}
+
 // budget is the change budget of the candidates' own targets from the last call to u.
 func (s *State) budget(u int64) budget {
 	cfg := &s.m.cfg
-	b := budget{limit: cfg.ChangesPerDay * downFraction, debt: cfg.ChangesPerDay, free: cfg.ChangesPerDay == 0}
+	b := budget{limit: cfg.ChangesPerDay * downFraction, free: cfg.ChangesPerDay == 0}
 	if s.lastSet != 0 && u > s.lastSet {
-		b.refill = float64(u-s.lastSet) / 86400 * cfg.ChangesPerDay
+		b.refill = float64(u-s.lastSet) / 86400 * s.rate
 	}
 	if s.lastSet == 0 {
 		b.refill = b.limit
@@ -193,9 +227,11 @@ func (s *State) pick(cs []candidate, cur int, limit float64) int {
 
 // publish applies the winners' applied targets: at once without a budget (ChangesPerDay 0). Otherwise a
 // rise (nothing goes down by more than the dead band) is applied at once: holding it back costs overruns.
-// A change that lowers a target waits for the budget of DownFraction x ChangesPerDay a day (at most that
-// saved): a target goes up about as often as it goes down, so it changes about ChangesPerDay times a day.
-// Memory that must rise (an OOM floor, usage within MemoryGuard of the target) never waits.
+// A change that lowers a target waits for the budget (changeRate a day, at most downFraction x
+// ChangesPerDay saved; a rise takes one too, owed when none is left), so the target changes at most about
+// changeRate times a day. Memory that must rise (an OOM floor, usage within MemoryGuard of the target)
+// never waits; before the warmup (upstream wins) a rise of upstream's memory target is published even
+// within the dead band.
 func (s *State) publish(u int64) {
 	cfg := &s.m.cfg
 	if cfg.ChangesPerDay == 0 {
@@ -203,10 +239,7 @@ func (s *State) publish(u int64) {
 		return
 	}
 	wc, wm := s.cpu[s.cpuWin].applied, s.mem[s.memWin].applied
-	if s.lastPublish != 0 || s.pubCPU > 0 || s.pubMem > 0 {
-		s.tokens = min(cfg.ChangesPerDay*downFraction, s.tokens+float64(u-s.lastPublish)/86400*cfg.ChangesPerDay)
-	}
-	s.lastPublish = u
+	s.refill(u)
 	if s.pubCPU <= 0 || s.pubMem <= 0 {
 		s.pubCPU, s.pubMem = wc, wm
 		return
@@ -223,14 +256,26 @@ func (s *State) publish(u int64) {
 	switch {
 	case rise:
 		s.pubCPU, s.pubMem = max(wc, s.pubCPU), max(wm, s.pubMem)
-		s.tokens = max(s.tokens-1, -cfg.ChangesPerDay)
+		s.tokens--
 	case memUrgent: // memory rises now, CPU keeps its target
 		s.pubMem = wm
-		s.tokens = max(s.tokens-1, -cfg.ChangesPerDay)
+		s.tokens--
 	case s.tokens >= 1:
 		s.tokens--
 		s.pubCPU, s.pubMem = wc, wm
 	}
+}
+
+// refill adds the budget since the last publication (changeRate a day, at most downFraction x ChangesPerDay
+// saved) and, before the warmup, publishes a rise of upstream's memory target even within the dead band.
+func (s *State) refill(u int64) {
+	if !s.warm && s.pubMem > 0 && s.mem[0].target > s.pubMem {
+		s.pubMem = s.mem[0].target
+	}
+	if s.lastPublish != 0 || s.pubCPU > 0 || s.pubMem > 0 {
+		s.tokens = min(s.m.cfg.ChangesPerDay*downFraction, s.tokens+float64(u-s.lastPublish)/86400*s.rate)
+	}
+	s.lastPublish = u
 }
 
 // finalize makes the published targets a recommendation as upstream's are made: at least the pod minimum

@@ -69,6 +69,10 @@ type State struct {
 	oomFloor                                 float64
 	oomUntil                                 int64
 	cpuLedger, memLedger                     ledger
+	warm                                     bool    // Warmup of history has passed: the candidates may win
+	upCPU, upMem                             float64 // upstream's target as an updater with the dead band applies it
+	upChanges                                float64 // its applied changes since the warmup
+	rate                                     float64 // the change budget a day in force
 }
 
 // NewState returns an empty state.
