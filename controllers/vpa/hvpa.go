@@ -95,8 +95,10 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 		if err != nil {
 			continue
 		}
-		if v, ok := h.Annotations[adaptive.AnnotationModel]; ok && strings.TrimSpace(v) != adaptive.ModelUpstream {
-			continue // the adaptive model serves VerticalPodAutoscalers only in this version (--default-model too): refused like a bad override
+		// the adaptive model serves VerticalPodAutoscalers only in this version (--default-model too): an Hvpa
+		// asking for it, or for a model that does not exist, is refused like a bad override
+		if name, err := adaptive.ParseModel(strings.TrimSpace(h.Annotations[adaptive.AnnotationModel])); err != nil || name != adaptive.ModelUpstream {
+			continue
 		}
 		spec, errs := scaling.FromHvpa(h)
 		if len(errs) > 0 { // the Hvpa controller reports an invalid spec
