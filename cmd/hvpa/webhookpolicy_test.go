@@ -87,8 +87,11 @@ func TestChartWebhookCABundleOnly(t *testing.T) {
 	// which leaves the configuration as it is) goes through
 	waitUntil(ctx, t, "the policy refuses the admission controller's change of a rule", 30*time.Second, func() error {
 		err := change(asSA, webhookConfigKinds[0], true, func(u *unstructured.Unstructured) { setHookField(t, u, 0, "failurePolicy", "Fail") })
-		if err == nil || !strings.Contains(err.Error(), refusal) {
-			return fmt.Errorf("changing failurePolicy as %s: %v", sa, err)
+		switch {
+		case err == nil:
+			return fmt.Errorf("changing failurePolicy as %s: admitted", sa)
+		case !strings.Contains(err.Error(), refusal):
+			return fmt.Errorf("changing failurePolicy as %s: %w", sa, err)
 		}
 		return nil
 	})
@@ -167,8 +170,11 @@ func checkNoDelete(ctx context.Context, t *testing.T, admin, asSA client.Client,
 	}
 	for _, kind := range webhookConfigKinds {
 		waitUntil(ctx, t, kind+": the policy refuses a delete RBAC allows", 30*time.Second, func() error {
-			if err := del(kind); err == nil || !strings.Contains(err.Error(), "may not delete") {
-				return fmt.Errorf("deleting as %s with RBAC's permission: %v", sa, err)
+			switch err := del(kind); {
+			case err == nil:
+				return fmt.Errorf("deleting as %s with RBAC's permission: admitted", sa)
+			case !strings.Contains(err.Error(), "may not delete"):
+				return fmt.Errorf("deleting as %s with RBAC's permission: %w", sa, err)
 			}
 			return nil
 		})
