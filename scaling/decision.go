@@ -283,7 +283,7 @@ func gateReplicas(spec *Spec, st State, d *Decision) {
 
 // decideContainers sets d.Containers: per container the values wanted at the desired replicas, and those to
 // apply at d.Replicas (section 4), each change gated (section 5), limits following (section 6), and the
-// pod's LimitRange maximum over them all.
+// pod's LimitRange bounds over them all (with its init containers and sidecars).
 func decideContainers(spec *Spec, st State, d *Decision) {
 	c := st.Replicas
 	current := make(map[string]Container, len(st.Containers))
@@ -315,6 +315,7 @@ func decideContainers(spec *Spec, st State, d *Decision) {
 				fixed = append(fixed, k)
 			}
 		}
+		fixed = append(fixed, st.InitContainers...) // and so do its init containers and sidecars
 		podNotes := ApplyPodLimitRange(d.Containers, fixed, *st.LimitRange)
 		if len(podNotes) > 0 && len(d.Containers) > 0 {
 			d.Containers[0].Notes = append(d.Containers[0].Notes, podNotes...)

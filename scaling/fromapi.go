@@ -488,20 +488,27 @@ func FromLimitRanges(items []corev1.LimitRange) *LimitRange {
 			case corev1.LimitTypeContainer:
 				tighten(&out.ContainerMax, item.Max, true)
 				tighten(&out.ContainerMin, item.Min, false)
-				for _, res := range Resources {
-					if q, ok := item.MaxLimitRequestRatio[res.ResourceName()]; ok { // a plain number, not an amount
-						if x, had := out.MaxLimitRequestRatio.Get(res); !had || q.AsApproximateFloat64() < x {
-							out.MaxLimitRequestRatio.Set(res, q.AsApproximateFloat64())
-						}
-					}
-				}
+				tightenRatio(&out.MaxLimitRequestRatio, item.MaxLimitRequestRatio)
 			case corev1.LimitTypePod:
 				tighten(&out.PodMax, item.Max, true)
 				tighten(&out.PodMin, item.Min, false)
+				tightenRatio(&out.PodMaxLimitRequestRatio, item.MaxLimitRequestRatio)
 			}
 		}
 	}
 	return out
+}
+
+// tightenRatio keeps the smallest maxLimitRequestRatio per resource: a plain number, not an amount, taken
+// at its milli value (rounded up) as the LimitRanger compares it.
+func tightenRatio(dst *Values, src corev1.ResourceList) {
+	for _, res := range Resources {
+		if q, ok := src[res.ResourceName()]; ok {
+			if y := float64(q.MilliValue()) / 1000; !dst.Has(res) || y < dst.v[res] {
+				dst.Set(res, y)
+			}
+		}
+	}
 }
 
 // Sizing is what sizes a workload's pods, read from a VPA or an Hvpa the one way the admission webhook and
@@ -564,6 +571,25 @@ func FromContainers(containers []corev1.Container) []Container {
 		out[i] = Container{Name: k.Name, Requests: req, Limits: lim}
 	}
 	return out
+}
+
+// FromInitContainers are the requests and limits of a pod spec's init containers, in order, each marked
+// InitContainer or, with restartPolicy Always, SidecarContainer.
+func FromInitContainers(containers []corev1.Container) []Container {
+	out := FromContainers(containers)
+	for i, k := range containers {
+		out[i].Kind = InitContainer
+		if k.RestartPolicy != nil && *k.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			out[i].Kind = SidecarContainer
+		}
+	}
+	return out
+}
+
+// FromPodContainers are a pod spec's app containers followed by its init containers (FromInitContainers):
+// what SizePod sizes a pod from.
+func FromPodContainers(spec *corev1.PodSpec) []Container {
+	return append(FromContainers(spec.Containers), FromInitContainers(spec.InitContainers)...)
 }
 
 // defaultHPAMetrics is what the API server gives an HPA without metrics: 80% CPU utilization.

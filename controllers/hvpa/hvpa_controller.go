@@ -603,13 +603,14 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		}
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
-	var containers []corev1.Container
+	var containers, initContainers []corev1.Container
 	if len(pods) > 0 {
-		containers = pods[0].Spec.Containers
+		containers, initContainers = pods[0].Spec.Containers, pods[0].Spec.InitContainers
 	} else {
-		containers = templateContainers(ctx, r.Client, target)
+		containers, initContainers = templateContainers(ctx, r.Client, target)
 	}
 	st.Containers = scaling.ContainersInForce(containers, h.Status.Desired)
+	st.InitContainers = scaling.FromInitContainers(initContainers) // they count toward the LimitRange's pod bounds
 	var usage *scaling.Values
 	if rec != nil {
 		u := scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes))
@@ -629,28 +630,29 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 	return st, pods, nil
 }
 
-func templateContainers(ctx context.Context, c client.Client, t workload.Target) []corev1.Container {
+// templateContainers reads the containers and the init containers of the target's pod template.
+func templateContainers(ctx context.Context, c client.Client, t workload.Target) (containers, initContainers []corev1.Container) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(t.GVK)
 	if err := c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); err != nil {
-		return nil
+		return nil, nil
 	}
-	raw, found, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
-	if !found {
-		return nil
-	}
-	var out []corev1.Container
-	for _, x := range raw {
-		m, ok := x.(map[string]any)
-		if !ok {
-			continue
+	read := func(field string) []corev1.Container {
+		raw, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", field)
+		var out []corev1.Container
+		for _, x := range raw {
+			m, ok := x.(map[string]any)
+			if !ok {
+				continue
+			}
+			var ct corev1.Container
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ct); err == nil {
+				out = append(out, ct)
+			}
 		}
-		var ct corev1.Container
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ct); err == nil {
-			out = append(out, ct)
-		}
+		return out
 	}
-	return out
+	return read("containers"), read("initContainers")
 }
 
 // limitRange folds the namespace's LimitRanges into the bounds the decision respects (the tightest wins).

@@ -124,7 +124,8 @@ type Pod struct {
 	// RestartOnResize: a container restarts when its cpu or memory is resized (resizePolicy RestartContainer),
 	// so a resize disrupts the pod like an eviction does.
 	RestartOnResize bool
-	// InitContainers count for the QoS class.
+	// InitContainers (init containers and sidecars, in spec order) count for the QoS class and toward the
+	// LimitRange's pod bounds.
 	InitContainers []scaling.Container
 	// Containers hold the spec's requests and limits.
 	Containers []scaling.Container
@@ -188,9 +189,15 @@ type need struct {
 	changes []string
 }
 
+// sizedFrom is what scaling.SizePod sizes the pod from: its containers, then its init containers and sidecars
+// (never sized; they count toward the LimitRange's pod bounds as the API server counts them at a resize).
+func (p *Pod) sizedFrom() []scaling.Container {
+	return append(slices.Clone(p.Containers), p.InitContainers...)
+}
+
 // assess compares a pod's requests with what it should be sized to.
 func assess(c *Controller, p *Pod, now time.Time, o Options) *need {
-	n := &need{sized: scaling.SizePod(p.Containers, c.Targets, c.Policies, c.Gap, c.LimitRange)}
+	n := &need{sized: scaling.SizePod(p.sizedFrom(), c.Targets, c.Policies, c.Gap, c.LimitRange)}
 	var f findings
 	for _, d := range n.sized {
 		for _, r := range scaling.Resources {
@@ -381,7 +388,7 @@ func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options) Action {
 	a.Kind, a.FromResize = Evict, true
 	a.Up = true // a pod stuck on a resize goes first
 	a.Message += "; evicting so that the pod is recreated with the new size"
-	a.Sized = scaling.SizePod(p.Containers, c.Targets, c.Policies, c.Gap, c.LimitRange)
+	a.Sized = scaling.SizePod(p.sizedFrom(), c.Targets, c.Policies, c.Gap, c.LimitRange)
 	a.Fingerprint = fingerprint(a.Sized)
 	return a
 }

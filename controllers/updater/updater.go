@@ -410,7 +410,7 @@ func podState(p *corev1.Pod, now time.Time, o Options) Pod {
 	}
 	s.Running = p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
 	s.Live = s.Running && s.ReadySince != nil
-	s.InitContainers = scaling.FromContainers(p.Spec.InitContainers)
+	s.InitContainers = scaling.FromInitContainers(p.Spec.InitContainers)
 	s.Containers = scaling.FromContainers(p.Spec.Containers)
 	for _, k := range p.Spec.Containers {
 		s.container(p, k, now, o)

@@ -39,6 +39,12 @@ func (w *DeploymentWrapper) Container(c ...corev1.Container) *DeploymentWrapper 
 	return w
 }
 
+// InitContainer appends init containers (sidecars: ContainerWrapper.Sidecar) to the pod template.
+func (w *DeploymentWrapper) InitContainer(c ...corev1.Container) *DeploymentWrapper {
+	w.Spec.Template.Spec.InitContainers = append(w.Spec.Template.Spec.InitContainers, c...)
+	return w
+}
+
 // StatefulSetWrapper builds a StatefulSet.
 type StatefulSetWrapper struct{ appsv1.StatefulSet }
 

@@ -266,7 +266,7 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 		if !h.Gates.Enabled(features.RequestToLimitRatio) {
 			policies = scaling.WithoutRatios(policies)
 		}
-		decisions := scaling.SizePod(scaling.FromContainers(pod.Spec.Containers), sz.Targets, policies, sz.Gap, scaling.FromLimitRanges(lrs.Items))
+		decisions := scaling.SizePod(scaling.FromPodContainers(&pod.Spec), sz.Targets, policies, sz.Gap, scaling.FromLimitRanges(lrs.Items))
 		changes, notes = Apply(out, decisions)
 	}
 	if boosts {

@@ -223,6 +223,51 @@ func TestHandler(t *testing.T) {
 	}
 }
 
+// TestHandlerPodLimitRange: the pod's LimitRange bounds count its init containers and sidecars as the API
+// server's LimitRanger does: a sidecar adds to the app containers, an init container runs with the sidecars
+// started before it; a pod min raises the sized container. Neither kind is ever sized.
+func TestHandlerPodLimitRange(t *testing.T) {
+	podLR := func(minCPU, maxCPU string) *corev1.LimitRange {
+		item := corev1.LimitRangeItem{Type: corev1.LimitTypePod, Min: rl(minCPU, ""), Max: rl(maxCPU, "")}
+		return &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pod"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{item}}}
+	}
+	withInit := func(p *corev1.Pod, c ...corev1.Container) *corev1.Pod {
+		p.Spec.InitContainers = c
+		return p
+	}
+	migrate := ctr("migrate", rl("900m", ""), rl("900m", ""))
+	proxy := wrappers.MakeContainer("proxy").Image("x").Resources(rl("300m", ""), rl("300m", "")).Sidecar().Obj()
+	cases := map[string]struct {
+		lr    *corev1.LimitRange
+		pod   *corev1.Pod
+		want  corev1.ResourceList // the app container's request and limit
+		notes string
+	}{
+		"pod max: the sidecar counts, the init container started before it runs alone": {lr: podLR("", "1"),
+			pod: withInit(webPod(ctr("app", rl("100m", ""), rl("100m", ""))), migrate, proxy), want: rl("700m", ""),
+			notes: "app: cpu of the scaled containers lowered by 0.875 to fit the LimitRange pod max 1, cpu limit keeps the original limit/request ratio"},
+		"pod min: the sized container rises to it with the sidecar": {lr: podLR("1500m", ""),
+			pod: withInit(webPod(ctr("app", rl("100m", ""), rl("100m", ""))), proxy), want: rl("1200m", ""),
+			notes: "app: cpu requests of the scaled containers raised by 1.500 to the LimitRange pod min 1500m, cpu limit keeps the original limit/request ratio"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newTestHandler(t, false, world(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "800m", "")), tc.lr)...)
+			got, _ := admit(t, h, tc.pod)
+			eq := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+			if d := cmp.Diff(map[string]resources{"app": {tc.want, tc.want}}, sizes(got), eq); d != "" {
+				t.Errorf("resources (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.pod.Spec.InitContainers, got.Spec.InitContainers, eq); d != "" {
+				t.Errorf("init containers changed (-before +after):\n%s", d)
+			}
+			if got.Annotations[AnnotationNotes] != tc.notes {
+				t.Errorf("notes %q, want %q", got.Annotations[AnnotationNotes], tc.notes)
+			}
+		})
+	}
+}
+
 func TestHandlerIgnoresOtherOperations(t *testing.T) {
 	h := newTestHandler(t, false, world(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", "")))...)
 	req := request(t, webPod(ctr("app", rl("100m", ""), nil)))
