@@ -161,17 +161,6 @@ func (c *hvpaCtl) decide(w *workload, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if debugHook != nil {
-		var hs string
-		if st.HPA != nil {
-			hs = fmt.Sprintf("hpa desired %d raw %.2f basis %v", st.HPA.Desired, st.HPA.Raw, st.HPA.Basis)
-		}
-		var tot string
-		for _, x := range d.Totals {
-			tot += fmt.Sprintf(" %s/%v %.0f (%s) ->%d;", x.Container, x.Resource, x.Total, x.Source, x.Replicas)
-		}
-		debugHook(w, now, fmt.Sprintf("replicas %d pods %d -> %d; %s; totals%s; recs %+v", w.desired, len(w.pods), d.Replicas, hs, tot, recs))
-	}
 	if d.HPA != nil {
 		c.hpaRecord = d.HPA
 	}
@@ -204,8 +193,6 @@ func (c *hvpaCtl) decide(w *workload, now time.Time) error {
 	c.decided = true
 	return nil
 }
-
-var debugHook func(w *workload, now time.Time, s string)
 
 // sameSizing reports whether two pods' containers have the same requests and limits.
 func sameSizing(a, b []scaling.Container) bool {

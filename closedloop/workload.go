@@ -224,15 +224,10 @@ func (w *workload) syncHPA(now time.Time) {
 		current = w.hpa.desired
 	}
 	desired := w.hpa.sync(now.Unix(), current, w.hpaPods(now.Unix()))
-	if hpaDebug != nil {
-		hpaDebug(now, current, w.hpaBuf, desired)
-	}
 	if w.hv == nil && desired != w.desired {
 		w.scaleTo(now.Unix(), desired)
 	}
 }
-
-var hpaDebug func(now time.Time, current int32, pods []hpaPod, out int32)
 
 // hpaPods is what the HPA reads of the pods: phase, readiness, requests and the last window's usage.
 func (w *workload) hpaPods(t int64) []hpaPod {
