@@ -202,20 +202,7 @@ type podMetric struct{ value, request int64 }
 
 // replicas is upstream's GetResourceReplicas / calcPlainMetricReplicas over the pods.
 func (h *hpaModel) replicas(r scaling.Resource, current int32, pods []hpaPod, k metricKind) (int32, bool) {
-	h.ready, h.unready, h.missing = h.ready[:0], h.unready[:0], h.missing[:0]
-	for _, p := range pods {
-		req := milli(r, reqOrZero(p.requests, r))
-		switch {
-		case p.pending:
-			h.unready = append(h.unready, req)
-		case !p.hasMetric:
-			h.missing = append(h.missing, req)
-		case r == scaling.CPU && p.cpuUnready:
-			h.unready = append(h.unready, req)
-		default:
-			h.ready = append(h.ready, podMetric{milli(r, reqOrZero(p.usage, r)), req})
-		}
-	}
+	h.group(r, pods)
 	if len(h.ready) == 0 {
 		return 0, false
 	}
@@ -230,6 +217,33 @@ func (h *hpaModel) replicas(r scaling.Resource, current int32, pods []hpaPod, k 
 		}
 		return int32(math.Ceil(usageRatio * float64(len(h.ready)))), true
 	}
+	return h.rebalanced(current, usageRatio, rebalance, k), true
+}
+
+// group sorts the pods as upstream's groupPods does for resource r: ready ones with their metric and
+// request, unready ones (pending; for CPU, young and not ready long enough) and ones without a metric, with
+// their requests.
+func (h *hpaModel) group(r scaling.Resource, pods []hpaPod) {
+	h.ready, h.unready, h.missing = h.ready[:0], h.unready[:0], h.missing[:0]
+	for _, p := range pods {
+		req := milli(r, reqOrZero(p.requests, r))
+		switch {
+		case p.pending:
+			h.unready = append(h.unready, req)
+		case !p.hasMetric:
+			h.missing = append(h.missing, req)
+		case r == scaling.CPU && p.cpuUnready:
+			h.unready = append(h.unready, req)
+		default:
+			h.ready = append(h.ready, podMetric{milli(r, reqOrZero(p.usage, r)), req})
+		}
+	}
+}
+
+// rebalanced is the proposal with the pods without a metric (0 going up, their request going down) and, on a
+// scale-up, the unready pods at 0; the replicas stay when that lands within the tolerance or turns the
+// direction around.
+func (h *hpaModel) rebalanced(current int32, usageRatio float64, rebalance bool, k metricKind) int32 {
 	ms := h.ready
 	for _, req := range h.missing {
 		switch {
@@ -247,13 +261,13 @@ func (h *hpaModel) replicas(r scaling.Resource, current int32, pods []hpaPod, k 
 	h.ready = ms
 	newRatio := k.ratio(ms)
 	if math.Abs(1-newRatio) <= h.tolerance || (usageRatio < 1 && newRatio > 1) || (usageRatio > 1 && newRatio < 1) {
-		return current, true
+		return current
 	}
 	n := int32(math.Ceil(newRatio * float64(len(ms))))
 	if (newRatio < 1 && n > current) || (newRatio > 1 && n < current) {
-		return current, true
+		return current
 	}
-	return n, true
+	return n
 }
 
 // utilizationRatio is upstream's GetResourceUtilizationRatio: the whole-percent utilization of the summed
