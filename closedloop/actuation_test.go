@@ -30,8 +30,8 @@ func TestActuation(t *testing.T) {
 		w.demand["app"] = &usage{cpu: 800, mem: 1 << 29, hasCPU: true, hasMem: true}
 		w.scaleTo(t0, 2)
 		now := steps(t, w, t0, 4) // the first minute: one pod serves 800m of the 500m it requests
-		if p, s := w.capacity(now-15, 0, scaling.CPU); p != 1000 || s != 500 {
-			t.Fatalf("cpu provided %g, serving %g; want 1000 and 500", p, s)
+		if p, s := w.capacity(now-15, 0); reqOrZero(p, scaling.CPU) != 1000 || reqOrZero(s, scaling.CPU) != 500 {
+			t.Fatalf("cpu provided %v, serving %v; want 1000m and 500m", p, s)
 		}
 		if got := w.cpuTally.short; got != 4*300 {
 			t.Errorf("cpu shortfall over the first minute %g, want 4 x 300m", got)

@@ -309,6 +309,9 @@ type run struct {
 // takes the window's demand.
 func (r *run) begin(ts int64) error {
 	for _, k := range r.sim.keys {
+		if len(r.workloads) == len(r.sim.keys) { // every workload known: the common case
+			break
+		}
 		if _, ok := r.workloads[k]; ok {
 			continue
 		}

@@ -73,16 +73,19 @@ func (t tally) ratios() (float64, float64) {
 	return t.provided / t.demand, t.short / t.demand
 }
 
-// capacity is the requests of r of every pod and of the serving pods, for container ci.
-func (w *workload) capacity(t int64, ci int, r scaling.Resource) (provided, serving float64) {
+// capacity is the requests of container ci of every pod and of the serving pods, CPU and memory.
+func (w *workload) capacity(t int64, ci int) (provided, serving scaling.Values) {
+	var pc, pm, sc, sm float64
 	for _, p := range w.pods {
-		x := reqOf(p.spec[ci], r)
-		provided += x
+		k := &p.spec[ci]
+		c, _ := k.Requests.Get(scaling.CPU)
+		m, _ := k.Requests.Get(scaling.Memory)
+		pc, pm = pc+c, pm+m
 		if p.serving(t) {
-			serving += x
+			sc, sm = sc+c, sm+m
 		}
 	}
-	return provided, serving
+	return scaling.V(pc, pm), scaling.V(sc, sm)
 }
 
 // account adds the step's demand and the pods that served it to the outcome.
@@ -91,16 +94,15 @@ func (w *workload) account(t int64) {
 	w.maxReplicas = max(w.maxReplicas, w.desired)
 	for ci, name := range w.names {
 		u := w.demand[name]
-		if u == nil {
+		if u == nil || (!u.hasCPU && !u.hasMem) {
 			continue
 		}
+		p, s := w.capacity(t, ci)
 		if u.hasCPU {
-			p, s := w.capacity(t, ci, scaling.CPU)
-			w.cpuTally.add(u.cpu, p, s)
+			w.cpuTally.add(u.cpu, reqOrZero(p, scaling.CPU), reqOrZero(s, scaling.CPU))
 		}
 		if u.hasMem {
-			p, s := w.capacity(t, ci, scaling.Memory)
-			w.memTally.add(u.mem, p, s)
+			w.memTally.add(u.mem, reqOrZero(p, scaling.Memory), reqOrZero(s, scaling.Memory))
 		}
 	}
 }
@@ -114,10 +116,10 @@ func (w *workload) point(t int64) {
 	p := Point{Time: t, Replicas: w.desired, OOM: w.oomTick}
 	w.oomTick = false
 	for ci, name := range w.names {
-		cpu, cpuServing := w.capacity(t, ci, scaling.CPU)
-		mem, memServing := w.capacity(t, ci, scaling.Memory)
-		p.CPUProvided, p.CPUServing = p.CPUProvided+cpu, p.CPUServing+cpuServing
-		p.MemoryProvided, p.MemoryServing = p.MemoryProvided+mem, p.MemoryServing+memServing
+		pr, se := w.capacity(t, ci)
+		cpu, mem := reqOrZero(pr, scaling.CPU), reqOrZero(pr, scaling.Memory)
+		p.CPUProvided, p.CPUServing = p.CPUProvided+cpu, p.CPUServing+reqOrZero(se, scaling.CPU)
+		p.MemoryProvided, p.MemoryServing = p.MemoryProvided+mem, p.MemoryServing+reqOrZero(se, scaling.Memory)
 		if n := float64(len(w.pods)); n > 0 {
 			p.CPUPerPod, p.MemoryPerPod = p.CPUPerPod+cpu/n, p.MemoryPerPod+mem/n
 		}
@@ -137,8 +139,8 @@ func (w *workload) writeRows(ts int64) {
 		if u == nil {
 			continue
 		}
-		cpu, _ := w.capacity(ts, ci, scaling.CPU)
-		mem, _ := w.capacity(ts, ci, scaling.Memory)
+		pr, _ := w.capacity(ts, ci)
+		cpu, mem := reqOrZero(pr, scaling.CPU), reqOrZero(pr, scaling.Memory)
 		b := strconv.AppendInt(r.buf[:0], ts, 10)
 		b = append(append(append(append(append(append(b, ','), w.key.ns...), ','), w.key.name...), ','), name...)
 		b = strconv.AppendInt(append(b, ','), int64(len(w.pods)), 10)
