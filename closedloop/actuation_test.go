@@ -111,3 +111,29 @@ func TestActuation(t *testing.T) {
 		}
 	})
 }
+
+// TestFixedSizing: --hpa-requests is per pod, split over the containers in proportion to the trace's requests
+// (evenly without any), limits = requests; a resource it leaves out keeps the trace's.
+func TestFixedSizing(t *testing.T) {
+	template := []scaling.Container{
+		{Name: "app", Requests: scaling.V(300, 1<<30), Limits: scaling.V(300, 1<<30)},
+		{Name: "sidecar", Requests: scaling.V(100, -1), Limits: scaling.V(100, -1)},
+	}
+	req, err := ParsePodRequests("cpu=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fixedSizing(template, &req)
+	if got[0].Requests != scaling.V(750, 1<<30) || got[1].Requests != scaling.V(250, -1) || got[0].Limits != got[0].Requests || got[1].Limits != got[1].Requests {
+		t.Errorf("cpu=1 over 300m and 100m: %+v", got)
+	}
+	req, _ = ParsePodRequests("memory=4Gi")
+	got = fixedSizing(template, &req)
+	if got[0].Requests != scaling.V(300, 4<<30) || got[1].Requests != scaling.V(100, -1) {
+		t.Errorf("memory=4Gi, only the app requests memory: %+v", got)
+	}
+	bare := []scaling.Container{{Name: "a"}, {Name: "b"}}
+	if got := fixedSizing(bare, &req); got[0].Requests != scaling.V(-1, 2<<30) || got[1].Requests != got[0].Requests {
+		t.Errorf("memory=4Gi over containers without requests: %+v", got)
+	}
+}

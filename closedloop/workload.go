@@ -116,20 +116,34 @@ func (w *workload) model() Model {
 	return ""
 }
 
-// fixedSizing is the pod template with fixed per-pod requests (split evenly over the containers; limits =
-// requests), or the template itself without any.
+// fixedSizing is the pod template with fixed per-pod requests, or the template itself without any. A per-pod
+// value is split over the containers in proportion to the template's requests of that resource (evenly when
+// the template has none); limits = requests.
 func fixedSizing(template []scaling.Container, req *PodRequests) []scaling.Container {
 	out := make([]scaling.Container, len(template))
 	copy(out, template)
 	if req == nil {
 		return out
 	}
-	for i := range out {
-		for _, r := range scaling.Resources {
-			if x, ok := req.Values.Get(r); ok {
-				out[i].Requests.Set(r, x/float64(len(out)))
-				out[i].Limits.Set(r, x/float64(len(out)))
+	for _, r := range scaling.Resources {
+		x, ok := req.Values.Get(r)
+		if !ok {
+			continue
+		}
+		sum := 0.0
+		for _, k := range template {
+			sum += reqOrZero(k.Requests, r)
+		}
+		for i, k := range template {
+			share := 1 / float64(len(out))
+			if sum > 0 {
+				if !k.Requests.Has(r) {
+					continue // a container without a request keeps none
+				}
+				share = reqOrZero(k.Requests, r) / sum
 			}
+			out[i].Requests.Set(r, x*share)
+			out[i].Limits.Set(r, x*share)
 		}
 	}
 	return out
