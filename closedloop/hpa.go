@@ -72,6 +72,9 @@ type hpaPod struct {
 	usage      scaling.Values // the last window's usage: CPU millicores, memory bytes
 }
 
+// defaultUtilization is the target of the API's default metric.
+var defaultUtilization int32 = 80
+
 // defaultUpRules and defaultDownRules are upstream's defaults of an HPA's behavior (the scale-down window is
 // the controller's --horizontal-pod-autoscaler-downscale-stabilization, set in newHPA).
 func defaultUpRules() hpaRules {
@@ -107,6 +110,10 @@ func rulesOf(r *autoscalingv2.HPAScalingRules, d hpaRules) hpaRules {
 func newHPA(t hvpav1alpha1.HpaTemplate, cfg HPAConfig, current int32, downWindow time.Duration) *hpaModel {
 	h := &hpaModel{min: 1, max: t.MaxReplicas, metrics: t.Metrics, tolerance: cfg.Tolerance, desired: current,
 		up: defaultUpRules(), down: defaultDownRules(downWindow)}
+	if len(h.metrics) == 0 { // the API's default: 80% CPU utilization
+		h.metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &defaultUtilization}}}}
+	}
 	if t.MinReplicas != nil {
 		h.min = *t.MinReplicas
 	}

@@ -150,3 +150,11 @@ func TestHPABehavior(t *testing.T) {
 		run(t, h, []sync{{10, 2}, {10, 2}})
 	})
 }
+
+// TestHPADefaultMetric: a template without metrics scales on 80% CPU utilization, as the API defaults it.
+func TestHPADefaultMetric(t *testing.T) {
+	h := newHPA(hvpav1alpha1.HpaTemplate{MaxReplicas: 10}, DefaultHPA(), 2, 0)
+	if got := h.sync(t0, 2, readyPods(2, 800)); got != 4 {
+		t.Errorf("2 pods at 160%% of their request: %d replicas, want 4", got)
+	}
+}
