@@ -65,6 +65,7 @@ type Simulator struct {
 	first   map[wkey]*firstSeen        // the first timestamp's pods and requests, per workload
 	keys    []wkey                     // every workload seen, sorted
 	clock   int64                      // the next step
+	steps   []stepAt                   // the steps of the window being run
 	last    struct {                   // the workload of the last row
 		ns, name []byte
 		key      wkey
@@ -209,16 +210,23 @@ func (s *Simulator) noteFirst(k wkey, name string, row *trace.Row) {
 // due says which loops run at a step.
 type due struct{ tick, loop bool }
 
+// stepAt is one step of a window and the loops due at it.
+type stepAt struct {
+	t int64
+	due
+}
+
 // step runs every run over the gathered timestamp's window [s.ts, end): the previous window closes (the
 // recommenders get its usage), then every step of the window runs the loops that are due and serves the
-// demand.
+// demand. Workloads do not interact, so each runs the whole window before the next (its state stays in the
+// cache).
 func (s *Simulator) step(end int64) error {
 	for _, r := range s.runs {
 		if err := r.begin(s.ts); err != nil {
 			return err
 		}
 	}
-	first := true
+	s.steps = s.steps[:0]
 	for ; s.clock < end; s.clock += s.runs[0].step {
 		t := s.clock
 		var d due
@@ -230,12 +238,12 @@ func (s *Simulator) step(end int64) error {
 			d.loop = true
 			s.next.loop += s.runs[0].updater * ((t-s.next.loop)/s.runs[0].updater + 1)
 		}
-		for _, r := range s.runs {
-			if err := r.tick(t, d, first); err != nil {
-				return err
-			}
+		s.steps = append(s.steps, stepAt{t, d})
+	}
+	for _, r := range s.runs {
+		if err := r.window(s.steps); err != nil {
+			return err
 		}
-		first = false
 	}
 	for _, d := range s.demand { // the maps stay: most workloads have rows at every timestamp
 		for _, u := range d {
@@ -331,18 +339,23 @@ func (r *run) begin(ts int64) error {
 	return nil
 }
 
-// tick runs one step of every workload.
-func (r *run) tick(t int64, d due, first bool) error {
+// window runs the steps of a window for every workload, then the hourly collection of the recommender's
+// state.
+func (r *run) window(steps []stepAt) error {
 	for _, w := range r.order {
-		if err := w.tick(t, d); err != nil {
-			return fmt.Errorf("%s/%s at %s (%s): %w", w.key.ns, w.key.name, time.Unix(t, 0).UTC().Format(time.RFC3339), r.spec.Label(), err)
-		}
-		if first && r.rows != nil {
-			w.writeRows(r.sim.ts)
+		for i, st := range steps {
+			if err := w.tick(st.t, st.due); err != nil {
+				return fmt.Errorf("%s/%s at %s (%s): %w", w.key.ns, w.key.name, time.Unix(st.t, 0).UTC().Format(time.RFC3339), r.spec.Label(), err)
+			}
+			if i == 0 && r.rows != nil {
+				w.writeRows(r.sim.ts)
+			}
 		}
 	}
-	if t%3600 == 0 {
-		r.state.Collect(r.rec, time.Unix(t, 0).UTC())
+	for _, st := range steps {
+		if st.t%3600 == 0 {
+			r.state.Collect(r.rec, time.Unix(st.t, 0).UTC())
+		}
 	}
 	return nil
 }
