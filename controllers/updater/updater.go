@@ -604,7 +604,11 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 	open := had && now.Sub(prev.at) < u.Options.LoopWindow
 	if !open {
 		u.evicted[key] = eviction{at: now, known: c.known}
-		if err := u.saveLoopRecords(ctx); err != nil { // not recorded: the next loop tries again from scratch
+		err := u.saveLoopRecords(ctx)
+		if _, kept := u.evicted[key]; err == nil && !kept {
+			err = errors.New("the record does not fit in the loop-records ConfigMap")
+		}
+		if err != nil { // not recorded: the next loop tries again from scratch
 			if had {
 				u.evicted[key] = prev
 			} else {
