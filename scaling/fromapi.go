@@ -559,6 +559,13 @@ func SizingFromHvpa(h *hvpav1alpha1.Hvpa) (Sizing, field.ErrorList) {
 	return s, errs
 }
 
+// HasPodLevelResources reports whether a pod sets pod-level resources (spec.resources requests or limits).
+// They bound the sum of its containers, so sizing the containers alone could make the pod invalid or change
+// what it was given: neither the admission webhook nor the updater sizes such a pod (one rule for both).
+func HasPodLevelResources(spec *corev1.PodSpec) bool {
+	return spec.Resources != nil && len(spec.Resources.Requests)+len(spec.Resources.Limits) > 0
+}
+
 // FromContainers are the requests and limits of pod-spec containers as plain values.
 func FromContainers(containers []corev1.Container) []Container {
 	if len(containers) == 0 {

@@ -236,3 +236,22 @@ func TestSizing(t *testing.T) {
 		t.Errorf("Hvpa with an intent: %+v %v, want target 700m and no bounds", sz, errs)
 	}
 }
+
+// TestHasPodLevelResources: the one rule by which neither the webhook nor the updater sizes a pod.
+func TestHasPodLevelResources(t *testing.T) {
+	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	for name, tc := range map[string]struct {
+		res  *corev1.ResourceRequirements
+		want bool
+	}{
+		"none":                {nil, false},
+		"empty":               {&corev1.ResourceRequirements{}, false},
+		"pod-level limits":    {&corev1.ResourceRequirements{Limits: cpu}, true},
+		"pod-level requests":  {&corev1.ResourceRequirements{Requests: cpu}, true},
+		"empty lists, as set": {&corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}, false},
+	} {
+		if got := HasPodLevelResources(&corev1.PodSpec{Resources: tc.res}); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+}

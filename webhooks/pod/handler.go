@@ -88,7 +88,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	if ns == "" {
 		ns = pod.Namespace
 	}
-	if pod.Spec.Resources != nil {
+	if scaling.HasPodLevelResources(&pod.Spec) {
 		// pod-level resources bound the containers' sum: sizing containers alone could make the pod invalid
 		return admission.Allowed(""), OutcomePodResources
 	}
@@ -255,6 +255,9 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 		return nil, OutcomeNoRecommend
 	}
 	out := pod.DeepCopy()
+	// only the boost below writes the startup-boost annotation: one the pod came with is its author's, and
+	// would name the CPU the updater resizes the pod to when the boost ends
+	delete(out.Annotations, vpav1.AnnotationStartupBoost)
 	var changes, notes []string
 	if sz.Targets != nil {
 		var lrs corev1.LimitRangeList

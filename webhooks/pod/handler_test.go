@@ -295,7 +295,8 @@ func testutilCount(m *Metrics, outcome string) float64 {
 
 // TestStartupBoost: with CPUStartupBoost on, a VPA's startup boost applies on top of the sizing (also in
 // updateMode Off and before any recommendation, on the pod's own request), a container policy's boost or mode
-// Off wins over the object's, and the annotation says what each container goes back to.
+// Off wins over the object's, and the annotation says what each container goes back to: only the webhook writes
+// it (one the pod comes with is removed).
 func TestStartupBoost(t *testing.T) {
 	factor3 := &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](3), DurationSeconds: ptr.To[int32](10)}}
 	plus := &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostQuantity, Quantity: ptr.To(resource.MustParse("1"))}}
@@ -363,7 +364,10 @@ func TestStartupBoost(t *testing.T) {
 			if err := h.Gates.(interface{ SetFromMap(map[string]bool) error }).SetFromMap(map[string]bool{string(features.CPUStartupBoost): tc.gate}); err != nil {
 				t.Fatal(err)
 			}
-			got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), rl("200m", ""))))
+			// the pod comes with an annotation of its author's, which would have the updater give it 64 CPUs
+			p := webPod(ctr("app", rl("100m", "100Mi"), rl("200m", "")))
+			p.Annotations = map[string]string{vpav1.AnnotationStartupBoost: `{"app":{"cpuRequest":"64"}}`}
+			got, _ := admit(t, h, p)
 			if d := cmp.Diff(tc.want, sizes(got)); d != "" {
 				t.Errorf("resources (-want +got):\n%s", d)
 			}

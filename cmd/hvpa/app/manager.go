@@ -115,7 +115,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 		return err
 	}
 	if want[Updater] {
-		if err := addUpdater(mgr, live, o); err != nil {
+		if err := addUpdater(mgr, cfg, live, o); err != nil {
 			return err
 		}
 	}
@@ -134,11 +134,16 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 }
 
 // addUpdater adds the updater.
-func addUpdater(mgr ctrl.Manager, live client.Client, o Options) error {
+func addUpdater(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Options) error {
 	uo := o.Updater
 	uo.AdmissionLease, uo.RecommenderName = o.AdmissionLease, o.Recommender.Name
 	//nolint:staticcheck // core/v1 events: the pod's event stream shows every resize and eviction with its reason
 	u := updater.New(mgr.GetClient(), live, mgr.GetEventRecorderFor("hvpa-updater"), clock.RealClock{}, o.Gates, uo, updater.NewMetrics(o.Registry))
+	mc, err := metricsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	u.Usage = updater.MetricsUsage{Client: mc}
 	return mgr.Add(u)
 }
 
