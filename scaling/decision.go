@@ -100,9 +100,13 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	if len(spec.Intervals) == 0 {
 		return Decision{}, fmt.Errorf("scalingIntervals: at least one interval is needed")
 	}
+	iv, err := EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap)
+	if err != nil {
+		return Decision{}, err
+	}
 	c := st.Replicas
 	d := Decision{
-		Intervals:       EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap),
+		Intervals:       iv,
 		CurrentReplicas: c,
 		Urgent:          st.OOMSinceLastScaling,
 	}

@@ -89,7 +89,7 @@ func TestLowConfidence(t *testing.T) {
 func TestLowConfidenceProperty(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	s := epSpec()
-	top := EffectiveIntervals(s.Intervals, 1, s.Overlap)[4].Up
+	top := mustIntervals(t, s.Intervals, 1, s.Overlap)[4].Up
 	for i := 0; i < 500; i++ {
 		c := int32(1 + rng.Intn(5))
 		st := vpaState(c, V(1000, 4*gi), rng.Float64()*1.2*top[CPU], rng.Float64()*1.2*top[Memory])
