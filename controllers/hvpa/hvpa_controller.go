@@ -102,8 +102,12 @@ func NewReconciler(c client.Client, recs RecommendationSource, rec record.EventR
 	return &Reconciler{Client: c, Targets: workload.NewResolver(c, c), Recommendations: recs, Recorder: rec, Clock: clk, SyncPeriod: sync, Metrics: m}
 }
 
-// SetupWithManager registers the controller: Hvpas and the HPAs they own.
+// SetupWithManager registers the controller and its field indexes: Hvpas and the HPAs they own, and the
+// pods their targets select.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).For(&hvpav1alpha1.Hvpa{}).Owns(&autoscalingv2.HorizontalPodAutoscaler{}).Named("hvpa").
 		// pods coming, going, starting or restarting (an OOM kill) change what the decision sees
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.hvpasOfPod), builder.WithPredicates(podChanged))
@@ -116,16 +120,33 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.Complete(r)
 }
 
-// hvpasOfPod maps a pod to the Hvpas of its namespace whose target selects it.
+// hvpasOfPod maps a pod to the Hvpas of its namespace whose target selects it: the Hvpas indexed under one
+// of the pod's labels (IndexHvpaPodLabel) or under IndexAnyPod, read from the cache without copying them
+// (read only), then matched against their whole selector.
 func (r *Reconciler) hvpasOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
-	var l hvpav1alpha1.HvpaList
-	if err := r.Client.List(ctx, &l, client.InNamespace(pod.GetNamespace())); err != nil {
-		return nil
+	podLabels := labels.Set(pod.GetLabels())
+	keys := make([]string, 0, len(podLabels)+1)
+	for k, v := range podLabels {
+		keys = append(keys, k+"="+v)
 	}
+	keys = append(keys, IndexAnyPod)
+	seen := map[string]bool{}
 	var out []reconcile.Request
-	for _, h := range l.Items {
-		if sel, err := labels.Parse(h.Status.Selector); err == nil && h.Status.Selector != "" && sel.Matches(labels.Set(pod.GetLabels())) {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.Namespace, Name: h.Name}})
+	for _, key := range keys {
+		var l hvpav1alpha1.HvpaList
+		if err := r.Client.List(ctx, &l, client.InNamespace(pod.GetNamespace()), client.MatchingFields{IndexHvpaPodLabel: key}, client.UnsafeDisableDeepCopy); err != nil {
+			log.FromContext(ctx).V(1).Info("listing the Hvpas of a pod", "pod", pod.GetName(), "error", err.Error())
+			return nil
+		}
+		for i := range l.Items {
+			h := &l.Items[i]
+			if seen[h.Name] {
+				continue
+			}
+			seen[h.Name] = true
+			if sel, err := labels.Parse(h.Status.Selector); err == nil && sel.Matches(podLabels) {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.Namespace, Name: h.Name}})
+			}
 		}
 	}
 	return out
@@ -458,8 +479,10 @@ func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Sp
 // with no read of their targets.
 func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target) (string, error) {
 	same := target.RefKey()
+	// the namespace's autoscalers, read from the cache without copying them (read only): Hvpas with their
+	// status, VPAs with their recommendations, on every reconcile
 	var hpas autoscalingv2.HorizontalPodAutoscalerList
-	if err := r.Client.List(ctx, &hpas, client.InNamespace(h.Namespace)); err != nil {
+	if err := r.Client.List(ctx, &hpas, client.InNamespace(h.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return "", err
 	}
 	var direct []string
@@ -476,7 +499,7 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 	self := workload.Autoscaler{Kind: "Hvpa", Name: h.Name, Created: h.CreationTimestamp}
 	all := []workload.Autoscaler{self}
 	var vpas vpav1.VerticalPodAutoscalerList
-	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace)); err != nil {
+	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return "", err
 	}
 	for i := range vpas.Items {
@@ -486,7 +509,7 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 		}
 	}
 	var hvpas hvpav1alpha1.HvpaList
-	if err := r.Client.List(ctx, &hvpas, client.InNamespace(h.Namespace)); err != nil {
+	if err := r.Client.List(ctx, &hvpas, client.InNamespace(h.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return "", err
 	}
 	for _, o := range hvpas.Items {

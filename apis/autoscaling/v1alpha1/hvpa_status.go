@@ -40,10 +40,17 @@ type HvpaStatus struct {
 	// +optional
 	WorkloadRecommendation *WorkloadRecommendation `json:"workloadRecommendation,omitempty"`
 
-	// effectiveScalingIntervals are the intervals the decision uses, derived from spec.scalingIntervals.
+	// effectiveScalingIntervals are the intervals the decision uses, derived from spec.scalingIntervals: all
+	// of them up to 21, else the 21 around the current replicas (an extrapolated interval makes one per
+	// replica count, up to 1000). `hvpa intervals -f` prints them all.
 	// +optional
 	// +listType=atomic
 	EffectiveScalingIntervals []EffectiveScalingInterval `json:"effectiveScalingIntervals,omitempty"`
+
+	// effectiveScalingIntervalCount is how many effective intervals spec.scalingIntervals make (status lists
+	// at most 21 of them).
+	// +optional
+	EffectiveScalingIntervalCount int32 `json:"effectiveScalingIntervalCount,omitempty"`
 
 	// hpa is the HPA input: its desired replicas and the per-pod values in force when they last changed.
 	// +optional
