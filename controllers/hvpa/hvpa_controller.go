@@ -87,6 +87,9 @@ type Reconciler struct {
 	// on; nil: every gate at its default).
 	Gates featuregate.FeatureGate
 
+	// Liveness, when set, sends probes through the controller's queue (its source) and Reconcile answers them.
+	Liveness *Liveness
+
 	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
 	// LowConfidence condition is true and scale-downs decided from it (replicas and per-pod) are blocked. 0: 1 day.
 	LowConfidenceDays float64
@@ -111,13 +114,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).For(&hvpav1alpha1.Hvpa{}).Owns(&autoscalingv2.HorizontalPodAutoscaler{}).Named("hvpa").
 		// pods coming, going, starting or restarting (an OOM kill) change what the decision sees
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.hvpasOfPod), builder.WithPredicates(podChanged))
+	for _, s := range r.channels() {
+		b = b.WatchesRawSource(s)
+	}
+	return b.Complete(r)
+}
+
+// channels are the controller's sources that are not watches: the embedded recommendation changed (the
+// recommender in this process says which Hvpa), and the liveness probes.
+func (r *Reconciler) channels() []source.Source {
+	var out []source.Source
 	if n, ok := r.Recommendations.(interface {
 		HvpaChanges() <-chan event.GenericEvent
 	}); ok {
-		// the embedded recommendation changed (the recommender in this process says which Hvpa)
-		b = b.WatchesRawSource(source.Channel(n.HvpaChanges(), &handler.EnqueueRequestForObject{}))
+		out = append(out, source.Channel(n.HvpaChanges(), &handler.EnqueueRequestForObject{}))
 	}
-	return b.Complete(r)
+	if r.Liveness != nil {
+		out = append(out, source.Channel(r.Liveness.probes, &handler.EnqueueRequestForObject{}))
+	}
+	return out
 }
 
 // hvpasOfPod maps a pod to the Hvpas of its namespace whose target selects it: the Hvpas indexed under one
@@ -180,6 +195,9 @@ func HPAName(h *hvpav1alpha1.Hvpa) string { return h.Name }
 
 // Reconcile decides one Hvpa and applies the decision.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if r.Liveness.answer(req.NamespacedName) {
+		return reconcile.Result{}, nil
+	}
 	h, err := r.get(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
