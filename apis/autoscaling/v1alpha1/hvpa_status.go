@@ -85,6 +85,11 @@ type EffectiveScalingInterval struct {
 type WorkloadRecommendation struct {
 	// replicas the totals and the per-pod view (status.recommendation) are computed for.
 	Replicas int32 `json:"replicas"`
+	// lastUpdateTime is when the embedded recommender last provided this recommendation: set when it changes,
+	// and at least every quarter of the staleness bound (3 recommender intervals + 5 minutes) while the
+	// recommender keeps providing it. Older than the bound, it is stale: scale-downs from it are held.
+	// +optional
+	LastUpdateTime *metav1.Time `json:"lastUpdateTime,omitempty"`
 	// containers are the recommendations per container.
 	// +optional
 	// +listType=map
@@ -206,7 +211,7 @@ const (
 )
 
 // BlockReason is why a part of a change was not applied.
-// +kubebuilder:validation:Enum=UpdatePolicy;MaintenanceWindow;StabilizationWindow;MinChange;Saturated;LowConfidence
+// +kubebuilder:validation:Enum=UpdatePolicy;MaintenanceWindow;StabilizationWindow;MinChange;Saturated;LowConfidence;StaleRecommendation
 type BlockReason string
 
 const (
@@ -223,6 +228,10 @@ const (
 	// BlockReasonLowConfidence: a replica scale-down decided from the embedded recommendation, whose history
 	// is shorter than the confidence threshold.
 	BlockReasonLowConfidence BlockReason = "LowConfidence"
+	// BlockReasonStaleRecommendation: a scale-down (replicas or per pod) decided from the embedded
+	// recommendation, which the recommender has not refreshed within the staleness bound (RecommendationProvided
+	// False with reason RecommendationStale or InvalidOverride says why).
+	BlockReasonStaleRecommendation BlockReason = "StaleRecommendation"
 )
 
 // BlockedPart is one part of a change that was not applied.

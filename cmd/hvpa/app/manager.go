@@ -225,6 +225,14 @@ func addHvpa(mgr ctrl.Manager, live client.Client, rec *vpactrl.Recommender, o O
 	r.Reader, r.Gates, r.RecommenderName = mgr.GetAPIReader(), o.Gates, o.Recommender.Name
 	r.Targets = workload.NewResolver(mgr.GetClient(), live)
 	r.LowConfidenceDays = o.HvpaLowConfidenceDays
+	// the embedded recommendation is stale after 3 recommender intervals + 5 minutes; override annotations are
+	// judged on the recommender's model
+	r.RecommenderInterval = o.Recommender.Interval
+	model := recommender.Defaults()
+	if o.Model != nil {
+		model = *o.Model
+	}
+	r.Model = &model
 	if err := hvpaLiveness(mgr, r, o.HvpaSync, clock.RealClock{}); err != nil {
 		return err
 	}
