@@ -67,7 +67,10 @@ func expectedReplicas(t testing.TB, sim *Simulator, h *hvpav1alpha1.Hvpa) int32 
 	}
 	w := sim.runs[0].workloads[wkey{"ns", "wl-0"}]
 	recs, _ := w.hv.recommendation(w)
-	iv := scaling.EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap)
+	iv, err := scaling.EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := int32(0)
 	for _, rec := range recs {
 		var pCur scaling.Values

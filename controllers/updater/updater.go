@@ -32,6 +32,7 @@ import (
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/admissionlease"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/heartbeat"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -54,6 +55,8 @@ type Updater struct {
 	// Usage reads the containers' memory usage (metrics.k8s.io) before a resize lowers a memory limit; nil:
 	// never read (such resizes keep the memory limit).
 	Usage UsageReader
+	// Heartbeat beats as each update loop starts (nil: no liveness check).
+	Heartbeat *heartbeat.Heartbeat
 
 	limiter *rate.Limiter
 	// resized counts resizes per (pod UID, change) for loop detection; evicted remembers evictions per
@@ -111,6 +114,7 @@ func (u *Updater) Start(ctx context.Context) error {
 	t := u.Clock.NewTicker(u.Options.Interval)
 	defer t.Stop()
 	for {
+		u.Heartbeat.Beat()
 		if err := u.RunOnce(ctx); err != nil && ctx.Err() == nil {
 			logf.FromContext(ctx).Error(err, "update loop")
 		}

@@ -146,8 +146,9 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 	if err := h.Client.List(ctx, &vpas, client.InNamespace(ns)); err != nil {
 		return nil, OutcomeError, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
 	}
+	// the cache's own Hvpas, not copies (read only): an Hvpa's status is what every pod admission would copy
 	var hvpas hvpav1alpha1.HvpaList
-	if err := h.Client.List(ctx, &hvpas, client.InNamespace(ns)); err != nil {
+	if err := h.Client.List(ctx, &hvpas, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, OutcomeError, fmt.Errorf("listing Hvpas: %w", err)
 	}
 	if len(vpas.Items) == 0 && len(hvpas.Items) == 0 {
