@@ -444,8 +444,7 @@ func (w *workload) serve(t time.Time, demand map[string]*usage) {
 			total := w.run.state.Total(model, recommender.OwnerKey{Namespace: w.key.ns, Owner: w.owner, Container: k.Name}, t)
 			total.AddLoad(t, cpu, mem)
 			if oom {
-				bump := model.OOMNeeded(max(reqMem, memPod))
-				total.RecordOOM(t, float64(c)*max(0, bump-w.spec.Base[scaling.Memory].Base(reqMem)))
+				total.RecordPodOOM(t, int(c), max(reqMem, memPod), w.spec.Base[scaling.Memory].Base(reqMem))
 			}
 		case ModelPerPod:
 			for p := int32(0); p < c; p++ {
