@@ -470,10 +470,15 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 	now := r.Clock.Now()
 	sums := usageSums{}
 	loads := workloadLoads{}
+	future := 0
 	for _, u := range usage {
 		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Pod}
 		p, ok := m.index[key]
 		if !ok {
+			continue
+		}
+		if u.Time, ok = recommender.SampleTime(u.Time, now); !ok {
+			future++ // dated beyond the clock skew: it would block the container's later samples
 			continue
 		}
 		sums.add(u.Namespace, m.owners[key], u)
@@ -496,7 +501,11 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 	}
 	r.Metrics.setUsage(sums)
 	loads.record(r.state, now)
-	return len(usage), now
+	if future > 0 {
+		log.FromContext(ctx).Info("usage samples dated in the future refused (a node's clock ahead of this one's?)", "samples", future,
+			"maxSkew", recommender.MaxSampleSkew.String())
+	}
+	return len(usage) - future, now
 }
 
 // checkpointAndCollect writes the checkpoints due (with --storage=prometheus too: they are what a restart
