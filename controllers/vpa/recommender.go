@@ -104,6 +104,9 @@ type Recommender struct {
 	mu     sync.Mutex
 	hvpa   hvpaRecs
 	models map[recommender.Config]*recommender.Model
+	// modelsUsed are the configurations asked for since the run started: the others are forgotten at its end
+	// (VPAs and Hvpas gone, annotations or container policies changed)
+	modelsUsed map[recommender.Config]bool
 	// state is the model's memory (pod containers, aggregates, initial history, Hvpa workload totals)
 	state        *recommender.State
 	adaptive     adaptiveStates // the adaptive VPAs' models and states
@@ -142,7 +145,7 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 		m = NewMetrics(nil)
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
-		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
+		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
 		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
@@ -267,6 +270,7 @@ func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
 }
 
 func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
+	r.modelsUsed[cfg] = true
 	if m, ok := r.models[cfg]; ok {
 		return m
 	}
@@ -302,6 +306,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	steps := newRunSteps(r)
 	defer steps.end()
 	r.statusWrites = 0
+	clear(r.modelsUsed)
 	if !r.bootstrapped {
 		// once: a failed bootstrap (Prometheus down) is logged, and the recommender goes on from live usage
 		// rather than keeping every VPA without a recommendation
@@ -522,7 +527,18 @@ func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, 
 	r.collect(now)
 	r.forgetAdaptive(list)
 	r.forgetGone(vpas)
+	r.forgetModels()
 	return checkpoints
+}
+
+// forgetModels drops the models no VPA or Hvpa asked for in this run (the flags' model stays): an object
+// gone, or its annotations or container policies changed, leaves no model behind.
+func (r *Recommender) forgetModels() {
+	for cfg := range r.models {
+		if !r.modelsUsed[cfg] && cfg != r.Base {
+			delete(r.models, cfg)
+		}
+	}
 }
 
 // resolveAll lists the VPAs this recommender serves and resolves their targets and the Hvpas': a VPA whose
