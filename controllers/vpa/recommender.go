@@ -112,12 +112,13 @@ type Recommender struct {
 	adaptive     adaptiveStates // the adaptive VPAs' models and states
 	written      map[vpaContainer]time.Time
 	ours         map[checkpointRef]bool                // checkpoints this recommender wrote or loaded as its own
+	replaceable  map[checkpointRef]bool                // checkpoints whose history the state holds (loaded or written), or that did not load: a write loses nothing
+	hist         historyLoad                           // what of the usage history has loaded
 	legacy       map[vpaContainer]types.NamespacedName // Hvpa histories in VerticalPodAutoscalerCheckpoints (earlier versions), deleted once moved
 	undecodable  map[types.UID]string                  // VPAs that do not decode: the resourceVersion their condition was written at
 	firstRec     map[types.UID]bool
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
-	bootstrapped bool
 	statusWrites int   // status patches of the current run (the per-run log line)
 	usageErr     error // why the current run could not read usage (nil: it could)
 	// progress is when the loop started or last ended a run (unix nanoseconds; 0: not started)
@@ -145,7 +146,7 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 		m = NewMetrics(nil)
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
-		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
+		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
 		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
@@ -234,7 +235,7 @@ const newVPABatch = 200 * time.Millisecond
 func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.bootstrapped { // the first run loads the history and serves everything
+	if !r.hist.tried { // the first run loads the history and serves everything
 		return 0, nil
 	}
 	_, list, _, err := r.resolveAll(ctx)
@@ -307,13 +308,10 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	defer steps.end()
 	r.statusWrites = 0
 	clear(r.modelsUsed)
-	if !r.bootstrapped {
-		// once: a failed bootstrap (Prometheus down) is logged, and the recommender goes on from live usage
-		// rather than keeping every VPA without a recommendation
-		if err := r.bootstrap(ctx); err != nil {
-			logger.Error(err, "loading usage history failed; recommendations start from live usage only")
-		}
-		r.bootstrapped = true
+	if !r.hist.done() {
+		// until every kind has loaded, at every run; meanwhile the recommendations go on (a VPA's in status is
+		// kept while its history has not loaded, FetchingHistory says so) and nothing unloaded is written
+		r.loadHistory(ctx)
 	}
 
 	// 1. the VPAs this recommender serves, and their targets
@@ -347,7 +345,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.updateHvpaRecommendations(hv.served)
+	if r.hist.hvpa { // an Hvpa gets no embedded recommendation before its history (HvpaCheckpoints) loaded
+		r.updateHvpaRecommendations(hv.served)
+	}
 	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
 	r.Metrics.Aggregates.Set(float64(r.state.NumAggregates()))
 	_ = steps.done(ctx, "status")

@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -56,6 +55,24 @@ func (c *minuteClock) next() time.Time {
 }
 
 var played0 = &minuteClock{t: time.Now().Truncate(time.Minute)}
+
+// Now is the played time of the latest metrics read, or the wall clock when that is later: the recommenders'
+// clock in this suite (a sample is never dated after the recommender's now, which refuses samples from its
+// future).
+func (c *minuteClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return latest(c.t, time.Now())
+}
+
+func (c *minuteClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
 
 func deployment(ctx context.Context, ns, name string, containers ...string) {
 	d := wrappers.MakeDeployment(ns, name)
@@ -90,7 +107,7 @@ func newRecommender(mutate func(*vpactrl.Options), history metrics.HistoryProvid
 	if mutate != nil {
 		mutate(&opts)
 	}
-	r, err := vpactrl.NewRecommender(k8s, metrics.MetricsAPI{Client: mclient}, history, recorder, clock.RealClock{}, recommender.Defaults(), opts, nil)
+	r, err := vpactrl.NewRecommender(k8s, metrics.MetricsAPI{Client: mclient}, history, recorder, played0, recommender.Defaults(), opts, nil)
 	Expect(err).NotTo(HaveOccurred())
 	return r
 }
@@ -402,7 +419,7 @@ var _ = Describe("the recommender", func() {
 			}
 			return nil
 		}})
-		lagging, err := vpactrl.NewRecommender(staleReader, metrics.MetricsAPI{Client: mclient}, nil, recorder, clock.RealClock{}, recommender.Defaults(),
+		lagging, err := vpactrl.NewRecommender(staleReader, metrics.MetricsAPI{Client: mclient}, nil, recorder, played0, recommender.Defaults(),
 			vpactrl.DefaultOptions(), nil)
 		Expect(err).NotTo(HaveOccurred())
 		runs(lagging, 1)
@@ -743,7 +760,7 @@ var _ = Describe("the recommender", func() {
 		src := &failingUsage{UsageSource: metrics.MetricsAPI{Client: mclient}}
 		opts := vpactrl.DefaultOptions()
 		opts.CheckpointPeriod = 0
-		r, err := vpactrl.NewRecommender(k8s, src, nil, recorder, clock.RealClock{}, recommender.Defaults(), opts, nil)
+		r, err := vpactrl.NewRecommender(k8s, src, nil, recorder, played0, recommender.Defaults(), opts, nil)
 		Expect(err).NotTo(HaveOccurred())
 		runs(r, 2)
 		before := containerRec(getVPA(ctx, ns, "web"), "app").DeepCopy()
