@@ -220,7 +220,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	}
 	var jobs []job
 	for _, s := range list {
-		if s.err != nil || !r.hist.vpa { // nothing of a kind is written before its checkpoints loaded
+		if s.err != nil {
 			continue
 		}
 		match := matches(s.target.Selector)
@@ -238,9 +238,6 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		}
 	}
 	for _, h := range hvpas {
-		if !r.hist.hvpa {
-			break
-		}
 		owner := hvpaOwner(h.hvpa.Name)
 		r.state.Totals(h.hvpa.Namespace, owner, func(name string, t *recommender.WorkloadTotal) {
 			if !t.Aggregate.IsEmpty() {
@@ -269,29 +266,30 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		now := r.Clock.Now()
 		status := CheckpointStatus(j.save(now), now)
 		if err := r.saveCheckpoint(ctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
-			var kept *longerHistoryError
-			switch {
-			case ctx.Err() != nil:
-				return r.wrote(written) // shutdown: the checkpoint is written by the next leader, not an error
-			case errors.As(err, &kept):
-				log.FromContext(ctx).V(1).Info("checkpoint kept: it holds more history than this recommender's", "vpa", j.key.ns+"/"+j.key.vpa,
-					"container", j.key.container, "reason", err.Error())
-				r.written[j.key] = now // asked again a period later
-			default:
-				log.FromContext(ctx).Error(err, "writing checkpoint", "vpa", j.key.ns+"/"+j.key.vpa, "container", j.key.container)
+			if ctx.Err() != nil {
+				break // shutdown: the checkpoint is written by the next leader, not an error
 			}
+			r.notWritten(ctx, j.key, err, now)
 			continue
 		}
 		r.written[j.key] = now
 		written++
 	}
-	return r.wrote(written)
+	r.Metrics.CheckpointsWritten.Add(float64(written))
+	return written
 }
 
-// wrote counts the checkpoints a run wrote.
-func (r *Recommender) wrote(n int) int {
-	r.Metrics.CheckpointsWritten.Add(float64(n))
-	return n
+// notWritten logs a checkpoint a run did not write; one kept because it holds more history than this
+// recommender's is asked again a period later.
+func (r *Recommender) notWritten(ctx context.Context, key vpaContainer, err error, now time.Time) {
+	var kept *longerHistoryError
+	if errors.As(err, &kept) {
+		log.FromContext(ctx).V(1).Info("checkpoint kept: it holds more history than this recommender's", "vpa", key.ns+"/"+key.vpa,
+			"container", key.container, "reason", err.Error())
+		r.written[key] = now
+		return
+	}
+	log.FromContext(ctx).Error(err, "writing checkpoint", "vpa", key.ns+"/"+key.vpa, "container", key.container)
 }
 
 // longerHistoryError: a checkpoint whose history this recommender has not loaded (--storage=prometheus, or

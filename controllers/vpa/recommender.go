@@ -517,7 +517,14 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 // goes on with when Prometheus cannot be read), deletes orphaned ones every --checkpoints-gc-interval, and
 // forgets what expired or is gone; it returns how many checkpoints it wrote.
 func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, hvpas []*servedHvpa, vpas []vpav1.VerticalPodAutoscaler, now time.Time) int {
-	checkpoints := r.writeCheckpoints(ctx, list, hvpas)
+	writeVPAs, writeHvpas := list, hvpas // nothing of a kind is written before its checkpoints loaded
+	if !r.hist.vpa {
+		writeVPAs = nil
+	}
+	if !r.hist.hvpa {
+		writeHvpas = nil
+	}
+	checkpoints := r.writeCheckpoints(ctx, writeVPAs, writeHvpas)
 	if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
 		r.lastGC = now
 		if err := r.deleteOrphanCheckpoints(ctx); err != nil {
