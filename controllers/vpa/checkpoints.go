@@ -257,7 +257,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	quota := CheckpointQuota(len(jobs), r.Opts.Interval, r.Opts.CheckpointPeriod)
 	written := 0
 	for _, j := range jobs {
-		if written >= quota || r.Clock.Now().Sub(start) > r.Opts.CheckpointBudget || ctx.Err() != nil {
+		if written >= quota || r.Clock.Now().Sub(start) >= r.Opts.CheckpointBudget || ctx.Err() != nil { // a budget of 0: none
 			break
 		}
 		if last, ok := r.written[j.key]; ok && start.Sub(last) < r.Opts.CheckpointPeriod {
