@@ -84,8 +84,9 @@ upstream-vpa: ## Build upstream's VPA recommender, admission controller and upda
 
 ##@ Test
 .PHONY: test
-test: controlplane helm upstream-vpa prometheus ## Unit tests, integration suites and the e2e suite against a real kube-apiserver and a real Prometheus (builds the control plane, helm, upstream's VPA and Prometheus when missing).
-	go test $(GO_TEST_FLAGS) -count=1 ./...
+test: controlplane helm upstream-vpa prometheus image-under-test ## Unit tests, integration suites and the e2e suite against a real kube-apiserver and a real Prometheus (builds the control plane, helm, upstream's VPA and Prometheus when missing); every test's output, then the skipped and failed tests with their reasons.
+	@bin=$$(bash hack/tools.sh gotestsum) && HVPA_IMAGE_TEST_DIR=$(IMAGE_TEST_DIR) HVPA_IMAGE_PLATFORMS="$(HOST_PLATFORM)" \
+		$$bin/gotestsum --format standard-verbose --format-hide-empty-pkg -- $(GO_TEST_FLAGS) -count=1 ./...
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (fuzz seed corpora included; envtest suites skip under -short).
@@ -94,6 +95,21 @@ test-unit: ## Unit tests only (fuzz seed corpora included; envtest suites skip u
 .PHONY: test-integration
 test-integration: controlplane helm ## Only the Ginkgo suites on envtest with the local control plane.
 	go test $(GO_TEST_FLAGS) -count=1 $$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep test/testenv | cut -d' ' -f1)
+
+# The image hack/image's TestImage inspects: built here, before go test runs (a static build of the whole
+# dependency tree per platform takes minutes on a cold build cache, too long inside a test's time limit).
+IMAGE_TEST_DIR := $(CURDIR)/.cache/image-test
+HOST_PLATFORM := linux/$(shell go env GOARCH)
+IMAGE_TEST_ARGS := VERSION=v0.0.0-imagetest CREATED=1700000000 REVISION= IMG=
+
+.PHONY: image-under-test
+image-under-test:
+	@$(MAKE) -s image IMAGE_DIR=$(IMAGE_TEST_DIR) IMAGE_PLATFORMS="$(HOST_PLATFORM)" $(IMAGE_TEST_ARGS)
+
+.PHONY: test-image
+test-image: ## The image test for every platform of IMAGE_PLATFORMS (make test checks the host's only): cross-builds, minutes on a cold build cache.
+	@$(MAKE) -s image IMAGE_DIR=$(IMAGE_TEST_DIR)-all IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" $(IMAGE_TEST_ARGS)
+	HVPA_IMAGE_TEST_DIR=$(IMAGE_TEST_DIR)-all HVPA_IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" go test -count=1 -run TestImage -v ./hack/image/
 
 .PHONY: test-e2e
 test-e2e: controlplane helm prometheus build ## The e2e suite: bin/hvpa as a process against the local control plane, scraped by a real Prometheus (make test runs it too).
@@ -156,6 +172,11 @@ release: release-check ## Publish VERSION (a tag): image to IMG with its SBOM, c
 .PHONY: demo
 demo: controlplane ## A Deployment scaled by an Hvpa and an HPA under a played load, with a live table (Ctrl-C stops).
 	go run ./hack/demo $(DEMO_ARGS)
+
+SHOOTOUT_DIR ?= $(CURDIR)/bin/shootout
+.PHONY: shootout
+shootout: ## The closed-loop shoot-out (issue 33): every demand profile and ../shared/traces under hvpa, hpa (250m/500m/1000m), vpa and hpa+vpa; markdown tables into SHOOTOUT_DIR/shootout.md (SEED, HVPA_FILE, POLICIES).
+	bash hack/shootout.sh $(SHOOTOUT_DIR)
 
 N ?= 100 1000
 INTERVAL ?= 30s

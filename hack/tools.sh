@@ -3,6 +3,8 @@
 #   helm $HELM_VERSION                    from the helm.sh/helm/v3 Go module (the Go module proxy; no prebuilt downloads)
 #   golangci-lint $GOLANGCI_LINT_VERSION  from the github.com/golangci/golangci-lint/v2 Go module
 #   cyclonedx-gomod $CYCLONEDX_GOMOD_VERSION  from the github.com/CycloneDX/cyclonedx-gomod Go module (the image's SBOM)
+#   gotestsum $GOTESTSUM_VERSION          from the gotest.tools/gotestsum Go module (make test's log: every test's
+#                                         output and a summary of skipped and failed tests)
 # into $HVPA_TOOLS_DIR/bin (default: <repo>/.cache/tools/bin; git-ignored).
 # A tool already there at the pinned version is not rebuilt. Prints the bin folder on stdout.
 #
@@ -14,6 +16,7 @@ set -euo pipefail
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-v2.15.0}
 CYCLONEDX_GOMOD_VERSION=${CYCLONEDX_GOMOD_VERSION:-v1.10.0}
+GOTESTSUM_VERSION=${GOTESTSUM_VERSION:-v1.13.0}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${HVPA_TOOLS_DIR:-$repo/.cache/tools}
 bin=$dir/bin
@@ -79,6 +82,16 @@ build_cyclonedx_gomod() {
   go_install cyclonedx-gomod "github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$CYCLONEDX_GOMOD_VERSION"
 }
 
+build_gotestsum() {
+  # the module version the binary was built from (its build info), as `go version -m` reads it
+  if [ -x "$bin/gotestsum" ] && go version -m "$bin/gotestsum" 2>/dev/null | awk '$1 == "mod" {print $3}' | grep -qx "$GOTESTSUM_VERSION"; then
+    log "gotestsum $GOTESTSUM_VERSION is in $bin"
+    return
+  fi
+  log "building gotestsum $GOTESTSUM_VERSION from its Go module"
+  go_install gotestsum "gotest.tools/gotestsum@$GOTESTSUM_VERSION"
+}
+
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(helm golangci-lint)
 for t in "${tools[@]}"; do
@@ -86,7 +99,8 @@ for t in "${tools[@]}"; do
     helm) build_helm ;;
     golangci-lint) build_golangci_lint ;;
     cyclonedx-gomod) build_cyclonedx_gomod ;;
-    *) log "unknown tool $t (known: helm, golangci-lint, cyclonedx-gomod)"; exit 2 ;;
+    gotestsum) build_gotestsum ;;
+    *) log "unknown tool $t (known: helm, golangci-lint, cyclonedx-gomod, gotestsum)"; exit 2 ;;
   esac
 done
 

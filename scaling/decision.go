@@ -100,9 +100,13 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	if len(spec.Intervals) == 0 {
 		return Decision{}, fmt.Errorf("scalingIntervals: at least one interval is needed")
 	}
+	iv, err := EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap)
+	if err != nil {
+		return Decision{}, err
+	}
 	c := st.Replicas
 	d := Decision{
-		Intervals:       EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap),
+		Intervals:       iv,
 		CurrentReplicas: c,
 		Urgent:          st.OOMSinceLastScaling,
 	}
@@ -231,10 +235,11 @@ func desiredReplicas(spec *Spec, st State, d *Decision) []string {
 	case len(d.Totals) == 0 && d.HPAFloor == 0:
 		d.DesiredReplicas = c
 	default:
-		want, free := d.HPAFloor, d.HPAFloor // free: without the LowConfidence hold
+		hold, why, waitFor, held := st.vpaHold()
+		want, free := d.HPAFloor, d.HPAFloor // free: without the hold
 		for _, t := range d.Totals {
 			free = max(free, t.Replicas)
-			if st.LowConfidence && t.Source == SourceVPA {
+			if held && t.Source == SourceVPA {
 				want = max(want, t.Replicas, min(c, spec.MaxReplicas)) // a VPA total may not ask for fewer than c replicas
 			} else {
 				want = max(want, t.Replicas)
@@ -248,9 +253,8 @@ func desiredReplicas(spec *Spec, st State, d *Decision) []string {
 		}
 		d.DesiredReplicas = want
 		if free = min(max(free, spec.MinReplicas), spec.MaxReplicas); free < min(max(want, spec.MinReplicas), spec.MaxReplicas) {
-			d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: hvpav1alpha1.DirectionDown, Reason: hvpav1alpha1.BlockReasonLowConfidence,
-				Message: fmt.Sprintf("replicas %d -> %d: the recommendation's history is shorter than the confidence threshold; "+
-					"replica scale-downs from it wait for more history", c, free)})
+			d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: hvpav1alpha1.DirectionDown, Reason: hold,
+				Message: fmt.Sprintf("replicas %d -> %d: %s; replica scale-downs from it wait for %s", c, free, why, waitFor)})
 		}
 	}
 	if c > 0 {
@@ -283,7 +287,7 @@ func gateReplicas(spec *Spec, st State, d *Decision) {
 
 // decideContainers sets d.Containers: per container the values wanted at the desired replicas, and those to
 // apply at d.Replicas (section 4), each change gated (section 5), limits following (section 6), and the
-// pod's LimitRange maximum over them all.
+// pod's LimitRange bounds over them all (with its init containers and sidecars).
 func decideContainers(spec *Spec, st State, d *Decision) {
 	c := st.Replicas
 	current := make(map[string]Container, len(st.Containers))
@@ -315,6 +319,7 @@ func decideContainers(spec *Spec, st State, d *Decision) {
 				fixed = append(fixed, k)
 			}
 		}
+		fixed = append(fixed, st.InitContainers...) // and so do its init containers and sidecars
 		podNotes := ApplyPodLimitRange(d.Containers, fixed, *st.LimitRange)
 		if len(podNotes) > 0 && len(d.Containers) > 0 {
 			d.Containers[0].Notes = append(d.Containers[0].Notes, podNotes...)
@@ -345,9 +350,8 @@ func decideContainer(spec *Spec, st State, d *Decision, k Container, wanted Valu
 			dir = direction(pNew, pCur)
 		}
 		reason, msg, blocked := gate(spec, st, dir, &r, tNew, tCur)
-		if !blocked && dir == hvpav1alpha1.DirectionDown && st.LowConfidence && d.sourceOf(k.Name, r) == SourceVPA {
-			reason, msg, blocked = hvpav1alpha1.BlockReasonLowConfidence,
-				"the recommendation's history is shorter than the confidence threshold; scale-downs from it wait for more history", true
+		if hold, why, waitFor, held := st.vpaHold(); !blocked && dir == hvpav1alpha1.DirectionDown && held && d.sourceOf(k.Name, r) == SourceVPA {
+			reason, msg, blocked = hold, why+"; scale-downs from it wait for "+waitFor, true
 		}
 		if blocked {
 			d.Blocked = append(d.Blocked, BlockedPart{Part: k.Name + "/" + r.String(), Direction: dir, Reason: reason,

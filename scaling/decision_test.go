@@ -21,10 +21,17 @@ func TestDesiredReplicas(t *testing.T) {
 		"(2, cpu 2.001) scales up to 3":            {c: 2, totalCPU: 2001, totalMem: -1, want: 3},
 		"(5, cpu 0.3) scales down to 1":            {c: 5, totalCPU: 300, totalMem: -1, want: 1},
 		"(5, cpu 1.0) lands on the last valid":     {c: 5, totalCPU: 1000, totalMem: -1, want: 2},
-		"cpu says 3, memory says 4 -> 4":           {c: 1, totalCPU: 2500, totalMem: 30 * gi, want: 4},
-		"memory says 1, cpu says 3 -> 3":           {c: 3, totalCPU: 5000, totalMem: 1 * gi, want: 3},
-		"saturated: above the top stays at 5":      {c: 3, totalCPU: 50000, totalMem: -1, want: 5},
-		"replicas between intervals: from 0":       {c: 7, totalCPU: 2500, totalMem: -1, want: 3},
+		// a descent that lands exactly on a lower interval's down boundary stays in that interval
+		"(5, cpu 4.2) lands on 4: its down boundary":    {c: 5, totalCPU: 4200, totalMem: -1, want: 4},
+		"(5, cpu 4.199) lands on 3: below 4's down":     {c: 5, totalCPU: 4199, totalMem: -1, want: 3},
+		"(4, cpu 1.4) lands on 3: its down boundary":    {c: 4, totalCPU: 1400, totalMem: -1, want: 3},
+		"(3, cpu 0.35) lands on 2: its down boundary":   {c: 3, totalCPU: 350, totalMem: -1, want: 2},
+		"(5, mem 44.8Gi) stays: on its down boundary":   {c: 5, totalCPU: -1, totalMem: 44.8 * gi, want: 5},
+		"(5, mem 16.8Gi) lands on 4: its down boundary": {c: 5, totalCPU: -1, totalMem: 16.8 * gi, want: 4},
+		"cpu says 3, memory says 4 -> 4":                {c: 1, totalCPU: 2500, totalMem: 30 * gi, want: 4},
+		"memory says 1, cpu says 3 -> 3":                {c: 3, totalCPU: 5000, totalMem: 1 * gi, want: 3},
+		"saturated: above the top stays at 5":           {c: 3, totalCPU: 50000, totalMem: -1, want: 5},
+		"replicas between intervals: from 0":            {c: 7, totalCPU: 2500, totalMem: -1, want: 3},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -281,7 +288,7 @@ func TestCappedValuesStayWithinTheInterval(t *testing.T) {
 	s := epSpec()
 	s.Intervals = []Interval{{MaxReplicas: 1, MaxResources: V(500, -1)}, {MaxReplicas: 4, MaxResources: V(1000, -1), Extrapolation: ExtrapolationLinear}}
 	s.MaxReplicas = 4
-	iv := EffectiveIntervals(s.Intervals, 1, s.Overlap)
+	iv := mustIntervals(t, s.Intervals, 1, s.Overlap)
 	d := mustDecide(t, s, vpaState(2, V(800, -1), 5000, -1))
 	in := intervalFor(iv, d.Replicas)
 	if p := request(t, d, "app", CPU); p > in.PerPodMax(CPU) {

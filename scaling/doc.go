@@ -64,7 +64,10 @@
 //     without a request counts as request = limit. RequestsOnly never changes a limit: a request above it is
 //     capped to it (a request above its limit is an invalid pod) and a LimitRange bounds the request alone.
 //     LimitRange container bounds: min is applied before max and max wins; a container without a limit has
-//     its request bounded. A LimitRange pod max lowers the scaled containers' requests and limits by one
-//     factor, counting unscaled containers and RequestsOnly limits as they are (rounded down; a request
-//     never ends above its limit).
+//     its request bounded. A LimitRange's pod bounds apply to the pod's request and limit sums as the API
+//     server's LimitRanger computes them (app containers and sidecars summed, an init container with the
+//     sidecars started before it, the larger): the pod min raises the scaled containers (within their
+//     container max), the pod max lowers them by one factor (max wins), the pod maxLimitRequestRatio raises
+//     their requests; unscaled containers, init containers, sidecars and RequestsOnly limits count as they
+//     are (ApplyPodLimitRange; sums rounded toward the bound; a request never ends above its limit).
 package scaling

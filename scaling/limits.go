@@ -1,5 +1,7 @@
 package scaling
 
+import "math"
+
 // Limits implements SCALING.md section 6 for one container: given the new per-pod requests, it returns the
 // requests and limits to apply, and notes saying what shaped them. It is the one function the decision, the
 // admission webhook and the updater size limits with, so they never disagree by rounding. Only the
@@ -114,11 +116,28 @@ func fitRatio(r Resource, req float64, limits Values, lr *LimitRange, notes []No
 	}
 	ratio, ok := lr.MaxLimitRequestRatio.Get(r)
 	lim, hasLim := limits.Get(r)
-	if !ok || !hasLim || ratio <= 0 || req <= 0 || lim/req <= ratio {
+	if !ok || !hasLim || ratio <= 0 || req <= 0 || !exceedsRatio(lim, req, ratio) {
 		return req, notes
 	}
-	req = min(RoundUp(lim/ratio), lim)
+	req = min(ratioRequest(lim, ratio), lim)
 	return req, append(notes, shaped(r, "%s request raised to %s to keep limit/request within the LimitRange maxLimitRequestRatio %g", r, Format(r, req), ratio))
+}
+
+// exceedsRatio is the API server's LimitRanger test of a maxLimitRequestRatio (limitRequestRatioConstraint):
+// limit / request x 1000 in float64 against the ratio's milli value. The float division can put an exact
+// ratio just above it (2007m / 1000m x 1000 = 2007.0000000000002 > 2007): such a pod is refused.
+func exceedsRatio(lim, req, ratio float64) bool {
+	return req <= 0 || lim/req*1000 > math.Round(ratio*1000)
+}
+
+// ratioRequest is the smallest whole request the LimitRanger accepts under limit lim and maxLimitRequestRatio
+// ratio (at most lim).
+func ratioRequest(lim, ratio float64) float64 {
+	q := RoundUp(lim / ratio)
+	for exceedsRatio(lim, q, ratio) && q < lim {
+		q++
+	}
+	return q
 }
 
 // boundPair moves request and limit of r together (keeping their ratio) so that the limit (or the request,
@@ -158,64 +177,4 @@ func boundPair(r Resource, req float64, limits *Values, lo, hi Values, scope str
 		limits.Set(r, lim)
 	}
 	return req, note
-}
-
-// ApplyPodLimitRange lowers the scaled containers of a pod together so that the pod's sum of limits (or
-// requests, for containers without a limit) fits the LimitRange pod max, keeping every ratio. The fixed
-// containers (those the decision does not scale) and the limits of RequestsOnly containers count as they
-// are. Limits round down so that the sum fits; a request never ends above its limit.
-func ApplyPodLimitRange(cs []ContainerDecision, fixed []Container, lr LimitRange) []Note {
-	var notes []Note
-	amount := func(req, lim Values, r Resource) float64 {
-		if l, ok := lim.Get(r); ok {
-			return l
-		}
-		q, _ := req.Get(r)
-		return q
-	}
-	for _, r := range Resources {
-		m, ok := lr.PodMax.Get(r)
-		if !ok {
-			continue
-		}
-		fixedSum, scaledSum := 0.0, 0.0
-		for _, k := range fixed {
-			fixedSum += amount(k.Requests, k.Limits, r)
-		}
-		for _, c := range cs {
-			if _, hasLim := c.Limits.Get(r); c.RequestsOnly && hasLim {
-				fixedSum += amount(c.Requests, c.Limits, r) // its limit never changes
-				continue
-			}
-			scaledSum += amount(c.Requests, c.Limits, r)
-		}
-		if fixedSum+scaledSum <= m || scaledSum == 0 {
-			continue
-		}
-		if fixedSum >= m {
-			notes = append(notes, shaped(r, "%s: the containers not scaled already use the LimitRange pod max %s; the scaled containers are left unfitted", r, Format(r, m)))
-			continue
-		}
-		f := (m - fixedSum) / scaledSum
-		for i := range cs {
-			c := &cs[i]
-			if _, hasLim := c.Limits.Get(r); c.RequestsOnly && hasLim {
-				continue
-			}
-			l, hasLim := c.Limits.Get(r)
-			if hasLim {
-				l = RoundDown(l * f)
-				c.Limits.Set(r, l)
-			}
-			if q, ok := c.Requests.Get(r); ok {
-				q = max(RoundDown(q*f), min(q, 1)) // a request never rounds down to nothing
-				if hasLim {
-					q = min(q, l)
-				}
-				c.Requests.Set(r, q)
-			}
-		}
-		notes = append(notes, shaped(r, "%s of the scaled containers lowered by %.3f to fit the LimitRange pod max %s", r, f, Format(r, m)))
-	}
-	return notes
 }

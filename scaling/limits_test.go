@@ -1,6 +1,9 @@
 package scaling
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestLimits(t *testing.T) {
 	const mi = float64(1 << 20)
@@ -152,5 +155,90 @@ func TestNoteKinds(t *testing.T) {
 	}
 	if len(kinds) != 2 || kinds[0] != Shaped || kinds[1] != Capped {
 		t.Errorf("minAllowed cpu and maxAllowed memory: notes %+v, want Shaped then Capped", out[0].Notes)
+	}
+}
+
+// TestLimitsMaxLimitRequestRatio pins the LimitRange container maxLimitRequestRatio exactly, for cpu and
+// memory, RequestsOnly and RequestsAndLimits: a limit/request at the ratio stays, just above it the request
+// rises to the smallest whole value within it, just below it stays; twice the ratio is far above it. The
+// comparison is the API server's (limit / request x 1000 in float64 against the ratio's milli value), which
+// refuses some exact ratios: 2007m over 1000m under a ratio of 2.007.
+func TestLimitsMaxLimitRequestRatio(t *testing.T) {
+	const mi = float64(1 << 20)
+	ratio := func(r Resource, x Ratio) [NumResources]*Ratio {
+		var out [NumResources]*Ratio
+		out[r] = &x
+		return out
+	}
+	cpuOnly := ContainerPolicy{ControlledValues: RequestsOnly}
+	factor := func(r Resource, f float64) ContainerPolicy {
+		return ContainerPolicy{ControlledValues: RequestsAndLimits, Ratio: ratio(r, Ratio{Type: RatioFactor, Factor: f})}
+	}
+	plus := func(r Resource, q float64) ContainerPolicy {
+		return ContainerPolicy{ControlledValues: RequestsAndLimits, Ratio: ratio(r, Ratio{Type: RatioQuantity, Quantity: q})}
+	}
+	cpuLR := func(x float64) *LimitRange { return &LimitRange{MaxLimitRequestRatio: V(x, -1)} }
+	memLR := func(x float64) *LimitRange { return &LimitRange{MaxLimitRequestRatio: V(-1, x)} }
+	cases := map[string]struct {
+		pol                ContainerPolicy
+		cur                Container
+		req                Values
+		lr                 *LimitRange
+		wantReq, wantLimit Values
+	}{
+		"cpu RequestsOnly at the ratio (1000m/250m = 4)": {pol: cpuOnly, cur: Container{Requests: V(500, -1), Limits: V(1000, -1)}, req: V(250, -1),
+			lr: cpuLR(4), wantReq: V(250, -1), wantLimit: V(1000, -1)},
+		"cpu RequestsOnly just above the ratio (1000m/249m)": {pol: cpuOnly, cur: Container{Requests: V(500, -1), Limits: V(1000, -1)}, req: V(249, -1),
+			lr: cpuLR(4), wantReq: V(250, -1), wantLimit: V(1000, -1)},
+		"cpu RequestsOnly just below the ratio (1000m/251m)": {pol: cpuOnly, cur: Container{Requests: V(500, -1), Limits: V(1000, -1)}, req: V(251, -1),
+			lr: cpuLR(4), wantReq: V(251, -1), wantLimit: V(1000, -1)},
+		"cpu RequestsOnly at twice the ratio (1000m/125m = 8)": {pol: cpuOnly, cur: Container{Requests: V(500, -1), Limits: V(1000, -1)}, req: V(125, -1),
+			lr: cpuLR(4), wantReq: V(250, -1), wantLimit: V(1000, -1)},
+		"cpu RequestsOnly, ratio 1.5, just above (1500m/999m)": {pol: cpuOnly, cur: Container{Requests: V(1000, -1), Limits: V(1500, -1)}, req: V(999, -1),
+			lr: cpuLR(1.5), wantReq: V(1000, -1), wantLimit: V(1500, -1)},
+		"cpu RequestsAndLimits at the ratio (factor 4)": {pol: factor(CPU, 4), cur: Container{Requests: V(100, -1), Limits: V(400, -1)}, req: V(200, -1),
+			lr: cpuLR(4), wantReq: V(200, -1), wantLimit: V(800, -1)},
+		"cpu RequestsAndLimits just above the ratio (request + 601m)": {pol: plus(CPU, 601), cur: Container{Requests: V(100, -1), Limits: V(400, -1)}, req: V(200, -1),
+			lr: cpuLR(4), wantReq: V(201, -1), wantLimit: V(801, -1)},
+		"cpu RequestsAndLimits just below the ratio (request + 599m)": {pol: plus(CPU, 599), cur: Container{Requests: V(100, -1), Limits: V(400, -1)}, req: V(200, -1),
+			lr: cpuLR(4), wantReq: V(200, -1), wantLimit: V(799, -1)},
+		"cpu RequestsAndLimits at twice the ratio (factor 8)": {pol: factor(CPU, 8), cur: Container{Requests: V(100, -1), Limits: V(400, -1)}, req: V(200, -1),
+			lr: cpuLR(4), wantReq: V(400, -1), wantLimit: V(1600, -1)},
+		"cpu RequestsAndLimits: an exact 2.007 the API server refuses (2007m/1000m)": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits},
+			cur: Container{Requests: V(2000, -1), Limits: V(4014, -1)}, req: V(1000, -1),
+			lr: cpuLR(2.007), wantReq: V(1001, -1), wantLimit: V(2007, -1)},
+		"memory RequestsOnly at the ratio (1Gi/512Mi = 2)": {pol: cpuOnly, cur: Container{Requests: V(-1, 100*mi), Limits: V(-1, 1024*mi)}, req: V(-1, 512*mi),
+			lr: memLR(2), wantReq: V(-1, 512*mi), wantLimit: V(-1, 1024*mi)},
+		"memory RequestsOnly just above the ratio (1Gi/(512Mi-1))": {pol: cpuOnly, cur: Container{Requests: V(-1, 100*mi), Limits: V(-1, 1024*mi)}, req: V(-1, 512*mi-1),
+			lr: memLR(2), wantReq: V(-1, 512*mi), wantLimit: V(-1, 1024*mi)},
+		"memory RequestsOnly just below the ratio (1Gi/(512Mi+1))": {pol: cpuOnly, cur: Container{Requests: V(-1, 100*mi), Limits: V(-1, 1024*mi)}, req: V(-1, 512*mi+1),
+			lr: memLR(2), wantReq: V(-1, 512*mi+1), wantLimit: V(-1, 1024*mi)},
+		"memory RequestsOnly at twice the ratio (1Gi/256Mi = 4)": {pol: cpuOnly, cur: Container{Requests: V(-1, 100*mi), Limits: V(-1, 1024*mi)}, req: V(-1, 256*mi),
+			lr: memLR(2), wantReq: V(-1, 512*mi), wantLimit: V(-1, 1024*mi)},
+		"memory RequestsAndLimits at the ratio (request + 200Mi)": {pol: plus(Memory, 200*mi), cur: Container{Requests: V(-1, 100*mi), Limits: V(-1, 300*mi)}, req: V(-1, 200*mi),
+			lr: memLR(2), wantReq: V(-1, 200*mi), wantLimit: V(-1, 400*mi)},
+		"memory RequestsAndLimits just above the ratio (request + 200Mi + 1)": {pol: plus(Memory, 200*mi+1), cur: Container{Requests: V(-1, 100*mi), Limits: V(-1, 300*mi)}, req: V(-1, 200*mi),
+			lr: memLR(2), wantReq: V(-1, 200*mi+1), wantLimit: V(-1, 400*mi+1)},
+		"memory RequestsAndLimits just below the ratio (request + 200Mi - 1)": {pol: plus(Memory, 200*mi-1), cur: Container{Requests: V(-1, 100*mi), Limits: V(-1, 300*mi)}, req: V(-1, 200*mi),
+			lr: memLR(2), wantReq: V(-1, 200*mi), wantLimit: V(-1, 400*mi-1)},
+		"memory RequestsAndLimits at 1.5 times the ratio (the original 3x)": {pol: ContainerPolicy{ControlledValues: RequestsAndLimits}, cur: Container{Requests: V(-1, 100*mi), Limits: V(-1, 300*mi)}, req: V(-1, 200*mi),
+			lr: memLR(2), wantReq: V(-1, 300*mi), wantLimit: V(-1, 600*mi)},
+		"memory RequestsAndLimits at twice the ratio (factor 4)": {pol: factor(Memory, 4), cur: Container{Requests: V(-1, 100*mi), Limits: V(-1, 300*mi)}, req: V(-1, 200*mi),
+			lr: memLR(2), wantReq: V(-1, 400*mi), wantLimit: V(-1, 800*mi)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, lim, notes := Limits(tc.pol, [NumResources]*ChangeParams{}, tc.cur, tc.req, [NumResources]bool{true, true}, tc.lr)
+			if req != tc.wantReq || lim != tc.wantLimit {
+				t.Errorf("requests %+v limits %+v, want %+v %+v (notes %v)", req, lim, tc.wantReq, tc.wantLimit, NoteTexts(notes))
+			}
+			for _, r := range Resources {
+				x, ok := tc.lr.MaxLimitRequestRatio.Get(r)
+				q, _ := req.Get(r)
+				if l, hasL := lim.Get(r); ok && hasL && l/q*1000 > math.Round(x*1000) {
+					t.Errorf("%s: limit %v / request %v above the ratio %v: the API server refuses the pod", r, l, q, x)
+				}
+			}
+		})
 	}
 }

@@ -8,14 +8,16 @@ package scaling
 // the target, kept within the policy's minAllowed/maxAllowed; limits then follow section 6 (Limits: ratio,
 // requestToLimitRatio, gap, LimitRange container bounds), and the pod's LimitRange max is applied over all
 // containers (ApplyPodLimitRange). Containers without a target, with mode Off, or of which nothing is
-// controlled are left as they are and not returned. Notes say what capped or shaped each value.
+// controlled are left as they are and not returned; so are init containers and sidecars (Kind), which count
+// toward the pod's LimitRange bounds only: pass them (FromPodContainers) wherever the pod has them. Notes say
+// what capped or shaped each value.
 func SizePod(containers []Container, targets map[string]Values, policies []ContainerPolicy, gap [NumResources]*ChangeParams, lr *LimitRange) []ContainerDecision {
 	var out []ContainerDecision
 	var fixed []Container
 	for _, k := range containers {
 		pol := PolicyFor(policies, k.Name)
 		target, ok := targets[k.Name]
-		if !ok || pol.Off {
+		if !ok || pol.Off || k.Kind != AppContainer {
 			fixed = append(fixed, k)
 			continue
 		}

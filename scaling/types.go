@@ -5,6 +5,7 @@ import (
 	"time"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
 // Resource is a scaled resource.
@@ -224,7 +225,23 @@ type Container struct {
 	// Limits, which an earlier in-place resize with a requestToLimitRatio may have moved off the workload's
 	// ratio (AEP-8515: with the policy or the gate gone, limits return to the workload's ratio).
 	Origin *Container
+	// Kind says where the container is in the pod spec: only app containers are ever sized; init containers
+	// and sidecars count in the pod's LimitRange sums as the API server counts them (ApplyPodLimitRange).
+	Kind ContainerKind
 }
+
+// ContainerKind is where a container is in the pod spec.
+type ContainerKind int
+
+const (
+	// AppContainer is a container of spec.containers: the only kind hvpa sizes.
+	AppContainer ContainerKind = iota
+	// InitContainer is a container of spec.initContainers that runs to completion before the app containers.
+	InitContainer
+	// SidecarContainer is a restartable init container (restartPolicy Always): started before the app
+	// containers (and the init containers listed after it), it runs beside them.
+	SidecarContainer
+)
 
 // Recommendation is the recommender's recommendation for one container.
 type Recommendation struct {
@@ -266,9 +283,13 @@ func (in *HPAInput) Pinned() bool {
 // LimitRange is the LimitRange bounds that apply to the target's namespace (zero Values: no bound).
 type LimitRange struct {
 	ContainerMin, ContainerMax Values
-	PodMin, PodMax             Values
+	// PodMin and PodMax bound the pod's request and limit of each resource as the API server's LimitRanger
+	// sums them (ApplyPodLimitRange).
+	PodMin, PodMax Values
 	// MaxLimitRequestRatio is a container's largest allowed limit/request per resource.
 	MaxLimitRequestRatio Values
+	// PodMaxLimitRequestRatio is the pod's largest allowed limit/request per resource (its sums).
+	PodMaxLimitRequestRatio Values
 }
 
 // State is what the decision looks at besides the spec.
@@ -282,9 +303,29 @@ type State struct {
 	// OOMSinceLastScaling: a target pod was OOM-killed (or CPU-starved) since the last scaling.
 	OOMSinceLastScaling bool
 	LimitRange          *LimitRange
+	// InitContainers are the pod's init containers and sidecars, in spec order (Kind InitContainer or
+	// SidecarContainer): never sized, they count toward the LimitRange's pod bounds.
+	InitContainers []Container
 	// LowConfidence: the embedded recommendation's history is shorter than the confidence threshold. Replica
 	// scale-downs decided from the VPA source are then blocked (reason LowConfidence); scale-ups are not.
 	LowConfidence bool
+	// StaleRecommendation: the recommendation has not been refreshed within the staleness bound (the
+	// recommender skips the object, or has stopped). Scale-downs decided from the VPA source, of replicas and
+	// per pod, are then blocked (reason StaleRecommendation, before LowConfidence); scale-ups are not.
+	StaleRecommendation bool
+}
+
+// vpaHold is why scale-downs decided from the VPA source are held in st, and what they wait for, in the words
+// of the blocked parts' messages; ok is false when they are not held.
+func (st State) vpaHold() (reason hvpav1alpha1.BlockReason, why, waitFor string, ok bool) {
+	switch {
+	case st.StaleRecommendation:
+		return hvpav1alpha1.BlockReasonStaleRecommendation, "the recommendation is stale (not refreshed within the bound; see the RecommendationProvided condition)",
+			"a fresh one", true
+	case st.LowConfidence:
+		return hvpav1alpha1.BlockReasonLowConfidence, "the recommendation's history is shorter than the confidence threshold", "more history", true
+	}
+	return "", "", "", false
 }
 
 // VPATotal is the VPA-source total of resource r for c replicas from the workload's load (SCALING.md section

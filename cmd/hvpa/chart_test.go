@@ -889,7 +889,8 @@ func permission(e testenv.AuditEvent) string {
 // ServiceAccount, with the chart's RBAC applied to the local control plane (which authorizes with RBAC), through a
 // scenario that makes every component act: a VPA gets a recommendation and its pods are evicted by the updater,
 // a new pod is sized by the webhook, an Hvpa scales its Deployment, another one creates its HPA, the webhook
-// keeps its certificate Secret, caBundle and Lease. The API server's audit log must show no request of a chart
+// keeps its certificate Secret, caBundle (under the chart's ValidatingAdmissionPolicy, which allows it the
+// caBundle only: TestChartWebhookCABundleOnly) and Lease. The API server's audit log must show no request of a chart
 // ServiceAccount refused; the permissions used are logged.
 func TestChartRBAC(t *testing.T) {
 	root, helm := helmAndRoot(t)
@@ -922,7 +923,8 @@ func TestChartRBAC(t *testing.T) {
 	webhookPort := mustAtoi(t, strings.TrimPrefix(freePort(t), "127.0.0.1:"))
 	for _, o := range objs {
 		switch o.obj.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding": // the webhook sets the caBundle under the chart's policy
 		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
 			hooks, _, _ := unstructured.NestedSlice(o.obj.Object, "webhooks")
 			for _, h := range hooks {

@@ -118,10 +118,14 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	if err := applyDemo(kubectl, say); err != nil {
 		return err
 	}
-	if err := playScenario(ctx, c, out, kubelet, ms); err != nil {
+	seen, err := playScenario(ctx, c, out, kubelet, ms)
+	if err != nil {
 		return err
 	}
 	showResult(kubectl, say)
+	if err := check(seen, say); err != nil {
+		return err
+	}
 	holdOn(ctx, holdFor, say, kubeconfigPath, filepath.Join(assets, "kubectl"))
 	stopMgr()
 	return nil
@@ -230,8 +234,9 @@ func applyDemo(kubectl func(string, ...string) (string, error), say func(string,
 }
 
 // playScenario plays the scenario's load on the played workload (pods run, load split across the running pods)
-// and prints a row of the live table every 5 s; it returns ctx's error if ctx ends first.
-func playScenario(ctx context.Context, c client.Client, out io.Writer, kubelet *playedkubelet.Kubelet, ms *playedkubelet.MetricsServer) error {
+// and prints a row of the live table every 5 s; it returns what the last row of each phase saw, or ctx's
+// error if ctx ends first.
+func playScenario(ctx context.Context, c client.Client, out io.Writer, kubelet *playedkubelet.Kubelet, ms *playedkubelet.MetricsServer) ([]observed, error) {
 	var played playedkubelet.Workloads
 	load := scenario[0].milli
 	played.Set("demo", "web", load, 600<<20)
@@ -244,20 +249,57 @@ func playScenario(ctx context.Context, c client.Client, out io.Writer, kubelet *
 	start := time.Now()
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
-	for _, p := range scenario {
+	seen := make([]observed, len(scenario))
+	for i, p := range scenario {
 		load = p.milli
 		played.Set("demo", "web", load, 600<<20)
 		end := time.Now().Add(p.d)
 		for time.Now().Before(end) {
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return nil, ctx.Err()
 			case <-tick.C:
 			}
-			row(ctx, c, tw, time.Since(start), p, load)
+			if o, ok := row(ctx, c, tw, time.Since(start), p, load); ok {
+				seen[i] = o
+			}
 			tw.Flush()
 		}
 	}
+	return seen, nil
+}
+
+// observed is what a row of the live table saw: the Deployment's replicas and the CPU requests of the running
+// pods together (millicores).
+type observed struct {
+	replicas   int32
+	runningCPU int64
+}
+
+// check fails the demo when the played workload was not scaled as an Hvpa must scale it: by the end of the
+// peak the running pods' CPU requests cover the peak's load with more replicas than in the first quiet phase,
+// and by the end of the scenario, at a twelfth of the peak's load, the workload is back to fewer replicas and
+// at most half the peak's CPU.
+func check(seen []observed, say func(string, ...any)) error {
+	quiet, peak, last := seen[0], seen[2], seen[len(seen)-1]
+	var failed []string
+	if peak.runningCPU < scenario[2].milli {
+		failed = append(failed, fmt.Sprintf("at the end of the peak the running pods request %dm CPU, less than its %dm load", peak.runningCPU, scenario[2].milli))
+	}
+	if peak.replicas <= quiet.replicas {
+		failed = append(failed, fmt.Sprintf("the peak ended with %d replicas, no more than the quiet start's %d", peak.replicas, quiet.replicas))
+	}
+	if last.replicas >= peak.replicas {
+		failed = append(failed, fmt.Sprintf("the scenario ended with %d replicas, not fewer than the peak's %d", last.replicas, peak.replicas))
+	}
+	if 2*last.runningCPU > peak.runningCPU {
+		failed = append(failed, fmt.Sprintf("the scenario ended with %dm CPU requested, more than half the peak's %dm", last.runningCPU, peak.runningCPU))
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("the workload was not scaled as expected:\n  %s", strings.Join(failed, "\n  "))
+	}
+	say("== check: the peak ended at %d replicas with %dm CPU requested (load %dm); the scenario ended at %d replicas with %dm (load %dm)",
+		peak.replicas, peak.runningCPU, scenario[2].milli, last.replicas, last.runningCPU, scenario[len(scenario)-1].milli)
 	return nil
 }
 
@@ -388,11 +430,12 @@ spec:
     stabilizationDuration: 10s
 `
 
-func row(ctx context.Context, c client.Client, w io.Writer, t time.Duration, p phase, load int64) {
+// row prints one row of the live table and returns what it saw (false when the objects could not be read).
+func row(ctx context.Context, c client.Client, w io.Writer, t time.Duration, p phase, load int64) (observed, bool) {
 	h := &hvpav1alpha1.Hvpa{}
 	d := &appsv1.Deployment{}
 	if c.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, h) != nil || c.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, d) != nil {
-		return
+		return observed{}, false
 	}
 	hpa, desired, cpu, mem, last := "-", "-", "-", "-", "-"
 	if h.Spec.Replicas != nil {
@@ -414,22 +457,28 @@ func row(ctx context.Context, c client.Client, w io.Writer, t time.Duration, p p
 	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported); c != nil && c.Status == metav1.ConditionTrue {
 		last = "config unsupported: " + c.Message
 	}
-	fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Round(time.Second), p.what, load, hpa, *d.Spec.Replicas, desired, cpu, mem, running(ctx, c), last)
+	summary, total := running(ctx, c)
+	fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Round(time.Second), p.what, load, hpa, *d.Spec.Replicas, desired, cpu, mem, summary, last)
+	return observed{replicas: *d.Spec.Replicas, runningCPU: total}, true
 }
 
-// running summarises the live pods' cpu requests, e.g. "3x750m" or "1x500m+2x750m" while pods are resized.
-func running(ctx context.Context, c client.Client) string {
+// running summarises the live pods' cpu requests, e.g. "3x750m" or "1x500m+2x750m" while pods are resized,
+// and returns their sum in millicores.
+func running(ctx context.Context, c client.Client) (string, int64) {
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace("demo"), client.MatchingLabels{"app": "web"}); err != nil {
-		return "?"
+		return "?", 0
 	}
 	count := map[string]int{}
 	var order []string
+	var total int64
 	for _, p := range pods.Items {
 		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
 			continue
 		}
-		q := p.Spec.Containers[0].Resources.Requests.Cpu().String()
+		cpu := p.Spec.Containers[0].Resources.Requests.Cpu()
+		total += cpu.MilliValue()
+		q := cpu.String()
 		if count[q] == 0 {
 			order = append(order, q)
 		}
@@ -441,7 +490,7 @@ func running(ctx context.Context, c client.Client) string {
 		parts = append(parts, fmt.Sprintf("%dx%s", count[q], q))
 	}
 	if len(parts) == 0 {
-		return "-"
+		return "-", 0
 	}
-	return strings.Join(parts, "+")
+	return strings.Join(parts, "+"), total
 }

@@ -23,40 +23,64 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-const testVersion = "v0.0.0-imagetest"
+// The image under test is built by the Makefile before `go test` runs, outside go test's time limit: each
+// platform is a full static, trimmed build of the dependency tree (minutes on a cold build cache).
+// `make test` builds the host's linux platform into .cache/image-test; `make test-image` builds the
+// release's platforms (IMAGE_PLATFORMS) into .cache/image-test-all. Both set these variables.
+const (
+	dirEnv       = "HVPA_IMAGE_TEST_DIR"  // the IMAGE_DIR `make image` wrote the layout, binaries and SBOM to
+	platformsEnv = "HVPA_IMAGE_PLATFORMS" // the platforms it was built for
+)
 
-// TestImage runs `make image` into a temporary folder and checks what a platform team pulls: the layout's
-// multi-arch index, each image's config (non-root user, entrypoint, labels), the binary taken out of the
-// amd64 layer running `hvpa version`, the arm64 binary being an arm64 executable, the SBOM, that the same
+// testVersion and testCreated are the VERSION and CREATED the Makefile builds the image under test with.
+const (
+	testVersion = "v0.0.0-imagetest"
+	testCreated = 1700000000
+)
+
+// machines is the ELF machine each platform's binary must be built for.
+var machines = map[string]elf.Machine{"linux/amd64": elf.EM_X86_64, "linux/arm64": elf.EM_AARCH64}
+
+// TestImage checks the image `make image` built, as a platform team pulls it: the layout's index with one
+// image per platform, each image's config (non-root user, entrypoint, labels), the host's binary taken out of
+// its layer running `hvpa version`, every binary being an executable of its platform, the SBOM, that the same
 // binaries give the same digest, and a push to a registry.
 func TestImage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds hvpa for two platforms; runs in `make test`, not under -short")
+	dir := os.Getenv(dirEnv)
+	if dir == "" {
+		t.Skipf("%s is not set: the image is built by `make test` (host platform) or `make test-image` (every release platform) before this test inspects it", dirEnv)
 	}
-	dir := t.TempDir()
-	cmd := exec.Command("make", "image", "IMAGE_DIR="+dir, "VERSION="+testVersion, "CREATED=1700000000", "REVISION=")
-	cmd.Dir = "../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make image: %v\n%s", err, out)
-	}
+	platforms := imagePlatforms()
+	t.Logf("inspecting the image in %s built for %v", dir, platforms)
 	idx, err := layout.ImageIndexFromPath(filepath.Join(dir, "oci"))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v (%s=%s: run `make test` or `make test-image`)", err, dirEnv, dir)
 	}
-	images := checkIndex(t, idx)
-	for platform, img := range images {
-		checkConfig(t, platform, img)
+	images := checkIndex(t, idx, platforms)
+	work := t.TempDir()
+	for _, platform := range platforms {
+		checkConfig(t, platform, images[platform])
+		bin := extract(t, images[platform], "hvpa", filepath.Join(work, "extracted-"+strings.ReplaceAll(platform, "/", "-")))
+		checkMachine(t, bin, machines[platform])
+		if platform == runtime.GOOS+"/"+runtime.GOARCH {
+			checkRuns(t, bin)
+		}
 	}
-	bin := extract(t, images["linux/amd64"], "hvpa", filepath.Join(dir, "extracted-hvpa"))
-	checkRuns(t, bin)
-	checkMachine(t, extract(t, images["linux/arm64"], "hvpa", filepath.Join(dir, "extracted-hvpa-arm64")), elf.EM_AARCH64)
 	checkSBOM(t, filepath.Join(dir, "sbom.cdx.json"))
-	checkReproducible(t, dir, idx)
+	checkReproducible(t, dir, idx, platforms)
 	checkPush(t, idx)
 }
 
+// imagePlatforms: the platforms of platformsEnv, or the host's linux platform.
+func imagePlatforms() []string {
+	if list := strings.Fields(os.Getenv(platformsEnv)); len(list) > 0 {
+		return list
+	}
+	return []string{"linux/" + runtime.GOARCH}
+}
+
 // checkIndex: an OCI index named testVersion with one image per platform; returns them by os/arch.
-func checkIndex(t *testing.T, idx v1.ImageIndex) map[string]v1.Image {
+func checkIndex(t *testing.T, idx v1.ImageIndex, platforms []string) map[string]v1.Image {
 	t.Helper()
 	outer, err := idx.IndexManifest()
 	if err != nil {
@@ -84,8 +108,13 @@ func checkIndex(t *testing.T, idx v1.ImageIndex) map[string]v1.Image {
 		}
 		images[d.Platform.OS+"/"+d.Platform.Architecture] = img
 	}
-	if len(images) != 2 || images["linux/amd64"] == nil || images["linux/arm64"] == nil {
-		t.Fatalf("platforms %v, want linux/amd64 and linux/arm64", m.Manifests)
+	if len(images) != len(platforms) {
+		t.Fatalf("platforms %v, want %v", m.Manifests, platforms)
+	}
+	for _, p := range platforms {
+		if images[p] == nil {
+			t.Fatalf("platforms %v, want %v", m.Manifests, platforms)
+		}
 	}
 	return images
 }
@@ -109,7 +138,7 @@ func checkConfig(t *testing.T, platform string, img v1.Image) {
 			t.Errorf("%s: label %s = %q, want %q", platform, k, cfg.Config.Labels[k], v)
 		}
 	}
-	if !cfg.Created.Equal(time.Unix(1700000000, 0)) {
+	if !cfg.Created.Equal(time.Unix(testCreated, 0)) {
 		t.Errorf("%s: created %s, want the CREATED time", platform, cfg.Created)
 	}
 	if mt, _ := img.MediaType(); mt != types.OCIManifestSchema1 {
@@ -161,19 +190,16 @@ func extract(t *testing.T, img v1.Image, file, path string) string {
 	}
 }
 
+// checkRuns runs the host's binary from the image: `hvpa version` names the version and the platform.
 func checkRuns(t *testing.T, bin string) {
 	t.Helper()
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Logf("cannot run the linux/amd64 binary on %s/%s", runtime.GOOS, runtime.GOARCH)
-		return
-	}
 	out, err := exec.Command(bin, "version", "-o", "json").Output()
 	if err != nil {
 		t.Fatalf("hvpa version from the image: %v", err)
 	}
 	var info struct{ Version, Platform string }
-	if err := json.Unmarshal(out, &info); err != nil || info.Version != testVersion || info.Platform != "linux/amd64" {
-		t.Errorf("hvpa version from the image: %s (%v), want %s on linux/amd64", out, err, testVersion)
+	if err := json.Unmarshal(out, &info); err != nil || info.Version != testVersion || info.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+		t.Errorf("hvpa version from the image: %s (%v), want %s on %s/%s", out, err, testVersion, runtime.GOOS, runtime.GOARCH)
 	}
 }
 
@@ -221,10 +247,13 @@ func checkSBOM(t *testing.T, path string) {
 }
 
 // checkReproducible assembles the image again from the same binaries: the same digest.
-func checkReproducible(t *testing.T, dir string, idx v1.ImageIndex) {
+func checkReproducible(t *testing.T, dir string, idx v1.ImageIndex, platforms []string) {
 	t.Helper()
-	o := options{Version: testVersion, Created: time.Unix(1700000000, 0).UTC(), Binaries: []platformBinary{
-		{OS: "linux", Arch: "amd64", Path: filepath.Join(dir, "hvpa-linux-amd64")}, {OS: "linux", Arch: "arm64", Path: filepath.Join(dir, "hvpa-linux-arm64")}}}
+	o := options{Version: testVersion, Created: time.Unix(testCreated, 0).UTC()}
+	for _, p := range platforms {
+		goos, arch, _ := strings.Cut(p, "/")
+		o.Binaries = append(o.Binaries, platformBinary{OS: goos, Arch: arch, Path: filepath.Join(dir, "hvpa-"+goos+"-"+arch)})
+	}
 	again, err := Index(o)
 	if err != nil {
 		t.Fatal(err)

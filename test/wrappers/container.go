@@ -36,3 +36,10 @@ func (w *ContainerWrapper) Resources(requests, limits corev1.ResourceList) *Cont
 	w.Container.Resources = corev1.ResourceRequirements{Requests: requests, Limits: limits}
 	return w
 }
+
+// Sidecar makes the container a sidecar: restartPolicy Always, for a pod's init containers.
+func (w *ContainerWrapper) Sidecar() *ContainerWrapper {
+	always := corev1.ContainerRestartPolicyAlways
+	w.Container.RestartPolicy = &always
+	return w
+}

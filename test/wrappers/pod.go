@@ -50,6 +50,12 @@ func (w *PodWrapper) Container(c ...corev1.Container) *PodWrapper {
 	return w
 }
 
+// InitContainer appends init containers (sidecars: ContainerWrapper.Sidecar).
+func (w *PodWrapper) InitContainer(c ...corev1.Container) *PodWrapper {
+	w.Spec.InitContainers = append(w.Spec.InitContainers, c...)
+	return w
+}
+
 // Phase sets status.phase.
 func (w *PodWrapper) Phase(p corev1.PodPhase) *PodWrapper {
 	w.Status.Phase = p

@@ -33,9 +33,21 @@ func (w *DeploymentWrapper) PodLabel(k, v string) *DeploymentWrapper {
 	return w
 }
 
+// PodAnnotation adds an annotation to the pod template.
+func (w *DeploymentWrapper) PodAnnotation(k, v string) *DeploymentWrapper {
+	setKey(&w.Spec.Template.Annotations, k, v)
+	return w
+}
+
 // Container appends containers to the pod template.
 func (w *DeploymentWrapper) Container(c ...corev1.Container) *DeploymentWrapper {
 	w.Spec.Template.Spec.Containers = append(w.Spec.Template.Spec.Containers, c...)
+	return w
+}
+
+// InitContainer appends init containers (sidecars: ContainerWrapper.Sidecar) to the pod template.
+func (w *DeploymentWrapper) InitContainer(c ...corev1.Container) *DeploymentWrapper {
+	w.Spec.Template.Spec.InitContainers = append(w.Spec.Template.Spec.InitContainers, c...)
 	return w
 }
 

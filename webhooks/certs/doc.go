@@ -30,6 +30,8 @@
 //
 // RBAC: get, create and update on secrets in the Secret's namespace (a Role); get and update on
 // mutatingwebhookconfigurations and validatingwebhookconfigurations (admissionregistration.k8s.io, a
-// ClusterRole, which may name them in resourceNames). CertDir must be writable in ModeSelfManaged (an
-// emptyDir).
+// ClusterRole, which may name them in resourceNames). RBAC cannot restrict an update to a field: the chart
+// adds a ValidatingAdmissionPolicy that lets this identity change only the webhooks' caBundle (nothing else
+// of the configurations, no delete), and patchCABundle changes nothing else. CertDir must be writable in
+// ModeSelfManaged (an emptyDir).
 package certs

@@ -88,7 +88,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	if ns == "" {
 		ns = pod.Namespace
 	}
-	if pod.Spec.Resources != nil {
+	if scaling.HasPodLevelResources(&pod.Spec) {
 		// pod-level resources bound the containers' sum: sizing containers alone could make the pod invalid
 		return admission.Allowed(""), OutcomePodResources
 	}
@@ -146,8 +146,9 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 	if err := h.Client.List(ctx, &vpas, client.InNamespace(ns)); err != nil {
 		return nil, OutcomeError, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
 	}
+	// the cache's own Hvpas, not copies (read only): an Hvpa's status is what every pod admission would copy
 	var hvpas hvpav1alpha1.HvpaList
-	if err := h.Client.List(ctx, &hvpas, client.InNamespace(ns)); err != nil {
+	if err := h.Client.List(ctx, &hvpas, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, OutcomeError, fmt.Errorf("listing Hvpas: %w", err)
 	}
 	if len(vpas.Items) == 0 && len(hvpas.Items) == 0 {
@@ -255,6 +256,9 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 		return nil, OutcomeNoRecommend
 	}
 	out := pod.DeepCopy()
+	// only the boost below writes the startup-boost annotation: one the pod came with is its author's, and
+	// would name the CPU the updater resizes the pod to when the boost ends
+	delete(out.Annotations, vpav1.AnnotationStartupBoost)
 	var changes, notes []string
 	if sz.Targets != nil {
 		var lrs corev1.LimitRangeList
@@ -266,7 +270,7 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 		if !h.Gates.Enabled(features.RequestToLimitRatio) {
 			policies = scaling.WithoutRatios(policies)
 		}
-		decisions := scaling.SizePod(scaling.FromContainers(pod.Spec.Containers), sz.Targets, policies, sz.Gap, scaling.FromLimitRanges(lrs.Items))
+		decisions := scaling.SizePod(scaling.FromPodContainers(&pod.Spec), sz.Targets, policies, sz.Gap, scaling.FromLimitRanges(lrs.Items))
 		changes, notes = Apply(out, decisions)
 	}
 	if boosts {

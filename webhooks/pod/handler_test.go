@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -223,6 +224,51 @@ func TestHandler(t *testing.T) {
 	}
 }
 
+// TestHandlerPodLimitRange: the pod's LimitRange bounds count its init containers and sidecars as the API
+// server's LimitRanger does: a sidecar adds to the app containers, an init container runs with the sidecars
+// started before it; a pod min raises the sized container. Neither kind is ever sized.
+func TestHandlerPodLimitRange(t *testing.T) {
+	podLR := func(minCPU, maxCPU string) *corev1.LimitRange {
+		item := corev1.LimitRangeItem{Type: corev1.LimitTypePod, Min: rl(minCPU, ""), Max: rl(maxCPU, "")}
+		return &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pod"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{item}}}
+	}
+	withInit := func(p *corev1.Pod, c ...corev1.Container) *corev1.Pod {
+		p.Spec.InitContainers = c
+		return p
+	}
+	migrate := ctr("migrate", rl("900m", ""), rl("900m", ""))
+	proxy := wrappers.MakeContainer("proxy").Image("x").Resources(rl("300m", ""), rl("300m", "")).Sidecar().Obj()
+	cases := map[string]struct {
+		lr    *corev1.LimitRange
+		pod   *corev1.Pod
+		want  corev1.ResourceList // the app container's request and limit
+		notes string
+	}{
+		"pod max: the sidecar counts, the init container started before it runs alone": {lr: podLR("", "1"),
+			pod: withInit(webPod(ctr("app", rl("100m", ""), rl("100m", ""))), migrate, proxy), want: rl("700m", ""),
+			notes: "app: cpu of the scaled containers lowered by 0.875 to fit the LimitRange pod max 1, cpu limit keeps the original limit/request ratio"},
+		"pod min: the sized container rises to it with the sidecar": {lr: podLR("1500m", ""),
+			pod: withInit(webPod(ctr("app", rl("100m", ""), rl("100m", ""))), proxy), want: rl("1200m", ""),
+			notes: "app: cpu requests of the scaled containers raised by 1.500 to the LimitRange pod min 1500m, cpu limit keeps the original limit/request ratio"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newTestHandler(t, false, world(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "800m", "")), tc.lr)...)
+			got, _ := admit(t, h, tc.pod)
+			eq := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+			if d := cmp.Diff(map[string]resources{"app": {tc.want, tc.want}}, sizes(got), eq); d != "" {
+				t.Errorf("resources (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.pod.Spec.InitContainers, got.Spec.InitContainers, eq); d != "" {
+				t.Errorf("init containers changed (-before +after):\n%s", d)
+			}
+			if got.Annotations[AnnotationNotes] != tc.notes {
+				t.Errorf("notes %q, want %q", got.Annotations[AnnotationNotes], tc.notes)
+			}
+		})
+	}
+}
+
 func TestHandlerIgnoresOtherOperations(t *testing.T) {
 	h := newTestHandler(t, false, world(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", "")))...)
 	req := request(t, webPod(ctr("app", rl("100m", ""), nil)))
@@ -250,7 +296,8 @@ func testutilCount(m *Metrics, outcome string) float64 {
 
 // TestStartupBoost: with CPUStartupBoost on, a VPA's startup boost applies on top of the sizing (also in
 // updateMode Off and before any recommendation, on the pod's own request), a container policy's boost or mode
-// Off wins over the object's, and the annotation says what each container goes back to.
+// Off wins over the object's, and the annotation says what each container goes back to: only the webhook writes
+// it (one the pod comes with is removed).
 func TestStartupBoost(t *testing.T) {
 	factor3 := &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](3), DurationSeconds: ptr.To[int32](10)}}
 	plus := &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostQuantity, Quantity: ptr.To(resource.MustParse("1"))}}
@@ -318,7 +365,10 @@ func TestStartupBoost(t *testing.T) {
 			if err := h.Gates.(interface{ SetFromMap(map[string]bool) error }).SetFromMap(map[string]bool{string(features.CPUStartupBoost): tc.gate}); err != nil {
 				t.Fatal(err)
 			}
-			got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), rl("200m", ""))))
+			// the pod comes with an annotation of its author's, which would have the updater give it 64 CPUs
+			p := webPod(ctr("app", rl("100m", "100Mi"), rl("200m", "")))
+			p.Annotations = map[string]string{vpav1.AnnotationStartupBoost: `{"app":{"cpuRequest":"64"}}`}
+			got, _ := admit(t, h, p)
 			if d := cmp.Diff(tc.want, sizes(got)); d != "" {
 				t.Errorf("resources (-want +got):\n%s", d)
 			}
@@ -326,5 +376,35 @@ func TestStartupBoost(t *testing.T) {
 				t.Errorf("annotation %q, want %q", a, tc.unboosted)
 			}
 		})
+	}
+}
+
+// TestHandlerReadsHvpasWithoutCopies: the webhook lists the namespace's Hvpas from the cache without a deep
+// copy of each (client.UnsafeDisableDeepCopy; it only reads them): before issue 31 every pod admission copied
+// every Hvpa of the namespace, status and all (BenchmarkAdmitWith200Hvpas: 282 MB per admission with 200
+// Hvpas of 1,000 effective intervals).
+func TestHandlerReadsHvpasWithoutCopies(t *testing.T) {
+	hvpa := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", CreationTimestamp: metav1.NewTime(t0)},
+		Spec: hvpav1alpha1.HvpaSpec{TargetRef: autoscalingv2Ref(), ScalingIntervals: []hvpav1alpha1.ScalingInterval{{}}},
+		Status: hvpav1alpha1.HvpaStatus{Selector: "app=web", Desired: &hvpav1alpha1.DesiredState{Replicas: 2,
+			Containers: []hvpav1alpha1.ContainerResources{{Name: "app", Requests: rl("700m", "1Gi")}}}}}
+	lists, copied := 0, 0
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(world(hvpa)...).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*hvpav1alpha1.HvpaList); ok {
+				lists++
+				if o := (&client.ListOptions{}).ApplyOptions(opts); o.UnsafeDisableDeepCopy == nil || !*o.UnsafeDisableDeepCopy {
+					copied++
+				}
+			}
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	h := NewHandler(c, c, features.New(), NewMetrics(nil), clocktesting.NewFakeClock(t0))
+	got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), nil)))
+	if got.Spec.Containers[0].Resources.Requests.Cpu().String() != "700m" {
+		t.Fatalf("not sized from the Hvpa: %v", got.Spec.Containers[0].Resources)
+	}
+	if lists == 0 || copied != 0 {
+		t.Errorf("%d Hvpa lists, %d of them with a deep copy of every Hvpa", lists, copied)
 	}
 }

@@ -167,6 +167,86 @@ var _ = Describe("Pod sizing", func() {
 		Expect(p.Annotations[pod.AnnotationNotes]).To(ContainSubstring("cpu request and limit lowered together to fit the LimitRange container max 600m"))
 	})
 
+	// podLimitRange creates a LimitRange of type Pod in ns and waits until the webhook's cache has it.
+	podLimitRange := func(ns string, item corev1.LimitRangeItem) {
+		GinkgoHelper()
+		item.Type = corev1.LimitTypePod
+		Expect(k8s.Create(ctx, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pod"},
+			Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{item}}})).To(Succeed())
+		Eventually(func() int {
+			var l corev1.LimitRangeList
+			_ = cached.List(ctx, &l, client.InNamespace(ns))
+			return len(l.Items)
+		}, framework.Timeout, framework.Interval).Should(Equal(1))
+	}
+	// refusedAsSized shows that the API server's LimitRanger is on and refuses the pod the webhook would
+	// make without the pod bounds: the Deployment's pod with the app container at what, created (dry run) with
+	// no owner, so that the webhook leaves it as it is.
+	refusedAsSized := func(d *appsv1.Deployment, app corev1.ResourceList, want string) {
+		GinkgoHelper()
+		p := wrappers.MakePod(d.Namespace, "as-sized").Obj()
+		p.Spec = *d.Spec.Template.Spec.DeepCopy()
+		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: app, Limits: app}
+		err := k8s.Create(ctx, p, client.DryRunAll)
+		Expect(err).To(HaveOccurred(), "the LimitRanger admits the pod sized without the pod bounds")
+		Expect(err.Error()).To(ContainSubstring(want))
+	}
+	// sizedPodOf waits for the Deployment's first pod; while there is none it shows why the ReplicaSet
+	// cannot create one (the API server's refusal).
+	sizedPodOf := func(ns, app string) *corev1.Pod {
+		GinkgoHelper()
+		var p *corev1.Pod
+		Eventually(func(g Gomega) {
+			var pods corev1.PodList
+			g.Expect(k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": app})).To(Succeed())
+			var why []string
+			var rss appsv1.ReplicaSetList
+			g.Expect(k8s.List(ctx, &rss, client.InNamespace(ns))).To(Succeed())
+			for _, rs := range rss.Items {
+				for _, c := range rs.Status.Conditions {
+					why = append(why, c.Message)
+				}
+			}
+			g.Expect(pods.Items).NotTo(BeEmpty(), "no pod; the ReplicaSet says: %v", why)
+			p = &pods.Items[0]
+		}, framework.Timeout, framework.Interval).Should(Succeed())
+		return p
+	}
+
+	It("fits a LimitRange pod max counting the sidecars and init containers, which the API server's LimitRanger would refuse otherwise", func() {
+		ns := framework.NewNamespace(k8s, "pod-max")
+		podLimitRange(ns, corev1.LimitRangeItem{Max: rl("1", "")})
+		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial)
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		recommend(v, target("app", "800m", ""))
+		// the init container runs before the sidecar starts (900m alone); the sidecar runs beside the app
+		d := wrappers.MakeDeployment(ns, "web").Container(container("app", rl("100m", ""), rl("100m", ""))).
+			InitContainer(container("migrate", rl("900m", ""), rl("900m", "")),
+				wrappers.MakeContainer("proxy").Resources(rl("300m", ""), rl("300m", "")).Sidecar().Obj()).Obj()
+		refusedAsSized(d, rl("800m", ""), "maximum cpu usage per Pod is 1")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		p := sizedPodOf(ns, "web")
+		expectResources(resourcesOf(p, "app"), rl("700m", ""), rl("700m", ""))
+		expectResources(p.Spec.InitContainers[0].Resources, rl("900m", ""), rl("900m", ""))
+		expectResources(p.Spec.InitContainers[1].Resources, rl("300m", ""), rl("300m", ""))
+		Expect(p.Annotations[pod.AnnotationNotes]).To(ContainSubstring("cpu of the scaled containers lowered by 0.875 to fit the LimitRange pod max 1"))
+	})
+
+	It("raises a pod to its LimitRange pod min, which the API server's LimitRanger would refuse otherwise", func() {
+		ns := framework.NewNamespace(k8s, "pod-min")
+		podLimitRange(ns, corev1.LimitRangeItem{Min: rl("1500m", "")})
+		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial)
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		recommend(v, target("app", "200m", ""))
+		d := wrappers.MakeDeployment(ns, "web").Container(container("app", rl("1500m", ""), rl("1500m", ""))).
+			InitContainer(wrappers.MakeContainer("proxy").Resources(rl("300m", ""), rl("300m", "")).Sidecar().Obj()).Obj()
+		refusedAsSized(d, rl("200m", ""), "minimum cpu usage per Pod is 1500m")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		p := sizedPodOf(ns, "web")
+		expectResources(resourcesOf(p, "app"), rl("1200m", ""), rl("1200m", ""))
+		Expect(p.Annotations[pod.AnnotationNotes]).To(ContainSubstring("cpu requests of the scaled containers raised by 6.000 to the LimitRange pod min 1500m"))
+	})
+
 	It("gives an Hvpa's pods its status.desired and leaves pods of other workloads alone", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
 		h := wrappers.MakeHvpa(ns, "web").HPA(false, 0, 3).Interval(3, "2", "4Gi").Obj()
