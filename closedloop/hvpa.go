@@ -92,8 +92,7 @@ func (c *hvpaCtl) feed(w *workload, at time.Time) {
 				continue
 			}
 			// as the cluster's recommender: the total rises to at least pods x (bump - base) of the killed pod
-			bump := model.OOMNeeded(max(ev.request, ev.peak))
-			total.RecordOOM(time.Unix(ev.at, 0).UTC(), float64(max(len(w.pods), 1))*max(0, bump-c.spec.Base[scaling.Memory].Base(ev.request)))
+			total.RecordPodOOM(time.Unix(ev.at, 0).UTC(), len(w.pods), max(ev.request, ev.peak), c.spec.Base[scaling.Memory].Base(ev.request))
 		}
 	}
 }

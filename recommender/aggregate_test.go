@@ -121,3 +121,25 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestSampleTime: a usage sample dated ahead of the recommender's clock by at most MaxSampleSkew is recorded
+// at now; beyond that it is refused; the past is kept as it is.
+func TestSampleTime(t *testing.T) {
+	now := time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		at   time.Time
+		want time.Time
+		ok   bool
+	}{
+		{now.Add(-time.Minute), now.Add(-time.Minute), true},
+		{now, now, true},
+		{now.Add(30 * time.Second), now, true},
+		{now.Add(MaxSampleSkew), now, true},
+		{now.Add(MaxSampleSkew + time.Second), now, false},
+		{time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), now, false},
+	} {
+		if got, ok := SampleTime(tc.at, now); ok != tc.ok || (ok && !got.Equal(tc.want)) {
+			t.Errorf("SampleTime(%s): %s, %v; want %s, %v", tc.at, got, ok, tc.want, tc.ok)
+		}
+	}
+}

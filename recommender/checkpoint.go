@@ -94,6 +94,21 @@ func (m *Model) SaveAggregate(a *Aggregate, feeding []*Container, now time.Time)
 // MaxClockSkew is how far in the future a checkpoint's times may lie (clocks of two recommenders apart).
 const MaxClockSkew = time.Hour
 
+// MaxSampleSkew is how far ahead of the recommender's clock a usage sample may be dated (a node's clock ahead
+// of the recommender's).
+const MaxSampleSkew = time.Minute
+
+// SampleTime is the time a usage sample dated at, read at now, is recorded at: at itself, now when at is
+// ahead of now by at most MaxSampleSkew, and refused (false) beyond that. A sample dated in the future would
+// date its histogram weight there, outweighing every real sample, and make the container refuse every later
+// sample until that date (samples must be newer than the last one).
+func SampleTime(at, now time.Time) (time.Time, bool) {
+	if !at.After(now) {
+		return at, true
+	}
+	return now, !at.After(now.Add(MaxSampleSkew))
+}
+
 // LoadAggregate restores an aggregate from a checkpoint read at now. A checkpoint dated in the future (its
 // samples beyond now + MaxClockSkew, a histogram's reference beyond what a memory window's end and the
 // half-life steps allow) is refused: a decaying histogram referenced far ahead would outweigh every real

@@ -109,6 +109,13 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// OOMBump is the memory an OOM kill asks for, given the memory the container used (bytes): max(used +
+// OOMMinBumpUp, used x OOMBumpUpRatio). It is the one bump rule: the per-pod model (Model.RecordOOM), the
+// Hvpas' workload totals (WorkloadTotal.RecordPodOOM) and the adaptive model all call it.
+func (c Config) OOMBump(used float64) float64 {
+	return max(used+c.OOMMinBumpUp, used*c.OOMBumpUpRatio)
+}
+
 // MemoryHistory is how long memory peaks are kept: interval x count (8 days by default).
 func (c Config) MemoryHistory() time.Duration {
 	return c.MemoryAggregationInterval * time.Duration(c.MemoryAggregationIntervalCount)

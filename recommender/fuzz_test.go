@@ -26,7 +26,7 @@ func FuzzWithOverrides(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted overrides make no model: %v", err)
 		}
-		if got := m.OOMNeeded(1 << 40); math.IsNaN(got) || math.IsInf(got, 0) || got < 1<<40 {
+		if got := m.Config.OOMBump(1 << 40); math.IsNaN(got) || math.IsInf(got, 0) || got < 1<<40 {
 			t.Fatalf("OOM bump of 1Ti: %v", got)
 		}
 	})

@@ -73,8 +73,12 @@ func (a *Aggregate) Merge(other *Aggregate) {
 	a.TotalSamples += other.TotalSamples
 }
 
-// IsEmpty reports whether the aggregate has no CPU sample (and so no recommendation).
-func (a *Aggregate) IsEmpty() bool { return a.TotalSamples == 0 }
+// IsEmpty reports whether the aggregate has no history at all: no CPU sample and no memory peak. An OOM kill
+// before the container's first CPU sample is history: it makes a memory recommendation (see HasCPU).
+func (a *Aggregate) IsEmpty() bool { return a.TotalSamples == 0 && a.Memory.IsEmpty() }
+
+// HasCPU reports whether the aggregate has a CPU sample; without one it recommends memory only.
+func (a *Aggregate) HasCPU() bool { return a.TotalSamples > 0 }
 
 // Expired reports whether the aggregate had no sample for the memory history (8 days by default).
 func (m *Model) Expired(a *Aggregate, now time.Time) bool {
@@ -146,8 +150,8 @@ func (m *Model) AddMemory(c *Container, t time.Time, bytes float64) bool {
 }
 
 // RecordOOM records an OOM kill at t with the container's memory request at that time (bytes; 0 means the
-// last known request): memory needed = max(used + OOMMinBumpUp, used x OOMBumpUpRatio), used = max(request,
-// current window's usage peak). It counts as a peak of the window that later smaller OOMs do not lower. An
+// last known request): memory needed = Config.OOMBump(used), used = max(request, current window's usage
+// peak). It counts as a peak of the window that later smaller OOMs do not lower. An
 // OOM older than one aggregation interval before the container's last memory sample is rejected.
 func (m *Model) RecordOOM(c *Container, t time.Time, request float64) error {
 	if !c.lastMemory.IsZero() && t.Before(c.lastMemory.Add(-m.Config.MemoryAggregationInterval)) {
@@ -158,14 +162,8 @@ func (m *Model) RecordOOM(c *Container, t time.Time, request float64) error {
 		request = c.MemoryRequest
 	}
 	used := max(request, c.memPeak) // the usage peak before the OOM (even if the OOM opens a new window)
-	needed := max(used+m.Config.OOMMinBumpUp, used*m.Config.OOMBumpUpRatio)
-	m.addPeak(c, t, needed, true)
+	m.addPeak(c, t, m.Config.OOMBump(used), true)
 	return nil
-}
-
-// OOMNeeded is the memory an OOM asks for, given the memory in use (bytes).
-func (m *Model) OOMNeeded(used float64) float64 {
-	return max(used+m.Config.OOMMinBumpUp, used*m.Config.OOMBumpUpRatio)
 }
 
 // rollWindow opens the window holding t (the first window ends one interval after the first sample; later

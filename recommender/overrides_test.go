@@ -29,7 +29,7 @@ func TestWithOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.OOMNeeded(1000 * mi); got != 1500*mi {
+	if got := m.Config.OOMBump(1000 * mi); got != 1500*mi {
 		t.Errorf("OOM with ratio 1.5 at 1000Mi: %v Mi", got/mi)
 	}
 	for name, tc := range map[string]struct{ key, value, want string }{

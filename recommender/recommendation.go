@@ -68,11 +68,18 @@ func PolicyFor(rp *vpav1.PodResourcePolicy, name string) Policy {
 // Recommend turns an aggregate into a recommendation under a policy: estimates (with the pod minimum split
 // across numContainers), uncappedTarget = the target before the policy, then minAllowed/maxAllowed capping
 // of target and bounds, uncontrolled resources left out (-1), and finally every amount rounded UP to a
-// multiple of Config.RoundCPUMillicores / RoundMemoryBytes (1 by default: the whole amounts as they are). It
-// returns false for mode Off and for an aggregate without samples.
+// multiple of Config.RoundCPUMillicores / RoundMemoryBytes (1 by default: the whole amounts as they are). An
+// aggregate without a CPU sample (an OOM kill before the first one) recommends memory only: CPU is left out
+// (-1), as for an uncontrolled resource. It returns false for mode Off, for an aggregate without history, and
+// for one without a CPU sample whose policy does not control memory.
 func (m *Model) Recommend(a *Aggregate, numContainers int, p Policy) (Recommendation, bool) {
 	if p.Off || a.IsEmpty() {
 		return Recommendation{}, false
+	}
+	if !a.HasCPU() {
+		if p.ControlCPU = false; !p.ControlMem {
+			return Recommendation{}, false
+		}
 	}
 	e := m.Estimate(a, numContainers)
 	bound := func(v int64, lo, hi float64, scale float64) int64 {
@@ -124,8 +131,8 @@ type ContainerRecommendation struct {
 }
 
 // RecommendPod recommends for every container of merged aggregates (one per container name, e.g. a VPA's) under
-// policy: the pod minimum is split across the containers that are scaled (not Off, with samples), names in
-// order, Off and empty containers left out. It also returns the lowest confidence (days of history) among the
+// policy: the pod minimum is split across the containers that are scaled (not Off, with history: samples or
+// an OOM kill), names in order, Off and empty containers left out. It also returns the lowest confidence (days of history) among the
 // recommended containers (-1: none).
 func (m *Model) RecommendPod(merged map[string]*Aggregate, policy func(container string) Policy) ([]ContainerRecommendation, float64) {
 	names := make([]string, 0, len(merged))

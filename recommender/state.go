@@ -262,10 +262,20 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 	return ok
 }
 
-// RecordOOM raises the memory load of the current window to at least needed bytes (an OOM kill of one pod:
-// the caller makes needed = replicas x (bump - base)); a later smaller peak does not lower it.
-func (t *WorkloadTotal) RecordOOM(at time.Time, needed float64) {
+// RecordPodOOM records an OOM kill of one of the workload's pods at at: the pod used used bytes (max(its
+// request, its window peak), as upstream makes it), its base is base bytes (the per-pod part that is not
+// load), and the workload runs pods replicas. It raises the memory load of the current window to at least
+// pods x (Config.OOMBump(used) - base), as if every pod needed the killed pod's bump; a later smaller peak
+// does not lower it.
+func (t *WorkloadTotal) RecordPodOOM(at time.Time, pods int, used, base float64) {
+	needed := float64(max(pods, 1)) * max(0, t.model.Config.OOMBump(used)-base)
 	t.model.addPeak(t.feed, at, needed, true)
+}
+
+// OpenWindowPeak is the memory load of the total's open window (usage or OOM), in bytes.
+func (t *WorkloadTotal) OpenWindowPeak() float64 {
+	peak, _ := t.feed.OpenWindowPeak()
+	return peak
 }
 
 // Checkpoint encodes the total at now (its open memory window left out, as for pod containers).
@@ -372,7 +382,7 @@ func (s *State) WorkloadRecommendation(ns, owner string, policy func(container s
 		}
 		amounts := func(x Estimate) Amounts {
 			a := Amounts{CPUMilli: -1, MemoryBytes: -1}
-			if p.ControlCPU {
+			if p.ControlCPU && t.Aggregate.HasCPU() { // an OOM kill before the first CPU sample: memory only
 				a.CPUMilli = roundUpTo(x.CPUMilli, t.model.Config.RoundCPUMillicores)
 			}
 			if p.ControlMem {

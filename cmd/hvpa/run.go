@@ -321,6 +321,9 @@ func (o *runOptions) validate() error {
 	if err := app.CheckComponents(o.components); err != nil {
 		return err
 	}
+	if err := o.validateRanges(); err != nil {
+		return err
+	}
 	if _, err := o.model.model(); err != nil {
 		return err
 	}

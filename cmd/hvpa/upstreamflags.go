@@ -73,6 +73,9 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 // model returns the model configuration the flags give, nil when none was set (recommender.Defaults()), or an
 // error naming the flag.
 func (m *modelFlags) model() (*recommender.Config, error) {
+	if err := m.ranges(); err != nil {
+		return nil, fmt.Errorf("recommender model flags: %w", err)
+	}
 	pairs := []struct {
 		a, b   string
 		va, vb float64

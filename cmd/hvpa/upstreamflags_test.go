@@ -52,7 +52,7 @@ func TestUpstreamFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--target-cpu-percentile=0.9", "--target-memory-percentile=0.95"}, "--target-cpu-percentile=0.9 and --target-memory-percentile=0.95"},
-		{[]string{"--oom-bump-up-ratio=0.5"}, "oomBumpUpRatio"},
+		{[]string{"--oom-bump-up-ratio=0.5"}, "--oom-bump-up-ratio 0.5: must be a number in [1, 10]"}, // by the flag's name
 	} {
 		if _, err := parse(t, tc.args...).model.model(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one naming %q", tc.args, err, tc.want)

@@ -111,7 +111,12 @@ func (r *Recommender) oomAdaptive(owners []*served, container string, at time.Ti
 func (r *Recommender) recommendAdaptive(s *served, recs []recommender.ContainerRecommendation, policy func(string) recommender.Policy, now time.Time) string {
 	var won []string
 	for i, c := range recs {
-		res := r.adaptiveState(s, c.Container).Recommend(now, c.Recommendation, len(recs), policy(c.Container))
+		p := policy(c.Container)
+		// upstream's model leaves a resource out without history for it (CPU before the first CPU sample, after an
+		// OOM kill): the adaptive model publishes no target of its own for it either
+		p.ControlCPU = p.ControlCPU && c.Target.CPUMilli >= 0
+		p.ControlMem = p.ControlMem && c.Target.MemoryBytes >= 0
+		res := r.adaptiveState(s, c.Container).Recommend(now, c.Recommendation, len(recs), p)
 		recs[i].Recommendation = res.Recommendation
 		won = append(won, fmt.Sprintf("%s: cpu %s, memory %s", c.Container, res.CPUModel, res.MemoryModel))
 		r.Metrics.setWinner(s.vpa.Namespace, s.vpa.Name, c.Container, res.CPUModel, res.MemoryModel)

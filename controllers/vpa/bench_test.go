@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -25,6 +24,17 @@ type playedUsage struct {
 	samples []metrics.ContainerUsage
 	t       time.Time
 }
+
+// Now is the time of the latest samples, or the wall clock when that is later: the clock of a recommender
+// reading them (it refuses samples dated after its now).
+func (p *playedUsage) Now() time.Time {
+	if p.t.After(time.Now()) {
+		return p.t
+	}
+	return time.Now()
+}
+
+func (p *playedUsage) Since(t time.Time) time.Duration { return p.Now().Sub(t) }
 
 func (p *playedUsage) ContainerUsage(context.Context) ([]metrics.ContainerUsage, error) {
 	p.t = p.t.Add(time.Minute)
@@ -50,7 +60,7 @@ func benchRecommender(b *testing.B, n int) (*vpactrl.Recommender, *atomic.Int64)
 	}})
 	opts := vpactrl.DefaultOptions()
 	opts.CheckpointBudget = 0 // checkpoints are measured apart: this is the recommendation loop
-	r, err := vpactrl.NewRecommender(c, usage, nil, nil, clock.RealClock{}, recommender.Defaults(), opts, nil)
+	r, err := vpactrl.NewRecommender(c, usage, nil, nil, usage, recommender.Defaults(), opts, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,84 +28,160 @@ const CheckpointVersion = "v3"
 // CheckpointName is the name of the checkpoint of one container of one VPA.
 func CheckpointName(vpa, container string) string { return vpa + "-" + container }
 
-// bootstrap loads the usage history once, before the first run: checkpoints, or Prometheus; when Prometheus
-// cannot be read, the checkpoints (written with either storage) and the reason are what the recommender goes
-// on with.
-func (r *Recommender) bootstrap(ctx context.Context) error {
-	if r.Opts.Storage == StoragePrometheus {
-		err := r.loadPrometheusHistory(ctx)
-		if err == nil {
-			r.Metrics.setHistorySource(historyPrometheus)
-			return nil
-		}
-		log.FromContext(ctx).Error(err, "reading usage history from Prometheus failed; starting from the checkpoints instead")
-		if cerr := r.loadCheckpoints(ctx); cerr != nil {
-			r.Metrics.setHistorySource(historyNone)
-			return errors.Join(err, cerr)
-		}
-		r.Metrics.setHistorySource(historyCheckpointFallback)
-		return nil
-	}
-	if err := r.loadCheckpoints(ctx); err != nil {
-		r.Metrics.setHistorySource(historyNone)
-		return err
-	}
-	r.Metrics.setHistorySource(historyCheckpoint)
-	return nil
+// historyLoad is what of the usage history has loaded. The checkpoints of each kind are listed at every run
+// until a list succeeds, each kind on its own (one missing CRD or one failed list does not hold the other
+// back); until a kind has loaded, none of its checkpoints is written, so a history that did not load is
+// never replaced by the minutes of live usage since the start. Prometheus' history (--storage=prometheus) is
+// read once, at the first run: the VPAs' history after that run comes from the samples held since.
+type historyLoad struct {
+	tried      bool  // the first run tried to load
+	prometheus bool  // Prometheus' history loaded: the VPAs' per-pod history comes from it
+	vpa, hvpa  bool  // the VerticalPodAutoscalerCheckpoints, the HvpaCheckpoints listed and loaded
+	err        error // why the last attempt left a kind unloaded
 }
 
-// loadCheckpoints loads every checkpoint: the VPAs' per-container aggregates, the Hvpas' workload totals
-// (HvpaCheckpoints, and those an earlier hvpa kept in VerticalPodAutoscalerCheckpoints).
-func (r *Recommender) loadCheckpoints(ctx context.Context) error {
+// done: every kind of checkpoint has loaded.
+func (h *historyLoad) done() bool { return h.vpa && h.hvpa }
+
+// vpas: the VPAs' history has loaded, from Prometheus or from their checkpoints.
+func (h *historyLoad) vpas() bool { return h.prometheus || h.vpa }
+
+// source is where the VPAs' history came from (the history_source metric).
+func (h *historyLoad) source(storage string) string {
+	switch {
+	case h.prometheus:
+		return historyPrometheus
+	case !h.vpa:
+		return historyNone
+	case storage == StoragePrometheus:
+		return historyCheckpointFallback
+	}
+	return historyCheckpoint
+}
+
+// loadHistory loads what of the usage history has not loaded yet (historyLoad): Prometheus' history at the
+// first run with --storage=prometheus, then each kind of checkpoint not loaded yet. What fails is logged and
+// tried again at the next run.
+func (r *Recommender) loadHistory(ctx context.Context) {
 	logger := log.FromContext(ctx)
+	if !r.hist.tried && r.Opts.Storage == StoragePrometheus {
+		if err := r.loadPrometheusHistory(ctx); err != nil {
+			logger.Error(err, "reading usage history from Prometheus failed; the VPAs' history comes from their checkpoints instead")
+		} else {
+			r.hist.prometheus = true
+		}
+	}
+	r.hist.tried = true
+	var errs []error
+	if !r.hist.vpa {
+		if err := r.loadVPACheckpoints(ctx); err != nil {
+			errs = append(errs, err)
+		} else {
+			r.hist.vpa = true
+		}
+	}
+	if !r.hist.hvpa {
+		if err := r.loadHvpaCheckpoints(ctx); err != nil {
+			errs = append(errs, err)
+		} else {
+			r.hist.hvpa = true
+		}
+	}
+	r.hist.err = errors.Join(errs...)
+	if r.hist.err != nil && ctx.Err() == nil {
+		logger.Error(r.hist.err, "loading checkpoints failed; tried again at the next run, and no checkpoint of a kind that has not loaded is written meanwhile")
+	}
+	r.Metrics.setHistorySource(r.hist.source(r.Opts.Storage))
+}
+
+// loadVPACheckpoints lists the VerticalPodAutoscalerCheckpoints and loads them: the VPAs' histories (with
+// Prometheus' history loaded, theirs comes from it: a checkpoint is then kept until this recommender's
+// history of the container is as long, see saveCheckpointAs), and the Hvpa histories earlier versions kept
+// there (moved to HvpaCheckpoints at their next write).
+func (r *Recommender) loadVPACheckpoints(ctx context.Context) error {
 	var l vpav1.VerticalPodAutoscalerCheckpointList
 	if err := r.Client.List(ctx, &l); err != nil {
-		return fmt.Errorf("loading checkpoints: %w", err)
+		return fmt.Errorf("listing VerticalPodAutoscalerCheckpoints: %w", err)
 	}
-	var hl hvpav1alpha1.HvpaCheckpointList
-	if err := r.Client.List(ctx, &hl); err != nil {
-		return fmt.Errorf("loading Hvpa checkpoints: %w", err)
-	}
-	m := r.model(r.Base)
 	loaded := 0
-	load := func(ref checkpointRef, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus, writer string, hvpa bool) {
-		a, err := m.LoadAggregate(fromCheckpoint(status), r.Clock.Now())
-		if err != nil {
-			logger.Error(err, "skipping a checkpoint", "kind", ref.kind, "checkpoint", ref.Namespace+"/"+ref.Name)
-			return
-		}
-		key := recommender.OwnerKey{Namespace: ref.Namespace, Owner: owner, Container: container}
-		if hvpa {
-			r.state.LoadTotal(m, key, a)
-		} else {
-			r.state.SetInitial(key, a)
-		}
-		r.written[vpaContainer{ref.Namespace, owner, container}] = status.LastUpdateTime.Time
-		if writer == r.Opts.Name {
-			r.ours[ref] = true
-		}
-		loaded++
-	}
-	for _, cp := range l.Items {
+	for i := range l.Items {
+		cp := &l.Items[i]
 		ref := checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+		writer := cp.Labels[WriterLabel]
 		if cp.Labels[OwnerKindLabel] != "Hvpa" {
-			load(ref, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], false)
+			if r.hist.prometheus {
+				r.noteCheckpoint(ref, vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}, cp.Status, writer)
+			} else if r.loadCheckpoint(ctx, ref, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status, writer, false) {
+				loaded++
+			}
 			continue
 		}
 		// an earlier hvpa's history of an Hvpa, where upstream's garbage collection can delete it: moved to
-		// an HvpaCheckpoint at its next write, then deleted
+		// an HvpaCheckpoint at its next write, then deleted; an HvpaCheckpoint loaded already wins
 		owner := hvpaOwner(cp.Spec.VPAObjectName)
 		r.legacy[vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}] = ref.NamespacedName
-		if cp.Labels[HistoryLabel] == HistoryWorkloadTotal { // per-pod histories of even earlier versions start anew
-			load(ref, owner, cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true)
+		own := checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: CheckpointName(cp.Spec.VPAObjectName, cp.Spec.ContainerName)}}
+		if cp.Labels[HistoryLabel] == HistoryWorkloadTotal && !r.replaceable[own] { // per-pod histories of even earlier versions start anew
+			if r.loadCheckpoint(ctx, ref, owner, cp.Spec.ContainerName, cp.Status, writer, true) {
+				loaded++
+			}
 		}
 	}
-	for _, cp := range hl.Items { // after the legacy ones: an Hvpa's own checkpoint wins
-		ref := checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
-		load(ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true)
-	}
-	logger.Info("loaded checkpoints", "count", loaded)
+	log.FromContext(ctx).Info("loaded checkpoints", "kind", kindVPACheckpoint, "count", loaded, "listed", len(l.Items), "fromPrometheus", r.hist.prometheus)
 	return nil
+}
+
+// loadHvpaCheckpoints lists the HvpaCheckpoints and loads them as the Hvpas' workload totals (Prometheus has
+// no workload totals: they always come from here).
+func (r *Recommender) loadHvpaCheckpoints(ctx context.Context) error {
+	var hl hvpav1alpha1.HvpaCheckpointList
+	if err := r.Client.List(ctx, &hl); err != nil {
+		if meta.IsNoMatchError(err) {
+			return fmt.Errorf("listing HvpaCheckpoints: %w (install the chart's CRDs, charts/hvpa/crds: Hvpa histories are neither loaded nor written until then)", err)
+		}
+		return fmt.Errorf("listing HvpaCheckpoints: %w", err)
+	}
+	loaded := 0
+	for i := range hl.Items {
+		cp := &hl.Items[i]
+		ref := checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+		if r.loadCheckpoint(ctx, ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true) {
+			loaded++
+		}
+	}
+	log.FromContext(ctx).Info("loaded checkpoints", "kind", kindHvpaCheckpoint, "count", loaded, "listed", len(hl.Items))
+	return nil
+}
+
+// loadCheckpoint loads one checkpoint into the state: a VPA container's initial history, or an Hvpa
+// container's workload total (hvpa). A checkpoint that does not load (dated in the future, a NaN weight) is
+// logged and skipped; this recommender may replace it. It reports whether the checkpoint loaded.
+func (r *Recommender) loadCheckpoint(ctx context.Context, ref checkpointRef, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus,
+	writer string, hvpa bool) bool {
+	m := r.model(r.Base)
+	r.replaceable[ref] = true // loaded into the state, or unreadable: its history is not lost by a write
+	a, err := m.LoadAggregate(fromCheckpoint(status), r.Clock.Now())
+	if err != nil {
+		log.FromContext(ctx).Error(err, "skipping a checkpoint", "kind", ref.kind, "checkpoint", ref.Namespace+"/"+ref.Name)
+		return false
+	}
+	key := recommender.OwnerKey{Namespace: ref.Namespace, Owner: owner, Container: container}
+	if hvpa {
+		r.state.LoadTotal(m, key, a)
+	} else {
+		r.state.SetInitial(key, a)
+	}
+	r.noteCheckpoint(ref, vpaContainer{ref.Namespace, owner, container}, status, writer)
+	return true
+}
+
+// noteCheckpoint remembers a checkpoint listed at start: when it was written (the round-robin of the writes)
+// and whether this recommender writes it.
+func (r *Recommender) noteCheckpoint(ref checkpointRef, key vpaContainer, status vpav1.VerticalPodAutoscalerCheckpointStatus, writer string) {
+	r.written[key] = status.LastUpdateTime.Time
+	if writer == r.Opts.Name {
+		r.ours[ref] = true
+	}
 }
 
 func fromCheckpoint(s vpav1.VerticalPodAutoscalerCheckpointStatus) recommender.AggregateCheckpoint {
@@ -180,7 +257,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	quota := CheckpointQuota(len(jobs), r.Opts.Interval, r.Opts.CheckpointPeriod)
 	written := 0
 	for _, j := range jobs {
-		if written >= quota || r.Clock.Now().Sub(start) > r.Opts.CheckpointBudget || ctx.Err() != nil {
+		if written >= quota || r.Clock.Now().Sub(start) >= r.Opts.CheckpointBudget || ctx.Err() != nil { // a budget of 0: none
 			break
 		}
 		if last, ok := r.written[j.key]; ok && start.Sub(last) < r.Opts.CheckpointPeriod {
@@ -192,7 +269,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 			if ctx.Err() != nil {
 				break // shutdown: the checkpoint is written by the next leader, not an error
 			}
-			log.FromContext(ctx).Error(err, "writing checkpoint", "vpa", j.key.ns+"/"+j.key.vpa, "container", j.key.container)
+			r.notWritten(ctx, j.key, err, now)
 			continue
 		}
 		r.written[j.key] = now
@@ -200,6 +277,47 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	}
 	r.Metrics.CheckpointsWritten.Add(float64(written))
 	return written
+}
+
+// notWritten logs a checkpoint a run did not write; one kept because it holds more history than this
+// recommender's is asked again a period later.
+func (r *Recommender) notWritten(ctx context.Context, key vpaContainer, err error, now time.Time) {
+	var kept *longerHistoryError
+	if errors.As(err, &kept) {
+		log.FromContext(ctx).V(1).Info("checkpoint kept: it holds more history than this recommender's", "vpa", key.ns+"/"+key.vpa,
+			"container", key.container, "reason", err.Error())
+		r.written[key] = now
+		return
+	}
+	log.FromContext(ctx).Error(err, "writing checkpoint", "vpa", key.ns+"/"+key.vpa, "container", key.container)
+}
+
+// longerHistoryError: a checkpoint whose history this recommender has not loaded (--storage=prometheus, or
+// written by another one since) holds more of it than the status that would replace it.
+type longerHistoryError struct {
+	ref            checkpointRef
+	stored, status vpav1.VerticalPodAutoscalerCheckpointStatus
+}
+
+func (e *longerHistoryError) Error() string {
+	return fmt.Sprintf("%s %s holds %d samples since %s, more history than the %d samples since %s that would replace it", e.ref.kind, e.ref.NamespacedName,
+		e.stored.TotalSamplesCount, e.stored.FirstSampleStart.UTC().Format(time.RFC3339), e.status.TotalSamplesCount, e.status.FirstSampleStart.UTC().Format(time.RFC3339))
+}
+
+// longerHistory reports whether a stored checkpoint's history is longer than status's: a higher confidence
+// (min(days from its first to its last sample, samples / 1440): what the recommendation rests on), or as
+// high with more samples; a checkpoint whose last sample is older than keep (the memory history: expired) or
+// that holds nothing is not.
+func longerHistory(stored, status vpav1.VerticalPodAutoscalerCheckpointStatus, keep time.Duration, now time.Time) bool {
+	if stored.TotalSamplesCount <= 0 || now.Sub(stored.LastSampleStart.Time) > keep {
+		return false
+	}
+	confidence := func(s vpav1.VerticalPodAutoscalerCheckpointStatus) float64 {
+		a := recommender.Aggregate{FirstSample: s.FirstSampleStart.Time, LastSample: s.LastSampleStart.Time, TotalSamples: s.TotalSamplesCount}
+		return a.Confidence()
+	}
+	cs, cn := confidence(stored), confidence(status)
+	return cs > cn || (cs == cn && stored.TotalSamplesCount > status.TotalSamplesCount)
 }
 
 // CheckpointQuota is how many checkpoints one run writes: n x interval / period (at least one), so that
@@ -231,17 +349,19 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 	name := CheckpointName(owner, container)
 	if kind != "Hvpa" {
 		return saveCheckpointAs(ctx, r, checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
-			&vpav1.VerticalPodAutoscalerCheckpoint{}, func(cp *vpav1.VerticalPodAutoscalerCheckpoint) (string, string) {
+			&vpav1.VerticalPodAutoscalerCheckpoint{}, func(cp *vpav1.VerticalPodAutoscalerCheckpoint) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus) {
 				if cp.Labels[OwnerKindLabel] == "Hvpa" {
-					return hvpaOwner(cp.Spec.VPAObjectName), cp.Spec.ContainerName
+					return hvpaOwner(cp.Spec.VPAObjectName), cp.Spec.ContainerName, cp.Status
 				}
-				return cp.Spec.VPAObjectName, cp.Spec.ContainerName
+				return cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status
 			}, owner, container, func() *vpav1.VerticalPodAutoscalerCheckpoint {
 				return &vpav1.VerticalPodAutoscalerCheckpoint{Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container}}
 			})
 	}
 	err := saveCheckpointAs(ctx, r, checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
-		&hvpav1alpha1.HvpaCheckpoint{}, func(cp *hvpav1alpha1.HvpaCheckpoint) (string, string) { return cp.Spec.HvpaName, cp.Spec.ContainerName },
+		&hvpav1alpha1.HvpaCheckpoint{}, func(cp *hvpav1alpha1.HvpaCheckpoint) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus) {
+			return cp.Spec.HvpaName, cp.Spec.ContainerName, cp.Status
+		},
 		owner, container, func() *hvpav1alpha1.HvpaCheckpoint {
 			return &hvpav1alpha1.HvpaCheckpoint{Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}}
 		})
@@ -253,6 +373,7 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 		}
 		delete(r.legacy, key)
 		delete(r.ours, checkpointRef{kindVPACheckpoint, old})
+		delete(r.replaceable, checkpointRef{kindVPACheckpoint, old})
 	}
 	return err
 }
@@ -261,8 +382,8 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 // refusing one that belongs to another owner (names collide), and labelling one another recommender wrote
 // as this one's.
 func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus,
-	cp T, ownerOf func(T) (string, string), owner, container string, fresh func() T) error {
-	if r.ours[ref] {
+	cp T, ownerOf func(T) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus), owner, container string, fresh func() T) error {
+	if r.ours[ref] && r.replaceable[ref] {
 		// this recommender's own checkpoint (loaded at start or written since): its status replaced in one
 		// request, no read first (checkpoints are not cached: a list at start and at each garbage collection)
 		err := r.replaceCheckpointStatus(ctx, ref, status)
@@ -284,9 +405,14 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 	case err != nil:
 		return err
 	default:
-		if o, c := ownerOf(cp); o != owner || c != container {
+		o, c, stored := ownerOf(cp)
+		if o != owner || c != container {
 			return fmt.Errorf("%s %s belongs to %s container %s, not to %s container %s: the names collide; rename one of the objects",
 				ref.kind, ref.Name, o, c, owner, container)
+		}
+		// a history this recommender has not loaded is never replaced by a shorter one
+		if !r.replaceable[ref] && longerHistory(stored, status, r.Base.MemoryHistory(), r.Clock.Now()) {
+			return &longerHistoryError{ref, stored, status}
 		}
 		if lbls := cp.GetLabels(); lbls[WriterLabel] != r.Opts.Name {
 			// written by another recommender serving this object before (an earlier hvpa, or upstream's): this
@@ -304,7 +430,7 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 	if err := r.replaceCheckpointStatus(ctx, ref, status); err != nil {
 		return err
 	}
-	r.ours[ref] = true
+	r.ours[ref], r.replaceable[ref] = true, true
 	return nil
 }
 
@@ -340,6 +466,7 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context) error {
 			continue
 		}
 		delete(r.ours, o.ref)
+		delete(r.replaceable, o.ref)
 		key := o.key
 		if o.ofHvpa {
 			key.vpa = hvpaOwner(key.vpa)

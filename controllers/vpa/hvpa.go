@@ -207,9 +207,8 @@ func (l workloadLoads) record(st *recommender.State, now time.Time) {
 // replicas x (bump - base(request)).
 func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.Time, request, peak float64, now time.Time) {
 	m := h.models.For(container)
-	bump := m.OOMNeeded(max(request, peak))
-	needed := float64(max(h.pods, 1)) * max(0, bump-h.base[scaling.Memory].Base(request))
-	st.Total(m, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now).RecordOOM(at, needed)
+	st.Total(m, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now).
+		RecordPodOOM(at, h.pods, max(request, peak), h.base[scaling.Memory].Base(request))
 }
 
 // addUsage adds a usage sample to the target's summed usage of this run.

@@ -43,11 +43,12 @@ func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.
 	}
 	for _, p := range pods {
 		for _, c := range p.Containers {
-			for _, at := range c.OOMKills {
-				if at.IsZero() {
+			for _, finished := range c.OOMKills {
+				at := finished
+				if at.IsZero() || at.After(now) { // unknown, or dated in the future: recorded as seen now (once: by its own time)
 					at = now
 				}
-				record(p, c.Name, at, c.MemoryBytes, fmt.Sprintf("%s/%s/%s", p.UID, c.Name, at.UTC().Format(time.RFC3339)))
+				record(p, c.Name, at, c.MemoryBytes, fmt.Sprintf("%s/%s/%s", p.UID, c.Name, finished.UTC().Format(time.RFC3339)))
 			}
 		}
 	}
@@ -59,7 +60,7 @@ func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.
 			continue
 		}
 		at := p.EvictedAt
-		if at.IsZero() {
+		if at.IsZero() || at.After(now) {
 			at = now
 		}
 		if now.Sub(at) > r.Base.MemoryAggregationInterval {

@@ -104,17 +104,21 @@ type Recommender struct {
 	mu     sync.Mutex
 	hvpa   hvpaRecs
 	models map[recommender.Config]*recommender.Model
+	// modelsUsed are the configurations asked for since the run started: the others are forgotten at its end
+	// (VPAs and Hvpas gone, annotations or container policies changed)
+	modelsUsed map[recommender.Config]bool
 	// state is the model's memory (pod containers, aggregates, initial history, Hvpa workload totals)
 	state        *recommender.State
 	adaptive     adaptiveStates // the adaptive VPAs' models and states
 	written      map[vpaContainer]time.Time
 	ours         map[checkpointRef]bool                // checkpoints this recommender wrote or loaded as its own
+	replaceable  map[checkpointRef]bool                // checkpoints whose history the state holds (loaded or written), or that did not load: a write loses nothing
+	hist         historyLoad                           // what of the usage history has loaded
 	legacy       map[vpaContainer]types.NamespacedName // Hvpa histories in VerticalPodAutoscalerCheckpoints (earlier versions), deleted once moved
 	undecodable  map[types.UID]string                  // VPAs that do not decode: the resourceVersion their condition was written at
 	firstRec     map[types.UID]bool
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
-	bootstrapped bool
 	statusWrites int   // status patches of the current run (the per-run log line)
 	usageErr     error // why the current run could not read usage (nil: it could)
 	// progress is when the loop started or last ended a run (unix nanoseconds; 0: not started)
@@ -142,7 +146,7 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 		m = NewMetrics(nil)
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
-		models: map[recommender.Config]*recommender.Model{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
+		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
 		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
@@ -231,7 +235,7 @@ const newVPABatch = 200 * time.Millisecond
 func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.bootstrapped { // the first run loads the history and serves everything
+	if !r.hist.tried { // the first run loads the history and serves everything
 		return 0, nil
 	}
 	_, list, _, err := r.resolveAll(ctx)
@@ -267,6 +271,7 @@ func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
 }
 
 func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
+	r.modelsUsed[cfg] = true
 	if m, ok := r.models[cfg]; ok {
 		return m
 	}
@@ -302,13 +307,11 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	steps := newRunSteps(r)
 	defer steps.end()
 	r.statusWrites = 0
-	if !r.bootstrapped {
-		// once: a failed bootstrap (Prometheus down) is logged, and the recommender goes on from live usage
-		// rather than keeping every VPA without a recommendation
-		if err := r.bootstrap(ctx); err != nil {
-			logger.Error(err, "loading usage history failed; recommendations start from live usage only")
-		}
-		r.bootstrapped = true
+	clear(r.modelsUsed)
+	if !r.hist.done() {
+		// until every kind has loaded, at every run; meanwhile the recommendations go on (a VPA's in status is
+		// kept while its history has not loaded, FetchingHistory says so) and nothing unloaded is written
+		r.loadHistory(ctx)
 	}
 
 	// 1. the VPAs this recommender serves, and their targets
@@ -342,7 +345,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.updateHvpaRecommendations(hv.served)
+	if r.hist.hvpa { // an Hvpa gets no embedded recommendation before its history (HvpaCheckpoints) loaded
+		r.updateHvpaRecommendations(hv.served)
+	}
 	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
 	r.Metrics.Aggregates.Set(float64(r.state.NumAggregates()))
 	_ = steps.done(ctx, "status")
@@ -470,10 +475,15 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 	now := r.Clock.Now()
 	sums := usageSums{}
 	loads := workloadLoads{}
+	future := 0
 	for _, u := range usage {
 		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Pod}
 		p, ok := m.index[key]
 		if !ok {
+			continue
+		}
+		if u.Time, ok = recommender.SampleTime(u.Time, now); !ok {
+			future++ // dated beyond the clock skew: it would block the container's later samples
 			continue
 		}
 		sums.add(u.Namespace, m.owners[key], u)
@@ -496,14 +506,25 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 	}
 	r.Metrics.setUsage(sums)
 	loads.record(r.state, now)
-	return len(usage), now
+	if future > 0 {
+		log.FromContext(ctx).Info("usage samples dated in the future refused (a node's clock ahead of this one's?)", "samples", future,
+			"maxSkew", recommender.MaxSampleSkew.String())
+	}
+	return len(usage) - future, now
 }
 
 // checkpointAndCollect writes the checkpoints due (with --storage=prometheus too: they are what a restart
 // goes on with when Prometheus cannot be read), deletes orphaned ones every --checkpoints-gc-interval, and
 // forgets what expired or is gone; it returns how many checkpoints it wrote.
 func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, hvpas []*servedHvpa, vpas []vpav1.VerticalPodAutoscaler, now time.Time) int {
-	checkpoints := r.writeCheckpoints(ctx, list, hvpas)
+	writeVPAs, writeHvpas := list, hvpas // nothing of a kind is written before its checkpoints loaded
+	if !r.hist.vpa {
+		writeVPAs = nil
+	}
+	if !r.hist.hvpa {
+		writeHvpas = nil
+	}
+	checkpoints := r.writeCheckpoints(ctx, writeVPAs, writeHvpas)
 	if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
 		r.lastGC = now
 		if err := r.deleteOrphanCheckpoints(ctx); err != nil {
@@ -513,7 +534,18 @@ func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, 
 	r.collect(now)
 	r.forgetAdaptive(list)
 	r.forgetGone(vpas)
+	r.forgetModels()
 	return checkpoints
+}
+
+// forgetModels drops the models no VPA or Hvpa asked for in this run (the flags' model stays): an object
+// gone, or its annotations or container policies changed, leaves no model behind.
+func (r *Recommender) forgetModels() {
+	for cfg := range r.models {
+		if !r.modelsUsed[cfg] && cfg != r.Base {
+			delete(r.models, cfg)
+		}
+	}
 }
 
 // resolveAll lists the VPAs this recommender serves and resolves their targets and the Hvpas': a VPA whose

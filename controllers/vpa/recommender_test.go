@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -56,6 +55,24 @@ func (c *minuteClock) next() time.Time {
 }
 
 var played0 = &minuteClock{t: time.Now().Truncate(time.Minute)}
+
+// Now is the played time of the latest metrics read, or the wall clock when that is later: the recommenders'
+// clock in this suite (a sample is never dated after the recommender's now, which refuses samples from its
+// future).
+func (c *minuteClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return latest(c.t, time.Now())
+}
+
+func (c *minuteClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
 
 func deployment(ctx context.Context, ns, name string, containers ...string) {
 	d := wrappers.MakeDeployment(ns, name)
@@ -90,7 +107,7 @@ func newRecommender(mutate func(*vpactrl.Options), history metrics.HistoryProvid
 	if mutate != nil {
 		mutate(&opts)
 	}
-	r, err := vpactrl.NewRecommender(k8s, metrics.MetricsAPI{Client: mclient}, history, recorder, clock.RealClock{}, recommender.Defaults(), opts, nil)
+	r, err := vpactrl.NewRecommender(k8s, metrics.MetricsAPI{Client: mclient}, history, recorder, played0, recommender.Defaults(), opts, nil)
 	Expect(err).NotTo(HaveOccurred())
 	return r
 }
@@ -334,8 +351,32 @@ var _ = Describe("the recommender", func() {
 		Expect(kubelet.OOMKill(ctx, pods[0], "app", time.Now())).To(Succeed())
 		runs(restarted, 1)
 		after, _ = restarted.HvpaRecommendation(key)
-		// bump = max(1Gi request + 100Mi, 1Gi x 1.2) = 1.2Gi per pod, 2 pods, no memory base
-		Expect(after.Load[0].Target.MemoryBytes).To(BeNumerically(">=", 2*1.2*float64(1<<30)), "memory load %d", after.Load[0].Target.MemoryBytes)
+		// bump = max(1Gi request + 100Mi, 1Gi x 1.2) = 1.2Gi per pod, 2 pods, no memory base; x1.15 margin
+		Expect(withinBucket(after.Load[0].Target.MemoryBytes, 2*(6*(1<<30)/5)*115/100)).To(BeTrue(), "memory load %d", after.Load[0].Target.MemoryBytes)
+	})
+
+	It("bumps an Hvpa's memory total after an OOM kill of a small container by the minimum bump (100Mi above the request)", func() {
+		ns := framework.NewNamespace(k8s, "rec")
+		deployment(ctx, ns, "small", "app")
+		pods := runPods(ctx, ns, "small", 2, corev1.ResourceList{"cpu": resource.MustParse("50m"), "memory": resource.MustParse("128Mi")}, "app")
+		for _, p := range pods {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 20, MemoryBytes: 10 * mi})
+		}
+		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "small"}, Spec: hvpav1alpha1.HvpaSpec{
+			TargetRef:        autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "small"},
+			VPA:              &hvpav1alpha1.VpaSpec{Deploy: true},
+			ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](4)}}}}
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		r := newRecommender(nil, nil)
+		runs(r, 2)
+		Expect(kubelet.OOMKill(ctx, pods[0], "app", time.Now())).To(Succeed())
+		runs(r, 1)
+		rec, ok := r.HvpaRecommendation(client.ObjectKeyFromObject(h))
+		Expect(ok).To(BeTrue())
+		// bump = max(128Mi + 100Mi, 1.2 x 128Mi = 153.6Mi) = 228Mi per pod, 2 pods: 456Mi, x1.15 margin, at its
+		// histogram bucket's end (the ratio alone would make 307Mi)
+		got, want := rec.Load[0].Target.MemoryBytes, 2*228*mi*115/100
+		Expect(got >= want && float64(got) <= float64(want)*1.1).To(BeTrue(), "memory load %dMi, want %dMi within its bucket", got/mi, want/mi)
 	})
 
 	It("never writes a status decided from a stale read, and keeps the conditions other writers set", func() {
@@ -378,7 +419,7 @@ var _ = Describe("the recommender", func() {
 			}
 			return nil
 		}})
-		lagging, err := vpactrl.NewRecommender(staleReader, metrics.MetricsAPI{Client: mclient}, nil, recorder, clock.RealClock{}, recommender.Defaults(),
+		lagging, err := vpactrl.NewRecommender(staleReader, metrics.MetricsAPI{Client: mclient}, nil, recorder, played0, recommender.Defaults(),
 			vpactrl.DefaultOptions(), nil)
 		Expect(err).NotTo(HaveOccurred())
 		runs(lagging, 1)
@@ -535,6 +576,27 @@ var _ = Describe("the recommender", func() {
 		Expect(after).To(BeNumerically(">", before))
 		runs(r, 1)
 		Expect(containerRec(getVPA(ctx, ns, "batch"), "worker").Target.Memory().Value()).To(Equal(after), "the same OOM is recorded once")
+	})
+
+	It("recommends memory for a container OOM-killed before its first CPU sample (the bump), and no CPU", func() {
+		ns := framework.NewNamespace(k8s, "rec")
+		deployment(ctx, ns, "starter", "app")
+		pods := runPods(ctx, ns, "starter", 1, corev1.ResourceList{"memory": resource.MustParse("128Mi")}, "app")
+		Expect(k8s.Create(ctx, vpaFor(ns, "starter", "starter", vpav1.UpdateModeInitial))).To(Succeed())
+		r := newRecommender(nil, nil)
+		runs(r, 1)
+		Expect(containerRec(getVPA(ctx, ns, "starter"), "app")).To(BeNil(), "no usage and no OOM kill yet: nothing to recommend from")
+		By("the container is OOM-killed at start, before the metrics API reports any usage of it")
+		Expect(kubelet.OOMKill(ctx, pods[0], "app", time.Now())).To(Succeed())
+		runs(r, 1)
+		v := getVPA(ctx, ns, "starter")
+		rec := containerRec(v, "app")
+		Expect(rec).NotTo(BeNil(), "no recommendation after an OOM kill before the first CPU sample")
+		Expect(rec.Target).NotTo(HaveKey(corev1.ResourceCPU), "a CPU target without a CPU sample")
+		// bump = max(128Mi + 100Mi, 1.2 x 128Mi) = 228Mi, x1.15 margin, at its histogram bucket's end
+		got, want := rec.Target.Memory().Value(), 228*mi*115/100
+		Expect(got >= want && float64(got) <= float64(want)*1.1).To(BeTrue(), "memory target %dMi, want %dMi within its bucket", got/mi, want/mi)
+		Expect(condition(v, vpav1.LowConfidence).Status).To(Equal(corev1.ConditionTrue))
 	})
 
 	It("bumps memory after an OOM kill by the container policy's oomBumpUpRatio and oomMinBumpUp (upstream's per-container fields)", func() {
@@ -698,7 +760,7 @@ var _ = Describe("the recommender", func() {
 		src := &failingUsage{UsageSource: metrics.MetricsAPI{Client: mclient}}
 		opts := vpactrl.DefaultOptions()
 		opts.CheckpointPeriod = 0
-		r, err := vpactrl.NewRecommender(k8s, src, nil, recorder, clock.RealClock{}, recommender.Defaults(), opts, nil)
+		r, err := vpactrl.NewRecommender(k8s, src, nil, recorder, played0, recommender.Defaults(), opts, nil)
 		Expect(err).NotTo(HaveOccurred())
 		runs(r, 2)
 		before := containerRec(getVPA(ctx, ns, "web"), "app").DeepCopy()

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr/funcr"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -46,7 +45,7 @@ func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
 	}})
 	var lines []string
 	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
-	r, err := vpactrl.NewRecommender(c, usage, nil, nil, clock.RealClock{}, recommender.Defaults(), vpactrl.DefaultOptions(), nil)
+	r, err := vpactrl.NewRecommender(c, usage, nil, nil, usage, recommender.Defaults(), vpactrl.DefaultOptions(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,6 +227,12 @@ func (r *Recommender) observedConditions(s *served, st *vpav1.VerticalPodAutosca
 	} else {
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, vpav1.ReasonPodsMatched, fmt.Sprintf("%d running pods", s.matched)), now)
 	}
+	if !r.hist.vpas() {
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.FetchingHistory, true, vpav1.ReasonHistoryNotLoaded,
+			fmt.Sprintf("the usage history has not loaded yet (%v); tried again at every run: the recommendation in status is kept, and no checkpoint is written until it loads", r.hist.err)), now)
+	} else {
+		st.Conditions = RemoveCondition(st.Conditions, vpav1.FetchingHistory)
+	}
 	if r.usageErr != nil {
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.UsageUnavailable, true, vpav1.ReasonMetricsAPIUnavailable,
 			fmt.Sprintf("current usage cannot be read (%v); the recommendation is kept from the history held", r.usageErr)), now)
@@ -241,6 +247,12 @@ func (r *Recommender) observedConditions(s *served, st *vpav1.VerticalPodAutosca
 func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus, now time.Time) bool {
 	v := s.vpa
 	s.merged = r.MergedAggregates(v.Namespace, v.Name, s.target.Selector, s.model)
+	if !r.hist.vpas() && v.Status.Recommendation != nil {
+		// made from the whole history before this start: kept, with its conditions, until that history loads
+		st.Recommendation = v.Status.Recommendation
+		r.rememberTargets(v.Namespace, s.target.Selector, st.Recommendation)
+		return false
+	}
 	policy := func(c string) recommender.Policy { return recommender.PolicyFor(v.Spec.ResourcePolicy, c) }
 	recs, confidence := s.model.RecommendPod(s.merged, policy)
 	adaptiveNote := ""

@@ -36,12 +36,15 @@ type Reviews struct {
 	}
 }
 
-// How long an answer is reused: a scrape every 15-30 s costs two reviews per minute at most, and a revoked
-// binding or token stops working within a minute (a refusal within 10 s of a fix).
+// How long an answer is reused, as the API server's delegating authenticator and kube-rbac-proxy cache
+// theirs: a scrape every 15-30 s costs one token and one access review per minute, and a revoked binding or
+// token stops working within a minute (a refusal within 10 s of a fix).
 const (
 	allowedFor = time.Minute
 	refusedFor = 10 * time.Second
-	// maxCached bounds the cache; when it is full it starts anew
+	// maxCached bounds each of the two caches (allowed answers, refusals); a full one drops its expired
+	// answers, then starts anew: a flood of forged tokens fills the refusals only, never pushing the
+	// scrapers' allowed answers out
 	maxCached = 1024
 )
 
@@ -57,7 +60,7 @@ func FilterProvider(cfg *rest.Config, hc *http.Client) (metricsserver.Filter, er
 // Filter wraps a handler so that it answers only authenticated and authorized requests: 401 without a valid
 // bearer token, 403 when the identity may not get the path, 503 when the API server cannot be asked.
 func Filter(r Reviews, clk clock.PassiveClock) metricsserver.Filter {
-	g := &guard{reviews: r, clock: clk, cache: map[[sha256.Size]byte]answer{}}
+	g := newGuard(r, clk)
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			code, why := g.decide(req)
@@ -83,7 +86,23 @@ type guard struct {
 	reviews Reviews
 	clock   clock.PassiveClock
 	mu      sync.Mutex
-	cache   map[[sha256.Size]byte]answer // by token, verb and path
+	// allowed and refused are the answers by token, verb and path (its hash)
+	allowed, refused map[[sha256.Size]byte]answer
+	// inflight are the reviews under way: requests with the same token, verb and path wait for it rather
+	// than asking again (a scraper's replicas, retries)
+	inflight map[[sha256.Size]byte]*review
+	waiting  int // requests waiting for another's review (tests)
+}
+
+func newGuard(r Reviews, clk clock.PassiveClock) *guard {
+	return &guard{reviews: r, clock: clk, allowed: map[[sha256.Size]byte]answer{}, refused: map[[sha256.Size]byte]answer{},
+		inflight: map[[sha256.Size]byte]*review{}}
+}
+
+// review is one review under way; done is closed once a is set.
+type review struct {
+	done chan struct{}
+	a    answer
 }
 
 func (g *guard) decide(req *http.Request) (int, string) {
@@ -93,25 +112,73 @@ func (g *guard) decide(req *http.Request) (int, string) {
 	}
 	verb := strings.ToLower(req.Method)
 	key := sha256.Sum256([]byte(verb + " " + req.URL.Path + " " + token))
-	now := g.clock.Now()
 	g.mu.Lock()
-	a, ok := g.cache[key]
-	g.mu.Unlock()
-	if ok && now.Before(a.expires) {
+	if a, ok := g.cached(key); ok {
+		g.mu.Unlock()
 		return a.code, a.why
 	}
-	a = g.review(req.Context(), token, verb, req.URL.Path)
-	if a.code == http.StatusServiceUnavailable {
-		return a.code, a.why // not an answer: ask again next time
+	if rv, ok := g.inflight[key]; ok {
+		g.waiting++
+		g.mu.Unlock()
+		select {
+		case <-rv.done:
+		case <-req.Context().Done():
+		}
+		g.mu.Lock()
+		g.waiting--
+		g.mu.Unlock()
+		if req.Context().Err() != nil {
+			return http.StatusServiceUnavailable, "the request ended before its review"
+		}
+		return rv.a.code, rv.a.why
 	}
-	a.expires = now.Add(map[bool]time.Duration{true: allowedFor, false: refusedFor}[a.code == http.StatusOK])
-	g.mu.Lock()
-	if len(g.cache) >= maxCached {
-		clear(g.cache)
-	}
-	g.cache[key] = a
+	rv := &review{done: make(chan struct{})}
+	g.inflight[key] = rv
 	g.mu.Unlock()
-	return a.code, a.why
+
+	rv.a = g.review(req.Context(), token, verb, req.URL.Path)
+	g.mu.Lock()
+	delete(g.inflight, key)
+	g.remember(key, rv.a)
+	g.mu.Unlock()
+	close(rv.done)
+	return rv.a.code, rv.a.why
+}
+
+// cached is the unexpired answer for key (g.mu held).
+func (g *guard) cached(key [sha256.Size]byte) (answer, bool) {
+	now := g.clock.Now()
+	for _, c := range []map[[sha256.Size]byte]answer{g.allowed, g.refused} {
+		if a, ok := c[key]; ok && now.Before(a.expires) {
+			return a, true
+		}
+	}
+	return answer{}, false
+}
+
+// remember keeps an answer for its time (g.mu held); a failed review (503) is not an answer: the next request
+// asks again.
+func (g *guard) remember(key [sha256.Size]byte, a answer) {
+	if a.code == http.StatusServiceUnavailable {
+		return
+	}
+	now := g.clock.Now()
+	c, ttl := g.refused, refusedFor
+	if a.code == http.StatusOK {
+		c, ttl = g.allowed, allowedFor
+	}
+	if len(c) >= maxCached {
+		for k, old := range c {
+			if !now.Before(old.expires) {
+				delete(c, k)
+			}
+		}
+		if len(c) >= maxCached {
+			clear(c)
+		}
+	}
+	a.expires = now.Add(ttl)
+	c[key] = a
 }
 
 // review asks the API server who the token is and whether that identity may verb the path.

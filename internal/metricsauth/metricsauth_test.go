@@ -3,9 +3,11 @@ package metricsauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,5 +115,97 @@ func TestFilter(t *testing.T) {
 	s.down = false
 	if code, _ := get("/metrics", "prom"); code != 200 {
 		t.Errorf("API server back: %d, want 200 at once", code)
+	}
+}
+
+// A flood of requests with forged tokens (each one reviewed: the API server alone knows a token is forged)
+// fills the cache of refusals only: the scraper's allowed answer stays, and its next scrape within the minute
+// costs no review.
+func TestForgedTokensDoNotEvictTheScrapersAnswer(t *testing.T) {
+	s := &apiServer{}
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC))
+	g := newGuard(Reviews{Tokens: tokenReviews{s}, Access: accessReviews{s}}, clk)
+	get := func(token string) int {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		code, _ := g.decide(req)
+		return code
+	}
+	if code := get("prom"); code != 200 || s.tokenReviews != 1 {
+		t.Fatalf("the scraper: %d after %d token reviews", code, s.tokenReviews)
+	}
+	for i := range 3 * maxCached {
+		if code := get(fmt.Sprintf("forged-%d", i)); code != 401 {
+			t.Fatalf("forged token %d: %d, want 401", i, code)
+		}
+	}
+	if s.tokenReviews != 1+3*maxCached {
+		t.Errorf("%d token reviews for %d forged tokens, want one each", s.tokenReviews-1, 3*maxCached)
+	}
+	clk.Step(30 * time.Second)
+	before := s.tokenReviews
+	if code := get("prom"); code != 200 || s.tokenReviews != before {
+		t.Errorf("the scraper after the flood: %d, %d more token reviews; want 200 from the cache", code, s.tokenReviews-before)
+	}
+	if code := get("forged-0"); code != 401 || s.tokenReviews != before+1 {
+		t.Errorf("a forged token after the refusals were dropped: %d, %d more token reviews; want 401 reviewed again", code, s.tokenReviews-before)
+	}
+}
+
+// blockingReviews answers token reviews as apiServer does, once released, counting them under a lock.
+type blockingReviews struct {
+	mu      sync.Mutex
+	n       int
+	release chan struct{}
+	s       *apiServer
+}
+
+func (b *blockingReviews) Create(ctx context.Context, tr *authenticationv1.TokenReview, o metav1.CreateOptions) (*authenticationv1.TokenReview, error) {
+	b.mu.Lock()
+	b.n++
+	b.mu.Unlock()
+	<-b.release
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return tokenReviews{b.s}.Create(ctx, tr, o)
+}
+
+// Requests with the same token that arrive while its review is under way (a scraper's replicas, its
+// retries) wait for that review: one token review and one access review for all of them.
+func TestConcurrentRequestsShareOneReview(t *testing.T) {
+	s := &apiServer{}
+	tokens := &blockingReviews{release: make(chan struct{}), s: s}
+	g := newGuard(Reviews{Tokens: tokens, Access: accessReviews{s}}, clocktesting.NewFakeClock(time.Now()))
+	const n = 8
+	codes := make(chan int, n)
+	for range n {
+		go func() {
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			req.Header.Set("Authorization", "Bearer prom")
+			code, _ := g.decide(req)
+			codes <- code
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g.mu.Lock()
+		waiting := g.waiting
+		g.mu.Unlock()
+		if waiting == n-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests wait for the review under way, want %d", waiting, n-1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(tokens.release)
+	for range n {
+		if code := <-codes; code != 200 {
+			t.Errorf("a request got %d, want 200", code)
+		}
+	}
+	if tokens.n != 1 || s.accessReviews != 1 {
+		t.Errorf("%d token and %d access reviews for %d concurrent requests with one token, want 1 and 1", tokens.n, s.accessReviews, n)
 	}
 }

@@ -39,9 +39,12 @@ func RefOf(apiVersion, kind, name string) Ref {
 }
 
 // TopController follows an object's controller ownerReferences up to the top-most controller (a pod's
-// Deployment through its ReplicaSet, a CronJob through its Job), reading only metadata. cached serves most
-// reads; live (may be nil) answers when the cache has not seen a just-created owner yet. An owner that cannot
-// be read ends the walk there. ok is false when the object has no controller.
+// Deployment through its ReplicaSet, a CronJob through its Job), reading only metadata. cached serves the
+// reads of the well-known workload kinds (CachedOwnerKinds); live (may be nil) answers when the cache has not
+// seen a just-created owner yet, and reads every other kind: an ownerReference is written by whoever creates
+// the object, so the kinds it names must never start an informer (a watch of every object of any kind the
+// caller may read, kept in memory). Without live, the walk ends at an owner of another kind. An owner that
+// cannot be read ends the walk there. ok is false when the object has no controller.
 func TopController(ctx context.Context, cached, live client.Reader, namespace string, obj metav1.Object) (Ref, bool, error) {
 	owner := metav1.GetControllerOfNoCopy(obj)
 	if owner == nil {
@@ -49,18 +52,13 @@ func TopController(ctx context.Context, cached, live client.Reader, namespace st
 	}
 	top := RefOf(owner.APIVersion, owner.Kind, owner.Name)
 	for range maxOwnerDepth {
-		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind))
-		key := client.ObjectKey{Namespace: namespace, Name: owner.Name}
-		// a cache read of a kind not yet cached starts an informer and waits for its sync; bound that wait
-		// (a kind the caller may not list never syncs) and ask the API server instead
-		cctx, cancel := context.WithTimeout(ctx, cacheWait)
-		err := cached.Get(cctx, key, m)
-		timedOut := err != nil && ctx.Err() == nil && cctx.Err() != nil // read before cancel, which always sets it
-		cancel()
-		if live != nil && (apierrors.IsNotFound(err) || timedOut) {
-			err = live.Get(ctx, key, m)
+		gvk := schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind)
+		if !CachedOwnerKinds[gvk] && live == nil {
+			return top, true, nil
 		}
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(gvk)
+		err := readOwner(ctx, cached, live, gvk, client.ObjectKey{Namespace: namespace, Name: owner.Name}, m)
 		switch {
 		case apierrors.IsNotFound(err), isNoMatch(err):
 			return top, true, nil // a kind the API does not serve, or gone: the walk ends at what is known
@@ -75,4 +73,33 @@ func TopController(ctx context.Context, cached, live client.Reader, namespace st
 		top = RefOf(owner.APIVersion, owner.Kind, owner.Name)
 	}
 	return top, true, fmt.Errorf("%s %s/%s: controller chain deeper than %d", top.Kind, namespace, top.Name, maxOwnerDepth)
+}
+
+// CachedOwnerKinds are the owner kinds TopController reads from the cache: the well-known workload kinds
+// (apps/v1 Deployment, StatefulSet, ReplicaSet, DaemonSet; batch/v1 Job, CronJob; v1 ReplicationController),
+// a fixed set of informers. Any other kind is read live.
+var CachedOwnerKinds = func() map[schema.GroupVersionKind]bool {
+	out := map[schema.GroupVersionKind]bool{}
+	for gvk := range typedKinds {
+		out[gvk] = true
+	}
+	return out
+}()
+
+// readOwner reads an owner's metadata: a well-known kind from the cache (from live when the cache has not
+// seen it yet, or its informer does not sync within cacheWait), any other kind from live only.
+func readOwner(ctx context.Context, cached, live client.Reader, gvk schema.GroupVersionKind, key client.ObjectKey, m *metav1.PartialObjectMetadata) error {
+	if !CachedOwnerKinds[gvk] {
+		return live.Get(ctx, key, m)
+	}
+	// a cache read of a kind not yet cached starts an informer and waits for its sync; bound that wait
+	// (a kind the caller may not list never syncs) and ask the API server instead
+	cctx, cancel := context.WithTimeout(ctx, cacheWait)
+	err := cached.Get(cctx, key, m)
+	timedOut := err != nil && ctx.Err() == nil && cctx.Err() != nil // read before cancel, which always sets it
+	cancel()
+	if live != nil && (apierrors.IsNotFound(err) || timedOut) {
+		err = live.Get(ctx, key, m)
+	}
+	return err
 }

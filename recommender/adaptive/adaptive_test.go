@@ -213,3 +213,19 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("ParseModel(best) accepted")
 	}
 }
+
+// The adaptive model bumps an OOM kill by the upstream rule (recommender.Config.OOMBump): a 128Mi container
+// needs 228Mi (the 100Mi minimum, above 1.2 x 128Mi), and no memory candidate goes below that for OOMHold.
+func TestOOMFloorIsTheUpstreamBump(t *testing.T) {
+	const mi = 1 << 20
+	for _, tc := range []struct{ request, want float64 }{{128 * mi, 228 * mi}, {1000 * mi, 1200 * mi}} {
+		s := mustModel(t, Defaults(recommender.Defaults())).NewState()
+		s.RecordOOM(t0, tc.request)
+		if got := s.floorAt(t0.Unix()); got != tc.want {
+			t.Errorf("OOM of a %v Mi container: floor %v Mi, want %v Mi", tc.request/mi, got/mi, tc.want/mi)
+		}
+		if got := s.floorAt(t0.Add(s.m.cfg.OOMHold).Unix()); got != 0 {
+			t.Errorf("floor %v Mi after OOMHold, want none", got/mi)
+		}
+	}
+}

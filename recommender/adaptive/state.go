@@ -126,7 +126,7 @@ func (s *State) AddMemory(t time.Time, bytes float64) {
 }
 
 // RecordOOM records an OOM kill at t of a pod whose memory request was request bytes: the memory needed is
-// the upstream bump of max(request, the peak of the current hour). It is a peak of the current hour, and no
+// the upstream bump (recommender.Config.OOMBump) of max(request, the peak of the current hour). It is a peak of the current hour, and no
 // memory candidate goes below it for OOMHold. Each memory candidate whose target in force was not above the
 // memory in use counts an OOM it would not have prevented.
 func (s *State) RecordOOM(t time.Time, request float64) {
@@ -134,7 +134,7 @@ func (s *State) RecordOOM(t time.Time, request float64) {
 	s.start(u)
 	sl := s.hours.at(floorDiv(u, 3600))
 	used := max(request, sl.memPeak)
-	needed := max(used+s.m.cfg.Base.OOMMinBumpUp, used*s.m.cfg.Base.OOMBumpUpRatio)
+	needed := s.m.cfg.Base.OOMBump(used)
 	sl.memPeak = max(sl.memPeak, needed)
 	if u+int64(s.m.cfg.OOMHold/time.Second) > s.oomUntil || needed > s.oomFloor {
 		s.oomFloor = max(needed, s.floorAt(u))

@@ -72,16 +72,78 @@ func TestScoresDefinitions(t *testing.T) {
 	}
 }
 
-// traceFiles are the traces the goals are measured on: the shared ones (when this machine has them) and the
-// ones in testdata/traces (made by hack/gentrace; see docs/simulate.md).
-func traceFiles(t *testing.T) []string {
+// ownTraces are the traces of testdata/traces (made by hack/gentrace; see docs/simulate.md).
+var ownTraces = []string{"bursty", "small-noisy", "step", "weekly"}
+
+// sharedTraces is the folder of the shared traces: ../shared/traces beside the module root (the folder
+// holding go.mod, found by walking up from the package's folder).
+func sharedTraces(t *testing.T) string {
 	t.Helper()
-	shared, _ := filepath.Glob("/work/shared/traces/*.csv.gz")
-	own, _ := filepath.Glob("testdata/traces/*.csv.gz")
-	if len(own) < 4 {
-		t.Fatalf("testdata/traces has %d traces, want 4", len(own))
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return append(shared, own...)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared", "traces")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("no go.mod above %s: cannot find the module root", dir)
+		}
+		dir = parent
+	}
+}
+
+// traceSet is the traces the goals are measured on: the ones in testdata/traces, and the shared ones when
+// the shared folder exists (missing, the test says so and measures the others). The traces read are logged.
+type traceSet struct {
+	files  []string // paths, the shared ones first
+	shared string   // the shared folder; "" when it is missing or empty
+}
+
+func traceFiles(t *testing.T) traceSet {
+	t.Helper()
+	own, err := filepath.Glob(filepath.Join("testdata", "traces", "*.csv.gz"))
+	if err != nil || len(own) != len(ownTraces) {
+		t.Fatalf("testdata/traces has %d traces (%v), want %v", len(own), err, ownTraces)
+	}
+	var set traceSet
+	dir := sharedTraces(t)
+	shared, err := filepath.Glob(filepath.Join(dir, "*.csv.gz"))
+	if err != nil {
+		t.Fatalf("listing the shared traces in %s: %v", dir, err)
+	}
+	if len(shared) > 0 {
+		set.shared = dir
+	}
+	set.files = append(shared, own...)
+	t.Logf("traces read: %s (shared folder %s: %d traces)", strings.Join(set.names(), ", "), dir, len(shared))
+	return set
+}
+
+// names are the traces' names (file names without .csv.gz), sorted.
+func (s traceSet) names() []string {
+	var out []string
+	for _, f := range s.files {
+		out = append(out, traceName(f))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func traceName(path string) string { return strings.TrimSuffix(filepath.Base(path), ".csv.gz") }
+
+// skipMissingShared marks the goals of the shared traces as skipped, by name, when the shared folder is
+// missing: a clone without it measures the other traces and says which goals it did not check.
+func (s traceSet) skipMissingShared(t *testing.T, what string) {
+	t.Helper()
+	if s.shared != "" {
+		return
+	}
+	t.Run("shared traces", func(t *testing.T) {
+		t.Skipf("no traces in %s (the shared data beside the repository): %s not checked on them (memleak-oom, steady-diurnal)", sharedTraces(t), what)
+	})
 }
 
 func runFile(t *testing.T, path string) Stats {
@@ -107,7 +169,14 @@ var gaps = map[string]float64{
 	"memleak-oom memory-slack":    0.451,
 	"steady-diurnal memory-slack": 0.343,
 	"small-noisy memory-slack":    0.788, // the pod minimum (250Mi) is above these containers' memory
-	"median cpu-slack":            0.364, // upstream 0.391; the oracle floors are about 0.30 (docs/simulate.md)
+}
+
+// medianGaps is the median CPU slack the adaptive model reaches, by the set of traces it is the median of
+// (their names, sorted, comma-separated): a median over other traces is another number.
+var medianGaps = map[string]float64{
+	// upstream 0.391; the oracle floors are about 0.30 (docs/simulate.md)
+	"bursty,memleak-oom,small-noisy,steady-diurnal,step,weekly": 0.364,
+	"bursty,small-noisy,step,weekly":                            0.387, // without the shared traces
 }
 
 // TestGoals is the acceptance test of issue 20: the adaptive model against upstream's beside it on every
@@ -117,10 +186,12 @@ func TestGoals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the simulator on every trace")
 	}
+	set := traceFiles(t)
+	set.skipMissingShared(t, "the goals")
 	var table strings.Builder
 	var slacks []float64
-	for _, path := range traceFiles(t) {
-		name := strings.TrimSuffix(filepath.Base(path), ".csv.gz")
+	for _, path := range set.files {
+		name := traceName(path)
 		st := runFile(t, path)
 		ad, up := st.Scores, st.Upstream
 		fmt.Fprintf(&table, "%-15s upstream %s\n%-15s adaptive %s\n", name, scoreLine(up), "", scoreLine(ad))
@@ -133,6 +204,14 @@ func TestGoals(t *testing.T) {
 	}
 	sort.Float64s(slacks)
 	median := (slacks[(len(slacks)-1)/2] + slacks[len(slacks)/2]) / 2
+	key := strings.Join(set.names(), ",")
+	recorded, known := medianGaps[key]
+	if !known {
+		t.Errorf("no median CPU slack recorded for the traces %s (measured %.4f): add it to medianGaps", key, median)
+		return
+	}
+	gaps["median cpu-slack"] = recorded
+	defer delete(gaps, "median cpu-slack")
 	goal(t, "median cpu-slack", median, 0.20)
 	t.Logf("scores per trace:\n%s", table.String())
 }

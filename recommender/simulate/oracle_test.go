@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,14 +65,16 @@ func oracle(t *testing.T, path string, q float64, window time.Duration) (slack, 
 // TestOracleFloor measures what no model can beat on the traces the adaptive model's goals are measured on:
 // a clairvoyant per-window target at upstream's over rate. With 6h windows (4 changes a day, more than the
 // goal's 3) its median CPU slack across the traces is still above the goal's 20%, so that goal cannot be met
-// on these traces (docs/simulate.md quotes this table).
+// on these traces (docs/simulate.md quotes this table). The oracle's over share is logged, not asserted: a
+// target at the q-quantile of the window's own samples runs over at most 1 - q of them by construction.
 func TestOracleFloor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads every trace three times")
 	}
-	files := traceFiles(t)
+	set := traceFiles(t)
+	set.skipMissingShared(t, "the oracle floor")
 	var six []float64
-	for _, path := range files {
+	for _, path := range set.files {
 		q, ok := oracleQuantile[filepath.Base(path)]
 		if !ok {
 			t.Fatalf("%s: no quantile for the oracle (1 - upstream's CPU over on it)", path)
@@ -79,9 +82,6 @@ func TestOracleFloor(t *testing.T) {
 		for _, w := range []time.Duration{time.Hour, 6 * time.Hour, 24 * time.Hour} {
 			slack, over := oracle(t, path, q, w)
 			t.Logf("%-22s q=%.3f window %3s: oracle CPU slack %.1f%%, over %.2f%%", filepath.Base(path), q, w, 100*slack, 100*over)
-			if over > 1-q+0.001 {
-				t.Errorf("%s, %s windows: the oracle runs over %.2f%%, more than 1 - q", path, w, 100*over)
-			}
 			if w == 6*time.Hour {
 				six = append(six, slack)
 			}
@@ -92,8 +92,9 @@ func TestOracleFloor(t *testing.T) {
 	if len(six)%2 == 0 {
 		median = (six[len(six)/2-1] + six[len(six)/2]) / 2
 	}
-	t.Logf("median oracle CPU slack with 6h windows over %d traces: %.1f%%", len(six), 100*median)
-	if len(six) == len(oracleQuantile) && median <= 0.20 {
-		t.Errorf("the oracle's median CPU slack with 6h windows is %.1f%%: the 20%% goal is within reach; update docs/simulate.md", 100*median)
+	t.Logf("median oracle CPU slack with 6h windows over %s: %.1f%%", strings.Join(set.names(), ", "), 100*median)
+	if median <= 0.20 {
+		t.Errorf("the oracle's median CPU slack with 6h windows over %s is %.1f%%: the 20%% goal is within reach; update docs/simulate.md",
+			strings.Join(set.names(), ", "), 100*median)
 	}
 }

@@ -14,6 +14,8 @@ const (
 	ReasonPodsMatched   = "PodsMatched"
 	// UsageUnavailable
 	ReasonMetricsAPIUnavailable = "MetricsAPIUnavailable"
+	// FetchingHistory: the usage history (checkpoints, Prometheus) has not loaded yet
+	ReasonHistoryNotLoaded = "HistoryNotLoaded"
 
 	// ConfigUnsupported: resolved, or why not
 	ReasonTargetResolved = "TargetResolved"
