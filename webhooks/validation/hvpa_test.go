@@ -432,7 +432,7 @@ func TestHvpaWarnings(t *testing.T) {
 		},
 		"nothing deployed": {
 			mutate: func(h *hvpav1alpha1.Hvpa) { h.Spec.HPA.Deploy, h.Spec.VPA.Deploy = false, false },
-			warn:   []string{"neither spec.hpa.deploy nor spec.vpa.deploy is true: the Hvpa only follows an HPA that you point at its scale subresource; set one of them"},
+			warn:   []string{"neither spec.hpa.deploy nor spec.vpa.deploy is true: the Hvpa only follows spec.replicas as an HPA or a KEDA ScaledObject that targets its scale subresource, or kubectl scale, writes it; set spec.vpa.deploy for per-pod sizing from usage"},
 		},
 		"last interval below hpa.template.maxReplicas": {
 			mutate: func(h *hvpav1alpha1.Hvpa) {

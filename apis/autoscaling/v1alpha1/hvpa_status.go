@@ -105,6 +105,11 @@ type ContainerLoad struct {
 
 // HpaStatus records the HPA input.
 type HpaStatus struct {
+	// source says who writes spec.replicas and how it counts: the HPA this Hvpa deploys, another
+	// HorizontalPodAutoscaler that targets the Hvpa (a user's, or one a KEDA ScaledObject made), or a writer of
+	// the scale subresource with no HPA (kubectl scale: a replica floor).
+	// +optional
+	Source string `json:"source,omitempty"`
 	// desiredReplicas is the HPA's desired replica count (spec.replicas) last seen.
 	// +optional
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
