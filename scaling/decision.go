@@ -90,6 +90,8 @@ type Decision struct {
 	Urgent bool
 	// Changed is true when replicas or any request or limit is to change.
 	Changed bool
+	// NodeCaps say which per-pod maxima were lowered to the largest schedulable node's room (CappedToNode).
+	NodeCaps []string
 }
 
 // Decide computes the Hvpa decision (SCALING.md sections 2 to 6) for a spec and the observed state.
@@ -101,8 +103,10 @@ func Decide(spec *Spec, st State) (Decision, error) {
 		return Decision{}, fmt.Errorf("scalingIntervals: at least one interval is needed")
 	}
 	c := st.Replicas
+	intervals, nodeCaps := nodeCappedIntervals(spec, st) // per-pod maxima no larger than the largest node holds
 	d := Decision{
-		Intervals:       EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap),
+		Intervals:       EffectiveIntervals(intervals, spec.MinReplicas, spec.Overlap),
+		NodeCaps:        nodeCaps,
 		CurrentReplicas: c,
 		Urgent:          st.OOMSinceLastScaling,
 	}
@@ -545,6 +549,12 @@ func conditions(d Decision, c int32, limited []string) []Condition {
 				limited = append(limited, cd.Name+": "+n.Text)
 			}
 		}
+	}
+	if len(d.NodeCaps) > 0 {
+		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, "True", hvpav1alpha1.ReasonNodeAllocatable,
+			"pods are sized to fit the largest schedulable node, more replicas carry the rest: " + strings.Join(d.NodeCaps, "; ")})
+	} else {
+		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, "False", hvpav1alpha1.ReasonFitsLargestNode, "the intervals' per-pod maxima fit the largest schedulable node (or no node reports its allocatable)"})
 	}
 	if len(limited) > 0 {
 		sort.Strings(limited[1:])

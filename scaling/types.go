@@ -224,8 +224,8 @@ type Container struct {
 	// Limits, which an earlier in-place resize with a requestToLimitRatio may have moved off the workload's
 	// ratio (AEP-8515: with the policy or the gate gone, limits return to the workload's ratio).
 	Origin *Container
-	// Kind says where the container is in the pod spec: only app containers are ever sized; init containers
-	// and sidecars count in the pod's LimitRange sums as the API server counts them (ApplyPodLimitRange).
+	// Kind says where the container is in the pod spec: app containers and sidecars are sized (SizePod); init
+	// containers count in the pod's LimitRange sums as the API server counts them (ApplyPodLimitRange).
 	Kind ContainerKind
 }
 
@@ -233,12 +233,12 @@ type Container struct {
 type ContainerKind int
 
 const (
-	// AppContainer is a container of spec.containers: the only kind hvpa sizes.
+	// AppContainer is a container of spec.containers.
 	AppContainer ContainerKind = iota
 	// InitContainer is a container of spec.initContainers that runs to completion before the app containers.
 	InitContainer
 	// SidecarContainer is a restartable init container (restartPolicy Always): started before the app
-	// containers (and the init containers listed after it), it runs beside them.
+	// containers (and the init containers listed after it), it runs beside them, and is sized like them.
 	SidecarContainer
 )
 
@@ -308,6 +308,9 @@ type State struct {
 	// LowConfidence: the embedded recommendation's history is shorter than the confidence threshold. Replica
 	// scale-downs decided from the VPA source are then blocked (reason LowConfidence); scale-ups are not.
 	LowConfidence bool
+	// NodeRoom is the room of the largest schedulable node (NodeRoomOf; nil: unknown, no cap): the intervals'
+	// per-pod maxima are lowered to what a pod can have there, so the Hvpa scales out instead.
+	NodeRoom *NodeRoom
 }
 
 // VPATotal is the VPA-source total of resource r for c replicas from the workload's load (SCALING.md section

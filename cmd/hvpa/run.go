@@ -168,6 +168,8 @@ func recommenderFlags(f *pflag.FlagSet, o *runOptions) {
 	f.DurationVar(&r.CheckpointGCInterval, "checkpoints-gc-interval", r.CheckpointGCInterval, "how often orphaned checkpoints are deleted")
 	f.DurationVar(&r.CheckpointPeriod, "checkpoint-period", r.CheckpointPeriod, "each checkpoint is written at most once per period, round-robin over the runs (a restart loses at most this much history; 0: every checkpoint at every run)")
 	f.Float64Var(&r.StatusDeadBand, "recommendation-dead-band", r.StatusDeadBand, "a VPA's status is patched when a target or condition changes, or a lower or upper bound moves by more than this fraction (0: any change)")
+	f.Var(maxAllowed{&r.MaxAllowedCPU, true}, "container-recommendation-max-allowed-cpu", "the highest CPU a VerticalPodAutoscaler's container is recommended, e.g. 2, where its containerPolicies set no maxAllowed cpu (upstream VPA's flag; default: none)")
+	f.Var(maxAllowed{&r.MaxAllowedMemory, false}, "container-recommendation-max-allowed-memory", "the highest memory a VerticalPodAutoscaler's container is recommended, e.g. 8Gi, where its containerPolicies set no maxAllowed memory (upstream VPA's flag; default: none)")
 }
 
 // webhookFlags registers the flags of the feature gates, the admission webhook server and its certificate.

@@ -175,8 +175,8 @@ var upstreamFlags = []upstreamFlag{
 	{name: "oom-bump-up-ratio", components: "recommender", how: same},
 	{name: "oom-min-bump-up-bytes", components: "recommender", how: same},
 	{name: "cpu-integer-post-processor-enabled", components: "recommender", how: refused, bool: true, def: "false", why: "the integer-CPU post processor is not in hvpa: recommendations would differ"},
-	{name: "container-recommendation-max-allowed-cpu", components: "recommender", how: refused, def: "", why: "set maxAllowed in the VerticalPodAutoscaler's containerPolicies instead"},
-	{name: "container-recommendation-max-allowed-memory", components: "recommender", how: refused, def: "", why: "set maxAllowed in the VerticalPodAutoscaler's containerPolicies instead"},
+	{name: "container-recommendation-max-allowed-cpu", components: "recommender", how: same, why: "a VerticalPodAutoscaler's own maxAllowed takes precedence; Hvpas are bounded by their intervals"},
+	{name: "container-recommendation-max-allowed-memory", components: "recommender", how: same, why: "a VerticalPodAutoscaler's own maxAllowed takes precedence; Hvpas are bounded by their intervals"},
 	{name: "use-external-metrics", components: "recommender", how: refused, bool: true, def: "false", why: "hvpa reads usage from metrics.k8s.io (and history from Prometheus)"},
 	{name: "external-metrics-cpu-metric", components: "recommender", how: ignored, def: "", why: "only with --use-external-metrics"},
 	{name: "external-metrics-memory-metric", components: "recommender", how: ignored, def: "", why: "only with --use-external-metrics"},
@@ -397,6 +397,39 @@ func (c cpuQuantity) Set(s string) error {
 		return fmt.Errorf("%q is no CPU quantity: use one such as 4 or 3500m", s)
 	}
 	*c.milli = float64(q.MilliValue())
+	return nil
+}
+
+// maxAllowed is a quantity flag of upstream's --container-recommendation-max-allowed-cpu (cores) or -memory
+// (bytes); 0: unset.
+type maxAllowed struct {
+	v   *float64
+	cpu bool
+}
+
+func (m maxAllowed) String() string {
+	switch {
+	case *m.v == 0:
+		return ""
+	case m.cpu:
+		return resource.NewMilliQuantity(int64(*m.v*1000), resource.DecimalSI).String()
+	}
+	return resource.NewQuantity(int64(*m.v), resource.BinarySI).String()
+}
+func (m maxAllowed) Type() string { return "quantity" }
+func (m maxAllowed) Set(s string) error {
+	if s == "" {
+		*m.v = 0
+		return nil
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil || q.Sign() <= 0 {
+		if m.cpu {
+			return fmt.Errorf("%q is no CPU quantity above 0: use one such as 2 or 3500m", s)
+		}
+		return fmt.Errorf("%q is no memory quantity above 0: use one such as 8Gi", s)
+	}
+	*m.v = q.AsApproximateFloat64()
 	return nil
 }
 

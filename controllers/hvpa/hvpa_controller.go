@@ -365,7 +365,9 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		t.scale.Spec.Replicas = d.Replicas
 		*op = scaleOp{gvk: t.target.GVK, scale: t.scale} // applied once the status recording it is written
 	}
+	wasCapped := meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionCappedToNode)
 	r.record(op, h, d, st, now, len(pods))
+	r.nodeCapEvent(op, h, wasCapped)
 	if h.Status.HPA != nil {
 		h.Status.HPA.Source = t.horizontal.Describe(h)
 	}
@@ -688,6 +690,7 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		return st, pods, err
 	}
 	st.LimitRange = lr
+	st.NodeRoom = nodeRoom(ctx, r.Client) // per-pod maxima within the largest schedulable node
 	return st, pods, nil
 }
 

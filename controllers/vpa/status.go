@@ -241,12 +241,13 @@ func (r *Recommender) observedConditions(s *served, st *vpav1.VerticalPodAutosca
 func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus, now time.Time) bool {
 	v := s.vpa
 	s.merged = r.MergedAggregates(v.Namespace, v.Name, s.target.Selector, s.model)
-	policy := func(c string) recommender.Policy { return recommender.PolicyFor(v.Spec.ResourcePolicy, c) }
+	policy := func(c string) recommender.Policy { return r.globalMax(recommender.PolicyFor(v.Spec.ResourcePolicy, c)) }
 	recs, confidence := s.model.RecommendPod(s.merged, policy)
 	adaptiveNote := ""
 	if s.adaptive != nil {
 		adaptiveNote = "; adaptive model, winners " + r.recommendAdaptive(s, recs, policy, now)
 	}
+	recs = r.fitNode(s, recs, st, now)
 	rec := recommendedPod(recs)
 	if WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) {
 		rec = v.Status.Recommendation // only the bounds drifted, within the band: nothing to write

@@ -14,6 +14,9 @@ const (
 	ReasonPodsMatched   = "PodsMatched"
 	// UsageUnavailable
 	ReasonMetricsAPIUnavailable = "MetricsAPIUnavailable"
+	// CappedToNode: a target lowered to the largest schedulable node's room, or every target within it
+	ReasonNodeAllocatable = "NodeAllocatable"
+	ReasonFitsLargestNode = "FitsLargestNode"
 
 	// ConfigUnsupported: resolved, or why not
 	ReasonTargetResolved = "TargetResolved"

@@ -400,6 +400,10 @@ const (
 	// UsageUnavailable (hvpa's) is true while the last run could not read current usage (metrics.k8s.io):
 	// the recommendation is kept from the history held; the condition is removed once usage is read again.
 	UsageUnavailable VerticalPodAutoscalerConditionType = "UsageUnavailable"
+	// CappedToNode (hvpa's) is true while a container's target is lowered so that the pod fits the largest
+	// schedulable node's allocatable less what DaemonSets take there (the message names the node); a pod sized
+	// beyond every node would never be scheduled.
+	CappedToNode VerticalPodAutoscalerConditionType = "CappedToNode"
 )
 
 // VerticalPodAutoscalerCondition describes the state of a VerticalPodAutoscaler at a point in time.

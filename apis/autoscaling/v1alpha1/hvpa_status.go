@@ -254,6 +254,10 @@ const (
 	// confidence threshold: scale-downs decided from it, of replicas and per pod, are blocked (scale-ups are
 	// not). Present only while the embedded recommender is on (spec.vpa.deploy).
 	ConditionLowConfidence = "LowConfidence"
+	// ConditionCappedToNode is true while the per-pod maximum is lowered so that a pod fits the largest
+	// schedulable node's allocatable less what DaemonSets take there: the Hvpa then goes out to more replicas
+	// within its intervals instead of sizing pods no node can hold.
+	ConditionCappedToNode = "CappedToNode"
 )
 
 // HvpaList is a list of Hvpa objects.

@@ -28,6 +28,9 @@ const (
 	ReasonHPANameTaken = "HPANameTaken"
 	// ConfigUnsupported False: the target resolved and the HPA is the Hvpa's
 	ReasonSupported = "Supported"
+	// CappedToNode
+	ReasonNodeAllocatable = vpav1.ReasonNodeAllocatable
+	ReasonFitsLargestNode = vpav1.ReasonFitsLargestNode
 )
 
 // Reasons of the events on an Hvpa.
@@ -40,4 +43,6 @@ const (
 	EventHPACreated = "HPACreated"
 	EventHPAUpdated = "HPAUpdated"
 	EventHPARemoved = "HPARemoved"
+	// the per-pod maximum was lowered to what the largest schedulable node holds (the message says by how much)
+	EventCappedToNode = "CappedToNode"
 )
