@@ -92,6 +92,8 @@ type Decision struct {
 	Changed bool
 	// NodeCaps say which per-pod maxima were lowered to the largest schedulable node's room (CappedToNode).
 	NodeCaps []string
+	// NodeKnown: the decision knew the nodes' room (State.NodeRoom), so CappedToNode is set either way.
+	NodeKnown bool
 }
 
 // Decide computes the Hvpa decision (SCALING.md sections 2 to 6) for a spec and the observed state.
@@ -107,6 +109,7 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	d := Decision{
 		Intervals:       EffectiveIntervals(intervals, spec.MinReplicas, spec.Overlap),
 		NodeCaps:        nodeCaps,
+		NodeKnown:       st.NodeRoom != nil,
 		CurrentReplicas: c,
 		Urgent:          st.OOMSinceLastScaling,
 	}
@@ -553,8 +556,8 @@ func conditions(d Decision, c int32, limited []string) []Condition {
 	if len(d.NodeCaps) > 0 {
 		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, "True", hvpav1alpha1.ReasonNodeAllocatable,
 			"pods are sized to fit the largest schedulable node, more replicas carry the rest: " + strings.Join(d.NodeCaps, "; ")})
-	} else {
-		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, "False", hvpav1alpha1.ReasonFitsLargestNode, "the intervals' per-pod maxima fit the largest schedulable node (or no node reports its allocatable)"})
+	} else if d.NodeKnown {
+		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, "False", hvpav1alpha1.ReasonFitsLargestNode, "the intervals' per-pod maxima fit the largest schedulable node"})
 	}
 	if len(limited) > 0 {
 		sort.Strings(limited[1:])

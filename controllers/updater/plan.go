@@ -190,7 +190,8 @@ type need struct {
 }
 
 // sizedFrom is what scaling.SizePod sizes the pod from: its containers, then its init containers and sidecars
-// (never sized; they count toward the LimitRange's pod bounds as the API server counts them at a resize).
+// (sidecars are sized like containers; init containers never are; both count toward the LimitRange's pod
+// bounds as the API server counts them at a resize).
 func (p *Pod) sizedFrom() []scaling.Container {
 	return append(slices.Clone(p.Containers), p.InitContainers...)
 }
