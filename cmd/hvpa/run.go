@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	goflag "flag"
 	"fmt"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,6 +35,7 @@ import (
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/kubeversion"
 	"github.com/hvpa-dev/hvpa/internal/metricsauth"
 	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
@@ -269,6 +272,10 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
+	cluster, err := checkCluster(cfg)
+	if err != nil {
+		return err
+	}
 	wantAdmission := slices.Contains(o.components, app.Admission)
 	o.certs.SecretNamespace, o.certs.ServiceNamespace, o.certs.IPAddresses = o.webhookNamespace, o.webhookNamespace, o.certIPs
 	o.certs.MutatingWebhookConfigurations = []string{o.webhookConfigName}
@@ -307,7 +314,8 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		return err
 	}
 	mo := app.Options{Components: o.components, Recommender: o.recommender, History: history, Model: model,
-		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, MaxCPUBoost: o.maxCPUBoost, Registry: crmetrics.Registry, DropPerObjectMetrics: !o.metricsPerObject, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
+		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, MaxCPUBoost: o.maxCPUBoost, Registry: crmetrics.Registry, DropPerObjectMetrics: !o.metricsPerObject, Gates: o.gates, Updater: o.updater, AdmissionLease: lease,
+		Cluster: cluster}
 	if wantAdmission {
 		mo.Certs = &o.certs
 	}
@@ -316,6 +324,24 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "hvpa: starting %s\n", strings.Join(o.components, ", "))
 	return mgr.Start(ctx)
+}
+
+// checkCluster reads the cluster's Kubernetes version and whether it serves pods/resize, logs what that means
+// for hvpa, and refuses a version older than the oldest supported one.
+func checkCluster(cfg *rest.Config) (*kubeversion.Support, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	s, err := kubeversion.Discover(dc)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Supported {
+		return nil, errors.New(s.Message())
+	}
+	ctrl.Log.WithName("kubernetes").Info(s.Message(), "version", s.Version, "inPlaceResize", s.InPlaceResize)
+	return &s, nil
 }
 
 // validate refuses flag values the components cannot run with, naming the flag and what it needs.

@@ -91,6 +91,11 @@ type Reconciler struct {
 	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
 	// LowConfidence condition is true and scale-downs decided from it (replicas and per-pod) are blocked. 0: 1 day.
 	LowConfidenceDays float64
+
+	// NoInPlaceResize: the cluster (KubernetesVersion) serves no pods/resize, found by discovery at start: Hvpas
+	// whose updateMode resizes in place get InPlaceUnavailable.
+	NoInPlaceResize   bool
+	KubernetesVersion string
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -368,6 +373,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	wasCapped := meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionCappedToNode)
 	r.record(op, h, d, st, now, len(pods))
 	r.nodeCapEvent(op, h, wasCapped)
+	r.inPlaceCondition(h, now)
 	if h.Status.HPA != nil {
 		h.Status.HPA.Source = t.horizontal.Describe(h)
 	}

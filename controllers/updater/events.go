@@ -30,6 +30,9 @@ const (
 	ReasonTolerance         = "EvictionToleranceReached"
 	ReasonModeInPlace       = "InPlaceOnly"
 	ReasonResizeRefused     = "ResizeRefused"
+	// ReasonInPlaceUnavailable: the cluster serves no pods/resize (Kubernetes before 1.33) and updateMode InPlace
+	// never evicts.
+	ReasonInPlaceUnavailable = "InPlaceUnavailable"
 	// ReasonStartupBoostOver: a startup-boosted pod goes back to its unboosted CPU.
 	ReasonStartupBoostOver = "StartupBoostOver"
 )

@@ -54,6 +54,9 @@ type Options struct {
 	// is evicted while the Lease is older than AdmissionLeaseMaxAge (evicted pods would come back unsized).
 	AdmissionLease       string
 	AdmissionLeaseMaxAge time.Duration
+	// NoInPlaceResize: the cluster serves no pods/resize (found by discovery at start): InPlaceOrRecreate
+	// evicts at once, InPlace leaves pods as they are (UpdateSkipped, InPlaceUnavailable).
+	NoInPlaceResize bool
 }
 
 // DefaultOptions returns the defaults.
@@ -306,10 +309,17 @@ func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Acti
 			live++
 		}
 	}
-	inPlace := c.Mode == vpav1.UpdateModeInPlaceOrRecreate || c.Mode == vpav1.UpdateModeInPlace
+	inPlace := (c.Mode == vpav1.UpdateModeInPlaceOrRecreate || c.Mode == vpav1.UpdateModeInPlace) && !o.NoInPlaceResize
 	for i := range pods {
 		p := &pods[i]
 		if !p.Running || p.Unboosted != nil {
+			continue
+		}
+		if c.Mode == vpav1.UpdateModeInPlace && o.NoInPlaceResize {
+			if n := assess(c, p, now, o); n != nil {
+				out = append(out, Action{Pod: p, Sized: n.sized, Up: n.up, Change: n.change, Fingerprint: fingerprint(n.sized), Kind: Skip, Reason: ReasonInPlaceUnavailable,
+					Message: strings.Join(n.changes, ", ") + ": the cluster serves no pods/resize, and updateMode InPlace never evicts"})
+			}
 			continue
 		}
 		if p.Resizing && inPlace {

@@ -91,3 +91,21 @@ func TestResizePatchSidecars(t *testing.T) {
 		t.Errorf("patch\n%s\nwant\n%s", body, want)
 	}
 }
+
+// TestPlanWithoutInPlaceResize: on a cluster that serves no pods/resize, InPlaceOrRecreate evicts at once (no
+// resize that cannot succeed first) and InPlace skips with InPlaceUnavailable.
+func TestPlanWithoutInPlaceResize(t *testing.T) {
+	o := DefaultOptions()
+	o.NoInPlaceResize = true
+	pods := []Pod{pod("a", time.Hour, 100, 100), pod("b", time.Hour, 100, 100)}
+	if got := summary(Plan(vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 800, 700, 900), pods, now, o)); len(got) == 0 || got[0].Kind != string(Evict) {
+		t.Errorf("InPlaceOrRecreate without pods/resize: %+v, want an eviction", got)
+	}
+	got := Plan(vpaCtl(vpav1.UpdateModeInPlace, 800, 700, 900), pods, now, o)
+	if len(got) != 2 || got[0].Kind != Skip || got[0].Reason != ReasonInPlaceUnavailable || !strings.Contains(got[0].Message, "serves no pods/resize") {
+		t.Errorf("InPlace without pods/resize: %+v, want both skipped with %s", summary(got), ReasonInPlaceUnavailable)
+	}
+	if got := summary(Plan(vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 800, 700, 900), pods, now, DefaultOptions())); len(got) == 0 || got[0].Kind != string(Resize) {
+		t.Errorf("with pods/resize: %+v, want a resize", got)
+	}
+}

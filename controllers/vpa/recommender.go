@@ -76,6 +76,10 @@ type Options struct {
 	// MaxAllowedCPU (cores) and MaxAllowedMemory (bytes) fill a container policy's maxAllowed where it sets
 	// none (upstream's --container-recommendation-max-allowed-cpu and -memory); 0: none.
 	MaxAllowedCPU, MaxAllowedMemory float64
+	// NoInPlaceResize: the cluster serves no pods/resize (discovery at start, of KubernetesVersion): VPAs that
+	// resize in place get InPlaceUnavailable.
+	NoInPlaceResize   bool
+	KubernetesVersion string
 }
 
 // DefaultOptions returns the defaults.

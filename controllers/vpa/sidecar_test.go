@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 )
@@ -40,5 +41,28 @@ var _ = Describe("native sidecars", func() {
 		Expect(app.Target.Cpu().MilliValue()).To(BeNumerically(">=", 500))
 		Expect(proxy.Target.Cpu().MilliValue()).To(Equal(int64(200)), "the sidecar's own maxAllowed")
 		Expect(proxy.UncappedTarget.Cpu().MilliValue()).To(BeNumerically(">=", 250))
+	})
+})
+
+var _ = Describe("a cluster without pods/resize", func() {
+	ctx := context.Background()
+
+	It("says InPlaceUnavailable on VPAs that resize in place, and only on them", func() {
+		ns := framework.NewNamespace(k8s, "noresize")
+		deployment(ctx, ns, "web", "app")
+		for _, p := range runPods(ctx, ns, "web", 1, corev1.ResourceList{"cpu": resource.MustParse("100m")}, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 200, MemoryBytes: 100 * mi})
+		}
+		Expect(k8s.Create(ctx, vpaFor(ns, "inplace", "web", vpav1.UpdateModeInPlaceOrRecreate))).To(Succeed())
+		Expect(k8s.Create(ctx, vpaFor(ns, "recreate", "web", vpav1.UpdateModeOff))).To(Succeed())
+		runs(newRecommender(func(o *vpactrl.Options) { o.NoInPlaceResize, o.KubernetesVersion = true, "v1.32.4" }, nil), 2)
+		c := condition(getVPA(ctx, ns, "inplace"), vpav1.InPlaceUnavailable)
+		Expect(c).NotTo(BeNil())
+		Expect(c.Status).To(Equal(corev1.ConditionTrue))
+		Expect(c.Message).To(ContainSubstring("the cluster (Kubernetes v1.32.4) serves no pods/resize: pods are evicted instead"))
+		Expect(condition(getVPA(ctx, ns, "recreate"), vpav1.InPlaceUnavailable)).To(BeNil())
+
+		runs(newRecommender(nil, nil), 1)
+		Expect(condition(getVPA(ctx, ns, "inplace"), vpav1.InPlaceUnavailable)).To(BeNil(), "gone once the cluster serves pods/resize")
 	})
 })

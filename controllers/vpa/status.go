@@ -227,6 +227,7 @@ func (r *Recommender) observedConditions(s *served, st *vpav1.VerticalPodAutosca
 	} else {
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, vpav1.ReasonPodsMatched, fmt.Sprintf("%d running pods", s.matched)), now)
 	}
+	st.Conditions = r.inPlaceCondition(v, st.Conditions, now)
 	if r.usageErr != nil {
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.UsageUnavailable, true, vpav1.ReasonMetricsAPIUnavailable,
 			fmt.Sprintf("current usage cannot be read (%v); the recommendation is kept from the history held", r.usageErr)), now)

@@ -404,6 +404,10 @@ const (
 	// schedulable node's allocatable less what DaemonSets take there (the message names the node); a pod sized
 	// beyond every node would never be scheduled.
 	CappedToNode VerticalPodAutoscalerConditionType = "CappedToNode"
+	// InPlaceUnavailable (hvpa's) is true on a VPA whose updateMode resizes in place (InPlace,
+	// InPlaceOrRecreate) while the cluster serves no pods/resize (before Kubernetes 1.33): pods are evicted
+	// instead (InPlaceOrRecreate) or left as they are (InPlace).
+	InPlaceUnavailable VerticalPodAutoscalerConditionType = "InPlaceUnavailable"
 )
 
 // VerticalPodAutoscalerCondition describes the state of a VerticalPodAutoscaler at a point in time.

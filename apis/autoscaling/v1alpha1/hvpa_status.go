@@ -258,6 +258,10 @@ const (
 	// schedulable node's allocatable less what DaemonSets take there: the Hvpa then goes out to more replicas
 	// within its intervals instead of sizing pods no node can hold.
 	ConditionCappedToNode = "CappedToNode"
+	// ConditionInPlaceUnavailable is true while the cluster serves no pods/resize (before Kubernetes 1.33) and
+	// the Hvpa's updateMode resizes in place: pods are evicted instead (InPlaceOrRecreate, the default) or left
+	// as they are (InPlace).
+	ConditionInPlaceUnavailable = "InPlaceUnavailable"
 )
 
 // HvpaList is a list of Hvpa objects.

@@ -31,6 +31,8 @@ const (
 	// CappedToNode
 	ReasonNodeAllocatable = vpav1.ReasonNodeAllocatable
 	ReasonFitsLargestNode = vpav1.ReasonFitsLargestNode
+	// InPlaceUnavailable
+	ReasonNoResizeSubresource = vpav1.ReasonNoResizeSubresource
 )
 
 // Reasons of the events on an Hvpa.
