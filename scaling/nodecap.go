@@ -89,13 +89,21 @@ func NodeRoomOf(nodes []corev1.Node, daemonSets []appsv1.DaemonSet) *NodeRoom {
 		}
 	}
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	type daemon struct {
+		sel      labels.Selector
+		requests Values
+	}
+	daemons := make([]daemon, len(daemonSets))
+	for i := range daemonSets {
+		spec := &daemonSets[i].Spec.Template.Spec
+		daemons[i] = daemon{labels.SelectorFromSet(spec.NodeSelector), PodRequests(spec)}
+	}
 	var out NodeRoom
 	for _, n := range sorted {
 		var taken Values
-		for i := range daemonSets {
-			ds := &daemonSets[i]
-			if labels.SelectorFromSet(ds.Spec.Template.Spec.NodeSelector).Matches(labels.Set(n.Labels)) {
-				taken = taken.Plus(PodRequests(&ds.Spec.Template.Spec))
+		for _, d := range daemons {
+			if d.sel.Matches(labels.Set(n.Labels)) {
+				taken = taken.Plus(d.requests)
 			}
 		}
 		for _, r := range Resources {

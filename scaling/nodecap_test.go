@@ -183,3 +183,27 @@ func cpuOf(d Decision, name string) float64 {
 	}
 	return -1
 }
+
+// BenchmarkNodeRoomOf: the room of the largest node of a 1,000-node cluster with 20 DaemonSets (half of them
+// on a node pool), as the Hvpa controller reads it at every decision.
+func BenchmarkNodeRoomOf(b *testing.B) {
+	var nodes []corev1.Node
+	for i := range 1000 {
+		labels := map[string]string{"kubernetes.io/hostname": "n", "pool": []string{"a", "b"}[i%2]}
+		nodes = append(nodes, node("node-"+strings.Repeat("x", i%7)+string(rune('a'+i%26)), "8", "32Gi", labels))
+	}
+	var ds []appsv1.DaemonSet
+	for i := range 20 {
+		var sel map[string]string
+		if i%2 == 0 {
+			sel = map[string]string{"pool": "a"}
+		}
+		ds = append(ds, daemonSet("100m", "128Mi", sel))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if NodeRoomOf(nodes, ds) == nil {
+			b.Fatal("no room")
+		}
+	}
+}
