@@ -52,5 +52,3 @@ func TestInPlaceCondition(t *testing.T) {
 		t.Error("the condition stays on a cluster that serves pods/resize")
 	}
 }
-
-
