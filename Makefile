@@ -177,6 +177,11 @@ release: release-check ## Publish VERSION (a tag): image to IMG with its SBOM, c
 demo: controlplane ## A Deployment scaled by an Hvpa and an HPA under a played load, with a live table (Ctrl-C stops).
 	go run ./hack/demo $(DEMO_ARGS)
 
+SHOOTOUT_DIR ?= $(CURDIR)/bin/shootout
+.PHONY: shootout
+shootout: ## The closed-loop shoot-out (issue 33): every demand profile and ../shared/traces under hvpa, hpa (250m/500m/1000m), vpa and hpa+vpa; markdown tables into SHOOTOUT_DIR/shootout.md (SEED, HVPA_FILE, POLICIES).
+	bash hack/shootout.sh $(SHOOTOUT_DIR)
+
 N ?= 100 1000
 INTERVAL ?= 30s
 LOOPS ?= 5

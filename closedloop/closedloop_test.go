@@ -36,15 +36,18 @@ func exampleHvpa(t testing.TB, path string) *hvpav1alpha1.Hvpa {
 	return nil
 }
 
-// closedLoop runs one model on a demand and returns the simulator and its only workload's series (a point
-// per tick).
+// closedLoop runs the hvpa policy with the given models on a demand and returns the simulator (series: a
+// point per minute). It runs under the Instant actuation: these tests are about the Hvpa decision's own
+// properties (SCALING.md), which the simulator tested with changes applied at once before it had an actuation
+// model; how the policies fare with start-up delays, resize delays and restarts is TestPoliciesOnTheSameDemand's
+// and the shoot-out's (docs/simulate.md).
 func closedLoop(t testing.TB, h *hvpav1alpha1.Hvpa, d Demand, models ...Model) *Simulator {
 	t.Helper()
 	var trace bytes.Buffer
 	if err := WriteDemand(&trace, d); err != nil {
 		t.Fatal(err)
 	}
-	sim, err := New(Options{Models: models, HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }, SeriesStep: time.Minute})
+	sim, err := New(Options{Models: models, HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }, SeriesStep: time.Minute, Actuation: Actuation{Instant: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +66,15 @@ func expectedReplicas(t testing.TB, sim *Simulator, h *hvpav1alpha1.Hvpa) int32 
 		t.Fatal(errs.ToAggregate())
 	}
 	w := sim.runs[0].workloads[wkey{"ns", "wl-0"}]
-	recs, _ := w.recommendation()
-	iv := scaling.EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap)
+	recs, _ := w.hv.recommendation(w)
+	iv, err := scaling.EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := int32(0)
 	for _, rec := range recs {
 		var pCur scaling.Values
-		for _, k := range w.containers {
+		for _, k := range w.hv.intent {
 			if k.Name == rec.Name {
 				pCur = k.Requests
 			}
@@ -79,7 +85,7 @@ func expectedReplicas(t testing.TB, sim *Simulator, h *hvpav1alpha1.Hvpa) int32 
 				continue
 			}
 			p, _ := pCur.Get(r)
-			total := spec.VPATotal(r, l, w.replicas, p)
+			total := spec.VPATotal(r, l, w.desired, p)
 			j := len(iv) - 1
 			for i := range iv {
 				if total <= iv[i].Up[r] {
@@ -182,12 +188,12 @@ func TestConstantLoadSettles(t *testing.T) {
 	})
 	t.Run("per-pod model overshoots at 1.3 CPU", func(t *testing.T) {
 		d := Demand{Shape: ShapeConstant, Workloads: 1, Pods: 1, Days: 0.25, Interval: time.Minute, CPU: 1300, Memory: 2600 << 20, CPURequest: 500, MemoryRequest: 2 << 30}
-		total := closedLoop(t, h, d, ModelTotal, ModelPerPod).Summaries()
-		if total[0].Model != ModelPerPod || total[1].Model != ModelTotal {
-			t.Fatalf("summaries out of order: %+v", total)
+		sums := closedLoop(t, h, d, ModelTotal, ModelPerPod).Summaries()
+		if sums[0].Model != ModelTotal || sums[1].Model != ModelPerPod {
+			t.Fatalf("summaries out of order (want the runs' order): %+v", sums)
 		}
-		if total[0].FinalReplicas != 3 || total[1].FinalReplicas != 2 {
-			t.Errorf("final replicas per-pod %d, total %d; want 3 (replica-blind overshoot) and 2", total[0].FinalReplicas, total[1].FinalReplicas)
+		if sums[1].FinalReplicas != 3 || sums[0].FinalReplicas != 2 {
+			t.Errorf("final replicas per-pod %d, total %d; want 3 (replica-blind overshoot) and 2", sums[1].FinalReplicas, sums[0].FinalReplicas)
 		}
 	})
 }
@@ -230,7 +236,7 @@ func TestModelsOnStepAndDiurnal(t *testing.T) {
 				t.Fatalf("%d summaries, want %d", len(sums), 2*d.Workloads)
 			}
 			for i := 0; i < len(sums); i += 2 {
-				perPod, total := sums[i], sums[i+1]
+				total, perPod := sums[i], sums[i+1]
 				if perPod.Model != ModelPerPod || total.Model != ModelTotal || perPod.Workload != total.Workload {
 					t.Fatalf("summaries out of order: %+v %+v", perPod, total)
 				}

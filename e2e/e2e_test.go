@@ -16,6 +16,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/controllers/updater"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
@@ -127,7 +128,8 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 			var evs corev1.EventList
 			Expect(k8s.List(ctx, &evs, client.InNamespace(modesNS))).To(Succeed())
 			for _, e := range evs.Items {
-				if e.Reason == "UpdateSkipped" && strings.Contains(e.Message, "ResizeInfeasible") && strings.HasPrefix(e.InvolvedObject.Name, "inplace-only") {
+				// upstream's reason about a VPA's pod whose infeasible resize is not tried again
+				if e.Reason == updater.EventInPlaceResizeSkipped && strings.Contains(e.Message, updater.ReasonInfeasible) && strings.HasPrefix(e.InvolvedObject.Name, "inplace-only") {
 					return true
 				}
 			}

@@ -38,6 +38,8 @@ func BenchmarkEffectiveIntervals(b *testing.B) {
 	ov := [NumResources]*ChangeParams{pct(30), pct(30)}
 	b.ReportAllocs()
 	for b.Loop() {
-		EffectiveIntervals(iv, 1, ov)
+		if _, err := EffectiveIntervals(iv, 1, ov); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

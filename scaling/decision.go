@@ -104,10 +104,14 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	if len(spec.Intervals) == 0 {
 		return Decision{}, fmt.Errorf("scalingIntervals: at least one interval is needed")
 	}
-	c := st.Replicas
 	intervals, nodeCaps := nodeCappedIntervals(spec, st) // per-pod maxima no larger than the largest node holds
+	iv, err := EffectiveIntervals(intervals, spec.MinReplicas, spec.Overlap)
+	if err != nil {
+		return Decision{}, err
+	}
+	c := st.Replicas
 	d := Decision{
-		Intervals:       EffectiveIntervals(intervals, spec.MinReplicas, spec.Overlap),
+		Intervals:       iv,
 		NodeCaps:        nodeCaps,
 		NodeKnown:       st.NodeRoom != nil,
 		CurrentReplicas: c,
@@ -238,10 +242,11 @@ func desiredReplicas(spec *Spec, st State, d *Decision) []string {
 	case len(d.Totals) == 0 && d.HPAFloor == 0:
 		d.DesiredReplicas = c
 	default:
-		want, free := d.HPAFloor, d.HPAFloor // free: without the LowConfidence hold
+		hold, why, waitFor, held := st.vpaHold()
+		want, free := d.HPAFloor, d.HPAFloor // free: without the hold
 		for _, t := range d.Totals {
 			free = max(free, t.Replicas)
-			if st.LowConfidence && t.Source == SourceVPA {
+			if held && t.Source == SourceVPA {
 				want = max(want, t.Replicas, min(c, spec.MaxReplicas)) // a VPA total may not ask for fewer than c replicas
 			} else {
 				want = max(want, t.Replicas)
@@ -255,9 +260,8 @@ func desiredReplicas(spec *Spec, st State, d *Decision) []string {
 		}
 		d.DesiredReplicas = want
 		if free = min(max(free, spec.MinReplicas), spec.MaxReplicas); free < min(max(want, spec.MinReplicas), spec.MaxReplicas) {
-			d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: hvpav1alpha1.DirectionDown, Reason: hvpav1alpha1.BlockReasonLowConfidence,
-				Message: fmt.Sprintf("replicas %d -> %d: the recommendation's history is shorter than the confidence threshold; "+
-					"replica scale-downs from it wait for more history", c, free)})
+			d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: hvpav1alpha1.DirectionDown, Reason: hold,
+				Message: fmt.Sprintf("replicas %d -> %d: %s; replica scale-downs from it wait for %s", c, free, why, waitFor)})
 		}
 	}
 	if c > 0 {
@@ -353,9 +357,8 @@ func decideContainer(spec *Spec, st State, d *Decision, k Container, wanted Valu
 			dir = direction(pNew, pCur)
 		}
 		reason, msg, blocked := gate(spec, st, dir, &r, tNew, tCur)
-		if !blocked && dir == hvpav1alpha1.DirectionDown && st.LowConfidence && d.sourceOf(k.Name, r) == SourceVPA {
-			reason, msg, blocked = hvpav1alpha1.BlockReasonLowConfidence,
-				"the recommendation's history is shorter than the confidence threshold; scale-downs from it wait for more history", true
+		if hold, why, waitFor, held := st.vpaHold(); !blocked && dir == hvpav1alpha1.DirectionDown && held && d.sourceOf(k.Name, r) == SourceVPA {
+			reason, msg, blocked = hold, why+"; scale-downs from it wait for "+waitFor, true
 		}
 		if blocked {
 			d.Blocked = append(d.Blocked, BlockedPart{Part: k.Name + "/" + r.String(), Direction: dir, Reason: reason,

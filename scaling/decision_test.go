@@ -288,7 +288,7 @@ func TestCappedValuesStayWithinTheInterval(t *testing.T) {
 	s := epSpec()
 	s.Intervals = []Interval{{MaxReplicas: 1, MaxResources: V(500, -1)}, {MaxReplicas: 4, MaxResources: V(1000, -1), Extrapolation: ExtrapolationLinear}}
 	s.MaxReplicas = 4
-	iv := EffectiveIntervals(s.Intervals, 1, s.Overlap)
+	iv := mustIntervals(t, s.Intervals, 1, s.Overlap)
 	d := mustDecide(t, s, vpaState(2, V(800, -1), 5000, -1))
 	in := intervalFor(iv, d.Replicas)
 	if p := request(t, d, "app", CPU); p > in.PerPodMax(CPU) {

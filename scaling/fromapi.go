@@ -35,6 +35,12 @@ const MaxAmount = 1e14
 // linear interval to millions of replicas would take the controller's memory.
 const MaxEffectiveIntervals = 1000
 
+// MaxReplicas is the largest maxReplicas of a scaling interval and of the HPA template (the CRD's maximum,
+// checked again here: the code never trusts that the API server's schema ran). It is far above what one
+// workload runs (Kubernetes is tested to 150,000 pods in a whole cluster) and far below where int32 replica
+// counts wrap around.
+const MaxReplicas = 100000
+
 // EffectiveIntervalCount is how many effective intervals EffectiveIntervals makes from intervals, without
 // making them: one per interval, or one per replica count of an extrapolated one.
 func EffectiveIntervalCount(intervals []Interval, minReplicas int32) int64 {
@@ -49,6 +55,23 @@ func EffectiveIntervalCount(intervals []Interval, minReplicas int32) int64 {
 		prev = int64(in.MaxReplicas)
 	}
 	return n
+}
+
+// checkIntervalCount refuses intervals that make more than MaxEffectiveIntervals effective intervals, naming
+// the first interval (under ip) from which there are too many; nil when they are within the bound.
+func checkIntervalCount(intervals []Interval, minReplicas int32, ip *field.Path) *field.Error {
+	if EffectiveIntervalCount(intervals, minReplicas) <= MaxEffectiveIntervals {
+		return nil
+	}
+	for i := range intervals {
+		if EffectiveIntervalCount(intervals[:i+1], minReplicas) > MaxEffectiveIntervals {
+			iv := intervals[i]
+			return field.Invalid(ip.Index(i).Child("effectiveIntervalExtrapolation"), string(iv.Extrapolation), fmt.Sprintf(
+				"makes one effective interval per replica count, more than %d up to %d replicas; remove the extrapolation from the intervals with many replicas, or lower their maxReplicas",
+				MaxEffectiveIntervals, iv.MaxReplicas))
+		}
+	}
+	return nil
 }
 
 // amountIn is a spec quantity in base units, refused with a field error when negative or above MaxAmount.
@@ -329,6 +352,9 @@ func hpaBounds(s *Spec, hpa *hvpav1alpha1.HpaSpec, tp *field.Path) (errs field.E
 	if s.MaxReplicas < s.MinReplicas {
 		errs = append(errs, field.Invalid(tp.Child("maxReplicas"), s.MaxReplicas, "must not be less than minReplicas"))
 	}
+	if s.MaxReplicas > MaxReplicas {
+		errs = append(errs, replicasInRange(tp.Child("maxReplicas"), s.MaxReplicas)...)
+	}
 	s.HPAUtilization = utilizationOnly(t.Metrics)
 	for name := range utilizationTargets(t.Metrics) {
 		if r, ok := resourceOf(name); ok {
@@ -365,14 +391,8 @@ func intervals(s *Spec, in []hvpav1alpha1.ScalingInterval, hasHPAMax bool, ip *f
 	if !hasHPAMax {
 		s.MaxReplicas = s.Intervals[len(s.Intervals)-1].MaxReplicas
 	}
-	for i := range s.Intervals { // the first interval from which there are too many
-		if EffectiveIntervalCount(s.Intervals[:i+1], s.MinReplicas) > MaxEffectiveIntervals {
-			iv := s.Intervals[i]
-			errs = append(errs, field.Invalid(ip.Index(i).Child("effectiveIntervalExtrapolation"), string(iv.Extrapolation), fmt.Sprintf(
-				"makes one effective interval per replica count, more than %d up to %d replicas; remove the extrapolation from the intervals with many replicas, or lower their maxReplicas",
-				MaxEffectiveIntervals, iv.MaxReplicas)))
-			break
-		}
+	if fe := checkIntervalCount(s.Intervals, s.MinReplicas, ip); fe != nil {
+		errs = append(errs, fe)
 	}
 	return errs
 }
@@ -406,8 +426,8 @@ func interval(in hvpav1alpha1.ScalingInterval, last, hasHPAMax bool, hpaMax int3
 	default:
 		errs = append(errs, field.Required(p.Child("maxReplicas"), "only the last interval may omit maxReplicas"))
 	}
-	if out.MaxReplicas < 1 && in.MaxReplicas != nil {
-		errs = append(errs, field.Invalid(p.Child("maxReplicas"), out.MaxReplicas, "must be at least 1"))
+	if in.MaxReplicas != nil {
+		errs = append(errs, replicasInRange(p.Child("maxReplicas"), out.MaxReplicas)...)
 	}
 	var e field.ErrorList
 	out.MaxResources, e = scaledValues(in.MaxResources, p.Child("maxResources"))
@@ -426,6 +446,17 @@ func interval(in hvpav1alpha1.ScalingInterval, last, hasHPAMax bool, hpaMax int3
 		}
 	}
 	return out, errs
+}
+
+// replicasInRange refuses a maxReplicas outside [1, MaxReplicas], naming its field.
+func replicasInRange(p *field.Path, n int32) field.ErrorList {
+	switch {
+	case n < 1:
+		return field.ErrorList{field.Invalid(p, n, "must be at least 1")}
+	case n > MaxReplicas:
+		return field.ErrorList{field.Invalid(p, n, fmt.Sprintf("must be at most %d; lower it", MaxReplicas))}
+	}
+	return nil
 }
 
 // increasing checks interval i (out) against the one before it: maxReplicas strictly increase, maxResources
@@ -559,6 +590,13 @@ func SizingFromHvpa(h *hvpav1alpha1.Hvpa) (Sizing, field.ErrorList) {
 		}
 	}
 	return s, errs
+}
+
+// HasPodLevelResources reports whether a pod sets pod-level resources (spec.resources requests or limits).
+// They bound the sum of its containers, so sizing the containers alone could make the pod invalid or change
+// what it was given: neither the admission webhook nor the updater sizes such a pod (one rule for both).
+func HasPodLevelResources(spec *corev1.PodSpec) bool {
+	return spec.Resources != nil && len(spec.Resources.Requests)+len(spec.Resources.Limits) > 0
 }
 
 // FromContainers are the requests and limits of pod-spec containers as plain values.

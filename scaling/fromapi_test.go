@@ -132,7 +132,7 @@ func TestEffectiveIntervalCount(t *testing.T) {
 		{{MaxReplicas: 2}, {MaxReplicas: 2, Extrapolation: lin}},
 	} {
 		for _, m := range []int32{0, 1, 2} {
-			if got, want := EffectiveIntervalCount(ivs, m), int64(len(EffectiveIntervals(ivs, m, [NumResources]*ChangeParams{}))); got != want {
+			if got, want := EffectiveIntervalCount(ivs, m), int64(len(mustIntervals(t, ivs, m, [NumResources]*ChangeParams{}))); got != want {
 				t.Errorf("%+v from %d: count %d, EffectiveIntervals makes %d", ivs, m, got, want)
 			}
 		}
@@ -141,6 +141,40 @@ func TestEffectiveIntervalCount(t *testing.T) {
 		{MaxReplicas: ptr.To[int32](4000000), EffectiveIntervalExtrapolation: ptr.To(hvpav1alpha1.ExtrapolationLinear)}}}}
 	if _, errs := FromHvpa(h); !strings.Contains(errs.ToAggregate().Error(), "spec.scalingIntervals[0].effectiveIntervalExtrapolation: Invalid value: \"linear\": makes one effective interval per replica count, more than 1000 up to 4000000 replicas") {
 		t.Errorf("4,000,000 linear replicas: %v", errs.ToAggregate())
+	}
+}
+
+// TestMaxReplicasBound: a maxReplicas above MaxReplicas, of an interval or of the HPA template (the default
+// of the last interval), is refused by name, whether or not the CRD's maximum ran (issue 31: an interval to
+// 2147483647 replicas made the decision loop forever).
+func TestMaxReplicasBound(t *testing.T) {
+	q := resource.MustParse
+	top := &hvpav1alpha1.ScaledResources{CPU: ptr.To(q("8")), Memory: ptr.To(q("32Gi"))}
+	for name, tc := range map[string]struct {
+		hpaMax, interval *int32
+		want             string
+	}{
+		"interval":                  {interval: ptr.To[int32](math.MaxInt32), want: "spec.scalingIntervals[0].maxReplicas: Invalid value: 2147483647: must be at most 100000"},
+		"HPA template":              {hpaMax: ptr.To[int32](math.MaxInt32), want: "spec.hpa.template.maxReplicas: Invalid value: 2147483647: must be at most 100000"},
+		"interval MinInt32":         {interval: ptr.To[int32](math.MinInt32), want: "spec.scalingIntervals[0].maxReplicas: Invalid value: -2147483648: must be at least 1"},
+		"interval at the bound":     {interval: ptr.To[int32](MaxReplicas)},
+		"HPA template at the bound": {hpaMax: ptr.To[int32](MaxReplicas)},
+		"interval one above":        {interval: ptr.To[int32](MaxReplicas + 1), want: "spec.scalingIntervals[0].maxReplicas: Invalid value: 100001: must be at most 100000"},
+		"HPA template one above":    {hpaMax: ptr.To[int32](MaxReplicas + 1), want: "spec.hpa.template.maxReplicas: Invalid value: 100001: must be at most 100000"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := &hvpav1alpha1.Hvpa{Spec: hvpav1alpha1.HvpaSpec{ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: tc.interval, MaxResources: top}}}}
+			if tc.hpaMax != nil {
+				h.Spec.HPA = &hvpav1alpha1.HpaSpec{Template: hvpav1alpha1.HpaTemplate{MaxReplicas: *tc.hpaMax}}
+			}
+			_, errs := FromHvpa(h)
+			switch got := errs.ToAggregate(); {
+			case tc.want == "" && got != nil:
+				t.Fatalf("refused: %v", got)
+			case tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)):
+				t.Fatalf("want %q, got %v", tc.want, got)
+			}
+		})
 	}
 }
 
@@ -234,5 +268,24 @@ func TestSizing(t *testing.T) {
 	sz, errs = SizingFromHvpa(h)
 	if x, _ := sz.Targets["app"].Get(CPU); len(errs) > 0 || !near(x, 700) || sz.Lower != nil {
 		t.Errorf("Hvpa with an intent: %+v %v, want target 700m and no bounds", sz, errs)
+	}
+}
+
+// TestHasPodLevelResources: the one rule by which neither the webhook nor the updater sizes a pod.
+func TestHasPodLevelResources(t *testing.T) {
+	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	for name, tc := range map[string]struct {
+		res  *corev1.ResourceRequirements
+		want bool
+	}{
+		"none":                {nil, false},
+		"empty":               {&corev1.ResourceRequirements{}, false},
+		"pod-level limits":    {&corev1.ResourceRequirements{Limits: cpu}, true},
+		"pod-level requests":  {&corev1.ResourceRequirements{Requests: cpu}, true},
+		"empty lists, as set": {&corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}, false},
+	} {
+		if got := HasPodLevelResources(&corev1.PodSpec{Resources: tc.res}); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
 	}
 }

@@ -81,3 +81,13 @@ func request(t *testing.T, d Decision, name string, r Resource) float64 {
 	t.Fatalf("container %s is not in the decision", name)
 	return 0
 }
+
+// mustIntervals is EffectiveIntervals for intervals a test knows to be within the bounds.
+func mustIntervals(t testing.TB, intervals []Interval, minReplicas int32, overlap [NumResources]*ChangeParams) []EffectiveInterval {
+	t.Helper()
+	iv, err := EffectiveIntervals(intervals, minReplicas, overlap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return iv
+}

@@ -234,10 +234,10 @@ func TestHPAClosedLoopProperty(t *testing.T) {
 		hpa := loopHPA{target: []float64{0.5, 0.7, 0.8, 0.9}[rng.Intn(4)], min: 1, max: int32(3 + rng.Intn(3)), lag: rng.Intn(2) == 0}
 		s := epSpec()
 		s.MaxReplicas = hpa.max
-		capacity := intervalFor(EffectiveIntervals(s.Intervals, 1, s.Overlap), hpa.max).Up[CPU] // total at max replicas
+		capacity := intervalFor(mustIntervals(t, s.Intervals, 1, s.Overlap), hpa.max).Up[CPU] // total at max replicas
 		usage := math.Round(50 + rng.Float64()*(0.95*capacity*hpa.target-50))
 		c := int32(1 + rng.Intn(int(hpa.max)))
-		start := loopState{c, math.Round(50 + rng.Float64()*(intervalFor(EffectiveIntervals(s.Intervals, 1, s.Overlap), c).PerPodMax(CPU)-50))}
+		start := loopState{c, math.Round(50 + rng.Float64()*(intervalFor(mustIntervals(t, s.Intervals, 1, s.Overlap), c).PerPodMax(CPU)-50))}
 		t.Run(fmt.Sprintf("%d: U %vm target %v max %d from %d x %vm lag %v", i, usage, hpa.target, hpa.max, start.c, start.p, hpa.lag), func(t *testing.T) {
 			states, last := runLoop(t, s, hpa, usage, start, 80)
 			hi := 1.5

@@ -89,7 +89,7 @@ func TestLowConfidence(t *testing.T) {
 func TestLowConfidenceProperty(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	s := epSpec()
-	top := EffectiveIntervals(s.Intervals, 1, s.Overlap)[4].Up
+	top := mustIntervals(t, s.Intervals, 1, s.Overlap)[4].Up
 	for i := 0; i < 500; i++ {
 		c := int32(1 + rng.Intn(5))
 		st := vpaState(c, V(1000, 4*gi), rng.Float64()*1.2*top[CPU], rng.Float64()*1.2*top[Memory])
@@ -136,5 +136,50 @@ func TestLowConfidenceProperty(t *testing.T) {
 		if low == 0 {
 			t.Fatalf("c=%d: free decision scales down (%+v), held one says no LowConfidence part: %+v", c, free, held.Blocked)
 		}
+	}
+}
+
+// TestStaleRecommendation: a stale recommendation (not refreshed within the bound) drives no scale-down, of
+// replicas or per pod (reason StaleRecommendation, before LowConfidence), and still drives scale-ups; an
+// HPA-driven scale-down is not held.
+func TestStaleRecommendation(t *testing.T) {
+	type out struct {
+		Replicas int32
+		CPU      float64
+		Blocked  []string // part:direction:reason
+	}
+	cases := map[string]struct {
+		c          int32
+		req        Values
+		total      float64
+		low, stale bool
+		hpa        *HPAInput
+		want       out
+	}{
+		"fresh: the VPA-driven scale-down is applied": {c: 4, req: V(1000, -1), total: 1000, want: out{2, 500, nil}},
+		"stale: held, in replicas and in place": {c: 4, req: V(1000, -1), total: 1000, stale: true,
+			want: out{4, 1000, []string{"replicas:Down:StaleRecommendation", "app/cpu:Down:StaleRecommendation"}}},
+		"stale and low confidence: stale is the reason": {c: 4, req: V(1000, -1), total: 1000, stale: true, low: true,
+			want: out{4, 1000, []string{"replicas:Down:StaleRecommendation", "app/cpu:Down:StaleRecommendation"}}},
+		"stale never holds a scale-up": {c: 1, req: V(500, -1), total: 1600, stale: true, want: out{2, 800, nil}},
+		"stale does not hold an HPA-driven scale-down": {c: 4, req: V(1000, -1), total: 400, stale: true,
+			hpa: &HPAInput{Desired: 2, Min: 1, Max: 5, Basis: map[string]Values{"app": V(500, -1)}}, want: out{2, 500, nil}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			st := vpaState(tc.c, tc.req, tc.total, -1)
+			st.LowConfidence, st.StaleRecommendation, st.HPA = tc.low, tc.stale, tc.hpa
+			d := mustDecide(t, epSpec(), st)
+			got := out{Replicas: d.Replicas, CPU: request(t, d, "app", CPU)}
+			for _, b := range d.Blocked {
+				got.Blocked = append(got.Blocked, b.Part+":"+string(b.Direction)+":"+string(b.Reason))
+				if !strings.Contains(b.Message, "the recommendation is stale") || !strings.Contains(b.Message, "wait for a fresh one") {
+					t.Errorf("message %q does not say the recommendation is stale", b.Message)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("decision (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

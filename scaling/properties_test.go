@@ -56,7 +56,7 @@ func FuzzPathIndependence(f *testing.F) {
 	f.Add(uint8(3), 0.5, 0.5, 0.0, 0.0, uint8(6), int64(5), false)
 	f.Fuzz(func(t *testing.T, c0 uint8, fc, fm, gc, gm float64, steps uint8, seed int64, up bool) {
 		s := epSpec()
-		iv := EffectiveIntervals(s.Intervals, s.MinReplicas, s.Overlap)
+		iv := mustIntervals(t, s.Intervals, s.MinReplicas, s.Overlap)
 		c := int32(c0%5) + 1
 		t0c, t0m := restTotals(iv, c, frac(fc), frac(fm))
 		// the end point: up to 1.5x the top of the intervals, or down to 0

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
 // Resource is a scaled resource.
@@ -311,6 +312,23 @@ type State struct {
 	// NodeRoom is the room of the largest schedulable node (NodeRoomOf; nil: unknown, no cap): the intervals'
 	// per-pod maxima are lowered to what a pod can have there, so the Hvpa scales out instead.
 	NodeRoom *NodeRoom
+	// StaleRecommendation: the recommendation has not been refreshed within the staleness bound (the
+	// recommender skips the object, or has stopped). Scale-downs decided from the VPA source, of replicas and
+	// per pod, are then blocked (reason StaleRecommendation, before LowConfidence); scale-ups are not.
+	StaleRecommendation bool
+}
+
+// vpaHold is why scale-downs decided from the VPA source are held in st, and what they wait for, in the words
+// of the blocked parts' messages; ok is false when they are not held.
+func (st State) vpaHold() (reason hvpav1alpha1.BlockReason, why, waitFor string, ok bool) {
+	switch {
+	case st.StaleRecommendation:
+		return hvpav1alpha1.BlockReasonStaleRecommendation, "the recommendation is stale (not refreshed within the bound; see the RecommendationProvided condition)",
+			"a fresh one", true
+	case st.LowConfidence:
+		return hvpav1alpha1.BlockReasonLowConfidence, "the recommendation's history is shorter than the confidence threshold", "more history", true
+	}
+	return "", "", "", false
 }
 
 // VPATotal is the VPA-source total of resource r for c replicas from the workload's load (SCALING.md section

@@ -59,8 +59,9 @@ func at(obj map[string]any, value any, path ...any) {
 
 // The API server itself refuses what the quantity pattern of the schema lets through and no controller can
 // serve: a string that does not parse as a quantity (one such object would make the whole list of its kind
-// undecodable for every client), quantities beyond what a resource can hold, minAllowed above maxAllowed, and
-// linear intervals to millions of replicas. These hold without the admission webhook.
+// undecodable for every client), quantities beyond what a resource can hold, minAllowed above maxAllowed,
+// linear intervals to millions of replicas, and any maxReplicas above 100000. These hold without the admission
+// webhook.
 var _ = Describe("quantities and sizes beyond what controllers can serve", func() {
 	ctx := context.Background()
 	type set func(obj map[string]any)
@@ -102,5 +103,20 @@ var _ = Describe("quantities and sizes beyond what controllers can serve", func(
 			at(o, int64(4000000), "spec", "scalingIntervals", 3, "maxReplicas")
 			at(o, "linear", "spec", "scalingIntervals", 3, "effectiveIntervalExtrapolation")
 		}), "spec.scalingIntervals", "every maxReplicas must be at most 1000"),
+		// issue 31: one interval to the largest int32 made the decision loop forever (the Hvpa controller and the
+		// webhook ran out of memory); the API server alone refuses it, in an interval and in the HPA template
+		Entry("one interval to 2147483647 replicas", set(func(o map[string]any) {
+			at(o, []any{map[string]any{"maxReplicas": int64(2147483647), "maxResources": map[string]any{"cpu": "8", "memory": "32Gi"}}}, "spec", "scalingIntervals")
+		}), "spec.scalingIntervals[0].maxReplicas", "should be less than or equal to 100000"),
+		Entry("the last interval to 100001 replicas", set(func(o map[string]any) { at(o, int64(100001), "spec", "scalingIntervals", 4, "maxReplicas") }),
+			"spec.scalingIntervals[4].maxReplicas", "should be less than or equal to 100000"),
+		Entry("hpa.template.maxReplicas 2147483647", set(func(o map[string]any) { at(o, int64(2147483647), "spec", "hpa", "template", "maxReplicas") }),
+			"spec.hpa.template.maxReplicas", "should be less than or equal to 100000"),
 	)
+	It("accepts maxReplicas 100000, in an interval and in the HPA template", func() {
+		u := hvpaUnstructured(validHvpa(framework.NewNamespace(k8s, "crd")))
+		at(u.Object, int64(100000), "spec", "scalingIntervals", 4, "maxReplicas")
+		at(u.Object, int64(100000), "spec", "hpa", "template", "maxReplicas")
+		Expect(k8s.Create(ctx, u)).To(Succeed())
+	})
 })

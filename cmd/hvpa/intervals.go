@@ -39,7 +39,10 @@ down boundary (down / replicas). The file may hold other objects too; the one Hv
 			if err != nil {
 				return err
 			}
-			iv := scaling.EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap)
+			iv, err := scaling.EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap)
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
 			switch output {
 			case "table", "":
 				return printIntervalTable(cmd, iv)

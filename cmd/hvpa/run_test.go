@@ -129,9 +129,11 @@ func TestRunRecommender(t *testing.T) {
 		}
 		return string(b), nil
 	}
-	eventually("/healthz and /readyz answer", func() error {
-		if _, err := get("http://" + probe + "/healthz"); err != nil {
-			return err
+	eventually("/healthz and /readyz answer, with the liveness of the recommender loop and the Hvpa controller", func() error {
+		for _, path := range []string{"/healthz", "/healthz/recommender-loop", "/healthz/hvpa-controller"} {
+			if _, err := get("http://" + probe + path); err != nil {
+				return err
+			}
 		}
 		_, err := get("http://" + probe + "/readyz")
 		return err

@@ -33,14 +33,8 @@ type policySource struct {
 	model           string              // its recommender.hvpa.dev/model annotation ("": none)
 }
 
-func newSimulateCommand() *cobra.Command {
-	var traceFile, outFile, vpaFile, hvpaFile, reportFile, cpuProfile, summaryFile, model string
-	var interval time.Duration
-	var closedLoop, compare bool
-	cmd := &cobra.Command{
-		Use:   "simulate --trace FILE [--out FILE] [--interval 1m] [--vpa vpa.yaml] [--hvpa hvpa.yaml] [--report report.html] [--model upstream|adaptive]",
-		Short: "Run the recommender on a usage trace and write its recommendations",
-		Long: `Run the recommender model on a usage trace (TRACE-FORMAT v1: CSV, plain or gzip; - reads standard input)
+// simulateLong is the long help of `hvpa simulate`.
+const simulateLong = `Run the recommender model on a usage trace (TRACE-FORMAT v1: CSV, plain or gzip; - reads standard input)
 on a simulated clock and write a recommendation row per (namespace, workload, container) every --interval.
 One VPA per workload with the default policy, unless --vpa (VerticalPodAutoscaler manifests) or --hvpa (Hvpa
 manifests) give policies: an object applies to the workload its targetRef names (and to its namespace, when
@@ -52,49 +46,83 @@ docs/simulate.md) for every workload, upstream's beside it for comparison; an ob
 recommender.hvpa.dev/model chooses the model of its workloads.
 
 With --closed-loop the trace is the DEMAND of each workload (per timestamp, its pods' usage summed per
-container) and every workload that an Hvpa of --hvpa names is served by a simulated workload that the real
-recommender and the real Hvpa decision scale (see docs/simulate.md): --out writes a row per tick and
-container (replicas, per-pod requests, demand), --summary-json the outcome per workload, --report a page of
-demand against provided, replicas and per-pod requests; --model chooses the recommender's model (total, the
-replica-aware one, or per-pod, the replica-blind one), --compare runs both.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			sources, err := loadPolicies(vpaFile, hvpaFile, cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			if closedLoop {
-				if model == "" {
-					model = string(closedloop.ModelTotal)
-				}
-				return runClosedLoop(cmd, sources, closedLoopArgs{trace: traceFile, out: outFile, summary: summaryFile, report: reportFile,
-					model: model, compare: compare, interval: interval, hvpaFile: hvpaFile})
-			}
-			if compare || summaryFile != "" {
-				return fmt.Errorf("--compare and --summary-json need --closed-loop")
-			}
-			m, err := adaptive.ParseModel(model)
-			if err != nil {
-				return fmt.Errorf("--%w", err)
-			}
-			return runOpenLoop(cmd, sources, openLoopArgs{trace: traceFile, out: outFile, report: reportFile, cpuProfile: cpuProfile, interval: interval, model: m})
-		},
+container) and every workload that an Hvpa of --hvpa names is served, under each policy of --policy on the
+same demand, by a simulated workload (see docs/simulate.md): hvpa (the Hvpa as configured: the real
+recommender and the real decision), hpa (the HPA v2 algorithm on the Hvpa's HPA metrics, fixed per-pod
+requests: the trace's first or each --hpa-requests), vpa (upstream's VPA with fixed replicas) and hpa+vpa
+(an HPA on CPU, a VPA on memory). Every policy goes through the same actuation model (--startup-delay,
+--updater-interval, --restart-delay, --hpa-sync-period). A table per workload and policy goes to standard
+output; --out writes a row per trace timestamp and container of the first run (pods, mean per-pod requests,
+demand), --summary-json the outcome per workload and run, --report a page of the runs side by side;
+--model chooses the Hvpa recommender's model (total, the replica-aware one, or per-pod, the replica-blind
+one), --compare runs both.`
+
+// simulateFlags are the flags of `hvpa simulate`.
+type simulateFlags struct {
+	traceFile, outFile, vpaFile, hvpaFile, reportFile, cpuProfile, summaryFile, model string
+	interval                                                                          time.Duration
+	closedLoop, compare                                                               bool
+	cl                                                                                closedLoopFlags
+}
+
+func newSimulateCommand() *cobra.Command {
+	var f simulateFlags
+	cmd := &cobra.Command{
+		Use:   "simulate --trace FILE [--out FILE] [--interval 1m] [--vpa vpa.yaml] [--hvpa hvpa.yaml] [--report report.html] [--model upstream|adaptive]",
+		Short: "Run the recommender on a usage trace and write its recommendations",
+		Long:  simulateLong,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	cmd.Flags().StringVar(&traceFile, "trace", "", "usage trace (CSV or gzip CSV; - for standard input)")
-	cmd.Flags().StringVar(&outFile, "out", "-", "recommendation file to write (- for standard output)")
-	cmd.Flags().DurationVar(&interval, "interval", time.Minute, "time between recommendations")
-	cmd.Flags().StringVar(&vpaFile, "vpa", "", "VerticalPodAutoscaler manifests giving container policies")
-	cmd.Flags().StringVar(&hvpaFile, "hvpa", "", "Hvpa manifests giving container policies (spec.vpa.template.resourcePolicy)")
-	cmd.Flags().StringVar(&reportFile, "report", "", "write a self-contained HTML report (usage vs target and bounds per container)")
-	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the simulation to this file")
+	cmd.Flags().StringVar(&f.traceFile, "trace", "", "usage trace (CSV or gzip CSV; - for standard input)")
+	cmd.Flags().StringVar(&f.outFile, "out", "-", "recommendation file to write (- for standard output); with --closed-loop: the per-timestamp rows (none unless given)")
+	cmd.Flags().DurationVar(&f.interval, "interval", time.Minute, "time between recommendations")
+	cmd.Flags().StringVar(&f.vpaFile, "vpa", "", "VerticalPodAutoscaler manifests giving container policies")
+	cmd.Flags().StringVar(&f.hvpaFile, "hvpa", "", "Hvpa manifests giving container policies (spec.vpa.template.resourcePolicy)")
+	cmd.Flags().StringVar(&f.reportFile, "report", "", "write a self-contained HTML report (usage vs target and bounds per container)")
+	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the simulation to this file")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
-	cmd.Flags().BoolVar(&closedLoop, "closed-loop", false, "replay the trace as demand and scale each workload with its Hvpa (--hvpa) in closed loop")
-	cmd.Flags().StringVar(&model, "model", "", "the recommender's model: upstream (the default) or adaptive; with --closed-loop: the model of an Hvpa's workload, total (replica-aware, the default) or per-pod (replica-blind)")
-	cmd.Flags().BoolVar(&compare, "compare", false, "with --closed-loop: run both models on the same demand")
-	cmd.Flags().StringVar(&summaryFile, "summary-json", "", "with --closed-loop: write the outcome per workload and model as JSON")
+	cmd.Flags().BoolVar(&f.closedLoop, "closed-loop", false, "replay the trace as demand and scale each workload with its Hvpa (--hvpa) in closed loop")
+	cmd.Flags().StringVar(&f.model, "model", "", "the recommender's model: upstream (the default) or adaptive; with --closed-loop: the model of an Hvpa's workload, total (replica-aware, the default) or per-pod (replica-blind)")
+	cmd.Flags().BoolVar(&f.compare, "compare", false, "with --closed-loop: run both models on the same demand")
+	cmd.Flags().StringVar(&f.summaryFile, "summary-json", "", "with --closed-loop: write the outcome per workload and run as JSON")
+	f.cl.register(cmd.Flags())
 	_ = cmd.MarkFlagRequired("trace")
 	return cmd
 }
+
+// run runs the simulation the flags ask for: in closed loop, or the recommender on a usage trace.
+func (f *simulateFlags) run(cmd *cobra.Command) error {
+	sources, err := loadPolicies(f.vpaFile, f.hvpaFile, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	if f.closedLoop {
+		model := f.model
+		if model == "" {
+			model = string(closedloop.ModelTotal)
+		}
+		return runClosedLoop(cmd, sources, closedLoopArgs{trace: f.traceFile, out: f.outFile, outSet: cmd.Flags().Changed("out"), summary: f.summaryFile,
+			report: f.reportFile, model: model, compare: f.compare, interval: f.interval, hvpaFile: f.hvpaFile, flags: f.cl})
+	}
+	if f.compare || f.summaryFile != "" {
+		return fmt.Errorf("--compare and --summary-json need --closed-loop")
+	}
+	for _, name := range closedLoopOnly {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s needs --closed-loop", name)
+		}
+	}
+	m, err := adaptive.ParseModel(f.model)
+	if err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	return runOpenLoop(cmd, sources, openLoopArgs{trace: f.traceFile, out: f.outFile, report: f.reportFile, cpuProfile: f.cpuProfile, interval: f.interval, model: m})
+}
+
+// closedLoopOnly are the flags only --closed-loop reads.
+var closedLoopOnly = []string{"policy", "hpa-requests", "replicas", "hpa-min-replicas", "hpa-max-replicas", "vpa-update-mode", "vpa-min-replicas",
+	"hpa-sync-period", "startup-delay", "restart-delay", "updater-interval", "table"}
 
 // openLoopArgs are the flags of an open-loop simulation (recommendations on a usage trace).
 type openLoopArgs struct {

@@ -140,37 +140,28 @@ func TestSimulateClosedLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	summary, rows, report := filepath.Join(dir, "summary.json"), filepath.Join(dir, "rows.csv"), filepath.Join(dir, "report.html")
-	_, table, err := runWithStdin(t, trace.String(), "simulate", "--closed-loop", "--compare", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml",
+	table, stderr, err := runWithStdin(t, trace.String(), "simulate", "--closed-loop", "--compare", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml",
 		"--out", rows, "--summary-json", summary, "--report", report)
 	if err != nil {
-		t.Fatalf("simulate --closed-loop: %v\n%s", err, table)
+		t.Fatalf("simulate --closed-loop: %v\n%s", err, stderr)
 	}
-	if !strings.Contains(table, "2 workloads x 2 models") || !strings.Contains(table, "ns/wl-1") {
-		t.Errorf("summary table:\n%s", table)
+	if !strings.Contains(stderr, "2 workloads x 2 runs") || !strings.Contains(table, "ns/wl-1") || !strings.Contains(table, "hvpa[per-pod]") {
+		t.Errorf("standard error:\n%s\ntable:\n%s", stderr, table)
 	}
-	data, err := os.ReadFile(summary)
-	if err != nil {
-		t.Fatal(err)
+	got := readSummaries(t, summary)
+	if len(got) != 4 {
+		t.Fatalf("%d summaries, want 2 workloads x 2 models", len(got))
 	}
-	var got struct {
-		Workloads []map[string]any `json:"workloads"`
-	}
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Workloads) != 4 {
-		t.Fatalf("%d summaries, want 2 workloads x 2 models: %s", len(got.Workloads), data)
-	}
-	keys := []string{"namespace", "workload", "model", "ticks", "final_replicas", "max_replicas", "cpu_provided_over_demand", "cpu_shortfall",
-		"memory_provided_over_demand", "memory_shortfall", "oom_events", "replica_changes_per_day", "per_pod_changes_per_day"}
-	for _, w := range got.Workloads {
+	keys := []string{"namespace", "workload", "policy", "model", "ticks", "final_replicas", "max_replicas", "cpu_provided_over_demand", "cpu_shortfall",
+		"memory_provided_over_demand", "memory_shortfall", "oom_events", "restarts", "evictions", "replica_changes_per_day", "per_pod_changes_per_day"}
+	for _, w := range got {
 		for _, k := range keys {
 			if _, ok := w[k]; !ok {
 				t.Errorf("summary %v lacks %q", w, k)
 			}
 		}
-		if w["ticks"].(float64) != 720 || w["cpu_provided_over_demand"].(float64) < 1 {
-			t.Errorf("summary %v: want 720 ticks (12 h of minutes) and at least the demand provided", w)
+		if w["ticks"].(float64) != 720 || w["cpu_provided_over_demand"].(float64) < 1 || w["policy"] != "hvpa" && w["policy"] != "hvpa[per-pod]" {
+			t.Errorf("summary %v: want 720 ticks (12 h of minutes), at least the demand provided, the hvpa policy", w)
 		}
 	}
 	out, err := os.ReadFile(rows)
@@ -182,8 +173,55 @@ func TestSimulateClosedLoop(t *testing.T) {
 		t.Errorf("rows: header %q and %d rows, want %q and %d", lines[0], len(lines)-1, closedloop.RowsHeader, 2*720)
 	}
 	page, err := os.ReadFile(report)
-	if err != nil || !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte("ns/wl-0")) {
+	if err != nil || !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte("ns/wl-0")) || !bytes.Contains(page, []byte("hvpa[per-pod]: replicas")) {
 		t.Errorf("report: %v, %d bytes", err, len(page))
+	}
+}
+
+// readSummaries reads the workloads of a --summary-json file.
+func readSummaries(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Workloads []map[string]any `json:"workloads"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Workloads
+}
+
+// TestSimulateClosedLoopPolicies: --policy runs the baselines on the same demand, --hpa-requests makes a run of
+// each hpa policy per value, the table is markdown with --table markdown, and no rows go to standard output
+// without --out.
+func TestSimulateClosedLoopPolicies(t *testing.T) {
+	var trace bytes.Buffer
+	if err := closedloop.WriteProfile(&trace, closedloop.ProfileDemand{Profile: closedloop.ProfileWeb, Sizes: []float64{1}, Days: 0.25, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	summary := filepath.Join(t.TempDir(), "summary.json")
+	table, stderr, err := runWithStdin(t, trace.String(), "simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-shootout.yaml",
+		"--policy", "hvpa,hpa,vpa,hpa+vpa", "--hpa-requests", "cpu=250m", "--hpa-requests", "cpu=1,memory=4Gi", "--table", "markdown", "--summary-json", summary)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	want := []string{"hvpa", "hpa[cpu=250m]", "hpa[cpu=1,memory=4Gi]", "vpa", "hpa+vpa[cpu=250m]", "hpa+vpa[cpu=1,memory=4Gi]"}
+	got := readSummaries(t, summary)
+	if len(got) != len(want) {
+		t.Fatalf("%d summaries, want %d", len(got), len(want))
+	}
+	for i, w := range got {
+		if w["policy"] != want[i] {
+			t.Errorf("summary %d: policy %v, want %s", i, w["policy"], want[i])
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) != 2+len(want) || !strings.HasPrefix(lines[0], "| workload | policy |") || !strings.HasPrefix(lines[1], "|---|") ||
+		!strings.HasPrefix(lines[3], "| shootout/web-0 | hpa[cpu=250m] |") {
+		t.Errorf("markdown table:\n%s", table)
 	}
 }
 
@@ -196,6 +234,13 @@ func TestSimulateClosedLoopErrors(t *testing.T) {
 		"unknown model":           {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml", "--model", "average"}, `--model "average": use total or per-pod`},
 		"compare without closed":  {[]string{"simulate", "--trace", "-", "--compare"}, "need --closed-loop"},
 		"no workload of the file": {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-kube-apiserver.yaml"}, "no workload of the trace is named by an Hvpa"},
+		"unknown policy": {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml", "--policy", "hvpa,keda"},
+			`"keda" is not a policy`},
+		"bad hpa requests": {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml", "--hpa-requests", "cpu=lots"},
+			`--hpa-requests "cpu=lots": cpu=lots is not a positive quantity`},
+		"policy without closed": {[]string{"simulate", "--trace", "-", "--policy", "hpa"}, "--policy needs --closed-loop"},
+		"bad startup delay":     {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml", "--startup-delay", "500ms"}, "--startup-delay 500ms: must be a positive number of whole seconds"},
+		"bad vpa update mode":   {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml", "--vpa-update-mode", "Auto"}, `--vpa-update-mode "Auto": use InPlaceOrRecreate or Recreate`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

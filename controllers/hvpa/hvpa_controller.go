@@ -20,6 +20,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,8 +48,10 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/heartbeat"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -88,6 +91,16 @@ type Reconciler struct {
 	// on; nil: every gate at its default).
 	Gates featuregate.FeatureGate
 
+	// Liveness, when set, sends probes through the controller's queue (its source) and Reconcile answers them.
+	Liveness *Liveness
+
+	// RecommenderInterval is the recommender's --recommender-interval (0: 1 minute): the embedded recommendation
+	// in status is stale after StaleAfter, 3 intervals + 5 minutes without the recommender providing it.
+	RecommenderInterval time.Duration
+	// Model is the recommender's model configuration (nil: recommender.Defaults()): the override annotations
+	// the recommender refuses on an Hvpa are reported against it.
+	Model *recommender.Config
+
 	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
 	// LowConfidence condition is true and scale-downs decided from it (replicas and per-pod) are blocked. 0: 1 day.
 	LowConfidenceDays float64
@@ -108,32 +121,65 @@ func NewReconciler(c client.Client, recs RecommendationSource, rec record.EventR
 	return &Reconciler{Client: c, Targets: workload.NewResolver(c, c), Recommendations: recs, Recorder: rec, Clock: clk, SyncPeriod: sync, Metrics: m}
 }
 
-// SetupWithManager registers the controller: Hvpas and the HPAs they own.
+// SetupWithManager registers the controller and its field indexes: Hvpas and the HPAs they own, and the
+// pods their targets select.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).For(&hvpav1alpha1.Hvpa{}).Owns(&autoscalingv2.HorizontalPodAutoscaler{}).Named("hvpa").
 		// pods coming, going, starting or restarting (an OOM kill) change what the decision sees
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.hvpasOfPod), builder.WithPredicates(podChanged)).
 		// an HPA the Hvpa did not create (a user's, KEDA's) that targets it: its metrics and bounds are the input's
 		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(hvpaOfHPA))
-	if n, ok := r.Recommendations.(interface {
-		HvpaChanges() <-chan event.GenericEvent
-	}); ok {
-		// the embedded recommendation changed (the recommender in this process says which Hvpa)
-		b = b.WatchesRawSource(source.Channel(n.HvpaChanges(), &handler.EnqueueRequestForObject{}))
+	for _, s := range r.channels() {
+		b = b.WatchesRawSource(s)
 	}
 	return b.Complete(r)
 }
 
-// hvpasOfPod maps a pod to the Hvpas of its namespace whose target selects it.
-func (r *Reconciler) hvpasOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
-	var l hvpav1alpha1.HvpaList
-	if err := r.Client.List(ctx, &l, client.InNamespace(pod.GetNamespace())); err != nil {
-		return nil
+// channels are the controller's sources that are not watches: the embedded recommendation changed (the
+// recommender in this process says which Hvpa), and the liveness probes.
+func (r *Reconciler) channels() []source.Source {
+	var out []source.Source
+	if n, ok := r.Recommendations.(interface {
+		HvpaChanges() <-chan event.GenericEvent
+	}); ok {
+		out = append(out, source.Channel(n.HvpaChanges(), &handler.EnqueueRequestForObject{}))
 	}
+	if r.Liveness != nil {
+		out = append(out, source.Channel(r.Liveness.probes, &handler.EnqueueRequestForObject{}))
+	}
+	return out
+}
+
+// hvpasOfPod maps a pod to the Hvpas of its namespace whose target selects it: the Hvpas indexed under one
+// of the pod's labels (IndexHvpaPodLabel) or under IndexAnyPod, read from the cache without copying them
+// (read only), then matched against their whole selector.
+func (r *Reconciler) hvpasOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
+	podLabels := labels.Set(pod.GetLabels())
+	keys := make([]string, 0, len(podLabels)+1)
+	for k, v := range podLabels {
+		keys = append(keys, k+"="+v)
+	}
+	keys = append(keys, IndexAnyPod)
+	seen := map[string]bool{}
 	var out []reconcile.Request
-	for _, h := range l.Items {
-		if sel, err := labels.Parse(h.Status.Selector); err == nil && h.Status.Selector != "" && sel.Matches(labels.Set(pod.GetLabels())) {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.Namespace, Name: h.Name}})
+	for _, key := range keys {
+		var l hvpav1alpha1.HvpaList
+		if err := r.Client.List(ctx, &l, client.InNamespace(pod.GetNamespace()), client.MatchingFields{IndexHvpaPodLabel: key}, client.UnsafeDisableDeepCopy); err != nil {
+			log.FromContext(ctx).V(1).Info("listing the Hvpas of a pod", "pod", pod.GetName(), "error", err.Error())
+			return nil
+		}
+		for i := range l.Items {
+			h := &l.Items[i]
+			if seen[h.Name] {
+				continue
+			}
+			seen[h.Name] = true
+			if sel, err := labels.Parse(h.Status.Selector); err == nil && sel.Matches(podLabels) {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.Namespace, Name: h.Name}})
+			}
 		}
 	}
 	return out
@@ -176,6 +222,9 @@ func HPAName(h *hvpav1alpha1.Hvpa) string { return h.Name }
 
 // Reconcile decides one Hvpa and applies the decision.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if r.Liveness.answer(req.NamespacedName) {
+		return reconcile.Result{}, nil
+	}
 	h, err := r.get(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -497,28 +546,138 @@ func (r *Reconciler) initReplicas(ctx context.Context, h *hvpav1alpha1.Hvpa, sca
 	return r.setOwnReplicas(ctx, h, max(scale.Spec.Replicas, 1)) // nobody asked for these: no input
 }
 
-// recommendationStatus puts the embedded recommendation into status and st: a fresh one, or the one in status
-// until the recommender has one (after a restart); none while the embedded recommender is off.
+// recommendationStatus puts the embedded recommendation into status and st: a fresh one (its lastUpdateTime
+// refreshed), or the one in status while the recommender has none (after a restart, or while it skips the
+// Hvpa), which drives no scale-down once it is stale; none while the embedded recommender is off.
 func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Spec, st *scaling.State, rec *recommender.HvpaRecommendation, now time.Time) {
-	if h.Spec.VPA != nil && h.Spec.VPA.Deploy {
-		if rec != nil {
-			h.Status.WorkloadRecommendation = workloadRecommendation(rec.Load)
-		}
-		st.Recommendation = scaling.LoadRecommendations(h.Status.WorkloadRecommendation)
-		h.Status.WorkloadRecommendation, h.Status.Recommendation = spec.WorkloadView(h.Status.WorkloadRecommendation, st.Replicas, st.Containers)
-	} else {
+	if h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
 		h.Status.Recommendation, h.Status.WorkloadRecommendation = nil, nil
-	}
-	if h.Status.Recommendation != nil {
-		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, true, hvpav1alpha1.ReasonRecommendationProvided,
-			fmt.Sprintf("recommendation for %d containers", len(h.Status.Recommendation.ContainerRecommendations)), now)
+		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, hvpav1alpha1.ReasonNoRecommendation,
+			"the embedded recommender is off (spec.vpa.deploy) or not running in this process", now)
 		return
 	}
-	msg := "no recommendation yet"
-	if r.Recommendations == nil || h.Spec.VPA == nil || !h.Spec.VPA.Deploy {
-		msg = "the embedded recommender is off (spec.vpa.deploy) or not running in this process"
+	if rec != nil {
+		h.Status.WorkloadRecommendation = refreshed(h.Status.WorkloadRecommendation, workloadRecommendation(rec.Load), now, r.StaleAfter()/4)
 	}
-	setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, hvpav1alpha1.ReasonNoRecommendation, msg, now)
+	st.Recommendation = scaling.LoadRecommendations(h.Status.WorkloadRecommendation)
+	h.Status.WorkloadRecommendation, h.Status.Recommendation = spec.WorkloadView(h.Status.WorkloadRecommendation, st.Replicas, st.Containers)
+	st.StaleRecommendation = r.stale(h.Status.WorkloadRecommendation, now)
+	r.recommendationCondition(h, st.StaleRecommendation, now)
+}
+
+// recommendationCondition sets RecommendationProvided: False with the annotation's error while an override
+// annotation keeps the recommender from serving the Hvpa, False RecommendationStale while the recommendation
+// in status is stale, True while it is fresh.
+func (r *Reconciler) recommendationCondition(h *hvpav1alpha1.Hvpa, stale bool, now time.Time) {
+	wr := h.Status.WorkloadRecommendation
+	if err := r.overrideError(h); err != nil {
+		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, hvpav1alpha1.ReasonInvalidOverride,
+			fmt.Sprintf("%v: the embedded recommender skips this Hvpa until the annotation is fixed; %s", err, r.inStatus(wr, stale, now)), now)
+		return
+	}
+	switch {
+	case h.Status.Recommendation != nil && stale:
+		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, hvpav1alpha1.ReasonRecommendationStale,
+			"the embedded recommender has not refreshed the recommendation: "+r.inStatus(wr, stale, now), now)
+	case h.Status.Recommendation != nil:
+		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, true, hvpav1alpha1.ReasonRecommendationProvided,
+			fmt.Sprintf("recommendation for %d containers", len(h.Status.Recommendation.ContainerRecommendations)), now)
+	default:
+		msg := "no recommendation yet"
+		if r.Recommendations == nil {
+			msg = "the embedded recommender is off (spec.vpa.deploy) or not running in this process"
+		}
+		setCondition(h, hvpav1alpha1.ConditionRecommendationProvided, false, hvpav1alpha1.ReasonNoRecommendation, msg, now)
+	}
+}
+
+// StaleAfter is how old the embedded recommendation in status may get (since the recommender last provided
+// it) before it is stale: the recommender loop's own liveness bound, 3 recommender intervals + 5 minutes. A
+// recommender that runs provides it every interval; one that skips the Hvpa (a bad override annotation, an
+// invalid spec) or has stopped does not.
+func (r *Reconciler) StaleAfter() time.Duration {
+	interval := r.RecommenderInterval
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	return heartbeat.StallAfter(interval)
+}
+
+// stale reports whether the recommendation in status is older than StaleAfter; one without lastUpdateTime
+// (written before it existed, and not provided since) is of unknown age and stale too.
+func (r *Reconciler) stale(wr *hvpav1alpha1.WorkloadRecommendation, now time.Time) bool {
+	if wr == nil || len(wr.Containers) == 0 {
+		return false
+	}
+	return wr.LastUpdateTime == nil || now.Sub(wr.LastUpdateTime.Time) > r.StaleAfter()
+}
+
+// inStatus says what the recommendation in status is worth now.
+func (r *Reconciler) inStatus(wr *hvpav1alpha1.WorkloadRecommendation, stale bool, now time.Time) string {
+	switch {
+	case wr == nil || len(wr.Containers) == 0:
+		return "there is no recommendation in status"
+	case wr.LastUpdateTime == nil:
+		return "the recommendation in status has no lastUpdateTime (written before it existed) and is taken as stale: scale-downs from it (replicas and per pod) are held; scale-ups still follow it"
+	case stale:
+		return fmt.Sprintf("the recommendation in status was last updated at %s, %s ago (more than %s: 3 recommender intervals + 5 minutes), and is stale: "+
+			"scale-downs from it (replicas and per pod) are held; scale-ups still follow it", wr.LastUpdateTime.UTC().Format(time.RFC3339),
+			now.Sub(wr.LastUpdateTime.Time).Round(time.Second), r.StaleAfter())
+	}
+	return fmt.Sprintf("the recommendation in status, last updated at %s, is used until it is older than %s, then scale-downs from it are held",
+		wr.LastUpdateTime.UTC().Format(time.RFC3339), r.StaleAfter())
+}
+
+// overrideError is why the embedded recommender skips h for its annotations (nil when it does not): an
+// override annotation that does not parse (recommender.WithOverrides, on the recommender's model), or a model
+// other than upstream, which the embedded recommender does not run for Hvpas in this version.
+func (r *Reconciler) overrideError(h *hvpav1alpha1.Hvpa) error {
+	base := recommender.Defaults()
+	if r.Model != nil {
+		base = *r.Model
+	}
+	if _, err := recommender.WithOverrides(base, h.Annotations); err != nil {
+		return err
+	}
+	v := strings.TrimSpace(h.Annotations[adaptive.AnnotationModel])
+	name, err := adaptive.ParseModel(v)
+	if err != nil {
+		return fmt.Errorf("annotation %s: %w", adaptive.AnnotationModel, err)
+	}
+	if name != adaptive.ModelUpstream {
+		return fmt.Errorf("annotation %s: %q: an Hvpa's embedded recommender runs the %s model only in this version; remove the annotation or set it to %s",
+			adaptive.AnnotationModel, v, adaptive.ModelUpstream, adaptive.ModelUpstream)
+	}
+	return nil
+}
+
+// refreshed is next (the recommender's recommendation now) with its lastUpdateTime: the one of prev while the
+// load and its bounds are the same and prev's is less than every old, else now.
+func refreshed(prev, next *hvpav1alpha1.WorkloadRecommendation, now time.Time, every time.Duration) *hvpav1alpha1.WorkloadRecommendation {
+	if next == nil {
+		return nil
+	}
+	t := metav1.NewTime(now).Rfc3339Copy()
+	if prev != nil && prev.LastUpdateTime != nil && now.Sub(prev.LastUpdateTime.Time) < every && sameLoad(prev, next) {
+		t = *prev.LastUpdateTime
+	}
+	next.LastUpdateTime = &t
+	return next
+}
+
+// sameLoad compares the per-container loads and bounds of two workload recommendations.
+func sameLoad(a, b *hvpav1alpha1.WorkloadRecommendation) bool {
+	if len(a.Containers) != len(b.Containers) {
+		return false
+	}
+	for i := range a.Containers {
+		x, y := a.Containers[i], b.Containers[i]
+		if x.Name != y.Name || !equality.Semantic.DeepEqual(x.Load, y.Load) || !equality.Semantic.DeepEqual(x.LowerBound, y.LowerBound) ||
+			!equality.Semantic.DeepEqual(x.UpperBound, y.UpperBound) {
+			return false
+		}
+	}
+	return true
 }
 
 // notServing says why this Hvpa does not act on its workload ("" when it does): an HPA targets the workload
@@ -527,8 +686,10 @@ func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Sp
 // with no read of their targets.
 func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target) (string, error) {
 	same := target.RefKey()
+	// the namespace's autoscalers, read from the cache without copying them (read only): Hvpas with their
+	// status, VPAs with their recommendations, on every reconcile
 	var hpas autoscalingv2.HorizontalPodAutoscalerList
-	if err := r.Client.List(ctx, &hpas, client.InNamespace(h.Namespace)); err != nil {
+	if err := r.Client.List(ctx, &hpas, client.InNamespace(h.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return "", err
 	}
 	var direct []string
@@ -545,7 +706,7 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 	self := workload.Autoscaler{Kind: "Hvpa", Name: h.Name, Created: h.CreationTimestamp}
 	all := []workload.Autoscaler{self}
 	var vpas vpav1.VerticalPodAutoscalerList
-	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace)); err != nil {
+	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return "", err
 	}
 	for i := range vpas.Items {
@@ -555,7 +716,7 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 		}
 	}
 	var hvpas hvpav1alpha1.HvpaList
-	if err := r.Client.List(ctx, &hvpas, client.InNamespace(h.Namespace)); err != nil {
+	if err := r.Client.List(ctx, &hvpas, client.InNamespace(h.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return "", err
 	}
 	for _, o := range hvpas.Items {

@@ -69,7 +69,9 @@ func describe(d scaling.Decision) string {
 func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling.State, now time.Time, pods int) {
 	s := &h.Status
 	prev := s.Desired
-	s.EffectiveScalingIntervals = scaling.IntervalStatus(d.Intervals)
+	// a bounded window: status is read (and copied) on every admission, pod event and updater loop
+	s.EffectiveScalingIntervals = scaling.IntervalStatusAround(d.Intervals, d.Replicas)
+	s.EffectiveScalingIntervalCount = int32(len(d.Intervals))
 	s.Desired = d.DesiredState()
 	if d.HPA != nil && d.CurrentReplicas > 0 { // a workload at 0 has no per-pod values to record as a basis
 		changed := metav1.NewTime(now)

@@ -1,16 +1,33 @@
 package updater
 
+import corev1 "k8s.io/api/core/v1"
+
 // Event reasons. Normal: an action taken, or an update held for a routine reason (the workload's disruption
 // budget, its minimum replicas, a startup boost); Warning: an update that cannot be made as asked (a resize
-// the kubelet refuses, a QoS class change, a stale admission webhook), with its reason in the message.
+// the kubelet refuses, a QoS class change, a stale admission webhook), with its reason in the message. The
+// pods of a VerticalPodAutoscaler get upstream VPA's updater's reasons where upstream has one (EvictedByVPA,
+// EvictedPod, InPlaceResizedByVPA, InPlaceResizeSkipped), so that what watches upstream's events keeps
+// working; an Hvpa's pods get hvpa's own.
 const (
-	// EventResizedInPlace: a pod was resized in place (pods/resize), on the pod and its VPA or Hvpa.
+	// EventResizedInPlace: a pod was resized in place (pods/resize), on an Hvpa's pod, and on the VPA or Hvpa.
 	EventResizedInPlace = "ResizedInPlace"
-	// EventResizeFallbackEviction: a resize that could not be made was replaced by an eviction.
+	// EventResizeFallbackEviction: a resize that could not be made was replaced by an eviction (an Hvpa's pod
+	// and the Hvpa).
 	EventResizeFallbackEviction = "ResizeFallbackEviction"
-	// EventEvicted is hvpa's own reason: the kubelet's "Evicted" (node-pressure evictions) stays the
-	// kubelet's, so alerts on kubelet evictions never count hvpa's.
+	// EventEvicted is hvpa's own reason for an eviction of an Hvpa's pod, on the pod and the Hvpa: the
+	// kubelet's "Evicted" (node-pressure evictions) stays the kubelet's, so alerts on kubelet evictions never
+	// count hvpa's.
 	EventEvicted = "EvictedByHvpa"
+	// EventEvictedByVPA: upstream's reason on a VPA's pod evicted to apply its recommendation (also when the
+	// eviction replaces a resize that could not be made; the message says so).
+	EventEvictedByVPA = "EvictedByVPA"
+	// EventEvictedPod: upstream's reason on the VPA whose pod was evicted.
+	EventEvictedPod = "EvictedPod"
+	// EventInPlaceResizedByVPA: upstream's reason on a VPA's pod resized in place (pods/resize accepted).
+	EventInPlaceResizedByVPA = "InPlaceResizedByVPA"
+	// EventInPlaceResizeSkipped: upstream's reason on a VPA's pod whose resize is not tried again: an earlier
+	// one was infeasible and the target is not lower (the message starts with ResizeInfeasible).
+	EventInPlaceResizeSkipped = "InPlaceResizeSkipped"
 	// EventUpdateSkipped: an update was not made now; the message starts with its reason (below).
 	EventUpdateSkipped = "UpdateSkipped"
 	// EventEvictionBlocked: the Eviction API refused an eviction (a PodDisruptionBudget).
@@ -35,6 +52,15 @@ const (
 	ReasonInPlaceUnavailable = "InPlaceUnavailable"
 	// ReasonStartupBoostOver: a startup-boosted pod goes back to its unboosted CPU.
 	ReasonStartupBoostOver = "StartupBoostOver"
+	// ReasonPodLevelResources: the pod sets pod-level resources (spec.resources); hvpa does not size it.
+	ReasonPodLevelResources = "PodLevelResources"
+	// ReasonReplacementRefused: a server-side dry run of the pod's replacement (the pod as it would be
+	// recreated with the new resources) was refused, so the pod is not evicted: its replacement would be
+	// refused too (a ValidatingAdmissionPolicy, Gatekeeper, Kyverno, a LimitRange).
+	ReasonReplacementRefused = "ReplacementWouldBeRefused"
+	// ReasonMemoryInUse: a resize would lower a container's memory limit to or below the memory it uses (or
+	// its usage could not be read), which the kubelet cannot do; that container's memory is kept.
+	ReasonMemoryInUse = "MemoryLimitBelowUsage"
 )
 
 // routine are the skip reasons of updates held by design (the message says until when): Normal events.
@@ -43,7 +69,40 @@ var routine = map[string]bool{ReasonMinReplicas: true, ReasonTolerance: true, Re
 // skipEventType is the event type of an update skipped for reason.
 func skipEventType(reason string) string {
 	if routine[reason] {
-		return "Normal"
+		return corev1.EventTypeNormal
 	}
-	return "Warning"
+	return corev1.EventTypeWarning
+}
+
+// vpaKind is Controller.Kind of a VerticalPodAutoscaler.
+const vpaKind = "VerticalPodAutoscaler"
+
+// skipEvent is the event reason and type of an update of a kind's pod skipped for reason: upstream's
+// InPlaceResizeSkipped (Normal, as upstream sends it) for a VPA's pod whose infeasible resize is not tried
+// again, else UpdateSkipped.
+func skipEvent(kind, reason string) (string, string) {
+	if kind == vpaKind && reason == ReasonInfeasible {
+		return EventInPlaceResizeSkipped, corev1.EventTypeNormal
+	}
+	return EventUpdateSkipped, skipEventType(reason)
+}
+
+// resizedEvent is the reason of the event on a kind's pod resized in place (the VPA or Hvpa gets
+// EventResizedInPlace).
+func resizedEvent(kind string) string {
+	if kind == vpaKind {
+		return EventInPlaceResizedByVPA
+	}
+	return EventResizedInPlace
+}
+
+// evictedEvents are the reasons of the events on a kind's evicted pod and on its VPA or Hvpa.
+func evictedEvents(kind string, fromResize bool) (pod, object string) {
+	switch {
+	case kind == vpaKind:
+		return EventEvictedByVPA, EventEvictedPod
+	case fromResize:
+		return EventResizeFallbackEviction, EventResizeFallbackEviction
+	}
+	return EventEvicted, EventEvicted
 }

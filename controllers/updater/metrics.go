@@ -10,6 +10,8 @@ type Metrics struct {
 	Skips       *prometheus.CounterVec
 	Convergence *prometheus.HistogramVec
 	Loop        prometheus.Histogram
+	// LoopRecordsDropped counts loop-detection records dropped because the ConfigMap could not hold them.
+	LoopRecordsDropped prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
@@ -21,7 +23,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Resizes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "resizes_total",
 			Help: "In-place resizes by outcome: requested (the API accepted the resize), refused (the API refused it), loop (not attempted: loop detection)."}, []string{"outcome"}),
 		Evictions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "evictions_total",
-			Help: "Evictions by outcome: evicted, fallback (evicted after a failed resize), blocked_by_pdb, error, rate_limited, no_admission (the webhook Lease is stale), loop."}, []string{"outcome"}),
+			Help: "Evictions by outcome: evicted, fallback (evicted after a failed resize), blocked_by_pdb, error, rate_limited, no_admission (the webhook Lease is stale), loop, replacement_refused (a dry run of the replacement was refused)."}, []string{"outcome"}),
 		Skips: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "skipped_updates_total",
 			Help: "Updates not made, by reason."}, []string{"reason"}),
 		Convergence: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "convergence_seconds",
@@ -29,9 +31,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(1, 2.5, 12)}, []string{"kind"}),
 		Loop: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "loop_duration_seconds",
 			Help: "Duration of one update loop.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
+		LoopRecordsDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "loop_records_dropped_total",
+			Help: "Loop-detection records dropped, the oldest first, because the loop-records ConfigMap (--update-loop-records) could not hold them within 512 KiB; loop detection forgets them."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Candidates, m.Resizes, m.Evictions, m.Skips, m.Convergence, m.Loop)
+		reg.MustRegister(m.Candidates, m.Resizes, m.Evictions, m.Skips, m.Convergence, m.Loop, m.LoopRecordsDropped)
 	}
 	return m
 }

@@ -38,7 +38,7 @@ func TestEvictAfterOOMSeconds(t *testing.T) {
 		}
 		c := &Controller{}
 		(&Updater{Options: o, Gates: gates}).applyPolicy(c, &vpav1.PodUpdatePolicy{EvictAfterOOMSeconds: tc.seconds})
-		if got := podState(pod, now, c.Options(o)).OOMKilledEarly; got != tc.early {
+		if got := podState(pod, now, c.Options(o), nil).OOMKilledEarly; got != tc.early {
 			t.Errorf("PerVPAConfig %v, evictAfterOOMSeconds %v: OOM-killed early %v, want %v", tc.gate, ptr.Deref(tc.seconds, 0), got, tc.early)
 		}
 	}

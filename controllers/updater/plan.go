@@ -1,6 +1,7 @@
 package updater
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -34,6 +37,11 @@ type Options struct {
 	DeferredTimeout time.Duration
 	// InProgressTimeout: a resize in progress longer than this falls back to eviction (1h).
 	InProgressTimeout time.Duration
+	// RetryBackoff and RetryBackoffMax space the retries of a resize that cannot be made and will not be
+	// replaced by an eviction (the kubelet's Infeasible, or the API's refusal, in updateMode InPlace or on a
+	// workload that may not be disrupted): RetryBackoff after the first refusal, doubling up to
+	// RetryBackoffMax (1m, 1h). A target lower than the refused one is tried at once.
+	RetryBackoff, RetryBackoffMax time.Duration
 	// EvictionTolerance is the fraction of a workload's replicas that may be disrupted per loop (at least one).
 	EvictionTolerance float64
 	// MinReplicas: no evictions while fewer pods are live (a VPA's updatePolicy.minReplicas overrides).
@@ -62,7 +70,8 @@ type Options struct {
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
 	return Options{Interval: time.Minute, UpdateThreshold: 0.1, MinPodAge: 12 * time.Hour, OOMWindow: 10 * time.Minute,
-		DeferredTimeout: 5 * time.Minute, InProgressTimeout: time.Hour, EvictionTolerance: 0.5, MinReplicas: 2,
+		DeferredTimeout: 5 * time.Minute, InProgressTimeout: time.Hour, RetryBackoff: time.Minute, RetryBackoffMax: time.Hour,
+		EvictionTolerance: 0.5, MinReplicas: 2,
 		InPlaceSkipDisruptionBudget: true, EvictionBurst: 1, LoopWindow: time.Hour, AdmissionLeaseMaxAge: time.Minute}
 }
 
@@ -90,6 +99,10 @@ type Controller struct {
 	// pods, or it has no recommendation yet).
 	BoostDuration func(container string) time.Duration
 	BoostOnly     bool
+	// Boosts reports whether the controller boosts a container's CPU at its start (a VPA's startupBoost, with
+	// the CPUStartupBoost gate on); nil: none. Only those containers of a pod follow its startup-boost
+	// annotation, which pod authors can write too.
+	Boosts func(container string) bool
 	// Replicas is the workload's desired replica count (its scale subresource); 0: unknown, the pods count.
 	Replicas int32
 	// Evicted: per change (an Action's Fingerprint) evicted within the loop window, the pods the workload had
@@ -145,10 +158,31 @@ type Pod struct {
 	QoS corev1.PodQOSClass
 	// ReadySince is when the pod became Ready (nil: not Ready).
 	ReadySince *time.Time
-	// Unboosted: the pod is startup-boosted (vpav1.AnnotationStartupBoost); per container, the CPU it goes
-	// back to. UnboostedErr: the annotation does not decode (the pod still goes back, to its targets).
+	// Unboosted: the pod is startup-boosted (see boosted in updater.go: the annotation
+	// vpav1.AnnotationStartupBoost, the CPUStartupBoost gate, a VPA that boosts it, no resize since it was
+	// created); per container, the CPU it goes back to. UnboostedErr: the annotation does not decode (the pod
+	// still goes back, to its targets).
 	Unboosted    map[string]vpav1.Unboosted
 	UnboostedErr error
+	// PodLevelResources: the pod sets pod-level resources (spec.resources), which bound its containers' sum:
+	// neither the webhook nor the updater sizes it (scaling.HasPodLevelResources).
+	PodLevelResources bool
+	// MemoryUsage is each container's memory working set (bytes, metrics.k8s.io); nil: not read. A resize
+	// that lowers a memory limit is made only with it read, and never to or below the usage (the kubelet
+	// cannot shrink a cgroup below what the container uses, and would leave the resize in progress).
+	MemoryUsage map[string]float64
+	// Refused is the last resize of this pod that could not be made and was not replaced by an eviction
+	// (nil: none): resizes are retried with backoff, a lower target at once.
+	Refused *Refusal
+}
+
+// Refusal is a resize that could not be made: what it asked, how often in a row, since when.
+type Refusal struct {
+	// Asked: the containers' requests and limits the resize asked for.
+	Asked []scaling.ContainerDecision
+	// Attempts: refusals in a row; At: the last one.
+	Attempts int
+	At       time.Time
 }
 
 // Kind of action.
@@ -178,9 +212,14 @@ type Action struct {
 	Change float64
 	// FromResize: an eviction replacing a resize that failed (not subject to evictionRequirements).
 	FromResize bool
-	// Unboost: the resize ends a startup boost (the annotation goes with it); Sized may be empty (already
-	// there).
+	// Unboost: the resize ends a startup boost.
 	Unboost bool
+	// Backoff: the action reports a resize that could not be made; the updater records it in the pod's
+	// Refusal, so that the next attempt waits (retryDue).
+	Backoff bool
+	// NeedsUsage: the resize lowers a memory limit and the pod's memory usage has not been read; the updater
+	// reads it and plans again.
+	NeedsUsage bool
 }
 
 // need says whether a pod must be updated and how much: the sized containers and the change.
@@ -299,36 +338,36 @@ func Plan(c *Controller, pods []Pod, now time.Time, o Options) []Action {
 // PlanWithBudget is Plan, and also the disruptions the workload may still take this loop after the planned
 // ones (the updater spends it on evictions that replace refused resizes).
 func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Action, int) {
-	out := unboosts(c, pods, now)
-	if c.BoostOnly || c.Mode == vpav1.UpdateModeOff || c.Mode == vpav1.UpdateModeInitial {
-		return out, 0
-	}
+	acts := !c.BoostOnly && c.Mode != vpav1.UpdateModeOff && c.Mode != vpav1.UpdateModeInitial
 	live := 0
 	for i := range pods {
 		if pods[i].Live {
 			live++
 		}
 	}
-	inPlace := (c.Mode == vpav1.UpdateModeInPlaceOrRecreate || c.Mode == vpav1.UpdateModeInPlace) && !o.NoInPlaceResize
+	canEvict := int32(live) >= c.minReplicas(o)
+	var out []Action
 	for i := range pods {
 		p := &pods[i]
-		if !p.Running || p.Unboosted != nil {
+		if !p.Running {
 			continue
 		}
-		if c.Mode == vpav1.UpdateModeInPlace && o.NoInPlaceResize {
-			if n := assess(c, p, now, o); n != nil {
-				out = append(out, Action{Pod: p, Sized: n.sized, Up: n.up, Change: n.change, Fingerprint: fingerprint(n.sized), Kind: Skip, Reason: ReasonInPlaceUnavailable,
-					Message: strings.Join(n.changes, ", ") + ": the cluster serves no pods/resize, and updateMode InPlace never evicts"})
+		if p.Unboosted != nil {
+			// boosted: nothing but the boost's end, unless the pod already has its unboosted CPU
+			if a := unboost(c, p, now); a.Kind == Wait || len(a.Sized) > 0 {
+				out = append(out, a)
+				continue
 			}
+		}
+		if !acts {
 			continue
 		}
-		if p.Resizing && inPlace {
-			out = append(out, resizeFollowUp(c, p, now, o))
-			continue
+		if a, ok := planPod(c, p, now, o, canEvict); ok {
+			out = append(out, a)
 		}
-		if n := assess(c, p, now, o); n != nil {
-			out = append(out, update(c, p, n, inPlace))
-		}
+	}
+	if !acts {
+		return out, 0
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Up != out[j].Up {
@@ -341,6 +380,193 @@ func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Acti
 		replicas = len(pods)
 	}
 	return limitEvictions(c, out, live, replicas, o)
+}
+
+// inPlace reports whether the controller's mode resizes pods in place.
+func (c *Controller) inPlace() bool {
+	return c.Mode == vpav1.UpdateModeInPlaceOrRecreate || c.Mode == vpav1.UpdateModeInPlace
+}
+
+// minReplicas is the live pods a workload needs before one of them may be disrupted.
+func (c *Controller) minReplicas(o Options) int32 {
+	if c.MinReplicas > 0 {
+		return c.MinReplicas
+	}
+	return o.MinReplicas
+}
+
+// planPod is the action for one running pod that is not boosted (false: none). canEvict: the workload has
+// the live pods minReplicas asks for, so a pod may be evicted at all.
+func planPod(c *Controller, p *Pod, now time.Time, o Options, canEvict bool) (Action, bool) {
+	if p.Resizing && c.inPlace() {
+		return resizeFollowUp(c, p, now, o, canEvict), true
+	}
+	n := assess(c, p, now, o)
+	if n == nil {
+		return Action{}, false
+	}
+	if c.Mode == vpav1.UpdateModeInPlace && o.NoInPlaceResize {
+		return Action{Pod: p, Sized: n.sized, Up: n.up, Change: n.change, Fingerprint: fingerprint(n.sized), Kind: Skip, Reason: ReasonInPlaceUnavailable,
+			Message: strings.Join(n.changes, ", ") + ": the cluster serves no pods/resize, and updateMode InPlace never evicts"}, true
+	}
+	if p.PodLevelResources {
+		return Action{Pod: p, Kind: Skip, Reason: ReasonPodLevelResources, Message: strings.Join(n.changes, ", ") +
+			": the pod sets pod-level resources (spec.resources), which bound its containers' sum; hvpa sizes neither it nor its containers"}, true
+	}
+	a := update(c, p, n, c.inPlace() && !o.NoInPlaceResize) // without pods/resize, InPlaceOrRecreate evicts at once
+	if a.Kind == Resize {
+		if a = keepMemoryLimits(a, p); a.Kind != Resize || a.NeedsUsage {
+			return a, true
+		}
+	}
+	if a.Kind == Resize || a.Kind == Evict {
+		a = retryGate(a, p, now, o)
+	}
+	return a, true
+}
+
+// retryGate holds an update of a pod whose last update could not be made (p.Refused) until retryDue.
+func retryGate(a Action, p *Pod, now time.Time, o Options) Action {
+	due, why := retryDue(p.Refused, a.Sized, now, o)
+	if !due {
+		return Action{Pod: p, Kind: Wait}
+	}
+	if why != "" {
+		a.Message += "; " + why
+	}
+	return a
+}
+
+// retryBackoff is the wait after attempts refusals in a row: o.RetryBackoff, doubled after each further
+// refusal, at most o.RetryBackoffMax (0 before the first).
+func retryBackoff(attempts int, o Options) time.Duration {
+	if attempts <= 0 {
+		return 0
+	}
+	d := o.RetryBackoff
+	for i := 1; i < attempts && d < o.RetryBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, o.RetryBackoffMax)
+}
+
+// retryDue says whether an update to sized may be tried now after the refusal r (nil: none), and why: a
+// target lower than the refused one in some request or limit is tried at once (it may fit where the refused
+// one did not), anything else once the backoff since the last refusal has passed.
+func retryDue(r *Refusal, sized []scaling.ContainerDecision, now time.Time, o Options) (bool, string) {
+	if r == nil {
+		return true, ""
+	}
+	if lowerThan(sized, r.Asked) {
+		return true, "the target is lower than the one refused " + r.At.UTC().Format(time.RFC3339)
+	}
+	wait := retryBackoff(r.Attempts, o)
+	if now.Before(r.At.Add(wait)) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("tried again %s after %d refusal(s) in a row", wait, r.Attempts)
+}
+
+// lowerThan reports whether some request or limit of sized is lower, beyond rounding, than what asked asks
+// for the same container.
+func lowerThan(sized, asked []scaling.ContainerDecision) bool {
+	for _, d := range sized {
+		for _, a := range asked {
+			if a.Name != d.Name {
+				continue
+			}
+			for _, r := range scaling.Resources {
+				for _, pair := range [2][2]scaling.Values{{d.Requests, a.Requests}, {d.Limits, a.Limits}} {
+					x, ok := pair[0].Get(r)
+					y, had := pair[1].Get(r)
+					if ok && (!had || (x < y && !roughlyEqual(x, y))) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// asked is the pod's spec as sized containers: what a resize pending at the kubelet asks.
+func asked(p *Pod) []scaling.ContainerDecision {
+	out := make([]scaling.ContainerDecision, len(p.Containers))
+	for i, k := range p.Containers {
+		out[i] = scaling.ContainerDecision{Name: k.Name, Current: k, Requests: k.Requests, Limits: k.Limits}
+	}
+	return out
+}
+
+// changed reports whether sized differs, beyond rounding, from the containers' current values.
+func changed(sized []scaling.ContainerDecision) bool {
+	for _, d := range sized {
+		for _, r := range scaling.Resources {
+			for _, pair := range [2][2]scaling.Values{{d.Requests, d.Current.Requests}, {d.Limits, d.Current.Limits}} {
+				x, ok := pair[0].Get(r)
+				y, had := pair[1].Get(r)
+				if ok && (!had || !roughlyEqual(x, y)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// keepMemoryLimits keeps, in a resize, the memory request and limit of each container whose memory limit
+// would go down to or below the memory it uses (or whose usage is not known): the kubelet cannot shrink the
+// cgroup below its usage and leaves such a resize in progress. Without the usage read the action asks for it
+// (NeedsUsage). A resize left with nothing to change is skipped.
+func keepMemoryLimits(a Action, p *Pod) Action {
+	var kept []string
+	sized := make([]scaling.ContainerDecision, 0, len(a.Sized))
+	for _, d := range a.Sized {
+		lim, ok := d.Limits.Get(scaling.Memory)
+		cur, had := d.Current.Limits.Get(scaling.Memory)
+		if !ok || (had && lim >= cur) {
+			sized = append(sized, d)
+			continue
+		}
+		if p.MemoryUsage == nil {
+			a.NeedsUsage = true
+			return a
+		}
+		if use, known := p.MemoryUsage[d.Name]; known && lim > use {
+			sized = append(sized, d)
+			continue
+		}
+		use, known := p.MemoryUsage[d.Name]
+		usage := "not known"
+		if known {
+			usage = scaling.Format(scaling.Memory, use)
+		}
+		kept = append(kept, fmt.Sprintf("%s memory kept at its limit %s (usage %s, the new limit %s would not be above it)",
+			d.Name, fmtOpt(scaling.Memory, cur, had), usage, scaling.Format(scaling.Memory, lim)))
+		for _, v := range []*scaling.Values{&d.Requests, &d.Limits} {
+			from := d.Current.Requests
+			if v == &d.Limits {
+				from = d.Current.Limits
+			}
+			if x, ok := from.Get(scaling.Memory); ok {
+				v.Set(scaling.Memory, x)
+			} else {
+				v.Unset(scaling.Memory)
+			}
+		}
+		if changed([]scaling.ContainerDecision{d}) {
+			sized = append(sized, d)
+		}
+	}
+	if len(kept) == 0 {
+		return a
+	}
+	a.Sized, a.Fingerprint = sized, fingerprint(sized)
+	a.Message += "; " + strings.Join(kept, ", ")
+	if len(sized) == 0 {
+		a.Kind, a.Reason = Skip, ReasonMemoryInUse
+	}
+	return a
 }
 
 // update is the action for a pod that needs n: a resize in place, an eviction, or a skip where updateMode
@@ -366,22 +592,15 @@ func update(c *Controller, p *Pod, n *need, inPlace bool) Action {
 	return a
 }
 
-// unboosts plans the boosted pods (in every mode): each waits for its boost's end, then goes back in place.
-func unboosts(c *Controller, pods []Pod, now time.Time) []Action {
-	var out []Action
-	for i := range pods {
-		if p := &pods[i]; p.Running && p.Unboosted != nil {
-			out = append(out, unboost(c, p, now))
-		}
-	}
-	return out
-}
-
 // resizeFollowUp watches a resize the kubelet has not finished: Infeasible, or Deferred / InProgress past
-// their timeouts, fall back to eviction (InPlaceOrRecreate) or are reported and left (InPlace).
-func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options) Action {
+// their timeouts, fall back to eviction (InPlaceOrRecreate) or are reported and left (InPlace). An Infeasible
+// resize that no eviction will replace (InPlace, or fewer live pods than minReplicas) is retried
+// (infeasibleRetry).
+func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options, canEvict bool) Action {
 	a := Action{Pod: p, Kind: Wait}
 	switch {
+	case p.ResizePending == corev1.PodReasonInfeasible && (c.Mode == vpav1.UpdateModeInPlace || !canEvict):
+		return infeasibleRetry(c, p, now, o)
 	case p.ResizePending == corev1.PodReasonInfeasible:
 		a.Reason, a.Message = ReasonInfeasible, "the kubelet refused the resize as infeasible"
 	case p.ResizePending == corev1.PodReasonDeferred && now.Sub(p.ResizePendingSince) > o.DeferredTimeout:
@@ -404,14 +623,55 @@ func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options) Action {
 	return a
 }
 
+// infeasibleRetry is what follows a resize the kubelet refused as Infeasible when no eviction replaces it:
+// a target lower than the refused one is asked at once (it may fit where the refused one did not); another
+// target once the backoff since the last refusal has passed (retryDue); with nothing new to ask, the refusal
+// is reported at the same backoff (the kubelet retries pending resizes on its own, e.g. when the node
+// grows). Between those, nothing.
+func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options) Action {
+	why := "the kubelet refused the resize as infeasible"
+	if c.Mode == vpav1.UpdateModeInPlace {
+		why += "; updateMode InPlace never evicts"
+	} else {
+		why += fmt.Sprintf("; the workload has fewer than %d live pods (minReplicas), so no eviction replaces it", c.minReplicas(o))
+	}
+	sized := scaling.SizePod(p.Containers, c.Targets, c.Policies, c.Gap, c.LimitRange)
+	due, how := retryDue(p.Refused, sized, now, o)
+	switch {
+	case !due:
+		return Action{Pod: p, Kind: Wait}
+	case changed(sized):
+		n := &need{sized: sized}
+		for _, d := range sized {
+			for _, r := range scaling.Resources {
+				n.compare(c, d, r, o)
+			}
+		}
+		a := Action{Pod: p, Kind: Resize, Reason: ReasonInfeasible, Sized: sized, Fingerprint: fingerprint(sized), Up: n.up, Change: n.change,
+			Message: strings.Join(n.changes, ", ") + ": " + why + "; resizing to the current target"}
+		if how != "" {
+			a.Message += " (" + how + ")"
+		}
+		return keepMemoryLimits(a, p)
+	}
+	next := retryBackoff(refusals(p)+1, o)
+	return Action{Pod: p, Kind: Skip, Reason: ReasonInfeasible, Backoff: true, Sized: asked(p), Fingerprint: fingerprint(asked(p)),
+		Message: fmt.Sprintf("%s; waiting for a lower target, or for the kubelet to accept it (reported again in %s)", why, next)}
+}
+
+// refusals is the pod's refusals in a row so far.
+func refusals(p *Pod) int {
+	if p.Refused == nil {
+		return 0
+	}
+	return p.Refused.Attempts
+}
+
 // limitEvictions applies evictionRequirements, minReplicas and the eviction tolerance to the disruptions of
 // one workload: evictions, and resizes that restart a container. Over-budget ones become skips with their
 // reason. It returns the disruptions still allowed this loop.
 func limitEvictions(c *Controller, actions []Action, live, replicas int, o Options) ([]Action, int) {
-	minReplicas := o.MinReplicas
-	if c.MinReplicas > 0 {
-		minReplicas = c.MinReplicas
-	}
+	minReplicas := c.minReplicas(o)
 	// the tolerance is a share of the replicas the workload should have; those it lacks are disrupted already
 	budget := max(1, int(math.Floor(o.EvictionTolerance*float64(replicas)))) - max(0, replicas-live)
 	if int32(live) < minReplicas {
@@ -497,7 +757,9 @@ func fingerprint(sized []scaling.ContainerDecision) string {
 
 // unboost plans the end of a pod's startup boost: nothing until the pod has been Ready for the longest of its
 // containers' boost durations, then an in-place resize of every boosted container's CPU back to the
-// annotation's values (to the targets where the annotation does not say).
+// annotation's values (to the targets where the annotation does not say). Ending a boost only ever lowers
+// CPU: a value above the container's current one (not written by the webhook, which boosts up) is ignored.
+// With nothing to lower the resize has no containers (the pod is then sized as any other).
 func unboost(c *Controller, p *Pod, now time.Time) Action {
 	var wait time.Duration
 	for name := range p.Unboosted {
@@ -512,7 +774,7 @@ func unboost(c *Controller, p *Pod, now time.Time) Action {
 	var changes []string
 	for _, k := range p.Containers {
 		u, ok := p.Unboosted[k.Name]
-		if !ok && p.UnboostedErr == nil {
+		if (!ok && p.UnboostedErr == nil) || c.Boosts == nil || !c.Boosts(k.Name) {
 			continue
 		}
 		d := scaling.ContainerDecision{Name: k.Name, Current: k, Requests: k.Requests, Limits: k.Limits}
@@ -525,7 +787,7 @@ func unboost(c *Controller, p *Pod, now time.Time) Action {
 			case target:
 				want, ok = c.Targets[k.Name].Get(scaling.CPU)
 			}
-			if ok && (!has || want != cur) {
+			if ok && has && want < cur {
 				v.Set(scaling.CPU, want)
 				changes = append(changes, fmt.Sprintf("%s cpu %s %s -> %s", k.Name, what, scaling.Format(scaling.CPU, cur), scaling.Format(scaling.CPU, want)))
 			}
@@ -541,5 +803,133 @@ func unboost(c *Controller, p *Pod, now time.Time) Action {
 	if len(changes) > 0 {
 		a.Message = strings.Join(changes, ", ") + ": " + a.Message
 	}
+	return a
+}
+
+// RefusalKind is what the API server's refusal of a resize (or of a replacement's dry run) says.
+type RefusalKind int
+
+// The kinds of refusal.
+const (
+	// RefusedTransient: a timeout, a 5xx, a conflict, a throttled or failed request: tried again next loop.
+	RefusedTransient RefusalKind = iota
+	// RefusedQuota: the ResourceQuota admission plugin (403 "exceeded quota"); the replacement would meet the
+	// quota too: tried again next loop.
+	RefusedQuota
+	// RefusedCapacity: the node's allocatable cannot hold the pod's new requests (kube-apiserver's
+	// PodResizeValidator, 403 with cause NodeCapacity): infeasible on this node, as the kubelet's Infeasible.
+	RefusedCapacity
+	// RefusedPolicy: the change itself is refused for this pod: invalid (422), forbidden by an admission
+	// plugin, a ValidatingAdmissionPolicy or a webhook (403), no pods/resize (405), the pod gone (404).
+	RefusedPolicy
+)
+
+func (k RefusalKind) String() string {
+	switch k {
+	case RefusedTransient:
+		return "Transient"
+	case RefusedQuota:
+		return "Quota"
+	case RefusedCapacity:
+		return "Capacity"
+	case RefusedPolicy:
+		return "Policy"
+	}
+	return fmt.Sprintf("RefusalKind(%d)", int(k))
+}
+
+// ClassifyRefusal says what kind of refusal err is.
+func ClassifyRefusal(err error) RefusalKind {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return RefusedTransient
+	}
+	st := status.Status()
+	switch {
+	case st.Reason == metav1.StatusReasonForbidden && strings.Contains(st.Message, "exceeded quota"):
+		// the quota plugin answers 403 with no reason or cause of its own: its message is the only mark
+		return RefusedQuota
+	case st.Reason == metav1.StatusReasonForbidden && hasCause(st, "NodeCapacity"):
+		return RefusedCapacity
+	case apierrors.IsInvalid(err), apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err), apierrors.IsForbidden(err):
+		return RefusedPolicy
+	}
+	return RefusedTransient
+}
+
+func hasCause(st metav1.Status, t metav1.CauseType) bool {
+	if st.Details == nil {
+		return false
+	}
+	for _, c := range st.Details.Causes {
+		if c.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Evictable reports whether one of pods may be disrupted at all: the workload has at least minReplicas live
+// pods.
+func Evictable(c *Controller, pods []Pod, o Options) bool {
+	live := 0
+	for i := range pods {
+		if pods[i].Live {
+			live++
+		}
+	}
+	return int32(live) >= c.minReplicas(o)
+}
+
+// AfterRefusal decides what follows a resize the API server refused (err, of kind) with budget disruptions
+// left to the workload this loop (evictable: the workload may be disrupted at all, see Evictable), and
+// returns the budget after it: a transient or quota refusal, the end of a startup boost, or a workload
+// whose eviction tolerance is used up this loop, is tried again next loop; in updateMode InPlace, on a
+// workload with fewer live pods than minReplicas, or where evictionRequirements forbid an eviction, the
+// resize is retried with backoff (Backoff); otherwise the pod is evicted (FromResize), which the updater
+// makes only once a dry run of the replacement is admitted (AfterDryRun).
+func AfterRefusal(c *Controller, a Action, kind RefusalKind, err error, budget int, evictable bool) (Action, int) {
+	reason := ReasonResizeRefused
+	if kind == RefusedCapacity {
+		reason = ReasonInfeasible
+	}
+	refused := fmt.Sprintf("the API refused the resize (%v)", err)
+	skip := func(r, why string, backoff bool) (Action, int) {
+		a.Kind, a.Reason, a.Backoff, a.FromResize = Skip, r, backoff, false
+		a.Message += "; " + refused + "; " + why
+		return a, budget
+	}
+	switch {
+	case a.Unboost || kind == RefusedTransient || kind == RefusedQuota:
+		return skip(ReasonResizeRefused, "retrying next loop", false)
+	case c.Mode == vpav1.UpdateModeInPlace:
+		return skip(reason, "updateMode InPlace never evicts; retrying with backoff, at once for a lower target", true)
+	case !evictable:
+		return skip(ReasonMinReplicas, "the workload has fewer live pods than minReplicas, so no eviction replaces it; retrying with backoff, at once for a lower target", true)
+	case budget <= 0:
+		return skip(ReasonTolerance, "the workload may not be disrupted further this loop (--eviction-tolerance); retrying next loop", false)
+	case !requirementsMet(c.EvictionRequirements, a.Sized):
+		return skip(ReasonEvictionReqs, "updatePolicy.evictionRequirements do not allow an eviction; retrying with backoff", true)
+	}
+	a.Kind, a.FromResize, a.Reason = Evict, true, reason
+	a.Message += "; " + refused
+	return a, budget - 1
+}
+
+// AfterDryRun decides whether an eviction goes ahead after the server-side dry run of its replacement (the
+// pod as it would be recreated with its new resources) answered err: admitted, it does; refused, the pod is
+// not evicted, as its replacement would be refused too (and the workload would lose the pod), and the update
+// is retried with backoff; a transient failure of the dry run is tried again next loop.
+func AfterDryRun(a Action, err error) Action {
+	if err == nil {
+		return a
+	}
+	a.Kind, a.Reason = Skip, ReasonReplacementRefused
+	if ClassifyRefusal(err) == RefusedTransient {
+		a.Message += fmt.Sprintf("; not evicting: the dry run of its replacement failed (%v); retrying next loop", err)
+		return a
+	}
+	a.Backoff = true
+	a.Message += fmt.Sprintf("; not evicting: the replacement, as it would be created with the new resources, would be refused (%v); retrying with backoff", err)
 	return a
 }

@@ -1,6 +1,7 @@
 package updater
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -228,5 +229,57 @@ func TestInPlaceSkipDisruptionBudget(t *testing.T) {
 	half := []got{{"a", "Resize", ""}, {"b", "Resize", ""}, {"c", "Skip", ReasonTolerance}, {"d", "Skip", ReasonTolerance}}
 	if d := cmp.Diff(half, summary(Plan(ctl, pods, now, o))); d != "" {
 		t.Errorf("--in-place-skip-disruption-budget=false, actions (-want +got):\n%s", d)
+	}
+}
+
+// TestPlanBudget pins the disruption budget PlanWithBudget returns (what a resize the API refuses may spend on
+// an eviction) and the eviction tolerance on odd replica counts: at most half of the replicas, rounded down,
+// at least one, less those missing; none while fewer pods are live than minReplicas.
+func TestPlanBudget(t *testing.T) {
+	o := DefaultOptions()
+	pods := func(n int, req float64) []Pod {
+		var out []Pod
+		for i := range n {
+			out = append(out, pod(fmt.Sprintf("p%d", i), time.Hour, req, 0))
+		}
+		return out
+	}
+	ctl := func(mode vpav1.UpdateMode, replicas, minReplicas int32) *Controller {
+		c := vpaCtl(mode, 500, 400, 600)
+		c.Replicas, c.MinReplicas = replicas, minReplicas
+		return c
+	}
+	cases := map[string]struct {
+		ctl     *Controller
+		pods    []Pod
+		evicted int // evictions planned (the first ones), the others skipped for the tolerance
+		budget  int
+	}{
+		"3 replicas: 1 eviction per loop (half of 3, rounded down), none left":      {ctl(vpav1.UpdateModeRecreate, 3, 0), pods(3, 100), 1, 0},
+		"5 replicas: 2 evictions per loop, none left":                               {ctl(vpav1.UpdateModeRecreate, 5, 0), pods(5, 100), 2, 0},
+		"5 replicas, 1 needs it: 1 left for a refused resize":                       {ctl(vpav1.UpdateModeRecreate, 5, 0), append(pods(1, 100), pods(5, 500)[1:]...), 1, 1},
+		"3 replicas in place, nothing disrupts: the whole budget of 1 is left":      {ctl(vpav1.UpdateModeInPlaceOrRecreate, 3, 0), pods(3, 100), 0, 1},
+		"7 replicas in place: 3 left for refused resizes":                           {ctl(vpav1.UpdateModeInPlaceOrRecreate, 7, 0), pods(7, 100), 0, 3},
+		"1 replica: at least one, but minReplicas 2 (the default) leaves none":      {ctl(vpav1.UpdateModeInPlaceOrRecreate, 1, 0), pods(1, 100), 0, 0},
+		"1 replica with minReplicas 1: one":                                         {ctl(vpav1.UpdateModeInPlaceOrRecreate, 1, 1), pods(1, 100), 0, 1},
+		"3 live of 3 desired, minReplicas 4: none, though the tolerance allows one": {ctl(vpav1.UpdateModeInPlaceOrRecreate, 3, 4), pods(3, 100), 0, 0},
+		"5 desired, 3 live: 2 missing count as disrupted, none left":                {ctl(vpav1.UpdateModeInPlaceOrRecreate, 5, 0), pods(3, 100), 0, 0},
+		"9 desired, 8 live: 4 less the missing one":                                 {ctl(vpav1.UpdateModeInPlaceOrRecreate, 9, 0), pods(8, 100), 0, 3},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			actions, budget := PlanWithBudget(tc.ctl, tc.pods, now, o)
+			n := 0
+			for _, a := range actions {
+				if a.Kind == Evict {
+					n++
+				} else if a.Kind == Skip && a.Reason != ReasonTolerance {
+					t.Errorf("%s skipped for %s: %s", a.Pod.Name, a.Reason, a.Message)
+				}
+			}
+			if n != tc.evicted || budget != tc.budget {
+				t.Errorf("%d evictions planned, budget %d left; want %d and %d", n, budget, tc.evicted, tc.budget)
+			}
+		})
 	}
 }

@@ -12,7 +12,16 @@ package updater
 // Pods and LimitRanges: list and watch (the pods to update; the bounds per namespace).
 // +kubebuilder:rbac:groups="",resources=pods;limitranges,verbs=list;watch
 
-// pods/resize: patch a running pod's resources in place (InPlaceOrRecreate, InPlace).
+// Pods: create, only as a server-side dry run (dryRun=All, nothing is stored) of an evicted pod's replacement
+// with its new resources: the pod is evicted only if the API server would admit that (policies, webhooks,
+// LimitRanges).
+// +kubebuilder:rbac:groups="",resources=pods,verbs=create
+
+// metrics.k8s.io pods: list, in a namespace, before a resize lowers a memory limit (never to or below the
+// container's usage).
+// +kubebuilder:rbac:groups=metrics.k8s.io,resources=pods,verbs=list
+
+// pods/resize: patch a running pod's resources in place (InPlaceOrRecreate, InPlace), and end startup boosts.
 // +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
 
 // pods/eviction: evict through the Eviction API, which honours PodDisruptionBudgets (Recreate, Auto, fallback).

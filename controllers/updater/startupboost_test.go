@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -29,6 +31,7 @@ func TestPlanStartupBoost(t *testing.T) {
 		c := vpaCtl(mode, 500, 400, 600)
 		c.BoostOnly = boostOnly
 		c.BoostDuration = func(string) time.Duration { return 10 * time.Second }
+		c.Boosts = func(container string) bool { return container == "app" }
 		return c
 	}
 	for name, tc := range map[string]struct {
@@ -42,6 +45,16 @@ func TestPlanStartupBoost(t *testing.T) {
 		"Off: only the boost ends, nothing else": {ctl(vpav1.UpdateModeOff, true), []Pod{boosted("a", time.Minute), pod("b", time.Hour, 100, 0)}, []got{{"a", "Resize", ReasonStartupBoostOver}}},
 		"Recreate: the others sized as usual, the boosted one never evicted": {ctl(vpav1.UpdateModeRecreate, false),
 			[]Pod{boosted("a", time.Second), pod("b", time.Hour, 100, 0)}, []got{{"b", "Evict", ""}, {"a", "Wait", ""}}},
+		"a controller that boosts nothing: the annotation's values are not followed, the pod is sized as any other": {func() *Controller {
+			c := ctl(vpav1.UpdateModeInPlaceOrRecreate, false)
+			c.Boosts = nil
+			return c
+		}(), []Pod{boosted("a", time.Minute), pod("b", time.Hour, 500, 1000)}, []got{{"a", "Resize", ""}}},
+		"ending a boost never raises CPU: values above the current ones are not followed": {ctl(vpav1.UpdateModeInPlaceOrRecreate, false), []Pod{func() Pod {
+			p := boosted("a", time.Minute)
+			p.Unboosted = map[string]vpav1.Unboosted{"app": {CPURequest: ptr.To(resource.MustParse("64")), CPULimit: ptr.To(resource.MustParse("128"))}}
+			return p
+		}(), pod("b", time.Hour, 500, 1000)}, []got{{"a", "Resize", ""}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			actions := Plan(tc.ctl, tc.pods, now, o)
@@ -49,12 +62,50 @@ func TestPlanStartupBoost(t *testing.T) {
 				t.Fatalf("actions (-want +got):\n%s", d)
 			}
 			for _, a := range actions {
-				if a.Kind != Resize {
+				if a.Kind != Resize || a.Reason != ReasonStartupBoostOver {
 					continue
 				}
 				if !a.Unboost || len(a.Sized) != 1 || a.Sized[0].Requests != scaling.V(300, -1) || a.Sized[0].Limits != scaling.V(600, -1) {
 					t.Errorf("unboost %+v: want app back to cpu 300m/600m", a)
 				}
+			}
+		})
+	}
+}
+
+// TestBoostedPodState: a pod follows its startup-boost annotation only while its controller boosts the
+// container (a VPA's startupBoost with the CPUStartupBoost gate on) and the pod has not been resized since it
+// was created (metadata.generation 1); the updater never writes the pod to end a boost.
+func TestBoostedPodState(t *testing.T) {
+	annotated := func(gen int64, value string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Generation: gen, Annotations: map[string]string{vpav1.AnnotationStartupBoost: value}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}, {Name: "sidecar"}}}}
+	}
+	app := func(c string) bool { return c == "app" }
+	both := `{"app":{"cpuRequest":"300m"},"sidecar":{"cpuRequest":"50m"}}`
+	for name, tc := range map[string]struct {
+		pod     *corev1.Pod
+		boosts  func(string) bool
+		want    []string
+		wantErr bool
+	}{
+		"boosted: the containers the controller boosts":     {annotated(1, both), app, []string{"app"}, false},
+		"no controller that boosts (gate off, no boost)":    {annotated(1, both), nil, nil, false},
+		"resized since its creation: the boost is over":     {annotated(2, both), app, nil, false},
+		"only containers the controller does not boost":     {annotated(1, `{"sidecar":{"cpuRequest":"50m"}}`), app, nil, false},
+		"not decodable: back to the targets, with an error": {annotated(1, `{`), app, []string{}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := podState(tc.pod, now, DefaultOptions(), tc.boosts)
+			var got []string
+			if s.Unboosted != nil {
+				got = []string{}
+				for c := range s.Unboosted {
+					got = append(got, c)
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" || (s.UnboostedErr != nil) != tc.wantErr {
+				t.Errorf("boosted containers (-want +got):\n%s error %v", d, s.UnboostedErr)
 			}
 		})
 	}

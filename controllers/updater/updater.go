@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/admissionlease"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/heartbeat"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -50,6 +52,11 @@ type Updater struct {
 	Gates    featuregate.FeatureGate
 	Options  Options
 	Metrics  *Metrics
+	// Usage reads the containers' memory usage (metrics.k8s.io) before a resize lowers a memory limit; nil:
+	// never read (such resizes keep the memory limit).
+	Usage UsageReader
+	// Heartbeat beats as each update loop starts (nil: no liveness check).
+	Heartbeat *heartbeat.Heartbeat
 
 	limiter *rate.Limiter
 	// resized counts resizes per (pod UID, change) for loop detection; evicted remembers evictions per
@@ -57,6 +64,9 @@ type Updater struct {
 	resized  map[string][]time.Time
 	evicted  map[string]eviction
 	converge map[string]convergence
+	// refused is, per pod, its last resize that could not be made and no eviction replaced (retried with
+	// backoff; in memory: after a restart each such pod is tried once more, then backs off again).
+	refused map[types.UID]Refusal
 	// savedRecords is the loop records as last read from or written to Options.LoopRecords.
 	savedRecords string
 }
@@ -86,7 +96,13 @@ func New(c, live client.Client, rec record.EventRecorder, clk clock.WithTicker, 
 		lim = rate.NewLimiter(rate.Limit(o.EvictionRateLimit), max(1, o.EvictionBurst))
 	}
 	return &Updater{Client: c, Live: live, Targets: workload.NewResolver(c, live), Recorder: rec, Clock: clk, Gates: gates, Options: o, Metrics: m, limiter: lim,
-		resized: map[string][]time.Time{}, evicted: map[string]eviction{}, converge: map[string]convergence{}}
+		resized: map[string][]time.Time{}, evicted: map[string]eviction{}, converge: map[string]convergence{}, refused: map[types.UID]Refusal{}}
+}
+
+// UsageReader reads the memory working set of the containers of one namespace's pods: pod name -> container
+// -> bytes.
+type UsageReader interface {
+	MemoryUsage(ctx context.Context, namespace string) (map[string]map[string]float64, error)
 }
 
 // NeedLeaderElection: one updater acts at a time.
@@ -98,6 +114,7 @@ func (u *Updater) Start(ctx context.Context) error {
 	t := u.Clock.NewTicker(u.Options.Interval)
 	defer t.Stop()
 	for {
+		u.Heartbeat.Beat()
 		if err := u.RunOnce(ctx); err != nil && ctx.Err() == nil {
 			logf.FromContext(ctx).Error(err, "update loop")
 		}
@@ -121,34 +138,36 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 	}
 	candidates := map[string]int{}
 	evicted := u.openEvictions(now)
+	seen := map[types.UID]bool{}
+	usage := map[string]map[string]map[string]float64{} // per namespace, read at most once a loop
 	for _, c := range controllers {
 		pods, err := u.pods(ctx, c)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c.ctl.Key(), err))
 			continue
 		}
-		origins := u.templateContainers(ctx, c)
-		states := make([]Pod, len(pods))
-		for i := range pods {
-			states[i] = podState(&pods[i], now, c.ctl.Options(u.Options))
-			withOrigins(states[i].Containers, origins)
-			withOrigins(states[i].InitContainers, origins)
-		}
 		c.ctl.Replicas = u.desiredReplicas(ctx, c)
 		c.ctl.Evicted = evicted[c.ctl.Key()]
-		actions, budget := PlanWithBudget(&c.ctl, states, now, c.ctl.Options(u.Options))
-		c.budget = &budget
+		states := u.podStates(ctx, c, pods, now)
+		actions, budget := u.plan(ctx, c, pods, states, usage, now)
+		c.budget, c.evictable = &budget, Evictable(&c.ctl, states, c.ctl.Options(u.Options))
 		u.trackConvergence(&c.ctl, actions, now)
 		c.known = map[types.UID]bool{}
 		for _, p := range pods {
-			c.known[p.UID] = true
+			c.known[p.UID], seen[p.UID] = true, true
 		}
+		u.forgetSettled(states, actions)
 		for i := range actions {
 			a := &actions[i]
 			if a.Kind != Wait {
 				candidates[c.ctl.Kind]++
 			}
 			u.act(ctx, c, &pods[indexOf(pods, a.Pod.UID)], a, admission, why, now)
+		}
+	}
+	for uid := range u.refused {
+		if !seen[uid] {
+			delete(u.refused, uid)
 		}
 	}
 	for _, kind := range []string{"VerticalPodAutoscaler", "Hvpa"} {
@@ -170,6 +189,60 @@ func indexOf(pods []corev1.Pod, uid types.UID) int {
 	return -1
 }
 
+// podStates reads what the planner needs from the controller's pods, with their earlier refusals.
+func (u *Updater) podStates(ctx context.Context, c served, pods []corev1.Pod, now time.Time) []Pod {
+	origins := u.templateContainers(ctx, c)
+	states := make([]Pod, len(pods))
+	for i := range pods {
+		states[i] = podState(&pods[i], now, c.ctl.Options(u.Options), c.ctl.Boosts)
+		withOrigins(states[i].Containers, origins)
+		withOrigins(states[i].InitContainers, origins)
+		if r, ok := u.refused[pods[i].UID]; ok {
+			states[i].Refused = &r
+		}
+	}
+	return states
+}
+
+// plan plans the controller's pods; when a resize would lower a memory limit it reads the namespace's memory
+// usage (once a loop) and plans again with it.
+func (u *Updater) plan(ctx context.Context, c served, pods []corev1.Pod, states []Pod, usage map[string]map[string]map[string]float64, now time.Time) ([]Action, int) {
+	o := c.ctl.Options(u.Options)
+	actions, budget := PlanWithBudget(&c.ctl, states, now, o)
+	if !slices.ContainsFunc(actions, func(a Action) bool { return a.NeedsUsage }) {
+		return actions, budget
+	}
+	ns := c.ctl.Namespace
+	if _, ok := usage[ns]; !ok {
+		usage[ns] = map[string]map[string]float64{}
+		if u.Usage != nil {
+			got, err := u.Usage.MemoryUsage(ctx, ns)
+			if err != nil {
+				logf.FromContext(ctx).Info("reading memory usage; resizes keep the memory limits they would lower", "namespace", ns, "error", err.Error())
+			} else {
+				usage[ns] = got
+			}
+		}
+	}
+	for i := range states {
+		states[i].MemoryUsage = usage[ns][pods[i].Name]
+		if states[i].MemoryUsage == nil {
+			states[i].MemoryUsage = map[string]float64{} // read: not known
+		}
+	}
+	return PlanWithBudget(&c.ctl, states, now, o)
+}
+
+// forgetSettled drops the refusal of each pod with nothing pending and nothing to do: its resize was made.
+func (u *Updater) forgetSettled(states []Pod, actions []Action) {
+	for i := range states {
+		p := &states[i]
+		if p.Refused != nil && !p.Resizing && !slices.ContainsFunc(actions, func(a Action) bool { return a.Pod.UID == p.UID }) {
+			delete(u.refused, p.UID)
+		}
+	}
+}
+
 // served is a controller with its resolved target and the object events about it go to.
 type served struct {
 	ctl    Controller
@@ -178,8 +251,10 @@ type served struct {
 	obj    runtime.Object
 	known  map[types.UID]bool // the workload's pods in this loop
 	gvk    schema.GroupVersionKind
-	// budget is the disruptions the workload may still take this loop (evictions replacing refused resizes).
-	budget *int
+	// budget is the disruptions the workload may still take this loop (evictions replacing refused resizes);
+	// evictable: the workload may be disrupted at all (Evictable).
+	budget    *int
+	evictable bool
 }
 
 // templateContainers are the requests and limits of the workload's pod template by container name (nil when
@@ -280,7 +355,9 @@ func (u *Updater) vpaControllers(ctx context.Context) ([]served, error) {
 			mode = *v.Spec.UpdatePolicy.UpdateMode
 		}
 		// a VPA with a startup boost is served in every mode: its boosted pods go back once the boost is over
-		boosts := v.HasStartupBoost()
+		// (with the CPUStartupBoost gate on: without it the webhook boosts nothing, and a boost annotation on a
+		// pod is its author's)
+		boosts := v.HasStartupBoost() && u.Gates.Enabled(features.CPUStartupBoost)
 		acts := u.modeActs(mode) && v.Status.Recommendation != nil && !vpaUnsupported(v)
 		if (!acts && !boosts) || v.Spec.TargetRef == nil {
 			continue
@@ -293,9 +370,12 @@ func (u *Updater) vpaControllers(ctx context.Context) ([]served, error) {
 		if len(fe) > 0 || (sz.Targets == nil && !boosts) {
 			continue
 		}
-		c := Controller{Kind: "VerticalPodAutoscaler", Namespace: v.Namespace, Name: v.Name, UID: v.UID, Mode: mode, Policies: sz.Policies,
+		c := Controller{Kind: vpaKind, Namespace: v.Namespace, Name: v.Name, UID: v.UID, Mode: mode, Policies: sz.Policies,
 			Targets: sz.Targets, Lower: sz.Lower, Upper: sz.Upper, BoostOnly: !acts || sz.Targets == nil,
 			BoostDuration: func(container string) time.Duration { return scaling.BoostDuration(v.StartupBoostFor(container)) }}
+		if boosts {
+			c.Boosts = func(container string) bool { return v.StartupBoostFor(container) != nil }
+		}
 		u.applyPolicy(&c, v.Spec.UpdatePolicy)
 		out = append(out, served{ctl: c, target: workload.RefOf(v.Spec.TargetRef.APIVersion, v.Spec.TargetRef.Kind, v.Spec.TargetRef.Name), sel: t.Selector, obj: v, gvk: t.GVK})
 	}
@@ -399,16 +479,11 @@ func (u *Updater) pods(ctx context.Context, c served) ([]corev1.Pod, error) {
 	return out, nil
 }
 
-// podState reads what the planner needs from a pod.
-func podState(p *corev1.Pod, now time.Time, o Options) Pod {
-	s := Pod{Name: p.Name, UID: p.UID, Created: p.CreationTimestamp.Time, QoS: p.Status.QOSClass}
+// podState reads what the planner needs from a pod; boosts is the controller's Controller.Boosts.
+func podState(p *corev1.Pod, now time.Time, o Options, boosts func(string) bool) Pod {
+	s := Pod{Name: p.Name, UID: p.UID, Created: p.CreationTimestamp.Time, QoS: p.Status.QOSClass, PodLevelResources: scaling.HasPodLevelResources(&p.Spec)}
 	s.conditions(p)
-	if a, ok := p.Annotations[vpav1.AnnotationStartupBoost]; ok {
-		s.Unboosted, s.UnboostedErr = vpav1.DecodeUnboosted(a)
-		if s.UnboostedErr != nil || s.Unboosted == nil {
-			s.Unboosted = map[string]vpav1.Unboosted{} // still boosted: back to what the object says, once due
-		}
-	}
+	s.Unboosted, s.UnboostedErr = boosted(p, boosts)
 	s.Running = p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
 	s.Live = s.Running && s.ReadySince != nil
 	s.InitContainers = scaling.FromInitContainers(p.Spec.InitContainers)
@@ -425,6 +500,32 @@ func podState(p *corev1.Pod, now time.Time, o Options) Pod {
 		s.QoS = QoS(append(slices.Clone(s.Containers), s.InitContainers...))
 	}
 	return s
+}
+
+// boosted reads a pod's startup boost: per container the CPU it goes back to (nil: not boosted). A pod is
+// boosted while it carries vpav1.AnnotationStartupBoost, its controller boosts some of its containers
+// (Controller.Boosts: a VPA's startupBoost, the CPUStartupBoost gate on) and it has not been resized since
+// it was created (metadata.generation 1: the API server counts every change of the spec, a resize too). So
+// the end of a boost needs no mark on the pod (which would need `patch pods`): the resize that ends it ends
+// it, and the annotation stays. Without the gate, or on a pod of a controller that boosts nothing, the
+// annotation is ignored: pod authors can write it. A value that does not decode still sends the boosted
+// containers back (to their targets), with the error.
+func boosted(p *corev1.Pod, boosts func(string) bool) (map[string]vpav1.Unboosted, error) {
+	a, ok := p.Annotations[vpav1.AnnotationStartupBoost]
+	if !ok || boosts == nil || p.Generation > 1 {
+		return nil, nil
+	}
+	m, err := vpav1.DecodeUnboosted(a)
+	out := map[string]vpav1.Unboosted{}
+	for name, u := range m {
+		if boosts(name) {
+			out[name] = u
+		}
+	}
+	if err == nil && len(out) == 0 {
+		return nil, nil
+	}
+	return out, err
 }
 
 // conditions reads the pod's Ready and resize conditions (a resize condition about an older resize, which
@@ -483,61 +584,65 @@ func sameResources(spec, status corev1.ResourceRequirements) bool {
 
 // act carries out one action.
 func (u *Updater) act(ctx context.Context, c served, pod *corev1.Pod, a *Action, admission bool, why string, now time.Time) {
-	log := logf.FromContext(ctx).WithValues("pod", pod.Namespace+"/"+pod.Name, "by", c.ctl.Key())
 	switch a.Kind {
 	case Wait:
 		return
 	case Skip:
-		u.skip(pod, a.Reason, a.Message)
+		u.skip(c, pod, a, now)
 		return
 	case Resize:
-		key := string(pod.UID) + "|" + a.Fingerprint
-		if n := u.recent(u.resized[key], now); n >= 2 {
-			u.Metrics.Resizes.WithLabelValues("loop").Inc()
-			u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventLoopDetected,
-				"not resizing again: the pod was resized %d times within %s for the same change (%s) and still differs; the same recommendation will not be applied to it again", n, u.Options.LoopWindow, a.Message)
+		if !u.resizeInPlace(ctx, c, pod, a, now) {
 			return
 		}
-		err := u.resizeOrUnboost(ctx, pod, a)
-		if err == nil {
-			u.resized[key] = append(u.resized[key], now)
-			u.Metrics.Resizes.WithLabelValues("requested").Inc()
-			u.Recorder.Event(pod, corev1.EventTypeNormal, EventResizedInPlace, a.Message)
-			u.Recorder.Eventf(c.obj, corev1.EventTypeNormal, EventResizedInPlace, "pod %s: %s", pod.Name, a.Message)
-			log.V(1).Info("resized in place", "change", a.Message)
+		if a.Kind == Skip {
+			u.skip(c, pod, a, now)
 			return
 		}
-		u.Metrics.Resizes.WithLabelValues("refused").Inc()
-		log.Info("resize refused", "error", err.Error())
-		permanent := permanentRefusal(err)
-		switch {
-		case a.Unboost: // the end of a startup boost never evicts: it is tried again next loop
-			u.skip(pod, ReasonResizeRefused, fmt.Sprintf("%s; retrying next loop (%v)", a.Message, err))
-			return
-		case c.ctl.Mode == vpav1.UpdateModeInPlace:
-			u.skip(pod, ReasonResizeRefused, fmt.Sprintf("%s; updateMode InPlace never evicts (%v)", a.Message, err))
-			return
-		case !permanent:
-			u.skip(pod, ReasonResizeRefused, fmt.Sprintf("%s; retrying next loop (%v)", a.Message, err))
-			return
-		case c.budget == nil || *c.budget <= 0:
-			u.skip(pod, ReasonTolerance, fmt.Sprintf("%s; the API refused the resize (%v), and the workload may not be disrupted further this loop", a.Message, err))
-			return
-		case !requirementsMet(c.ctl.EvictionRequirements, a.Sized):
-			u.skip(pod, ReasonEvictionReqs, fmt.Sprintf("%s; the API refused the resize (%v), and updatePolicy.evictionRequirements do not allow an eviction", a.Message, err))
-			return
-		}
-		*c.budget--
-		a.Kind, a.FromResize = Evict, true
-		a.Message += fmt.Sprintf("; the API refused the resize (%v)", err)
 	}
 	u.evict(ctx, c, pod, a, admission, why, now)
 }
 
-// skip reports an update not made, with its reason.
-func (u *Updater) skip(pod *corev1.Pod, reason, msg string) {
-	u.Metrics.Skips.WithLabelValues(reason).Inc()
-	u.Recorder.Event(pod, skipEventType(reason), EventUpdateSkipped, reason+": "+msg)
+// resizeInPlace makes a resize. It returns false when that is all (made, or refused by loop detection);
+// true when the API refused it and a is now what follows (AfterRefusal): a Skip, or an Evict.
+func (u *Updater) resizeInPlace(ctx context.Context, c served, pod *corev1.Pod, a *Action, now time.Time) bool {
+	log := logf.FromContext(ctx).WithValues("pod", pod.Namespace+"/"+pod.Name, "by", c.ctl.Key())
+	key := string(pod.UID) + "|" + a.Fingerprint
+	if n := u.recent(u.resized[key], now); n >= 2 {
+		u.Metrics.Resizes.WithLabelValues("loop").Inc()
+		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventLoopDetected,
+			"not resizing again: the pod was resized %d times within %s for the same change (%s) and still differs; the same recommendation will not be applied to it again", n, u.Options.LoopWindow, a.Message)
+		return false
+	}
+	err := u.resize(ctx, pod, a.Sized)
+	if err == nil {
+		u.resized[key] = append(u.resized[key], now)
+		delete(u.refused, pod.UID)
+		u.Metrics.Resizes.WithLabelValues("requested").Inc()
+		msg := a.Message
+		if a.Reason != "" {
+			msg = a.Reason + ": " + msg
+		}
+		u.Recorder.Event(pod, corev1.EventTypeNormal, resizedEvent(c.ctl.Kind), msg)
+		u.Recorder.Eventf(c.obj, corev1.EventTypeNormal, EventResizedInPlace, "pod %s: %s", pod.Name, msg)
+		log.V(1).Info("resized in place", "change", a.Message)
+		return false
+	}
+	u.Metrics.Resizes.WithLabelValues("refused").Inc()
+	log.Info("resize refused", "error", err.Error())
+	*a, *c.budget = AfterRefusal(&c.ctl, *a, ClassifyRefusal(err), err, *c.budget, c.evictable)
+	return true
+}
+
+// skip reports an update not made, with its reason; one that counts as a refusal is recorded for the retry's
+// backoff.
+func (u *Updater) skip(c served, pod *corev1.Pod, a *Action, now time.Time) {
+	if a.Backoff {
+		prev := u.refused[pod.UID]
+		u.refused[pod.UID] = Refusal{Asked: a.Sized, Attempts: prev.Attempts + 1, At: now}
+	}
+	u.Metrics.Skips.WithLabelValues(a.Reason).Inc()
+	reason, typ := skipEvent(c.ctl.Kind, a.Reason)
+	u.Recorder.Event(pod, typ, reason, a.Reason+": "+a.Message)
 }
 
 // resize PATCHes the pods/resize subresource with the sized containers' requests and limits.
@@ -580,26 +685,9 @@ func resizePatch(pod *corev1.Pod, sized []scaling.ContainerDecision) ([]byte, er
 	return json.Marshal(map[string]any{"metadata": map[string]any{"uid": pod.UID}, "spec": spec})
 }
 
-// resizeOrUnboost resizes a pod in place; an Unboost action also removes the startup-boost annotation once
-// the pod has its unboosted values (a pod that already has them is not resized again).
-func (u *Updater) resizeOrUnboost(ctx context.Context, pod *corev1.Pod, a *Action) error {
-	if !a.Unboost {
-		return u.resize(ctx, pod, a.Sized)
-	}
-	if len(a.Sized) > 0 {
-		if err := u.resize(ctx, pod, a.Sized); err != nil {
-			return err
-		}
-	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": pod.UID, "annotations": map[string]any{vpav1.AnnotationStartupBoost: nil}}})
-	if err != nil {
-		return err
-	}
-	return u.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, body))
-}
-
-// evict evicts a pod through the Eviction API, unless the admission webhook is not serving, the rate limit
-// is reached or the eviction would repeat one that did not help.
+// evict evicts a pod through the Eviction API, unless the eviction would repeat one that did not help, the
+// admission webhook is not serving, the pod's replacement would be refused (a server-side dry run of it), or
+// the rate limit is reached.
 func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Action, admission bool, why string, now time.Time) {
 	key := c.ctl.Key() + "|" + a.Fingerprint
 	if prev, ok := u.evicted[key]; ok && !prev.known[pod.UID] && now.Sub(prev.at) < u.Options.LoopWindow {
@@ -615,29 +703,21 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventUpdateSkipped, "AdmissionNotServing: %s; not evicting: %s", a.Message, why)
 		return
 	}
+	if *a = AfterDryRun(*a, u.dryRunReplacement(ctx, pod, a.Sized)); a.Kind == Skip {
+		if c.budget != nil {
+			*c.budget++ // nothing disrupted: the share of the budget this eviction took is free for another
+		}
+		u.Metrics.Evictions.WithLabelValues("replacement_refused").Inc()
+		u.skip(c, pod, a, now)
+		return
+	}
 	if !u.limiter.Allow() {
 		u.Metrics.Evictions.WithLabelValues("rate_limited").Inc()
 		return
 	}
-	// The first eviction for a change remembers the pods that existed then; later ones keep that set, so
-	// that the replacements of evicted pods stay recognisable for the whole window. That record is written
-	// ahead (to the ConfigMap, when there is one): a crash between the eviction and the end of the loop must
-	// not leave a restarted updater without it, or it would evict the replacement for the same change. An
-	// eviction the API then refuses keeps its record: the pods it knows may still be evicted for the change.
-	prev, had := u.evicted[key]
-	open := had && now.Sub(prev.at) < u.Options.LoopWindow
-	if !open {
-		u.evicted[key] = eviction{at: now, known: c.known}
-		if err := u.saveLoopRecords(ctx); err != nil { // not recorded: the next loop tries again from scratch
-			if had {
-				u.evicted[key] = prev
-			} else {
-				delete(u.evicted, key)
-			}
-			u.Metrics.Evictions.WithLabelValues("error").Inc()
-			u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventEvictionBlocked, "%s; not evicting before loop detection has recorded it: %v", a.Message, err)
-			return
-		}
+	prev, open, ok := u.recordAhead(ctx, key, c, pod, a, now)
+	if !ok {
+		return
 	}
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name},
 		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}}}
@@ -656,17 +736,115 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 		prev.at = now
 		u.evicted[key] = prev
 	}
-	reason, outcome := EventEvicted, "evicted"
+	u.reportEviction(c, pod, a)
+}
+
+// recordAhead records the first eviction for a change before it is made. The first eviction for a change
+// remembers the pods that existed then; later ones keep that set, so that the replacements of evicted pods
+// stay recognisable for the whole window. That record is written ahead (to the ConfigMap, when there is
+// one): a crash between the eviction and the end of the loop must not leave a restarted updater without it,
+// or it would evict the replacement for the same change. An eviction the API then refuses keeps its record:
+// the pods it knows may still be evicted for the change. It returns the open record for the change (open:
+// one within the window existed), and false when the record could not be written (reported; no eviction).
+func (u *Updater) recordAhead(ctx context.Context, key string, c served, pod *corev1.Pod, a *Action, now time.Time) (eviction, bool, bool) {
+	prev, had := u.evicted[key]
+	open := had && now.Sub(prev.at) < u.Options.LoopWindow
+	if open {
+		return prev, true, true
+	}
+	u.evicted[key] = eviction{at: now, known: c.known}
+	err := u.saveLoopRecords(ctx)
+	if _, kept := u.evicted[key]; err == nil && !kept {
+		err = errors.New("the record does not fit in the loop-records ConfigMap")
+	}
+	if err == nil {
+		return prev, false, true
+	}
+	// not recorded: the next loop tries again from scratch
+	if had {
+		u.evicted[key] = prev
+	} else {
+		delete(u.evicted, key)
+	}
+	u.Metrics.Evictions.WithLabelValues("error").Inc()
+	u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventEvictionBlocked, "%s; not evicting before loop detection has recorded it: %v", a.Message, err)
+	return prev, false, false
+}
+
+// reportEviction counts an eviction made and sends its events: upstream's reasons for a VPA's pod, hvpa's
+// for an Hvpa's.
+func (u *Updater) reportEviction(c served, pod *corev1.Pod, a *Action) {
+	outcome := "evicted"
 	if a.FromResize {
-		reason, outcome = EventResizeFallbackEviction, "fallback"
+		outcome = "fallback"
 	}
 	u.Metrics.Evictions.WithLabelValues(outcome).Inc()
 	msg := a.Message
 	if a.Reason != "" {
 		msg = a.Reason + ": " + msg
 	}
-	u.Recorder.Event(pod, corev1.EventTypeNormal, reason, msg)
-	u.Recorder.Eventf(c.obj, corev1.EventTypeNormal, reason, "pod %s: %s", pod.Name, msg)
+	if a.FromResize && c.ctl.Kind == vpaKind {
+		msg = "in place of a resize that could not be made: " + msg
+	}
+	onPod, onObject := evictedEvents(c.ctl.Kind, a.FromResize)
+	u.Recorder.Event(pod, corev1.EventTypeNormal, onPod, msg)
+	u.Recorder.Eventf(c.obj, corev1.EventTypeNormal, onObject, "pod %s: %s", pod.Name, msg)
+}
+
+// dryRunReplacement asks the API server to admit, as a server-side dry run (nothing is stored), the pod
+// that would replace pod once evicted: pod as its controller would create it again, with the sized
+// containers' requests and limits. Every admission step runs on it (LimitRanger, ResourceQuota, the
+// admission webhooks including hvpa's, ValidatingAdmissionPolicies, Gatekeeper, Kyverno); a refusal means
+// the replacement would be refused too. The pod is read from the API server (the cache holds pods stripped
+// of what a create needs: images, volumes, ...); a failed read is no refusal (a plain error: tried again).
+func (u *Updater) dryRunReplacement(ctx context.Context, pod *corev1.Pod, sized []scaling.ContainerDecision) error {
+	var l corev1.PodList
+	if err := u.Live.List(ctx, &l, client.InNamespace(pod.Namespace), client.MatchingFields{"metadata.name": pod.Name}); err != nil {
+		return errors.New("reading the pod: " + err.Error())
+	}
+	i := slices.IndexFunc(l.Items, func(p corev1.Pod) bool { return p.UID == pod.UID })
+	if i < 0 {
+		return errors.New("reading the pod: it is gone")
+	}
+	return u.Client.Create(ctx, replacement(&l.Items[i], sized), client.DryRunAll)
+}
+
+// replacement is the pod a controller would create in pod's place, with sized's requests and limits: no name
+// (a generated one), no node, no status, and none of what the API server sets and refuses on a create when
+// it differs (priority and preemption policy from the class, overhead from the runtime class, ephemeral
+// containers). Owner references stay (policies match on them), without blockOwnerDeletion, which would need
+// permission on the owner.
+func replacement(pod *corev1.Pod, sized []scaling.ContainerDecision) *corev1.Pod {
+	r := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, GenerateName: pod.Name + "-", Labels: maps.Clone(pod.Labels),
+		Annotations: maps.Clone(pod.Annotations), Finalizers: slices.Clone(pod.Finalizers)}, Spec: *pod.Spec.DeepCopy()}
+	for _, o := range pod.OwnerReferences {
+		o.BlockOwnerDeletion = nil
+		r.OwnerReferences = append(r.OwnerReferences, o)
+	}
+	if pod.GenerateName != "" {
+		r.GenerateName = pod.GenerateName
+	}
+	r.Spec.NodeName, r.Spec.Priority, r.Spec.PreemptionPolicy, r.Spec.Overhead, r.Spec.EphemeralContainers = "", nil, nil, nil, nil
+	for _, d := range sized {
+		for i := range r.Spec.Containers {
+			k := &r.Spec.Containers[i]
+			if k.Name != d.Name {
+				continue
+			}
+			for _, pair := range []struct {
+				l *corev1.ResourceList
+				v scaling.Values
+			}{{&k.Resources.Requests, d.Requests}, {&k.Resources.Limits, d.Limits}} {
+				for name, q := range scaling.ToResourceList(pair.v) {
+					if *pair.l == nil {
+						*pair.l = corev1.ResourceList{}
+					}
+					(*pair.l)[name] = q
+				}
+			}
+		}
+	}
+	return r
 }
 
 // openEvictions indexes the eviction records within the loop window: controller key -> change -> the pods
@@ -727,26 +905,4 @@ func (u *Updater) trackConvergence(c *Controller, actions []Action, now time.Tim
 		cv.done = true
 	}
 	u.converge[c.Key()] = cv
-}
-
-// permanentRefusal reports whether the API server's refusal of a resize is about this pod and change (the
-// resize is invalid, the pod is gone, the server has no pods/resize, an admission plugin forbids it): only
-// then is an eviction worth it. Anything else (a timeout, a 5xx, a quota the replacement would meet too) is
-// retried next loop.
-func permanentRefusal(err error) bool {
-	switch {
-	case quotaRefusal(err):
-		return false
-	case apierrors.IsInvalid(err), apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err), apierrors.IsForbidden(err):
-		return true
-	}
-	return false
-}
-
-// quotaRefusal reports whether err is the ResourceQuota admission plugin's refusal. It answers 403
-// Forbidden with no reason or cause of its own, so its message ("exceeded quota: ...") is the only mark.
-func quotaRefusal(err error) bool {
-	var status apierrors.APIStatus
-	return errors.As(err, &status) && status.Status().Reason == metav1.StatusReasonForbidden &&
-		strings.Contains(status.Status().Message, "exceeded quota")
 }

@@ -10,9 +10,15 @@
 // With --profile bursty|weekly|small it writes a usage trace of that kind for `hvpa simulate` (profiles.go):
 // CPU bursts, a weekly pattern (quiet weekends), or small noisy containers.
 //
+// With --demand web|spiky|weekly|flash|ramp|batch|constant|stepdown it writes a shoot-out demand trace for
+// `hvpa simulate --closed-loop` (closedloop.ProfileDemand): one workload per --sizes value (mean CPU cores;
+// default the profile's three), --days days (default 4, 8 for weekly), realistic per-minute noise,
+// deterministic per --seed.
+//
 //	go run ./hack/gentrace --workloads 5000 --pods 2 --containers 1 --days 1 > /tmp/big.csv
 //	go run ./hack/gentrace --shape step --workloads 3 --pods 1 --days 3 --cpu 400 --memory 1Gi \
 //	    --step-cpu 2500 --step-memory 5Gi --step-every 6h > /tmp/step.csv
+//	go run ./hack/gentrace --demand flash --seed 1 | gzip > /tmp/flash.csv.gz
 package main
 
 import (
@@ -23,6 +29,7 @@ import (
 	"math/rand"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -49,7 +56,20 @@ func main() {
 	cpuReq := flag.Float64("cpu-request", 500, "demand: the pods' CPU request in millicores in the trace")
 	memReq := flag.String("memory-request", "2Gi", "demand: the pods' memory request in the trace (a quantity)")
 	profile := flag.String("profile", "", "write a usage trace of this profile: bursty, weekly or small (see profiles.go)")
+	demand := flag.String("demand", "", "write a shoot-out demand trace of this profile: web, spiky, weekly, flash, ramp, batch, constant or stepdown")
+	sizes := flag.String("sizes", "", "demand profile: the workloads' mean CPU in cores, comma-separated (default: the profile's three)")
 	flag.Parse()
+	if *demand != "" {
+		d := closedloop.ProfileDemand{Profile: closedloop.Profile(*demand), Sizes: floats("sizes", *sizes), Seed: *seed}
+		if isSet("days") {
+			d.Days = *days
+		}
+		if err := closedloop.WriteProfile(os.Stdout, d); err != nil {
+			fmt.Fprintln(os.Stderr, "gentrace:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if *profile != "" {
 		if err := writeProfile(os.Stdout, *profile, *workloads, *pods, *days, *seed); err != nil {
 			fmt.Fprintln(os.Stderr, "gentrace:", err)
@@ -64,6 +84,31 @@ func main() {
 		return
 	}
 	writeLoadTrace(*workloads, *pods, *containers, *days, *interval, *seed)
+}
+
+// isSet reports whether flag name was given.
+func isSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// floats parses the comma-separated numbers v given to flag --name (empty: none); it exits with status 2 on
+// a bad one.
+func floats(name, v string) []float64 {
+	var out []float64
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil || x <= 0 {
+			fmt.Fprintf(os.Stderr, "gentrace: --%s %q: %q is not a positive number\n", name, v, f)
+			os.Exit(2)
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // quantity is the value of the quantity v given to flag --name; it exits with status 2 if v is not a quantity.

@@ -2,7 +2,11 @@ package playedkubelet_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hvpa-dev/hvpa/controllers/updater"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 	"github.com/hvpa-dev/hvpa/test/wrappers"
@@ -81,6 +86,35 @@ func sameQ(a, b corev1.ResourceList) bool {
 	return true
 }
 
+// refused asserts that err is the API server's refusal with the HTTP code, that the updater classifies it as
+// kind, and that its message says each of says.
+func refused(t *testing.T, what string, err error, code int32, kind updater.RefusalKind, says ...string) {
+	t.Helper()
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		t.Fatalf("%s: %v, want the API server's refusal (%d)", what, err, code)
+	}
+	if status.Status().Code != code || updater.ClassifyRefusal(err) != kind {
+		t.Fatalf("%s: %d, classified %v: %v; want %d, %v", what, status.Status().Code, updater.ClassifyRefusal(err), err, code, kind)
+	}
+	for _, s := range says {
+		if !strings.Contains(err.Error(), s) {
+			t.Fatalf("%s: %q does not say %q", what, err.Error(), s)
+		}
+	}
+}
+
+// accepted asserts that err is nil and the pod's cpu request is now cpu.
+func accepted(t *testing.T, ctx context.Context, c client.Client, what string, p *corev1.Pod, err error, cpu string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v, want it accepted", what, err)
+	}
+	if q := get(t, ctx, c, p).Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; q.Cmp(resource.MustParse(cpu)) != 0 {
+		t.Fatalf("%s: accepted, cpu request %s, want %s", what, q.String(), cpu)
+	}
+}
+
 func TestResizeAndTermination(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the local control plane")
@@ -121,7 +155,11 @@ func TestResizeAndTermination(t *testing.T) {
 		if q := pod.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; q.Cmp(resource.MustParse("150m")) != 0 {
 			t.Fatalf("spec not resized: %v", pod.Spec.Containers[0].Resources)
 		}
-		t.Logf("resize accepted by the API server: generation %d -> %d, status.observedGeneration %d", gen, pod.Generation, pod.Status.ObservedGeneration)
+		// the API server counts the resize as a change of the spec (the updater's end of a startup boost relies
+		// on it); status.observedGeneration is the kubelet's, not written yet
+		if gen != 1 || pod.Generation != 2 || pod.Status.ObservedGeneration != 0 {
+			t.Fatalf("resize accepted: generation %d -> %d, status.observedGeneration %d; want 1 -> 2, 0", gen, pod.Generation, pod.Status.ObservedGeneration)
+		}
 
 		answers(k.AnswerResizes(ctx, ns, always(playedkubelet.ResizeIgnore)))(t, 0)
 		answers(k.AnswerResizes(ctx, ns, always(playedkubelet.ResizeAccept)))(t, 1)
@@ -151,7 +189,10 @@ func TestResizeAndTermination(t *testing.T) {
 			t.Fatal(err)
 		}
 		get(t, ctx, c, pod)
-		t.Logf("after a new resize: generation %d, PodResizePending %+v", pod.Generation, playedkubelet.ResizeCondition(pod, corev1.PodResizePending))
+		if cond := playedkubelet.ResizeCondition(pod, corev1.PodResizePending); cond == nil || cond.Reason != corev1.PodReasonInfeasible ||
+			cond.ObservedGeneration != pod.Generation-1 {
+			t.Fatalf("after a new resize (generation %d): PodResizePending %+v; want the Infeasible of generation %d kept", pod.Generation, cond, pod.Generation-1)
+		}
 
 		// deferred, twice: the transition time stays
 		answers(k.AnswerResizes(ctx, ns, always(playedkubelet.ResizeDeferred)))(t, 1)
@@ -266,57 +307,52 @@ func TestResizeAndTermination(t *testing.T) {
 		// a plain update of the pod's resources is refused (only the resize subresource may)
 		get(t, ctx, c, pod)
 		pod.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("160m")
-		err = c.Update(ctx, pod)
-		t.Logf("plain Update of spec resources: %v", err)
-		if err == nil {
-			t.Fatal("a plain pod update changed resources")
-		}
+		refused(t, "a plain Update of spec resources", c.Update(ctx, pod), http.StatusUnprocessableEntity, updater.RefusedPolicy, "pod updates may not change fields other than")
 
 		// Burstable -> Guaranteed: limits == requests everywhere
 		get(t, ctx, c, pod)
-		err = c.SubResource("resize").Patch(ctx, pod, resizePatch(rl("200m", "200Mi"), rl("200m", "200Mi")))
-		t.Logf("QoS-changing resize (Burstable -> Guaranteed): %v", err)
-		if err == nil {
-			t.Fatalf("a QoS-changing resize was accepted; qosClass now %s", get(t, ctx, c, pod).Status.QOSClass)
-		}
+		refused(t, "a QoS-changing resize (Burstable -> Guaranteed)", c.SubResource("resize").Patch(ctx, pod, resizePatch(rl("200m", "200Mi"), rl("200m", "200Mi"))),
+			http.StatusUnprocessableEntity, updater.RefusedPolicy, "Pod QOS Class may not change as a result of resizing")
 		// Burstable -> BestEffort: remove all requests and limits
-		err = c.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType,
-			[]byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":null,"limits":null}}]}}`)))
-		t.Logf("QoS-changing resize (Burstable -> BestEffort): %v", err)
+		refused(t, "a QoS-changing resize (Burstable -> BestEffort)", c.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType,
+			[]byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":null,"limits":null}}]}}`))),
+			http.StatusUnprocessableEntity, updater.RefusedPolicy, "Pod QOS Class may not change", "resource requests cannot be removed", "resource limits cannot be removed")
 		// removing a limit (same QoS)
-		err = c.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType,
-			[]byte(`{"spec":{"containers":[{"name":"app","resources":{"limits":{"memory":null}}}]}}`)))
-		t.Logf("resize removing the memory limit: %v", err)
-		// a resize bigger than the node
+		refused(t, "a resize removing the memory limit", c.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType,
+			[]byte(`{"spec":{"containers":[{"name":"app","resources":{"limits":{"memory":null}}}]}}`))),
+			http.StatusUnprocessableEntity, updater.RefusedPolicy, "spec.containers[0].resources.limits: Forbidden: resource limits cannot be removed")
+		// a resize bigger than the node: kube-apiserver's PodResizeValidator (v1.36) refuses it at once, 403 with
+		// a cause of type NodeCapacity, and the spec stays
 		err = c.SubResource("resize").Patch(ctx, pod, resizePatch(rl("100", "100Mi"), rl("200", "200Mi")))
-		t.Logf("resize beyond the node's allocatable (64 CPU): %v", err)
+		refused(t, "a resize beyond the node's allocatable (64 CPU)", err, http.StatusForbidden, updater.RefusedCapacity,
+			"node didn't have enough allocatable resources: cpu, requested: 100000, allocatable: 64000")
+		if q := get(t, ctx, c, pod).Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; q.Cmp(resource.MustParse("140m")) != 0 {
+			t.Fatalf("a refused resize changed the spec: cpu request %s", q.String())
+		}
 		// a Guaranteed pod -> Burstable
 		g := burstablePod(ns, "guaranteed")
 		g.Spec.Containers[0].Resources.Limits = rl("100m", "100Mi")
 		if err := k.Run(ctx, g); err != nil {
 			t.Fatal(err)
 		}
-		err = c.SubResource("resize").Patch(ctx, g, resizePatch(rl("100m", "100Mi"), rl("200m", "200Mi")))
-		t.Logf("QoS-changing resize (Guaranteed -> Burstable): %v", err)
-		err = c.SubResource("resize").Patch(ctx, g, resizePatch(rl("150m", "150Mi"), rl("150m", "150Mi")))
-		t.Logf("Guaranteed resize keeping limits == requests: %v", err)
+		refused(t, "a QoS-changing resize (Guaranteed -> Burstable)", c.SubResource("resize").Patch(ctx, g, resizePatch(rl("100m", "100Mi"), rl("200m", "200Mi"))),
+			http.StatusUnprocessableEntity, updater.RefusedPolicy, `Invalid value: "Guaranteed": Pod QOS Class may not change as a result of resizing`)
+		accepted(t, ctx, c, "a Guaranteed resize keeping limits == requests", g, c.SubResource("resize").Patch(ctx, g, resizePatch(rl("150m", "150Mi"), rl("150m", "150Mi"))), "150m")
 
-		// a pod not bound to any node
+		// a pod not bound to any node: accepted (no node to check it against)
 		u := burstablePod(ns, "unbound")
 		if err := c.Create(ctx, u); err != nil {
 			t.Fatal(err)
 		}
-		err = c.SubResource("resize").Patch(ctx, u, resizePatch(rl("150m", "100Mi"), rl("300m", "200Mi")))
-		t.Logf("resize of an unbound pod: %v; cpu request now %s", err, get(t, ctx, c, u).Spec.Containers[0].Resources.Requests.Cpu())
-		// a pod bound but never reported running (no status resources)
+		accepted(t, ctx, c, "a resize of an unbound pod", u, c.SubResource("resize").Patch(ctx, u, resizePatch(rl("150m", "100Mi"), rl("300m", "200Mi"))), "150m")
+		// a pod bound but never reported running (no status resources): accepted
 		b := burstablePod(ns, "bound")
 		b.Spec.NodeName = k.Node
 		if err := c.Create(ctx, b); err != nil {
 			t.Fatal(err)
 		}
-		err = c.SubResource("resize").Patch(ctx, b, resizePatch(rl("150m", "100Mi"), rl("300m", "200Mi")))
-		t.Logf("resize of a bound pod without container statuses: %v", err)
-		// a pod on a node that does not exist
+		accepted(t, ctx, c, "a resize of a bound pod without container statuses", b, c.SubResource("resize").Patch(ctx, b, resizePatch(rl("150m", "100Mi"), rl("300m", "200Mi"))), "150m")
+		// a pod on a node that does not exist: refused (403), not as NodeCapacity
 		gone := burstablePod(ns, "nonode")
 		gone.Spec.NodeName = "no-such-node"
 		if err := c.Create(ctx, gone); err != nil {
@@ -325,10 +361,10 @@ func TestResizeAndTermination(t *testing.T) {
 		if err := k.MarkRunning(ctx, gone); err != nil {
 			t.Fatal(err)
 		}
-		err = c.SubResource("resize").Patch(ctx, gone, resizePatch(rl("150m", "100Mi"), rl("300m", "200Mi")))
-		t.Logf("resize of a running pod on a missing node: %v", err)
+		refused(t, "a resize of a running pod on a missing node", c.SubResource("resize").Patch(ctx, gone, resizePatch(rl("150m", "100Mi"), rl("300m", "200Mi"))),
+			http.StatusForbidden, updater.RefusedPolicy, `node "no-such-node" not found`)
 
-		// allocatable is checked against the pod alone, or against the sum of the node's pods?
+		// allocatable is checked against the pod alone, not the sum of the node's pods: 2 x 40 CPU on 64 pass
 		big := []*corev1.Pod{burstablePod(ns, "big-1"), burstablePod(ns, "big-2")}
 		for _, p := range big {
 			if err := k.Run(ctx, p); err != nil {
@@ -336,8 +372,7 @@ func TestResizeAndTermination(t *testing.T) {
 			}
 		}
 		for _, p := range big {
-			err = c.SubResource("resize").Patch(ctx, p, resizePatch(rl("40", "100Mi"), rl("40", "200Mi")))
-			t.Logf("resize of %s to 40 CPU on a 64 CPU node: %v", p.Name, err)
+			accepted(t, ctx, c, "a resize of "+p.Name+" to 40 CPU on a 64 CPU node", p, c.SubResource("resize").Patch(ctx, p, resizePatch(rl("40", "100Mi"), rl("40", "200Mi"))), "40")
 		}
 	})
 
@@ -354,13 +389,11 @@ func TestResizeAndTermination(t *testing.T) {
 		if pod.DeletionTimestamp == nil {
 			t.Fatal("no deletionTimestamp")
 		}
-		t.Logf("deleted bound pod: deletionTimestamp %s, grace %v", pod.DeletionTimestamp, *pod.DeletionGracePeriodSeconds)
-		// a terminating pod is never answered
-		if err := c.SubResource("resize").Patch(ctx, pod, resizePatch(rl("150m", "100Mi"), rl("300m", "200Mi"))); err != nil {
-			t.Logf("resize of a terminating pod: %v", err)
-		} else {
-			t.Logf("resize of a terminating pod accepted: cpu request now %s", get(t, ctx, c, pod).Spec.Containers[0].Resources.Requests.Cpu())
+		if g := pod.DeletionGracePeriodSeconds; g == nil || *g != 30 {
+			t.Fatalf("deleted bound pod: grace %v, want the default 30s", g)
 		}
+		// the API server accepts a resize of a terminating pod; the kubelet never answers it
+		accepted(t, ctx, c, "a resize of a terminating pod", pod, c.SubResource("resize").Patch(ctx, pod, resizePatch(rl("150m", "100Mi"), rl("300m", "200Mi"))), "150m")
 		answers(k.AnswerResizes(ctx, ns, always(playedkubelet.ResizeAccept)))(t, 0)
 		answers(k.FinishTerminating(ctx, ns))(t, 1)
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); !apierrors.IsNotFound(err) {
@@ -385,14 +418,20 @@ func TestResizeAndTermination(t *testing.T) {
 		if pod.DeletionTimestamp == nil {
 			t.Fatal("evicted pod has no deletionTimestamp")
 		}
+		// evicted like a delete with the default grace period, still Running until the kubelet stops it, and
+		// marked DisruptionTarget by the Eviction API
 		var conds []string
 		for _, c := range pod.Status.Conditions {
 			conds = append(conds, fmt.Sprintf("%s=%s(%s)", c.Type, c.Status, c.Reason))
 		}
-		t.Logf("evicted bound pod: deletionTimestamp %s, grace %ds, phase %s, conditions %v", pod.DeletionTimestamp, *pod.DeletionGracePeriodSeconds, pod.Status.Phase, conds)
-		// evicting again
-		err := c.SubResource("eviction").Create(ctx, pod, ev)
-		t.Logf("second eviction of the terminating pod: %v", err)
+		want := []string{"Ready=True()", "ContainersReady=True()", "DisruptionTarget=True(EvictionByEvictionAPI)"}
+		if g := pod.DeletionGracePeriodSeconds; g == nil || *g != 30 || pod.Status.Phase != corev1.PodRunning || !slices.Equal(conds, want) {
+			t.Fatalf("evicted bound pod: grace %v, phase %s, conditions %v; want 30s, Running, %v", g, pod.Status.Phase, conds, want)
+		}
+		// evicting a terminating pod again is accepted (no second DisruptionTarget, no error to handle)
+		if err := c.SubResource("eviction").Create(ctx, pod, ev); err != nil {
+			t.Fatalf("a second eviction of the terminating pod: %v", err)
+		}
 		// an unbound pod is deleted at once
 		u := burstablePod(ns, "unbound")
 		if err := c.Create(ctx, u); err != nil {
@@ -401,8 +440,9 @@ func TestResizeAndTermination(t *testing.T) {
 		if err := c.SubResource("eviction").Create(ctx, u, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: u.Name}}); err != nil {
 			t.Fatal(err)
 		}
-		err = c.Get(ctx, client.ObjectKeyFromObject(u), u)
-		t.Logf("evicted unbound pod, Get: %v", err)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(u), u); !apierrors.IsNotFound(err) {
+			t.Fatalf("evicted unbound pod: Get %v, want NotFound (deleted at once)", err)
+		}
 
 		answers(k.FinishTerminating(ctx, ns))(t, 1)
 		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); !apierrors.IsNotFound(err) {

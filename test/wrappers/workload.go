@@ -33,6 +33,12 @@ func (w *DeploymentWrapper) PodLabel(k, v string) *DeploymentWrapper {
 	return w
 }
 
+// PodAnnotation adds an annotation to the pod template.
+func (w *DeploymentWrapper) PodAnnotation(k, v string) *DeploymentWrapper {
+	setKey(&w.Spec.Template.Annotations, k, v)
+	return w
+}
+
 // Container appends containers to the pod template.
 func (w *DeploymentWrapper) Container(c ...corev1.Container) *DeploymentWrapper {
 	w.Spec.Template.Spec.Containers = append(w.Spec.Template.Spec.Containers, c...)

@@ -88,7 +88,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	if ns == "" {
 		ns = pod.Namespace
 	}
-	if pod.Spec.Resources != nil {
+	if scaling.HasPodLevelResources(&pod.Spec) {
 		// pod-level resources bound the containers' sum: sizing containers alone could make the pod invalid
 		return admission.Allowed(""), OutcomePodResources
 	}
@@ -151,8 +151,9 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 	if err := h.Client.List(ctx, &vpas, client.InNamespace(ns)); err != nil {
 		return nil, OutcomeError, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
 	}
+	// the cache's own Hvpas, not copies (read only): an Hvpa's status is what every pod admission would copy
 	var hvpas hvpav1alpha1.HvpaList
-	if err := h.Client.List(ctx, &hvpas, client.InNamespace(ns)); err != nil {
+	if err := h.Client.List(ctx, &hvpas, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, OutcomeError, fmt.Errorf("listing Hvpas: %w", err)
 	}
 	if len(vpas.Items) == 0 && len(hvpas.Items) == 0 {
@@ -260,6 +261,9 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 		return nil, OutcomeNoRecommend
 	}
 	out := pod.DeepCopy()
+	// only the boost below writes the startup-boost annotation: one the pod came with is its author's, and
+	// would name the CPU the updater resizes the pod to when the boost ends
+	delete(out.Annotations, vpav1.AnnotationStartupBoost)
 	var changes, notes []string
 	if sz.Targets != nil {
 		var lrs corev1.LimitRangeList

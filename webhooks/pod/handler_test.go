@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -296,7 +297,8 @@ func testutilCount(m *Metrics, outcome string) float64 {
 
 // TestStartupBoost: with CPUStartupBoost on, a VPA's startup boost applies on top of the sizing (also in
 // updateMode Off and before any recommendation, on the pod's own request), a container policy's boost or mode
-// Off wins over the object's, and the annotation says what each container goes back to.
+// Off wins over the object's, and the annotation says what each container goes back to: only the webhook writes
+// it (one the pod comes with is removed).
 func TestStartupBoost(t *testing.T) {
 	factor3 := &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](3), DurationSeconds: ptr.To[int32](10)}}
 	plus := &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostQuantity, Quantity: ptr.To(resource.MustParse("1"))}}
@@ -364,7 +366,10 @@ func TestStartupBoost(t *testing.T) {
 			if err := h.Gates.(interface{ SetFromMap(map[string]bool) error }).SetFromMap(map[string]bool{string(features.CPUStartupBoost): tc.gate}); err != nil {
 				t.Fatal(err)
 			}
-			got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), rl("200m", ""))))
+			// the pod comes with an annotation of its author's, which would have the updater give it 64 CPUs
+			p := webPod(ctr("app", rl("100m", "100Mi"), rl("200m", "")))
+			p.Annotations = map[string]string{vpav1.AnnotationStartupBoost: `{"app":{"cpuRequest":"64"}}`}
+			got, _ := admit(t, h, p)
 			if d := cmp.Diff(tc.want, sizes(got)); d != "" {
 				t.Errorf("resources (-want +got):\n%s", d)
 			}
@@ -408,5 +413,35 @@ func TestHandlerSizesSidecars(t *testing.T) {
 	}
 	if d := cmp.Diff(map[string]resources{"app": {rl("800m", "512Mi"), nil}}, sizes(got), eq); d != "" {
 		t.Errorf("app (-want +got):\n%s", d)
+	}
+}
+
+// TestHandlerReadsHvpasWithoutCopies: the webhook lists the namespace's Hvpas from the cache without a deep
+// copy of each (client.UnsafeDisableDeepCopy; it only reads them): before issue 31 every pod admission copied
+// every Hvpa of the namespace, status and all (BenchmarkAdmitWith200Hvpas: 282 MB per admission with 200
+// Hvpas of 1,000 effective intervals).
+func TestHandlerReadsHvpasWithoutCopies(t *testing.T) {
+	hvpa := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", CreationTimestamp: metav1.NewTime(t0)},
+		Spec: hvpav1alpha1.HvpaSpec{TargetRef: autoscalingv2Ref(), ScalingIntervals: []hvpav1alpha1.ScalingInterval{{}}},
+		Status: hvpav1alpha1.HvpaStatus{Selector: "app=web", Desired: &hvpav1alpha1.DesiredState{Replicas: 2,
+			Containers: []hvpav1alpha1.ContainerResources{{Name: "app", Requests: rl("700m", "1Gi")}}}}}
+	lists, copied := 0, 0
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(world(hvpa)...).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*hvpav1alpha1.HvpaList); ok {
+				lists++
+				if o := (&client.ListOptions{}).ApplyOptions(opts); o.UnsafeDisableDeepCopy == nil || !*o.UnsafeDisableDeepCopy {
+					copied++
+				}
+			}
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	h := NewHandler(c, c, features.New(), NewMetrics(nil), clocktesting.NewFakeClock(t0))
+	got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), nil)))
+	if got.Spec.Containers[0].Resources.Requests.Cpu().String() != "700m" {
+		t.Fatalf("not sized from the Hvpa: %v", got.Spec.Containers[0].Resources)
+	}
+	if lists == 0 || copied != 0 {
+		t.Errorf("%d Hvpa lists, %d of them with a deep copy of every Hvpa", lists, copied)
 	}
 }

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -218,7 +219,13 @@ func capsBelowIntervals(h *hvpav1alpha1.Hvpa, rp *vpav1.PodResourcePolicy, ip *f
 // large as the previous upper total makes a down boundary of 0, which no total falls below: the workload
 // would never scale down from there). It needs a spec that converted without errors.
 func effective(h *hvpav1alpha1.Hvpa, s *scaling.Spec, sp *field.Path) field.ErrorList {
-	eff := scaling.EffectiveIntervals(s.Intervals, s.MinReplicas, s.Overlap)
+	eff, err := scaling.EffectiveIntervals(s.Intervals, s.MinReplicas, s.Overlap)
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		return field.ErrorList{fe} // FromHvpa refuses these first; never trusted to have run
+	} else if err != nil {
+		return field.ErrorList{field.InternalError(sp.Child("scalingIntervals"), err)}
+	}
 	var errs field.ErrorList
 	op := sp.Child("scalingIntervalsOverlap")
 	for _, r := range scaling.Resources {

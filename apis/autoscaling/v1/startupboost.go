@@ -10,7 +10,9 @@ import (
 // AnnotationStartupBoost marks a pod whose CPU hvpa's webhook boosted at admission (spec.startupBoost or a
 // container policy's): per container, the CPU request and limit it goes back to when the boost ends (JSON).
 // The updater resizes the pod in place to them once the boost's durationSeconds have passed since the pod
-// became Ready, then removes the annotation.
+// became Ready; the annotation stays, and a pod resized since its creation (metadata.generation above 1) is
+// no longer boosted. Only the webhook writes it (it removes one a pod comes with), and the updater follows
+// it only with the CPUStartupBoost gate on, for containers the pod's VPA boosts, and only to lower CPU.
 const AnnotationStartupBoost = "autoscaling.hvpa.dev/startup-boost"
 
 // Unboosted is one container's CPU after its startup boost (nil: none set).

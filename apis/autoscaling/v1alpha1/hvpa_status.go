@@ -40,10 +40,17 @@ type HvpaStatus struct {
 	// +optional
 	WorkloadRecommendation *WorkloadRecommendation `json:"workloadRecommendation,omitempty"`
 
-	// effectiveScalingIntervals are the intervals the decision uses, derived from spec.scalingIntervals.
+	// effectiveScalingIntervals are the intervals the decision uses, derived from spec.scalingIntervals: all
+	// of them up to 21, else the 21 around the current replicas (an extrapolated interval makes one per
+	// replica count, up to 1000). `hvpa intervals -f` prints them all.
 	// +optional
 	// +listType=atomic
 	EffectiveScalingIntervals []EffectiveScalingInterval `json:"effectiveScalingIntervals,omitempty"`
+
+	// effectiveScalingIntervalCount is how many effective intervals spec.scalingIntervals make (status lists
+	// at most 21 of them).
+	// +optional
+	EffectiveScalingIntervalCount int32 `json:"effectiveScalingIntervalCount,omitempty"`
 
 	// hpa is the HPA input: its desired replicas and the per-pod values in force when they last changed.
 	// +optional
@@ -78,6 +85,11 @@ type EffectiveScalingInterval struct {
 type WorkloadRecommendation struct {
 	// replicas the totals and the per-pod view (status.recommendation) are computed for.
 	Replicas int32 `json:"replicas"`
+	// lastUpdateTime is when the embedded recommender last provided this recommendation: set when it changes,
+	// and at least every quarter of the staleness bound (3 recommender intervals + 5 minutes) while the
+	// recommender keeps providing it. Older than the bound, it is stale: scale-downs from it are held.
+	// +optional
+	LastUpdateTime *metav1.Time `json:"lastUpdateTime,omitempty"`
 	// containers are the recommendations per container.
 	// +optional
 	// +listType=map
@@ -204,7 +216,7 @@ const (
 )
 
 // BlockReason is why a part of a change was not applied.
-// +kubebuilder:validation:Enum=UpdatePolicy;MaintenanceWindow;StabilizationWindow;MinChange;Saturated;LowConfidence
+// +kubebuilder:validation:Enum=UpdatePolicy;MaintenanceWindow;StabilizationWindow;MinChange;Saturated;LowConfidence;StaleRecommendation
 type BlockReason string
 
 const (
@@ -221,6 +233,10 @@ const (
 	// BlockReasonLowConfidence: a replica scale-down decided from the embedded recommendation, whose history
 	// is shorter than the confidence threshold.
 	BlockReasonLowConfidence BlockReason = "LowConfidence"
+	// BlockReasonStaleRecommendation: a scale-down (replicas or per pod) decided from the embedded
+	// recommendation, which the recommender has not refreshed within the staleness bound (RecommendationProvided
+	// False with reason RecommendationStale or InvalidOverride says why).
+	BlockReasonStaleRecommendation BlockReason = "StaleRecommendation"
 )
 
 // BlockedPart is one part of a change that was not applied.

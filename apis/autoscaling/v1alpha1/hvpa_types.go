@@ -146,9 +146,11 @@ type HpaTemplate struct {
 	// +kubebuilder:validation:Minimum=1
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
-	// maxReplicas is the highest replica count.
+	// maxReplicas is the highest replica count, at most 100000 (far above what one workload runs: Kubernetes
+	// is tested to 150,000 pods in a whole cluster).
 	// +required
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
 	MaxReplicas int32 `json:"maxReplicas"`
 
 	// metrics are the HPA's metrics, as in autoscaling/v2.
@@ -203,10 +205,12 @@ const (
 
 // ScalingInterval is one range of replicas and the per-pod maximum resources within it.
 type ScalingInterval struct {
-	// maxReplicas is the highest replica count of the interval. Only the last interval may omit it; it then
-	// defaults to hpa.template.maxReplicas.
+	// maxReplicas is the highest replica count of the interval, at most 100000 (1000 with
+	// effectiveIntervalExtrapolation). Only the last interval may omit it; it then defaults to
+	// hpa.template.maxReplicas.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
 	// maxResources is the per-pod maximum of each scaled resource inside the interval; it applies to every

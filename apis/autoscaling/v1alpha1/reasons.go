@@ -10,6 +10,14 @@ const (
 	// RecommendationProvided
 	ReasonRecommendationProvided = vpav1.ReasonRecommendationProvided
 	ReasonNoRecommendation       = "NoRecommendation"
+	// ReasonInvalidOverride (RecommendationProvided False): an annotation under recommender.hvpa.dev/ does not
+	// parse, or asks for a model the embedded recommender does not run for Hvpas; the recommender skips the Hvpa
+	// until it is fixed, so the recommendation in status ages and, once stale, drives no scale-down.
+	ReasonInvalidOverride = vpav1.ReasonInvalidOverride
+	// ReasonRecommendationStale (RecommendationProvided False): the recommendation in status has not been
+	// refreshed for longer than the staleness bound (3 recommender intervals + 5 minutes); scale-downs from it
+	// are held (blocked part reason StaleRecommendation), scale-ups still follow it.
+	ReasonRecommendationStale = "RecommendationStale"
 	// ScalingActive
 	ReasonValidRecommendation = "ValidRecommendation"
 	ReasonScalingDisabled     = "ScalingDisabled"

@@ -16,12 +16,15 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/admissionlease"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/heartbeat"
 	"github.com/hvpa-dev/hvpa/internal/kubeversion"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/version"
@@ -119,7 +122,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 		return err
 	}
 	if want[Updater] {
-		if err := addUpdater(mgr, live, o); err != nil {
+		if err := addUpdater(mgr, cfg, live, o); err != nil {
 			return err
 		}
 	}
@@ -137,14 +140,47 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 	return nil
 }
 
-// addUpdater adds the updater.
-func addUpdater(mgr ctrl.Manager, live client.Client, o Options) error {
+// addUpdater adds the updater and its liveness check.
+func addUpdater(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Options) error {
 	uo := o.Updater
 	uo.AdmissionLease, uo.RecommenderName = o.AdmissionLease, o.Recommender.Name
 	uo.NoInPlaceResize = o.Cluster != nil && !o.Cluster.InPlaceResize
 	//nolint:staticcheck // core/v1 events: the pod's event stream shows every resize and eviction with its reason
 	u := updater.New(mgr.GetClient(), live, mgr.GetEventRecorderFor("hvpa-updater"), clock.RealClock{}, o.Gates, uo, updater.NewMetrics(o.Registry))
+	mc, err := metricsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	u.Usage = updater.MetricsUsage{Client: mc}
+	if err := updaterLiveness(mgr, u, clock.RealClock{}); err != nil {
+		return err
+	}
 	return mgr.Add(u)
+}
+
+// updaterLiveness gives the updater a heartbeat, beaten as each update loop starts, and checks it on /healthz
+// ("updater-loop"): it fails once no loop has started for heartbeat.StallAfter(--updater-interval), three
+// intervals and five minutes (a loop stuck in an API call that never returns), so that the kubelet restarts
+// the process.
+func updaterLiveness(mgr healthChecks, u *updater.Updater, clk clock.PassiveClock) error {
+	u.Heartbeat = heartbeat.New("update loop started", heartbeat.StallAfter(u.Options.Interval), clk)
+	return mgr.AddHealthzCheck("updater-loop", u.Heartbeat.Check)
+}
+
+// hvpaLiveness adds the Hvpa controller's liveness probes (hvpactrl.Liveness, one every --hvpa-sync-period
+// through its work queue) and checks them on /healthz ("hvpa-controller").
+func hvpaLiveness(mgr healthChecks, r *hvpactrl.Reconciler, period time.Duration, clk clock.WithTicker) error {
+	r.Liveness = hvpactrl.NewLiveness(period, clk)
+	if err := mgr.Add(r.Liveness); err != nil {
+		return err
+	}
+	return mgr.AddHealthzCheck("hvpa-controller", r.Liveness.Check)
+}
+
+// healthChecks is the part of a manager the liveness wiring uses.
+type healthChecks interface {
+	Add(manager.Runnable) error
+	AddHealthzCheck(name string, check healthz.Checker) error
 }
 
 // addRecommender adds the recommender loop, its pod store and its liveness check.
@@ -205,6 +241,17 @@ func addHvpa(mgr ctrl.Manager, live client.Client, rec *vpactrl.Recommender, o O
 	r.LowConfidenceDays = o.HvpaLowConfidenceDays
 	if c := o.Cluster; c != nil {
 		r.NoInPlaceResize, r.KubernetesVersion = !c.InPlaceResize, c.Version
+	}
+	// the embedded recommendation is stale after 3 recommender intervals + 5 minutes; override annotations are
+	// judged on the recommender's model
+	r.RecommenderInterval = o.Recommender.Interval
+	model := recommender.Defaults()
+	if o.Model != nil {
+		model = *o.Model
+	}
+	r.Model = &model
+	if err := hvpaLiveness(mgr, r, o.HvpaSync, clock.RealClock{}); err != nil {
+		return err
 	}
 	return r.SetupWithManager(mgr)
 }

@@ -36,7 +36,8 @@ func TestUpdater(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	cluster = framework.StartCluster(framework.Options{Kubelet: true,
+	// the played metrics.k8s.io API: the updater reads memory usage before it lowers a memory limit
+	cluster = framework.StartCluster(framework.Options{Kubelet: true, MetricsAPI: true,
 		Controllers: []string{"deployment-controller", "replicaset-controller", "disruption-controller"}})
 	k8s = cluster.Client
 
@@ -44,7 +45,10 @@ var _ = BeforeSuite(func() {
 	// renews the Lease the updater checks
 	co, wo, err := testadmission.InstallAdmission(cluster.Ctx, k8s, "hvpa", framework.FreePort(), GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())
-	mgr, err := ctrl.NewManager(cluster.Cfg, framework.ManagerOptions(&wo))
+	mo := framework.ManagerOptions(&wo)
+	// the product's cache: pods stripped of what the updater does not read (images, volumes, ...), as it runs
+	mo.Cache, mo.Client = app.CacheOptions(), app.ClientOptions()
+	mgr, err := ctrl.NewManager(cluster.Cfg, mo)
 	Expect(err).NotTo(HaveOccurred())
 	gates = features.New()
 	Expect(app.Add(cluster.Ctx, mgr, cluster.Cfg, app.Options{Components: []string{app.Admission}, Gates: gates, Certs: &co, AdmissionLease: leaseName})).To(Succeed())

@@ -3,6 +3,8 @@ package updater_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -19,14 +21,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/test/framework"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
 	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
@@ -74,6 +79,7 @@ func testOptions() updater.Options {
 	o := updater.DefaultOptions()
 	o.Interval = 300 * time.Millisecond
 	o.DeferredTimeout = 2 * time.Second
+	o.RetryBackoff, o.RetryBackoffMax = time.Second, 4*time.Second
 	o.AdmissionLease = leaseName
 	return o
 }
@@ -83,6 +89,9 @@ func startUpdater(o updater.Options) {
 	ctx, cancel := context.WithCancel(context.Background())
 	DeferCleanup(cancel)
 	u := updater.New(mgrC, k8s, events, clock.RealClock{}, gates, o, updater.NewMetrics(nil))
+	mc, err := metricsclient.NewForConfig(cluster.Cfg)
+	Expect(err).NotTo(HaveOccurred())
+	u.Usage = updater.MetricsUsage{Client: mc} // as the product wires it
 	go func() {
 		defer GinkgoRecover()
 		Expect(u.Start(ctx)).To(Succeed())
@@ -180,12 +189,15 @@ var _ = Describe("Updater", func() {
 					st.Resources == nil || st.Resources.Requests.Cpu().String() != "300m" {
 					return false
 				}
-				if _, still := p.Annotations[vpav1.AnnotationStartupBoost]; still {
-					return false
-				}
 			}
 			return len(pods) == 2
 		}, framework.Timeout, framework.Interval).Should(BeTrue())
+		// the updater may not patch pods (only pods/resize): the annotation stays, and the resize that ended the
+		// boost is what says it is over (metadata.generation past 1), so the pods are not sent back again
+		for _, p := range livePods(ns, "web") {
+			Expect(p.Annotations).To(HaveKey(vpav1.AnnotationStartupBoost))
+			Expect(p.Generation).To(BeNumerically(">", 1))
+		}
 		Expect(uids(livePods(ns, "web"))).To(Equal(uids(boosted)), "the same pods, resized in place")
 		// not before each pod had been Ready for the 3s boost (timestamps have whole seconds)
 		var l corev1.EventList
@@ -199,14 +211,41 @@ var _ = Describe("Updater", func() {
 			}
 			resized := false
 			for _, e := range l.Items {
-				if e.InvolvedObject.UID == p.UID && e.Reason == updater.EventResizedInPlace {
+				if e.InvolvedObject.UID == p.UID && e.Reason == updater.EventInPlaceResizedByVPA {
 					resized = true
 					Expect(e.FirstTimestamp.Time).To(BeTemporally(">=", ready.Add(2*time.Second)), "pod %s resized back before its boost was over", p.Name)
 				}
 			}
-			Expect(resized).To(BeTrue(), "pod %s has no ResizedInPlace event", p.Name)
+			Expect(resized).To(BeTrue(), "pod %s has no InPlaceResizedByVPA event", p.Name)
 		}
-		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring("ResizedInPlace"), ContainSubstring("startup boost over"))))
+		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring("Pod/"), ContainSubstring(updater.EventInPlaceResizedByVPA), ContainSubstring("startup boost over"))))
+
+	})
+
+	It("startupBoost: without the CPUStartupBoost gate a pod's boost annotation is its author's, and is not followed", func() {
+		Expect(gates.SetFromMap(map[string]bool{string(features.CPUStartupBoost): true})).To(Succeed())
+		DeferCleanup(func() {
+			Expect(gates.SetFromMap(map[string]bool{string(features.CPUStartupBoost): false})).To(Succeed())
+		})
+		ns := framework.NewNamespace(k8s, "forged")
+		// created before its VPA, so the webhook leaves the pod and its author's annotation as they are
+		d := wrappers.MakeDeployment(ns, "web").Replicas(1).PodAnnotation(vpav1.AnnotationStartupBoost, `{"app":{"cpuRequest":"50m","cpuLimit":"100m"}}`).
+			PodLabel(playedkubelet.AnswerLabel, "accept").Container(wrappers.MakeContainer("app").Resources(rl("300m", "100Mi"), rl("600m", "200Mi")).Obj()).Obj()
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Eventually(func() int { return len(livePods(ns, "web")) }, framework.Timeout, framework.Interval).Should(Equal(1))
+		Expect(livePods(ns, "web")[0].Annotations).To(HaveKey(vpav1.AnnotationStartupBoost))
+		// a VPA with a startup boost (accepted while the gate is on), recommending what the pod has
+		v := vpa(ns, "web", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", "100Mi"), rl("250m", "50Mi"), rl("350m", "150Mi"))
+		v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](3), DurationSeconds: ptr.To[int32](1)}}
+		Expect(k8s.Update(ctx, v)).To(Succeed())
+		Eventually(func() bool {
+			var got vpav1.VerticalPodAutoscaler
+			return mgrC.Get(ctx, client.ObjectKeyFromObject(v), &got) == nil && got.Spec.StartupBoost != nil
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
+		Expect(gates.SetFromMap(map[string]bool{string(features.CPUStartupBoost): false})).To(Succeed())
+		startUpdater(testOptions())
+		Consistently(func() string { return livePods(ns, "web")[0].Spec.Containers[0].Resources.Requests.Cpu().String() },
+			3*time.Second, framework.Interval).Should(Equal("300m"), "resized to the annotation's 50m")
 	})
 
 	It("InPlaceOrRecreate: an Infeasible resize falls back to eviction, and the replacement is sized at admission", func() {
@@ -220,7 +259,8 @@ var _ = Describe("Updater", func() {
 			return len(pods) == 2 && hasRequests("300m", "")(pods) && !containsAny(uids(pods), before)
 		}, framework.Timeout, framework.Interval).Should(BeTrue())
 		var stream []string
-		Eventually(func() []string { stream = eventStream(ns); return stream }, framework.Timeout, framework.Interval).Should(ContainElement(And(ContainSubstring("ResizeFallbackEviction"), ContainSubstring("ResizeInfeasible"))))
+		Eventually(func() []string { stream = eventStream(ns); return stream }, framework.Timeout, framework.Interval).Should(ContainElement(And(
+			ContainSubstring("Pod/"), ContainSubstring(updater.EventEvictedByVPA), ContainSubstring("in place of a resize that could not be made"), ContainSubstring("ResizeInfeasible"))))
 		AddReportEntry("InPlaceOrRecreate with an Infeasible resize: event stream", strings.Join(stream, "\n"))
 		GinkgoWriter.Println(strings.Join(stream, "\n"))
 	})
@@ -394,12 +434,13 @@ var _ = Describe("Updater", func() {
 		evictions := func() int {
 			n := 0
 			for _, e := range eventStream(ns) {
-				if strings.Contains(e, "Pod/") && strings.Contains(e, " Evicted:") {
+				if strings.Contains(e, " Pod/") && strings.Contains(e, " "+updater.EventEvictedByVPA+":") {
 					n++
 				}
 			}
 			return n
 		}
+		Expect(evictions()).To(BeNumerically(">", 0), "evictions made")
 		Consistently(evictions, 3*time.Second, framework.Interval).Should(BeNumerically("<=", 2), "each original pod evicted once at most, no replacement evicted")
 		Expect(seen.Load()).To(BeNumerically(">", 0), "evictions made")
 		Expect(unrecorded.Load()).To(BeZero(), "evictions made before their loop record was in the ConfigMap")
@@ -449,4 +490,206 @@ type evictionSpySub struct {
 func (s evictionSpySub) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
 	s.before(obj)
 	return s.SubResourceClient.Create(ctx, obj, sub, opts...)
+}
+
+var _ = Describe("Updater refusals and events", func() {
+	ctx := context.Background()
+
+	It("InPlaceOrRecreate on one replica: an Infeasible resize is not a trap; a lower target is asked as soon as the recommendation falls", func() {
+		ns := framework.NewNamespace(k8s, "trapped")
+		deployment(ns, "web", 1, "infeasible", rl("100m", ""), rl("200m", ""))
+		before := uids(livePods(ns, "web"))
+		v := vpa(ns, "web", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
+		o := testOptions()
+		o.RetryBackoff = time.Hour // nothing but a lower target may be tried within the spec
+		startUpdater(o)
+		// the one pod may not be evicted (minReplicas 2): the refusal is reported with upstream's reason
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(And(
+			ContainSubstring("Pod/"), ContainSubstring(updater.EventInPlaceResizeSkipped+": "+updater.ReasonInfeasible))))
+		Expect(livePods(ns, "web")[0].Spec.Containers[0].Resources.Requests.Cpu().String()).To(Equal("300m"))
+
+		By("the recommendation falls below the refused target: resized to it at once, not evicted")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(v), v)).To(Succeed())
+		r := &v.Status.Recommendation.ContainerRecommendations[0]
+		r.Target, r.LowerBound, r.UpperBound, r.UncappedTarget = rl("200m", ""), rl("150m", ""), rl("250m", ""), rl("200m", "")
+		Expect(k8s.Status().Update(ctx, v)).To(Succeed())
+		Eventually(func() string { return livePods(ns, "web")[0].Spec.Containers[0].Resources.Requests.Cpu().String() },
+			framework.Timeout, framework.Interval).Should(Equal("200m"))
+		Expect(uids(livePods(ns, "web"))).To(Equal(before))
+		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring(updater.EventInPlaceResizedByVPA), ContainSubstring("lower than the one refused"))))
+	})
+
+	It("never lowers a memory limit to or below the memory the container uses (metrics.k8s.io)", func() {
+		ns := framework.NewNamespace(k8s, "memory")
+		deployment(ns, "web", 2, "accept", rl("100m", "400Mi"), rl("200m", "800Mi"))
+		use := func(bytes int64) {
+			for _, p := range livePods(ns, "web") {
+				cluster.Metrics.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: bytes})
+			}
+		}
+		use(500 << 20)
+		before := uids(livePods(ns, "web"))
+		// the target halves memory: the limit would go from 800Mi to 400Mi, below the 500Mi in use
+		vpa(ns, "web", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", "200Mi"), rl("250m", "150Mi"), rl("350m", "250Mi"))
+		startUpdater(testOptions())
+		memory := func() []string {
+			var out []string
+			for _, p := range livePods(ns, "web") {
+				r := p.Spec.Containers[0].Resources
+				out = append(out, r.Requests.Cpu().String()+" "+r.Requests.Memory().String()+"/"+r.Limits.Memory().String())
+			}
+			return out
+		}
+		Eventually(memory, framework.Timeout, framework.Interval).Should(Equal([]string{"300m 400Mi/800Mi", "300m 400Mi/800Mi"}), "cpu resized, memory kept")
+		Consistently(memory, 2*time.Second, framework.Interval).Should(Equal([]string{"300m 400Mi/800Mi", "300m 400Mi/800Mi"}))
+		Expect(eventStream(ns)).To(ContainElement(ContainSubstring("memory kept at its limit 800Mi (usage 500Mi")))
+
+		By("the usage falls: memory is lowered too")
+		use(100 << 20)
+		Eventually(memory, framework.Timeout, framework.Interval).Should(Equal([]string{"300m 200Mi/400Mi", "300m 200Mi/400Mi"}))
+		Expect(uids(livePods(ns, "web"))).To(Equal(before))
+	})
+
+	It("a resize refused by policy falls back to eviction only where a dry run of the replacement is admitted", func() {
+		ns := framework.NewNamespace(k8s, "policy")
+		// pods of both workloads exist before the policies
+		deployment(ns, "lenient", 2, "accept", rl("100m", ""), rl("200m", ""))
+		deployment(ns, "strict", 2, "accept", rl("100m", ""), rl("200m", ""))
+		lenient, strict := uids(livePods(ns, "lenient")), uids(livePods(ns, "strict"))
+		// no resize in the namespace (as Gatekeeper or Kyverno would refuse one); no strict pod asking more than
+		// 200m cpu may be created
+		policy(ns, "no-resize", []string{"UPDATE"}, "pods/resize", nil, "false", "resizes are not allowed in this namespace")
+		policy(ns, "max-cpu", []string{"CREATE"}, "pods", map[string]string{"app": "strict"},
+			"object.spec.containers.all(c, !has(c.resources.requests) || !('cpu' in c.resources.requests) || quantity(c.resources.requests['cpu']).compareTo(quantity('200m')) <= 0)",
+			"strict pods ask at most 200m cpu")
+		Eventually(func() error { // the API server has the policies: a dry-run resize is refused
+			p := livePods(ns, "lenient")[0]
+			return k8s.SubResource("resize").Patch(ctx, &p, client.RawPatch(types.StrategicMergePatchType,
+				[]byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"110m"}}}]}}`)), client.DryRunAll)
+		}, framework.Timeout, framework.Interval).Should(MatchError(ContainSubstring("resizes are not allowed")))
+		vpa(ns, "lenient", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
+		vpa(ns, "strict", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
+		startUpdater(testOptions())
+
+		By("lenient: the resize is refused, the replacement would be admitted: evicted, recreated at the target")
+		Eventually(func() bool {
+			pods := livePods(ns, "lenient")
+			return len(pods) == 2 && hasRequests("300m", "")(pods) && !containsAny(uids(pods), lenient)
+		}, framework.Timeout, framework.Interval).Should(BeTrue())
+		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring("Pod/lenient"), ContainSubstring(updater.EventEvictedByVPA),
+			ContainSubstring("the API refused the resize"), ContainSubstring("resizes are not allowed in this namespace"))))
+
+		By("strict: the replacement would be refused too: not evicted, reported")
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(And(
+			ContainSubstring("Pod/strict"), ContainSubstring(updater.EventUpdateSkipped+": "+updater.ReasonReplacementRefused),
+			ContainSubstring("strict pods ask at most 200m cpu"))))
+		Consistently(func() []types.UID { return uids(livePods(ns, "strict")) }, 3*time.Second, framework.Interval).Should(Equal(strict))
+		Expect(hasRequests("100m", "")(livePods(ns, "strict"))).To(BeTrue())
+	})
+
+	It("sends upstream's event reasons about a VPA's pods and hvpa's own about an Hvpa's", func() {
+		ns := framework.NewNamespace(k8s, "events")
+		for _, app := range []string{"vpa-resized", "vpa-evicted", "hvpa-resized", "hvpa-evicted"} {
+			deployment(ns, app, 2, "accept", rl("100m", ""), rl("200m", ""))
+		}
+		deployment(ns, "vpa-infeasible", 1, "infeasible", rl("100m", ""), rl("200m", ""))
+		vpa(ns, "vpa-resized", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
+		vpa(ns, "vpa-evicted", vpav1.UpdateModeRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
+		vpa(ns, "vpa-infeasible", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
+		hvpa(ns, "hvpa-resized", vpav1.UpdateModeInPlaceOrRecreate, "300m")
+		hvpa(ns, "hvpa-evicted", vpav1.UpdateModeRecreate, "300m")
+		startUpdater(testOptions())
+		want := []string{
+			"Pod/vpa-resized " + updater.EventInPlaceResizedByVPA, "VerticalPodAutoscaler/vpa-resized " + updater.EventResizedInPlace,
+			"Pod/vpa-evicted " + updater.EventEvictedByVPA, "VerticalPodAutoscaler/vpa-evicted " + updater.EventEvictedPod,
+			"Pod/vpa-infeasible " + updater.EventInPlaceResizeSkipped,
+			"Pod/hvpa-resized " + updater.EventResizedInPlace, "Hvpa/hvpa-resized " + updater.EventResizedInPlace,
+			"Pod/hvpa-evicted " + updater.EventEvicted, "Hvpa/hvpa-evicted " + updater.EventEvicted,
+		}
+		var got []string
+		Eventually(func() []string {
+			got = reasonsByObject(ns)
+			return got
+		}, framework.Timeout, framework.Interval).Should(ContainElements(want))
+		// upstream's reasons only about VPAs, hvpa's eviction reason only about Hvpas
+		for _, r := range got {
+			vpaEvent := strings.HasPrefix(r, "Pod/vpa-") || strings.HasPrefix(r, "VerticalPodAutoscaler/")
+			Expect(vpaEvent && strings.HasSuffix(r, " "+updater.EventEvicted)).To(BeFalse(), r)
+			Expect(!vpaEvent && (strings.HasSuffix(r, "ByVPA") || strings.HasSuffix(r, updater.EventEvictedPod) || strings.HasSuffix(r, updater.EventInPlaceResizeSkipped))).To(BeFalse(), r)
+		}
+		AddReportEntry("event reasons by object", strings.Join(got, "\n"))
+	})
+})
+
+// reasonsByObject is the updater's events of the namespace as "Kind/<workload> Reason", a pod named by its
+// app label, sorted and without repeats.
+func reasonsByObject(ns string) []string {
+	var l corev1.EventList
+	Expect(k8s.List(context.Background(), &l, client.InNamespace(ns))).To(Succeed())
+	seen := map[string]bool{}
+	for _, e := range l.Items {
+		if e.Source.Component != "hvpa-updater" {
+			continue
+		}
+		name := e.InvolvedObject.Name
+		if e.InvolvedObject.Kind == "Pod" { // <deployment>-<replicaset hash>-<pod suffix>
+			if i := strings.LastIndex(name, "-"); i > 0 {
+				name = name[:i]
+			}
+			if i := strings.LastIndex(name, "-"); i > 0 {
+				name = name[:i]
+			}
+		}
+		seen[e.InvolvedObject.Kind+"/"+name+" "+e.Reason] = true
+	}
+	out := slices.Sorted(maps.Keys(seen))
+	return out
+}
+
+// hvpa creates an Hvpa on Deployment <name> in updateMode mode and plays its controller's output: selector
+// app=<name>, 2 replicas of container app at cpu.
+func hvpa(ns, name string, mode vpav1.UpdateMode, cpu string) {
+	ctx := context.Background()
+	h := wrappers.MakeHvpa(ns, name).HPA(false, 0, 3).Interval(3, "2", "4Gi").Obj()
+	h.Spec.VPA = &hvpav1alpha1.VpaSpec{Template: hvpav1alpha1.VpaTemplate{UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: &mode}}}
+	Expect(k8s.Create(ctx, h)).To(Succeed())
+	h.Status = wrappers.MakeHvpa(ns, name).Selector("app="+name).Desired(2, hvpav1alpha1.ContainerResources{Name: "app", Requests: rl(cpu, "")}).Obj().Status
+	Expect(k8s.Status().Update(ctx, h)).To(Succeed())
+	Eventually(func() bool {
+		var got hvpav1alpha1.Hvpa
+		return mgrC.Get(ctx, client.ObjectKeyFromObject(h), &got) == nil && got.Status.Desired != nil
+	}, framework.Timeout, framework.Interval).Should(BeTrue())
+}
+
+// policy makes a ValidatingAdmissionPolicy, bound with action Deny to namespace ns, that refuses operations
+// on resource (e.g. pods, pods/resize) of the objects matching labels (nil: all) unless expression holds.
+func policy(ns, name string, operations []string, resource string, labels map[string]string, expression, message string) {
+	ctx := context.Background()
+	name += "-" + ns
+	p := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ObjectSelector: &metav1.LabelSelector{MatchLabels: labels},
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: toOperations(operations),
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{resource}}}}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: expression, Message: message}}}}
+	Expect(k8s.Create(ctx, p)).To(Succeed())
+	DeferCleanup(func() { Expect(k8s.Delete(ctx, p)).To(Succeed()) })
+	b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}}}}
+	Expect(k8s.Create(ctx, b)).To(Succeed())
+	DeferCleanup(func() { Expect(k8s.Delete(ctx, b)).To(Succeed()) })
+}
+
+func toOperations(ops []string) []admissionregistrationv1.OperationType {
+	var out []admissionregistrationv1.OperationType
+	for _, o := range ops {
+		out = append(out, admissionregistrationv1.OperationType(o))
+	}
+	return out
 }

@@ -1,0 +1,139 @@
+package closedloop
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/hvpa-dev/hvpa/scaling"
+)
+
+// steps runs the workload's steps from `from` for n steps of 15s (no loop due) and returns the time after.
+func steps(t *testing.T, w *workload, from int64, n int) int64 {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		w.actuate(from)
+		w.serve(from)
+		from += 15
+	}
+	return from
+}
+
+// TestActuation: the one actuation model of every policy: a new pod costs its requests at once and serves after
+// the start-up delay, the demand is split over the serving pods, a resize applies one updater period after it
+// was decided, an OOM-killed container serves again after the kubelet's back-off (10s rounded up to the step,
+// doubling), and a scale-down takes the pods that do not serve first.
+func TestActuation(t *testing.T) {
+	req := scaling.V(500, 1<<30)
+	t.Run("a new pod costs at once and serves after the start-up delay", func(t *testing.T) {
+		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 1, req)
+		w.demand["app"] = &usage{cpu: 800, mem: 1 << 29, hasCPU: true, hasMem: true}
+		w.scaleTo(t0, 2)
+		now := steps(t, w, t0, 4) // the first minute: one pod serves 800m of the 500m it requests
+		if p, s := w.capacity(now-15, 0); reqOrZero(p, scaling.CPU) != 1000 || reqOrZero(s, scaling.CPU) != 500 {
+			t.Fatalf("cpu provided %v, serving %v; want 1000m and 500m", p, s)
+		}
+		if got := w.cpuTally.short; got != 4*300 {
+			t.Errorf("cpu shortfall over the first minute %g, want 4 x 300m", got)
+		}
+		steps(t, w, now, 1)
+		if w.cpuTally.short != 4*300 || w.pods[1].ctr[0].cpuSum != 400 {
+			t.Errorf("after the start-up delay: shortfall %g (want no more), the new pod's usage %g (want half of 800m)", w.cpuTally.short, w.pods[1].ctr[0].cpuSum)
+		}
+	})
+	t.Run("an OOM kill restarts the container after the back-off", func(t *testing.T) {
+		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 1, req)
+		w.demand["app"] = &usage{cpu: 100, mem: 1.5 * (1 << 30), hasCPU: true, hasMem: true}
+		p := w.pods[0]
+		var kills []int64
+		for now := t0; now < t0+300; now += 15 {
+			before := w.ooms
+			steps(t, w, now, 1)
+			if w.ooms > before {
+				kills = append(kills, now-t0)
+			}
+		}
+		// 10s -> the next 15s step, then 20s -> 30s, 40s -> 45s, 80s -> 90s, 160s -> 165s
+		if want := []int64{0, 15, 45, 90, 180}; !slices.Equal(kills, want) {
+			t.Fatalf("kills at %v s, want %v", kills, want)
+		}
+		if w.restarts != w.ooms || len(w.pendingOOMs) != 5 || w.pendingOOMs[0].peak != 1<<30 || p.serving(t0+180) {
+			t.Errorf("restarts %d, ooms %d, pending %d, peak %g, serving while restarting %v", w.restarts, w.ooms, len(w.pendingOOMs), w.pendingOOMs[0].peak, p.serving(t0+180))
+		}
+	})
+	t.Run("the back-off starts again after ten minutes of running", func(t *testing.T) {
+		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 1, req)
+		p := w.pods[0]
+		w.kill(t0, p, 0, 1<<30)
+		w.kill(t0+15, p, 0, 1<<30)
+		if p.ctr[0].restartAt != t0+45 {
+			t.Fatalf("second kill restarts at +%ds, want +45s", p.ctr[0].restartAt-t0)
+		}
+		w.kill(t0+45+600, p, 0, 1<<30)
+		if p.ctr[0].restartAt != t0+45+600+15 {
+			t.Errorf("a kill after ten minutes of running restarts at +%ds, want +15s", p.ctr[0].restartAt-t0-645)
+		}
+	})
+	t.Run("a scale-down takes the starting, then the restarting, then the newest pods", func(t *testing.T) {
+		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 3, req)
+		old := slices.Clone(w.pods)
+		w.kill(t0+100, old[0], 0, 1<<30)
+		w.scaleTo(t0+100, 5) // two starting pods
+		w.scaleTo(t0+100, 2)
+		if len(w.pods) != 2 || w.pods[0] != old[1] || w.pods[1] != old[2] {
+			t.Fatalf("pods left: %v", w.pods)
+		}
+		w.scaleTo(t0+200, 1)
+		if len(w.pods) != 1 || w.pods[0] != old[1] {
+			t.Errorf("the newest pod should go first")
+		}
+	})
+	t.Run("the metrics window: usage averaged over the steps a pod served, none for a pod that did not", func(t *testing.T) {
+		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 2, req)
+		w.demand["app"] = &usage{cpu: 600, mem: 1 << 29, hasCPU: true, hasMem: true}
+		w.scaleTo(t0, 3)
+		steps(t, w, t0, 4)
+		w.closeWindow()
+		a, b, fresh := w.pods[0], w.pods[1], w.pods[2]
+		if !a.hasMetric || a.usage != scaling.V(300, 1<<28) || b.usage != a.usage || fresh.hasMetric {
+			t.Errorf("metrics: %v %v, %v %v, new pod %v", a.hasMetric, a.usage, b.hasMetric, b.usage, fresh.hasMetric)
+		}
+		if cpu, ok := w.usageOf(scaling.CPU); !ok || math.Abs(cpu-600) > 1e-9 {
+			t.Errorf("workload usage %g (%v), want 600", cpu, ok)
+		}
+	})
+	t.Run("Instant: resizes at once, new pods serve at once", func(t *testing.T) {
+		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{Actuation: Actuation{Instant: true}}, 1, req)
+		w.scaleTo(t0, 2)
+		w.resize(t0, w.pods[0], []scaling.Container{{Name: "app", Requests: scaling.V(700, 1<<30), Limits: scaling.V(700, 1<<30)}})
+		if !w.pods[1].serving(t0) || reqOf(w.pods[0].spec[0], scaling.CPU) != 700 {
+			t.Errorf("new pod serving %v, resized pod %+v", w.pods[1].serving(t0), w.pods[0].spec[0])
+		}
+	})
+}
+
+// TestFixedSizing: --hpa-requests is per pod, split over the containers in proportion to the trace's requests
+// (evenly without any), limits = requests; a resource it leaves out keeps the trace's.
+func TestFixedSizing(t *testing.T) {
+	template := []scaling.Container{
+		{Name: "app", Requests: scaling.V(300, 1<<30), Limits: scaling.V(300, 1<<30)},
+		{Name: "sidecar", Requests: scaling.V(100, -1), Limits: scaling.V(100, -1)},
+	}
+	req, err := ParsePodRequests("cpu=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fixedSizing(template, &req)
+	if got[0].Requests != scaling.V(750, 1<<30) || got[1].Requests != scaling.V(250, -1) || got[0].Limits != got[0].Requests || got[1].Limits != got[1].Requests {
+		t.Errorf("cpu=1 over 300m and 100m: %+v", got)
+	}
+	req, _ = ParsePodRequests("memory=4Gi")
+	got = fixedSizing(template, &req)
+	if got[0].Requests != scaling.V(300, 4<<30) || got[1].Requests != scaling.V(100, -1) {
+		t.Errorf("memory=4Gi, only the app requests memory: %+v", got)
+	}
+	bare := []scaling.Container{{Name: "a"}, {Name: "b"}}
+	if got := fixedSizing(bare, &req); got[0].Requests != scaling.V(-1, 2<<30) || got[1].Requests != got[0].Requests {
+		t.Errorf("memory=4Gi over containers without requests: %+v", got)
+	}
+}

@@ -1,0 +1,178 @@
+package closedloop
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/recommender/trace"
+)
+
+// profileCPU is the workloads' demand per minute of a profile (total CPU in millicores, by workload).
+func profileCPU(t *testing.T, d ProfileDemand) map[string][]float64 {
+	t.Helper()
+	out := map[string][]float64{}
+	last := map[string]int64{}
+	err := d.Each(func(r *trace.Row) error {
+		wl := string(r.Workload)
+		if last[wl] != r.Time || len(out[wl]) == 0 {
+			out[wl] = append(out[wl], 0)
+			last[wl] = r.Time
+		}
+		out[wl][len(out[wl])-1] += float64(r.CPU)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestProfiles: every shoot-out profile is deterministic per seed, has per-minute noise of 8 to 20% (the
+// deviation from the centered 15-minute median, away from the shape's own jumps), stays between about 0.3 and
+// 30 CPU in total, and lasts its days (8 for weekly, 4 for the others).
+func TestProfiles(t *testing.T) {
+	for _, p := range Profiles {
+		t.Run(string(p), func(t *testing.T) {
+			var a, b, c bytes.Buffer
+			for seed, buf := range map[int64]*bytes.Buffer{1: &a, 2: &c} {
+				if err := WriteProfile(buf, ProfileDemand{Profile: p, Seed: seed, Days: 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			WriteProfile(&b, ProfileDemand{Profile: p, Seed: 1, Days: 1})
+			if !bytes.Equal(a.Bytes(), b.Bytes()) || bytes.Equal(a.Bytes(), c.Bytes()) {
+				t.Errorf("the same seed must give the same trace and another seed another one")
+			}
+			cpu := profileCPU(t, ProfileDemand{Profile: p, Seed: 1})
+			if len(cpu) != 3 {
+				t.Fatalf("%d workloads, want 3", len(cpu))
+			}
+			wantDays := 4.0
+			if p == ProfileWeekly {
+				wantDays = 8
+			}
+			lo, hi := math.Inf(1), 0.0
+			for wl, xs := range cpu {
+				if got := float64(len(xs)) / 1440; got != wantDays {
+					t.Errorf("%s: %g days, want %g", wl, got, wantDays)
+				}
+				for _, x := range xs {
+					lo, hi = min(lo, x), max(hi, x)
+				}
+				if p == ProfileSpiky || p == ProfileBatch {
+					continue // their jumps are the shape, not noise
+				}
+				if sd := noiseOf(xs); sd < 0.06 || sd > 0.2 {
+					t.Errorf("%s: per-minute noise %.3f, want 8 to 20%% (about %.2f)", wl, sd, profileShapes[p].noise)
+				}
+			}
+			t.Logf("%s: %.0fm to %.0fm", p, lo, hi)
+			if lo < 50 || hi > 35000 || hi < 3000 {
+				t.Errorf("demand from %.0fm to %.0fm: want the EP-0001 intervals' range (about 0.3 to 30 CPU)", lo, hi)
+			}
+		})
+	}
+}
+
+// noiseOf is the standard deviation of x / the median of the 15 minutes around it, minus 1, over the minutes
+// whose window has no jump of the shape (the median's neighbours within 30%).
+func noiseOf(xs []float64) float64 {
+	var sum, sq float64
+	n := 0
+	for i := 7; i+7 < len(xs); i++ {
+		w := append([]float64(nil), xs[i-7:i+8]...)
+		med := median(w)
+		if math.Abs(median(xs[i-7:i])-med) > 0.3*med || math.Abs(median(xs[i+1:i+8])-med) > 0.3*med {
+			continue
+		}
+		d := xs[i]/med - 1
+		sum, sq, n = sum+d, sq+d*d, n+1
+	}
+	mean := sum / float64(n)
+	return math.Sqrt(sq/float64(n) - mean*mean)
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}
+
+// TestPoliciesOnTheSameDemand: the four policies run on the same flash-crowd demand: every run of a workload
+// sees the same demand; the vpa policy keeps the trace's replicas and resizes pods, the hpa policy keeps its
+// fixed requests and only scales, the hpa+vpa policy keeps its CPU request while its VPA resizes memory; the
+// flash crowd (5x for two hours) leaves the fixed-replica VPA short of CPU where the HPA adds pods.
+func TestPoliciesOnTheSameDemand(t *testing.T) {
+	h := exampleHvpa(t, "../examples/hvpa-shootout.yaml")
+	r500, err := ParsePodRequests("cpu=500m,memory=2Gi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := New(Options{Runs: Runs(Policies, []Model{ModelTotal}, []PodRequests{r500}), SeriesStep: 10 * time.Minute,
+		HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ProfileDemand{Profile: ProfileFlash, Seed: 1, Days: 3}
+	if err := d.Each(func(r *trace.Row) error { return sim.Add(r) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	labels := []string{"hvpa", "hpa[cpu=500m,memory=2Gi]", "vpa", "hpa+vpa[cpu=500m,memory=2Gi]"}
+	sums, series := sim.Summaries(), sim.Series()
+	if len(sums) != 3*len(labels) || len(series) != len(sums) {
+		t.Fatalf("%d summaries and %d series, want %d", len(sums), len(series), 3*len(labels))
+	}
+	for i, s := range sums {
+		if s.Policy != labels[i%len(labels)] {
+			t.Fatalf("summary %d is %s, want %s", i, s.Policy, labels[i%len(labels)])
+		}
+		ws := sim.simulated()
+		if first := ws[i-i%len(labels)]; ws[i].cpuTally.demand != first.cpuTally.demand || ws[i].memTally.demand != first.memTally.demand {
+			t.Errorf("%s %s: demand %g/%g, the hvpa run's %g/%g", s.Workload, s.Policy, ws[i].cpuTally.demand, ws[i].memTally.demand, first.cpuTally.demand, first.memTally.demand)
+		}
+		checkPolicy(t, s, series[i], ws[i])
+	}
+	for i := 0; i < len(sums); i += len(labels) {
+		hpa, vpa := sums[i+1], sums[i+2]
+		t.Logf("%s: cpu shortfall hpa %.2f%%, vpa %.2f%%", hpa.Workload, 100*hpa.CPUShortfall, 100*vpa.CPUShortfall)
+		if vpa.CPUShortfall < 0.02 || hpa.CPUShortfall > vpa.CPUShortfall/4 {
+			t.Errorf("%s: cpu shortfall hpa %.4f, vpa %.4f: want the flash crowd to leave the fixed-replica VPA short", hpa.Workload, hpa.CPUShortfall, vpa.CPUShortfall)
+		}
+	}
+}
+
+// checkPolicy checks what a policy may change of a workload.
+func checkPolicy(t *testing.T, s Summary, se *Series, w *workload) {
+	t.Helper()
+	cpuPerPod, memPerPod := map[float64]bool{}, map[float64]bool{}
+	for _, p := range se.Points {
+		cpuPerPod[math.Round(p.CPUPerPod)], memPerPod[math.Round(p.MemoryPerPod)] = true, true
+	}
+	switch {
+	case strings.HasPrefix(s.Policy, "hpa+vpa"):
+		if len(cpuPerPod) != 1 || !cpuPerPod[500] || len(memPerPod) < 2 || s.ReplicaChangesPerDay == 0 || s.PodResizes == 0 {
+			t.Errorf("%s %s: cpu per pod %v (want 500m only), %d memory sizes, %+v", s.Workload, s.Policy, cpuPerPod, len(memPerPod), s)
+		}
+	case strings.HasPrefix(s.Policy, "hpa"):
+		if len(cpuPerPod) != 1 || !cpuPerPod[500] || len(memPerPod) != 1 || s.PodResizes != 0 || s.PerPodChangesPerDay != 0 || s.MaxReplicas <= w.run.sim.firstPods(w.key) {
+			t.Errorf("%s %s: cpu per pod %v, memory %v, %+v", s.Workload, s.Policy, cpuPerPod, memPerPod, s)
+		}
+	case s.Policy == "vpa":
+		if s.ReplicaChangesPerDay != 0 || s.FinalReplicas != w.run.sim.firstPods(w.key) || s.PodResizes == 0 || s.Evictions != 0 {
+			t.Errorf("%s vpa: %+v", s.Workload, s)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package hvpa
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/scaling"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
+)
+
+// TestStaleRecommendation: the embedded recommendation in status carries when the recommender last provided
+// it (refreshed when it changes and at least every quarter of the bound, so that a steady one does not patch
+// status on every reconcile); older than 3 recommender intervals + 5 minutes it is stale: RecommendationProvided
+// False with reason RecommendationStale, and the decision holds scale-downs from it. A bad override annotation,
+// which makes the recommender skip the Hvpa, is reported (reason InvalidOverride) instead of being ignored
+// with RecommendationProvided True (issue 31, item 11).
+func TestStaleRecommendation(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	key := types.NamespacedName{Namespace: "ns", Name: "web"}
+	load := func(cpu int64) []recommender.ContainerLoad {
+		return []recommender.ContainerLoad{{Container: "app", Target: recommender.Amounts{CPUMilli: cpu, MemoryBytes: 1 << 30},
+			LowerBound: recommender.Amounts{CPUMilli: cpu, MemoryBytes: 1 << 30}, UpperBound: recommender.Amounts{CPUMilli: cpu, MemoryBytes: 1 << 30}}}
+	}
+	inStatus := func(cpu int64, ago time.Duration) *hvpav1alpha1.WorkloadRecommendation {
+		wr := workloadRecommendation(load(cpu))
+		if ago >= 0 {
+			wr.LastUpdateTime = &metav1.Time{Time: now.Add(-ago)}
+		}
+		return wr
+	}
+	type want struct {
+		Condition string // status/reason of RecommendationProvided
+		Stale     bool
+		Updated   time.Duration // how long before now status.workloadRecommendation.lastUpdateTime is
+	}
+	cases := map[string]struct {
+		annotations map[string]string
+		interval    time.Duration
+		fresh       []recommender.ContainerLoad // the recommender's this run; nil: none
+		before      *hvpav1alpha1.WorkloadRecommendation
+		want        want
+		message     string
+	}{
+		"fresh, the first":                       {fresh: load(900), want: want{"True/RecommendationProvided", false, 0}},
+		"fresh, unchanged since 1m: kept":        {fresh: load(900), before: inStatus(900, time.Minute), want: want{"True/RecommendationProvided", false, time.Minute}},
+		"fresh, unchanged since 2m: refreshed":   {fresh: load(900), before: inStatus(900, 2*time.Minute), want: want{"True/RecommendationProvided", false, 0}},
+		"fresh, changed since 30s":               {fresh: load(1200), before: inStatus(900, 30*time.Second), want: want{"True/RecommendationProvided", false, 0}},
+		"none this run, 8m old: still used":      {before: inStatus(900, 8*time.Minute), want: want{"True/RecommendationProvided", false, 8 * time.Minute}},
+		"none this run, 8m1s old: stale":         {before: inStatus(900, 8*time.Minute+time.Second), want: want{"False/RecommendationStale", true, 8*time.Minute + time.Second}, message: "2026-11-26T11:51:59Z, 8m1s ago (more than 8m0s"},
+		"none this run, no lastUpdateTime":       {before: inStatus(900, -1), want: want{"False/RecommendationStale", true, -1}, message: "has no lastUpdateTime"},
+		"a 10m interval: 34m old is still fresh": {interval: 10 * time.Minute, before: inStatus(900, 34*time.Minute), want: want{"True/RecommendationProvided", false, 34 * time.Minute}},
+		"bad override, 5m old": {annotations: map[string]string{recommender.AnnotationOOMBumpUpRatio: "Inf"}, before: inStatus(900, 5*time.Minute),
+			want: want{"False/InvalidOverride", false, 5 * time.Minute}, message: `annotation recommender.hvpa.dev/oom-bump-up-ratio: "Inf" is not a number in [1, 10] (e.g. 1.5): the embedded recommender skips this Hvpa until the annotation is fixed; the recommendation in status, last updated at 2026-11-26T11:55:00Z, is used until it is older than 8m0s`},
+		"bad override, 9m old: stale": {annotations: map[string]string{recommender.AnnotationOOMBumpUpRatio: "Inf"}, before: inStatus(900, 9*time.Minute),
+			want: want{"False/InvalidOverride", true, 9 * time.Minute}, message: "is stale: scale-downs from it (replicas and per pod) are held"},
+		"an unknown annotation under the prefix": {annotations: map[string]string{"recommender.hvpa.dev/safety-margn": "0.2"}, before: inStatus(900, time.Minute),
+			want: want{"False/InvalidOverride", false, time.Minute}, message: "annotation recommender.hvpa.dev/safety-margn is not an override"},
+		"the adaptive model": {annotations: map[string]string{"recommender.hvpa.dev/model": "adaptive"}, before: inStatus(900, time.Minute),
+			want: want{"False/InvalidOverride", false, time.Minute}, message: `annotation recommender.hvpa.dev/model: "adaptive": an Hvpa's embedded recommender runs the upstream model only`},
+		"a good override": {annotations: map[string]string{recommender.AnnotationSafetyMargin: "0.25"}, fresh: load(900), want: want{"True/RecommendationProvided", false, 0}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := wrappers.MakeHvpa("ns", "web").Obj()
+			h.Annotations = tc.annotations
+			h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+			h.Spec.ScalingIntervals = []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](5)}}
+			h.Status.WorkloadRecommendation = tc.before
+			spec, errs := scaling.FromHvpa(h)
+			if len(errs) > 0 {
+				t.Fatal(errs.ToAggregate())
+			}
+			recs := fixedRecs{}
+			if tc.fresh != nil {
+				recs[key] = recommender.HvpaRecommendation{Load: tc.fresh, Confidence: 3}
+			}
+			r := &Reconciler{Recommendations: recs, RecommenderInterval: tc.interval}
+			st := scaling.State{Now: now, Replicas: 2, Containers: []scaling.Container{{Name: "app", Requests: scaling.V(500, 1<<29)}}}
+			r.recommendationStatus(h, spec, &st, r.embedded(h), now)
+			c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionRecommendationProvided)
+			got := want{Condition: string(c.Status) + "/" + c.Reason, Stale: st.StaleRecommendation, Updated: -1}
+			if wr := h.Status.WorkloadRecommendation; wr != nil && wr.LastUpdateTime != nil {
+				got.Updated = now.Sub(wr.LastUpdateTime.Time)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s\nmessage: %s", diff, c.Message)
+			}
+			if !strings.Contains(c.Message, tc.message) {
+				t.Errorf("message %q does not say %q", c.Message, tc.message)
+			}
+			if len(st.Recommendation) != 1 {
+				t.Errorf("the decision gets %d recommendations, want the one in status", len(st.Recommendation))
+			}
+		})
+	}
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The shoot-out of issue 33 (docs/simulate.md): every demand profile of hack/gentrace --demand (deterministic
+# per SEED) and the shared traces (../shared/traces, when present) in closed loop under the Hvpa of
+# examples/hvpa-shootout.yaml, the HPA alone at 250m, 500m and 1000m per pod (4 GiB of memory per CPU, the
+# ratio of the EP-0001 intervals), upstream's VPA alone and HPA+VPA. Writes per trace the summary JSON, the
+# report and a markdown table into DIR, and all the tables into DIR/shootout.md (also printed).
+#
+#   hack/shootout.sh [DIR]   (make shootout; SEED, HVPA_FILE and POLICIES may be set)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-bin/shootout}
+seed=${SEED:-1}
+hvpa_file=${HVPA_FILE:-examples/hvpa-shootout.yaml}
+policies=${POLICIES:-hvpa,hpa,vpa,hpa+vpa}
+mkdir -p "$dir"
+go build -o "$dir/hvpa" ./cmd/hvpa
+go build -o "$dir/gentrace" ./hack/gentrace
+
+traces=()
+for p in web spiky weekly flash ramp batch constant stepdown; do
+	"$dir/gentrace" --demand "$p" --seed "$seed" | gzip -n > "$dir/$p.csv.gz"
+	traces+=("$dir/$p.csv.gz")
+done
+for t in ../shared/traces/*.csv.gz; do
+	[[ -e $t ]] && traces+=("$t")
+done
+
+out="$dir/shootout.md"
+{
+	echo "# Shoot-out: $hvpa_file, seed $seed"
+	echo
+	echo "Policies $policies; hpa and hpa+vpa at cpu=250m,memory=1Gi, cpu=500m,memory=2Gi and cpu=1000m,memory=4Gi per pod."
+} > "$out"
+for t in "${traces[@]}"; do
+	name=$(basename "$t" .csv.gz)
+	echo "== $name" >&2
+	{
+		echo
+		echo "## $name"
+		echo
+		"$dir/hvpa" simulate --closed-loop --trace "$t" --hvpa "$hvpa_file" --policy "$policies" \
+			--hpa-requests cpu=250m,memory=1Gi --hpa-requests cpu=500m,memory=2Gi --hpa-requests cpu=1000m,memory=4Gi \
+			--table markdown --summary-json "$dir/$name.json" --report "$dir/$name.html"
+	} >> "$out"
+done
+cat "$out"
