@@ -268,11 +268,7 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	cfg, err := restConfig(o.kubeconfig, o.kubeAPIQPS, o.kubeAPIBurst)
-	if err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
-	}
-	cluster, err := checkCluster(cfg)
+	cfg, cluster, err := o.connect()
 	if err != nil {
 		return err
 	}
@@ -324,6 +320,16 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "hvpa: starting %s\n", strings.Join(o.components, ", "))
 	return mgr.Start(ctx)
+}
+
+// connect is the REST configuration of the kubeconfig and what the cluster it names offers (checkCluster).
+func (o *runOptions) connect() (*rest.Config, *kubeversion.Support, error) {
+	cfg, err := restConfig(o.kubeconfig, o.kubeAPIQPS, o.kubeAPIBurst)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cluster, err := checkCluster(cfg)
+	return cfg, cluster, err
 }
 
 // checkCluster reads the cluster's Kubernetes version and whether it serves pods/resize, logs what that means
