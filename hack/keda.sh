@@ -24,4 +24,5 @@ mkdir -p "$out/crd"
 echo "keda: go build github.com/kedacore/keda/v2/cmd/operator@$version (a large module: several minutes and a few GB the first time)"
 (cd "$src" && GOFLAGS=-mod=mod go build -o "$out/keda-operator.tmp" ./cmd/operator)
 cp "$dir"/config/crd/bases/*.yaml "$out/crd/"
+chmod u+w "$out"/crd/*.yaml
 mv "$out/keda-operator.tmp" "$out/keda-operator"
