@@ -82,6 +82,10 @@ prometheus: ## Unpack Debian's Prometheus server and promtool (PROMETHEUS_DEB_VE
 upstream-vpa: ## Build upstream's VPA recommender, admission controller and updater (UPSTREAM_VPA_VERSION) from its Go module into .cache/upstream (cached; tests run hvpa beside them).
 	@bash hack/upstream-vpa.sh
 
+.PHONY: keda
+keda: ## Build KEDA's operator (KEDA_VERSION) from its Go module into .cache/keda with its CRDs (cached; not part of make test: a large build; the KEDA spec of test/integration/hvpa skips without it).
+	@bash hack/keda.sh
+
 ##@ Test
 .PHONY: test
 test: controlplane helm upstream-vpa prometheus image-under-test ## Unit tests, integration suites and the e2e suite against a real kube-apiserver and a real Prometheus (builds the control plane, helm, upstream's VPA and Prometheus when missing); every test's output, then the skipped and failed tests with their reasons.

@@ -90,6 +90,10 @@ type Decision struct {
 	Urgent bool
 	// Changed is true when replicas or any request or limit is to change.
 	Changed bool
+	// NodeCaps say which per-pod maxima were lowered to the largest schedulable node's room (CappedToNode).
+	NodeCaps []string
+	// NodeKnown: the decision knew the nodes' room (State.NodeRoom), so CappedToNode is set either way.
+	NodeKnown bool
 }
 
 // Decide computes the Hvpa decision (SCALING.md sections 2 to 6) for a spec and the observed state.
@@ -100,13 +104,16 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	if len(spec.Intervals) == 0 {
 		return Decision{}, fmt.Errorf("scalingIntervals: at least one interval is needed")
 	}
-	iv, err := EffectiveIntervals(spec.Intervals, spec.MinReplicas, spec.Overlap)
+	intervals, nodeCaps := nodeCappedIntervals(spec, st) // per-pod maxima no larger than the largest node holds
+	iv, err := EffectiveIntervals(intervals, spec.MinReplicas, spec.Overlap)
 	if err != nil {
 		return Decision{}, err
 	}
 	c := st.Replicas
 	d := Decision{
 		Intervals:       iv,
+		NodeCaps:        nodeCaps,
+		NodeKnown:       st.NodeRoom != nil,
 		CurrentReplicas: c,
 		Urgent:          st.OOMSinceLastScaling,
 	}
@@ -548,6 +555,12 @@ func conditions(d Decision, c int32, limited []string) []Condition {
 				limited = append(limited, cd.Name+": "+n.Text)
 			}
 		}
+	}
+	if len(d.NodeCaps) > 0 {
+		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, "True", hvpav1alpha1.ReasonNodeAllocatable,
+			"pods are sized to fit the largest schedulable node, more replicas carry the rest: " + strings.Join(d.NodeCaps, "; ")})
+	} else if d.NodeKnown {
+		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, "False", hvpav1alpha1.ReasonFitsLargestNode, "the intervals' per-pod maxima fit the largest schedulable node"})
 	}
 	if len(limited) > 0 {
 		sort.Strings(limited[1:])

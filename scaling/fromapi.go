@@ -6,6 +6,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -334,9 +335,10 @@ func FromHvpa(h *hvpav1alpha1.Hvpa) (*Spec, field.ErrorList) {
 }
 
 // hpaBounds reads the HPA template's replica bounds and metrics into s; hasMax: the template gives a
-// maxReplicas.
+// maxReplicas. Without deploy the template may be left out (hpa: {deploy: false}): no HPA is deployed and the
+// bounds come from the intervals.
 func hpaBounds(s *Spec, hpa *hvpav1alpha1.HpaSpec, tp *field.Path) (errs field.ErrorList, hasMax bool) {
-	if hpa == nil {
+	if hpa == nil || (!hpa.Deploy && equality.Semantic.DeepEqual(hpa.Template, hvpav1alpha1.HpaTemplate{})) {
 		return nil, false
 	}
 	t := hpa.Template

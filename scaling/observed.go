@@ -50,23 +50,31 @@ func OOMKilledSince(pods []corev1.Pod, since *time.Time) bool {
 	return false
 }
 
-// HPAInputOf is the HPA's input to the decision, nil while the Hvpa does not deploy its HPA (then nothing
-// keeps spec.replicas current). hpa is the HPA as read (nil: not yet there); inForce the per-pod values in
-// force; usage the embedded recommender's last read of the workload's total usage (nil: none).
+// HPAInputOf is the HPA's input to the decision: spec.replicas as src (HorizontalOf) says who writes it, nil
+// when no one asks for replicas. inForce are the per-pod values in force; usage the embedded recommender's last
+// read of the workload's total usage (nil: none). The HPA's bounds and metrics are the template's for the HPA
+// the Hvpa deploys, the HPA's own spec for another HPA; with no HPA (kubectl scale) there are no bounds.
 //
-// At the template's bounds the desired replicas carry no information, so Raw says what the metrics say
+// At the HPA's bounds the desired replicas carry no information, so Raw says what the metrics say
 // instead, against the requests in force (the decision multiplies it by them; the running pods may not have
 // been resized to them yet): from the recommender's usage (one time, every pod that reported), else from
 // the HPA's status (its metrics over status.currentReplicas pods; right after a scale-out its average may
 // still leave the new pods out, so it can read high until its next sync). Basis, the requests the HPA's
 // desired replicas were computed against, holds while the HPA still wants what status records.
-func HPAInputOf(h *hvpav1alpha1.Hvpa, hpa *autoscalingv2.HorizontalPodAutoscaler, inForce []Container, usage *Values) *HPAInput {
-	if h.Spec.HPA == nil || !h.Spec.HPA.Deploy || h.Spec.Replicas == nil {
+func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, inForce []Container, usage *Values) *HPAInput {
+	if src.Kind == HorizontalNone || h.Spec.Replicas == nil {
 		return nil
 	}
-	t := h.Spec.HPA.Template
-	in := &HPAInput{Desired: *h.Spec.Replicas, Min: ptr.Deref(t.MinReplicas, 1), Max: t.MaxReplicas}
-	if hpa != nil {
+	in := &HPAInput{Desired: *h.Spec.Replicas}
+	var metrics []autoscalingv2.MetricSpec
+	switch src.Kind {
+	case HorizontalDeployed:
+		t := h.Spec.HPA.Template
+		in.Min, in.Max, metrics = ptr.Deref(t.MinReplicas, 1), t.MaxReplicas, t.Metrics
+	case HorizontalHPA:
+		in.Min, in.Max, metrics = ptr.Deref(src.HPA.Spec.MinReplicas, 1), src.HPA.Spec.MaxReplicas, src.HPA.Spec.Metrics
+	}
+	if hpa := src.HPA; hpa != nil {
 		var pod Values
 		for _, c := range inForce {
 			for _, r := range Resources {
@@ -76,9 +84,9 @@ func HPAInputOf(h *hvpav1alpha1.Hvpa, hpa *autoscalingv2.HorizontalPodAutoscaler
 				}
 			}
 		}
-		in.Raw = HPARaw(hpa.Status.CurrentReplicas, t.Metrics, hpa.Status.CurrentMetrics, pod)
+		in.Raw = HPARaw(hpa.Status.CurrentReplicas, metrics, hpa.Status.CurrentMetrics, pod)
 		if usage != nil {
-			if raw := HPARawFromUsage(t.Metrics, *usage, pod); raw > 0 {
+			if raw := HPARawFromUsage(metrics, *usage, pod); raw > 0 {
 				in.Raw = raw
 			}
 		}

@@ -88,14 +88,15 @@ func TestHPAInputOf(t *testing.T) {
 	}
 	inForce := []Container{{Name: "app", Requests: V(250, -1)}}
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	deployed := Horizontal{Kind: HorizontalDeployed, HPA: hpa}
 	usage := V(1000, -1) // one core over the workload: 4 x 250m at 100%, against 80%: 1000/(250 x 0.8) = 5
-	if in := HPAInputOf(hvpa(false, ptr.To[int32](3), nil), hpa, inForce, &usage); in != nil {
-		t.Errorf("HPA not deployed: input %+v, want none", in)
+	if in := HPAInputOf(hvpa(false, ptr.To[int32](3), nil), Horizontal{}, inForce, &usage); in != nil {
+		t.Errorf("nobody writes spec.replicas: input %+v, want none", in)
 	}
-	if in := HPAInputOf(hvpa(true, nil, nil), hpa, inForce, &usage); in != nil {
+	if in := HPAInputOf(hvpa(true, nil, nil), deployed, inForce, &usage); in != nil {
 		t.Errorf("no spec.replicas yet: input %+v, want none", in)
 	}
-	in := HPAInputOf(hvpa(true, ptr.To[int32](3), ptr.To[int32](3)), hpa, inForce, &usage)
+	in := HPAInputOf(hvpa(true, ptr.To[int32](3), ptr.To[int32](3)), deployed, inForce, &usage)
 	if in == nil || in.Desired != 3 || in.Min != 1 || in.Max != 5 {
 		t.Fatalf("input %+v, want desired 3 within 1..5", in)
 	}
@@ -105,7 +106,20 @@ func TestHPAInputOf(t *testing.T) {
 	if b, ok := in.Basis["app"].Get(CPU); !ok || b != 500 {
 		t.Errorf("basis %+v, want app cpu 500m (status records it for these desired replicas)", in.Basis)
 	}
-	if in := HPAInputOf(hvpa(true, ptr.To[int32](4), ptr.To[int32](3)), nil, inForce, nil); in == nil || in.Basis != nil || in.Raw != 0 {
+	if in := HPAInputOf(hvpa(true, ptr.To[int32](4), ptr.To[int32](3)), Horizontal{Kind: HorizontalDeployed}, inForce, nil); in == nil || in.Basis != nil || in.Raw != 0 {
 		t.Errorf("the HPA wants other replicas than status records, not read yet: input %+v, want no basis and no raw", in)
+	}
+	// another HPA (a user's, KEDA's): its own bounds and metrics, not the template's (CPU at 50%: raw 8)
+	user := &autoscalingv2.HorizontalPodAutoscaler{Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: 9,
+		Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}}}}
+	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalHPA, HPA: user}, inForce, &usage)
+	if in == nil || in.Desired != 4 || in.Min != 2 || in.Max != 9 || in.Raw < 7.99 || in.Raw > 8.01 {
+		t.Errorf("a user's HPA: input %+v, want desired 4 within its 2..9, raw 8 (1000m over 250m x 50%%)", in)
+	}
+	// kubectl scale, no HPA: the replicas with no bounds (never pinned) and no raw reading
+	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalScale}, inForce, &usage)
+	if in == nil || in.Desired != 4 || in.Min != 0 || in.Max != 0 || in.Raw != 0 || in.AtBound() {
+		t.Errorf("kubectl scale: input %+v, want desired 4, no bounds, no raw", in)
 	}
 }

@@ -233,8 +233,9 @@ func TestApplyPodLimitRange(t *testing.T) {
 	}
 }
 
-// TestSizePodCountsInitContainers: SizePod never sizes init containers or sidecars (even with a target and a
-// "*" policy) and counts them toward the pod max as the LimitRanger does.
+// TestSizePodCountsInitContainers: SizePod sizes sidecars like app containers under their own policies, never
+// sizes init containers (even with a target and a "*" policy), and counts both toward the pod max as the
+// LimitRanger does.
 func TestSizePodCountsInitContainers(t *testing.T) {
 	containers := []Container{
 		{Name: "app", Requests: V(100, -1), Limits: V(100, -1)},
@@ -244,8 +245,21 @@ func TestSizePodCountsInitContainers(t *testing.T) {
 	targets := map[string]Values{"app": V(800, -1), "proxy": V(50, -1), "migrate": V(50, -1)}
 	lr := &LimitRange{PodMax: V(1000, -1)}
 	out := SizePod(containers, targets, nil, [NumResources]*ChangeParams{}, lr)
+	if len(out) != 2 || out[0].Name != "app" || out[1].Name != "proxy" {
+		t.Fatalf("sized %+v, want the app container and the sidecar", out)
+	}
+	if q, _ := out[1].Requests.Get(CPU); q != 50 {
+		t.Errorf("sidecar request %v, want its target 50m", q)
+	}
+	if q, _ := out[0].Requests.Get(CPU); q != 800 {
+		t.Errorf("app request %v, want its target 800m (app and sidecar 850m; the init container alone 900m)", q)
+	}
+
+	// the sidecar's own policy: Off leaves it at 300m, which counts toward the pod max
+	off := []ContainerPolicy{{Name: "proxy", Off: true}}
+	out = SizePod(containers, targets, off, [NumResources]*ChangeParams{}, lr)
 	if len(out) != 1 || out[0].Name != "app" {
-		t.Fatalf("sized %+v, want the app container only", out)
+		t.Fatalf("sized %+v, want the app container only (the sidecar's policy is Off)", out)
 	}
 	if q, _ := out[0].Requests.Get(CPU); q != 700 {
 		t.Errorf("app request %v, want 700 (pod max 1000 - sidecar 300; the init container alone is 900)", q)

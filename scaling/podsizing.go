@@ -7,17 +7,18 @@ package scaling
 // For every container with a target whose policy is not Off, each controlled resource's request becomes
 // the target, kept within the policy's minAllowed/maxAllowed; limits then follow section 6 (Limits: ratio,
 // requestToLimitRatio, gap, LimitRange container bounds), and the pod's LimitRange max is applied over all
-// containers (ApplyPodLimitRange). Containers without a target, with mode Off, or of which nothing is
-// controlled are left as they are and not returned; so are init containers and sidecars (Kind), which count
-// toward the pod's LimitRange bounds only: pass them (FromPodContainers) wherever the pod has them. Notes say
-// what capped or shaped each value.
+// containers (ApplyPodLimitRange). Sidecars (restartable init containers) are sized like app containers,
+// under their own container policies. Containers without a target, with mode Off, or of which nothing is
+// controlled are left as they are and not returned; so are init containers that run to completion (Kind),
+// which count toward the pod's LimitRange bounds only: pass them (FromPodContainers) wherever the pod has them.
+// Notes say what capped or shaped each value.
 func SizePod(containers []Container, targets map[string]Values, policies []ContainerPolicy, gap [NumResources]*ChangeParams, lr *LimitRange) []ContainerDecision {
 	var out []ContainerDecision
 	var fixed []Container
 	for _, k := range containers {
 		pol := PolicyFor(policies, k.Name)
 		target, ok := targets[k.Name]
-		if !ok || pol.Off || k.Kind != AppContainer {
+		if !ok || pol.Off || k.Kind == InitContainer {
 			fixed = append(fixed, k)
 			continue
 		}

@@ -225,8 +225,8 @@ type Container struct {
 	// Limits, which an earlier in-place resize with a requestToLimitRatio may have moved off the workload's
 	// ratio (AEP-8515: with the policy or the gate gone, limits return to the workload's ratio).
 	Origin *Container
-	// Kind says where the container is in the pod spec: only app containers are ever sized; init containers
-	// and sidecars count in the pod's LimitRange sums as the API server counts them (ApplyPodLimitRange).
+	// Kind says where the container is in the pod spec: app containers and sidecars are sized (SizePod); init
+	// containers count in the pod's LimitRange sums as the API server counts them (ApplyPodLimitRange).
 	Kind ContainerKind
 }
 
@@ -234,12 +234,12 @@ type Container struct {
 type ContainerKind int
 
 const (
-	// AppContainer is a container of spec.containers: the only kind hvpa sizes.
+	// AppContainer is a container of spec.containers.
 	AppContainer ContainerKind = iota
 	// InitContainer is a container of spec.initContainers that runs to completion before the app containers.
 	InitContainer
 	// SidecarContainer is a restartable init container (restartPolicy Always): started before the app
-	// containers (and the init containers listed after it), it runs beside them.
+	// containers (and the init containers listed after it), it runs beside them, and is sized like them.
 	SidecarContainer
 )
 
@@ -309,6 +309,9 @@ type State struct {
 	// LowConfidence: the embedded recommendation's history is shorter than the confidence threshold. Replica
 	// scale-downs decided from the VPA source are then blocked (reason LowConfidence); scale-ups are not.
 	LowConfidence bool
+	// NodeRoom is the room of the largest schedulable node (NodeRoomOf; nil: unknown, no cap): the intervals'
+	// per-pod maxima are lowered to what a pod can have there, so the Hvpa scales out instead.
+	NodeRoom *NodeRoom
 	// StaleRecommendation: the recommendation has not been refreshed within the staleness bound (the
 	// recommender skips the object, or has stopped). Scale-downs decided from the VPA source, of replicas and
 	// per pod, are then blocked (reason StaleRecommendation, before LowConfidence); scale-ups are not.

@@ -172,6 +172,18 @@ var _ = Describe("Hvpa", func() {
 		Expect(out.Status.Replicas).To(Equal(int32(3)), "a scale write must not touch status")
 	})
 
+	It("accepts hpa: {deploy: false} without a template (no deployed HPA: spec.replicas as anyone writes it is the input)", func() {
+		ns := framework.NewNamespace(k8s, "crd")
+		h := validHvpa(ns)
+		h.Spec.HPA = &hvpav1alpha1.HpaSpec{}
+		h.Spec.ScalingIntervals[4].MaxReplicas = ptr.To[int32](5)
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		out := &hvpav1alpha1.Hvpa{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(h), out)).To(Succeed())
+		Expect(out.Spec.HPA).NotTo(BeNil())
+		Expect(out.Spec.HPA.Template).To(Equal(hvpav1alpha1.HpaTemplate{}))
+	})
+
 	It("is documented for kubectl explain", func() {
 		out, err := testenv.Kubectl(env, "explain", "hvpa.spec.scalingIntervals")
 		Expect(err).NotTo(HaveOccurred())
@@ -263,6 +275,10 @@ var _ = Describe("Hvpa", func() {
 		Entry("HPA maxReplicas zero", func(h *hvpav1alpha1.Hvpa) {
 			h.Spec.HPA.Template.MaxReplicas = 0
 		}, "spec.hpa.template.maxReplicas", "greater than or equal to 1"),
+		Entry("hpa.deploy without a template", func(h *hvpav1alpha1.Hvpa) {
+			h.Spec.HPA.Template = hvpav1alpha1.HpaTemplate{}
+			h.Spec.ScalingIntervals[4].MaxReplicas = ptr.To[int32](5)
+		}, "spec.hpa.template", "hpa.deploy needs hpa.template"),
 		Entry("negative replicas", func(h *hvpav1alpha1.Hvpa) {
 			h.Spec.Replicas = ptr.To[int32](-1)
 		}, "spec.replicas", "greater than or equal to 0"),

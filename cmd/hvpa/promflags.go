@@ -20,6 +20,7 @@ type promClientFlags struct {
 	caFile, certFile, keyFile, srvName string
 	insecure                           bool // --prometheus-insecure (upstream's)
 	proxyURL                           string
+	cadvisorJob                        string // --prometheus-cadvisor-job-name (upstream's)
 }
 
 // prometheusFlags registers the flags of the Prometheus history (--storage=prometheus).
@@ -38,6 +39,9 @@ func prometheusFlags(f *pflag.FlagSet, o *runOptions) {
 	f.StringVar(&p.NamespaceLabel, "prometheus-namespace-label", p.NamespaceLabel, "label holding the namespace")
 	f.StringVar(&p.PodLabel, "prometheus-pod-label", p.PodLabel, "label holding the pod name")
 	f.StringVar(&p.ContainerLabel, "prometheus-container-label", p.ContainerLabel, "label holding the container name")
+	f.StringVar(&c.cadvisorJob, "prometheus-cadvisor-job-name", "", "read only the cAdvisor series of this scrape job (job=\"...\" in the default CPU and memory queries; upstream VPA's flag, whose default is kubernetes-cadvisor; default here: every job)")
+	f.StringVar(&p.PodLabelsNamespaceLabel, "pod-namespace-label", "", "label holding the namespace in the pod-labels series, where it is not --prometheus-namespace-label (upstream VPA's flag, e.g. kubernetes_namespace with --metric-for-pod-labels='up{job=\"kubernetes-pods\"}')")
+	f.StringVar(&p.PodLabelsPodLabel, "pod-name-label", "", "label holding the pod name in the pod-labels series, where it is not --prometheus-pod-label (upstream VPA's flag, e.g. kubernetes_pod_name)")
 	f.StringVar(&c.bearerTokenFile, "prometheus-bearer-token-file", "", "file holding a bearer token for Prometheus (re-read when it changes)")
 	f.StringVar(&c.username, "prometheus-username", "", "basic-auth user for Prometheus")
 	f.StringVar(&c.passwordFile, "prometheus-password-file", "", "file holding the basic-auth password for Prometheus (re-read when it changes)")
@@ -85,11 +89,27 @@ func (c promClientFlags) httpConfig() (promconfig.HTTPClientConfig, error) {
 
 // prometheusHistory builds the Prometheus history provider from the flags.
 func prometheusHistory(o runOptions) (metrics.HistoryProvider, error) {
-	p := o.prometheus
-	h, err := o.promClient.httpConfig()
+	p, err := o.prometheusConfig()
 	if err != nil {
 		return nil, err
 	}
-	p.HTTP = h
 	return metrics.NewPrometheus(p, time.Now)
+}
+
+// prometheusConfig is the Prometheus configuration the flags give; errors name the flags.
+func (o runOptions) prometheusConfig() (metrics.PrometheusConfig, error) {
+	p := o.prometheus
+	h, err := o.promClient.httpConfig()
+	if err != nil {
+		return p, err
+	}
+	p.HTTP = h
+	if job := o.promClient.cadvisorJob; job != "" {
+		def := metrics.DefaultPrometheusConfig()
+		if p.CPUQuery != def.CPUQuery || p.MemoryQuery != def.MemoryQuery {
+			return p, fmt.Errorf("--prometheus-cadvisor-job-name=%s with --prometheus-cpu-query or --prometheus-memory-query: those are whole queries; put job=%q into their selectors instead", job, job)
+		}
+		p.CPUQuery, p.MemoryQuery = metrics.CadvisorQueries(job)
+	}
+	return p, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	goflag "flag"
 	"fmt"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,6 +35,7 @@ import (
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/kubeversion"
 	"github.com/hvpa-dev/hvpa/internal/metricsauth"
 	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
@@ -168,6 +171,8 @@ func recommenderFlags(f *pflag.FlagSet, o *runOptions) {
 	f.DurationVar(&r.CheckpointGCInterval, "checkpoints-gc-interval", r.CheckpointGCInterval, "how often orphaned checkpoints are deleted")
 	f.DurationVar(&r.CheckpointPeriod, "checkpoint-period", r.CheckpointPeriod, "each checkpoint is written at most once per period, round-robin over the runs (a restart loses at most this much history; 0: every checkpoint at every run)")
 	f.Float64Var(&r.StatusDeadBand, "recommendation-dead-band", r.StatusDeadBand, "a VPA's status is patched when a target or condition changes, or a lower or upper bound moves by more than this fraction (0: any change)")
+	f.Var(maxAllowed{&r.MaxAllowedCPU, true}, "container-recommendation-max-allowed-cpu", "the highest CPU a VerticalPodAutoscaler's container is recommended, e.g. 2, where its containerPolicies set no maxAllowed cpu (upstream VPA's flag; default: none)")
+	f.Var(maxAllowed{&r.MaxAllowedMemory, false}, "container-recommendation-max-allowed-memory", "the highest memory a VerticalPodAutoscaler's container is recommended, e.g. 8Gi, where its containerPolicies set no maxAllowed memory (upstream VPA's flag; default: none)")
 }
 
 // webhookFlags registers the flags of the feature gates, the admission webhook server and its certificate.
@@ -263,9 +268,9 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	cfg, err := restConfig(o.kubeconfig, o.kubeAPIQPS, o.kubeAPIBurst)
+	cfg, cluster, err := o.connect()
 	if err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
+		return err
 	}
 	wantAdmission := slices.Contains(o.components, app.Admission)
 	o.certs.SecretNamespace, o.certs.ServiceNamespace, o.certs.IPAddresses = o.webhookNamespace, o.webhookNamespace, o.certIPs
@@ -305,7 +310,8 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 		return err
 	}
 	mo := app.Options{Components: o.components, Recommender: o.recommender, History: history, Model: model,
-		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, MaxCPUBoost: o.maxCPUBoost, Registry: crmetrics.Registry, DropPerObjectMetrics: !o.metricsPerObject, Gates: o.gates, Updater: o.updater, AdmissionLease: lease}
+		HvpaSync: o.hvpaSync, HvpaLowConfidenceDays: o.hvpaLowConfidence, MaxCPUBoost: o.maxCPUBoost, Registry: crmetrics.Registry, DropPerObjectMetrics: !o.metricsPerObject, Gates: o.gates, Updater: o.updater, AdmissionLease: lease,
+		Cluster: cluster}
 	if wantAdmission {
 		mo.Certs = &o.certs
 	}
@@ -314,6 +320,34 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "hvpa: starting %s\n", strings.Join(o.components, ", "))
 	return mgr.Start(ctx)
+}
+
+// connect is the REST configuration of the kubeconfig and what the cluster it names offers (checkCluster).
+func (o *runOptions) connect() (*rest.Config, *kubeversion.Support, error) {
+	cfg, err := restConfig(o.kubeconfig, o.kubeAPIQPS, o.kubeAPIBurst)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cluster, err := checkCluster(cfg)
+	return cfg, cluster, err
+}
+
+// checkCluster reads the cluster's Kubernetes version and whether it serves pods/resize, logs what that means
+// for hvpa, and refuses a version older than the oldest supported one.
+func checkCluster(cfg *rest.Config) (*kubeversion.Support, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	s, err := kubeversion.Discover(dc)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Supported {
+		return nil, errors.New(s.Message())
+	}
+	ctrl.Log.WithName("kubernetes").Info(s.Message(), "version", s.Version, "inPlaceResize", s.InPlaceResize)
+	return &s, nil
 }
 
 // validate refuses flag values the components cannot run with, naming the flag and what it needs.

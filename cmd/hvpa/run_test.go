@@ -40,7 +40,8 @@ func freePort(t *testing.T) string {
 // TestRunRecommender runs `hvpa run --components=recommender,hvpa` in process against the local control plane:
 // leader election takes a Lease, /healthz and /readyz answer, /metrics exports hvpa_recommender_*, and a VPA
 // gets a recommendation through the manager's cached client, and an Hvpa with the embedded recommender scales
-// its Deployment.
+// its Deployment. With upstream's --container-recommendation-max-allowed-cpu=2 (refused before) it starts, and a
+// VPA whose usage needs 3 CPU gets a target of 2.
 func TestRunRecommender(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the local control plane")
@@ -60,6 +61,9 @@ func TestRunRecommender(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms.Set("shop", "web-1", "app", playedkubelet.Usage{CPUMilli: 300, MemoryBytes: 200 << 20})
+	cl.runApps(ctx, t, "shop", "big")
+	ms.Set("shop", "big-1", "app", playedkubelet.Usage{CPUMilli: 3000, MemoryBytes: 200 << 20})
+	cl.createVPA(ctx, t, "shop", "big", ptr.To(vpav1.UpdateModeOff))
 	if err := c.Create(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
 		Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}}); err != nil {
 		t.Fatal(err)
@@ -91,7 +95,8 @@ func TestRunRecommender(t *testing.T) {
 	cmd := newRootCommand()
 	cmd.SetArgs([]string{"run", "--kubeconfig", kubeconfig, "--components", "recommender,hvpa", "--recommender-interval", "300ms", "--hvpa-sync-period", "300ms",
 		"--leader-election-namespace", "hvpa-system", "--health-probe-bind-address", probe, "--metrics-bind-address", metricsAddr, "--profiling",
-		"--metrics-secure=false"}) // plain HTTP (the chart's secure default is proved in TestChartRBAC)
+		"--metrics-secure=false", // plain HTTP (the chart's secure default is proved in TestChartRBAC)
+		"--container-recommendation-max-allowed-cpu=2"})
 	runCtx, stop := context.WithCancel(ctx)
 	cmd.SetContext(runCtx)
 	done := make(chan error, 1)
@@ -147,6 +152,20 @@ func TestRunRecommender(t *testing.T) {
 		return nil
 	})
 	eventually("the Hvpa scales its Deployment to 3", deploymentReplicas(ctx, c, "shop", "api", 3))
+	eventually("--container-recommendation-max-allowed-cpu caps the VPA of 3 CPU at 2", func() error {
+		v := &vpav1.VerticalPodAutoscaler{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "big"}, v); err != nil {
+			return err
+		}
+		if v.Status.Recommendation == nil || len(v.Status.Recommendation.ContainerRecommendations) != 1 {
+			return fmt.Errorf("no recommendation yet: %+v", v.Status)
+		}
+		r := v.Status.Recommendation.ContainerRecommendations[0]
+		if r.Target.Cpu().MilliValue() != 2000 || r.UncappedTarget.Cpu().MilliValue() < 3000 {
+			return fmt.Errorf("target %s, uncapped %s: want 2 and the usage's 3 or more", r.Target.Cpu(), r.UncappedTarget.Cpu())
+		}
+		return nil
+	})
 	eventually("--profiling serves pprof on the metrics address", func() error {
 		body, err := get("http://" + metricsAddr + "/debug/pprof/")
 		if err == nil && !strings.Contains(body, "goroutine") {
@@ -159,7 +178,7 @@ func TestRunRecommender(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, m := range []string{`hvpa_controller_replicas{hvpa="api",namespace="shop",state="applied"} 3`, `hvpa_build_info{`, `hvpa_recommender_objects{mode="Auto",supported="true"} 1`, "hvpa_recommender_loop_step_duration_seconds_bucket", "hvpa_recommender_recommendation_latency_seconds_count 1"} {
+		for _, m := range []string{`hvpa_controller_replicas{hvpa="api",namespace="shop",state="applied"} 3`, `hvpa_build_info{`, `hvpa_recommender_objects{mode="Auto",supported="true"} 1`, "hvpa_recommender_loop_step_duration_seconds_bucket", "hvpa_recommender_recommendation_latency_seconds_count 2"} {
 			if !strings.Contains(body, m) {
 				return fmt.Errorf("no %q in /metrics", m)
 			}

@@ -178,14 +178,14 @@ var upstreamFlags = []upstreamFlag{
 	{name: "oom-bump-up-ratio", components: "recommender", how: same},
 	{name: "oom-min-bump-up-bytes", components: "recommender", how: same},
 	{name: "cpu-integer-post-processor-enabled", components: "recommender", how: refused, bool: true, def: "false", why: "the integer-CPU post processor is not in hvpa: recommendations would differ"},
-	{name: "container-recommendation-max-allowed-cpu", components: "recommender", how: refused, def: "", why: "set maxAllowed in the VerticalPodAutoscaler's containerPolicies instead"},
-	{name: "container-recommendation-max-allowed-memory", components: "recommender", how: refused, def: "", why: "set maxAllowed in the VerticalPodAutoscaler's containerPolicies instead"},
+	{name: "container-recommendation-max-allowed-cpu", components: "recommender", how: same, why: "a VerticalPodAutoscaler's own maxAllowed takes precedence; Hvpas are bounded by their intervals"},
+	{name: "container-recommendation-max-allowed-memory", components: "recommender", how: same, why: "a VerticalPodAutoscaler's own maxAllowed takes precedence; Hvpas are bounded by their intervals"},
 	{name: "use-external-metrics", components: "recommender", how: refused, bool: true, def: "false", why: "hvpa reads usage from metrics.k8s.io (and history from Prometheus)"},
 	{name: "external-metrics-cpu-metric", components: "recommender", how: ignored, def: "", why: "only with --use-external-metrics"},
 	{name: "external-metrics-memory-metric", components: "recommender", how: ignored, def: "", why: "only with --use-external-metrics"},
 	{name: "prometheus-address", components: "recommender", how: same},
 	{name: "prometheus-insecure", components: "recommender", how: same, why: "hvpa also takes --prometheus-ca-file, --prometheus-cert-file and --prometheus-key-file"},
-	{name: "prometheus-cadvisor-job-name", components: "recommender", how: ignored, def: "kubernetes-cadvisor", why: "hvpa's --prometheus-cpu-query and --prometheus-memory-query are whole queries: put the job selector in them"},
+	{name: "prometheus-cadvisor-job-name", components: "recommender", how: same, why: "hvpa's default is empty (every job; upstream: kubernetes-cadvisor); refused with --prometheus-cpu-query or --prometheus-memory-query, which are whole queries"},
 	{name: "history-length", components: "recommender", how: same, why: "Go's or Prometheus' duration format (8d)"},
 	{name: "history-resolution", components: "recommender", how: same, why: "Go's or Prometheus' duration format"},
 	{name: "history-cpu-metric", components: "recommender", how: ignored, def: "container_cpu_usage_seconds_total", why: "hvpa takes the whole query: --prometheus-cpu-query"},
@@ -193,8 +193,8 @@ var upstreamFlags = []upstreamFlag{
 	{name: "prometheus-query-timeout", components: "recommender", how: alias, hvpa: "prometheus-timeout"},
 	{name: "pod-label-prefix", components: "recommender", how: alias, hvpa: "prometheus-pod-label-prefix"},
 	{name: "metric-for-pod-labels", components: "recommender", how: alias, hvpa: "prometheus-pod-labels-query"},
-	{name: "pod-namespace-label", components: "recommender", how: ignored, def: "kubernetes_namespace", why: "hvpa reads every series with --prometheus-namespace-label"},
-	{name: "pod-name-label", components: "recommender", how: ignored, def: "kubernetes_pod_name", why: "hvpa reads every series with --prometheus-pod-label"},
+	{name: "pod-namespace-label", components: "recommender", how: same, why: "the namespace label of the pod-labels series; hvpa's default is --prometheus-namespace-label's (upstream: kubernetes_namespace)"},
+	{name: "pod-name-label", components: "recommender", how: same, why: "the pod label of the pod-labels series; hvpa's default is --prometheus-pod-label's (upstream: kubernetes_pod_name)"},
 	{name: "container-namespace-label", components: "recommender", how: alias, hvpa: "prometheus-namespace-label"},
 	{name: "container-pod-name-label", components: "recommender", how: alias, hvpa: "prometheus-pod-label"},
 	{name: "container-name-label", components: "recommender", how: alias, hvpa: "prometheus-container-label"},
@@ -400,6 +400,39 @@ func (c cpuQuantity) Set(s string) error {
 		return fmt.Errorf("%q is no CPU quantity: use one such as 4 or 3500m", s)
 	}
 	*c.milli = float64(q.MilliValue())
+	return nil
+}
+
+// maxAllowed is a quantity flag of upstream's --container-recommendation-max-allowed-cpu (cores) or -memory
+// (bytes); 0: unset.
+type maxAllowed struct {
+	v   *float64
+	cpu bool
+}
+
+func (m maxAllowed) String() string {
+	switch {
+	case *m.v == 0:
+		return ""
+	case m.cpu:
+		return resource.NewMilliQuantity(int64(*m.v*1000), resource.DecimalSI).String()
+	}
+	return resource.NewQuantity(int64(*m.v), resource.BinarySI).String()
+}
+func (m maxAllowed) Type() string { return "quantity" }
+func (m maxAllowed) Set(s string) error {
+	if s == "" {
+		*m.v = 0
+		return nil
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil || q.Sign() <= 0 {
+		if m.cpu {
+			return fmt.Errorf("%q is no CPU quantity above 0: use one such as 2 or 3500m", s)
+		}
+		return fmt.Errorf("%q is no memory quantity above 0: use one such as 8Gi", s)
+	}
+	*m.v = q.AsApproximateFloat64()
 	return nil
 }
 

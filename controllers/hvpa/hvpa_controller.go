@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -103,6 +104,11 @@ type Reconciler struct {
 	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
 	// LowConfidence condition is true and scale-downs decided from it (replicas and per-pod) are blocked. 0: 1 day.
 	LowConfidenceDays float64
+
+	// NoInPlaceResize: the cluster (KubernetesVersion) serves no pods/resize, found by discovery at start: Hvpas
+	// whose updateMode resizes in place get InPlaceUnavailable.
+	NoInPlaceResize   bool
+	KubernetesVersion string
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -123,7 +129,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).For(&hvpav1alpha1.Hvpa{}).Owns(&autoscalingv2.HorizontalPodAutoscaler{}).Named("hvpa").
 		// pods coming, going, starting or restarting (an OOM kill) change what the decision sees
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.hvpasOfPod), builder.WithPredicates(podChanged))
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.hvpasOfPod), builder.WithPredicates(podChanged)).
+		// an HPA the Hvpa did not create (a user's, KEDA's) that targets it: its metrics and bounds are the input's
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(hvpaOfHPA))
 	for _, s := range r.channels() {
 		b = b.WatchesRawSource(s)
 	}
@@ -175,6 +183,15 @@ func (r *Reconciler) hvpasOfPod(ctx context.Context, pod client.Object) []reconc
 		}
 	}
 	return out
+}
+
+// hvpaOfHPA maps an HPA to the Hvpa its scaleTargetRef names, if it names one.
+func hvpaOfHPA(_ context.Context, o client.Object) []reconcile.Request {
+	hpa, ok := o.(*autoscalingv2.HorizontalPodAutoscaler)
+	if !ok || !scaling.TargetsHvpa(hpa, hpa.Spec.ScaleTargetRef.Name) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: hpa.Namespace, Name: hpa.Spec.ScaleTargetRef.Name}}}
 }
 
 // podChanged passes pod creations and deletions and the updates the decision cares about: phase, deletion,
@@ -381,8 +398,9 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	if t == nil {
 		return stop, err
 	}
-	rec := r.embedded(h) // read once: one run's load, usage and confidence
-	st, pods, err := r.observe(ctx, h, t.target, t.scale, t.hpa, rec, now)
+	spec.FollowHorizontal(t.horizontal) // the metrics of the HPA that writes spec.replicas, or a replica floor
+	rec := r.embedded(h)                // read once: one run's load, usage and confidence
+	st, pods, err := r.observe(ctx, h, t.target, t.scale, t.horizontal, rec, now)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -401,15 +419,21 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		t.scale.Spec.Replicas = d.Replicas
 		*op = scaleOp{gvk: t.target.GVK, scale: t.scale} // applied once the status recording it is written
 	}
+	wasCapped := meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionCappedToNode)
 	r.record(op, h, d, st, now, len(pods))
+	r.nodeCapEvent(op, h, wasCapped)
+	r.inPlaceCondition(h, now)
+	if h.Status.HPA != nil {
+		h.Status.HPA.Source = t.horizontal.Describe(h)
+	}
 	return r.requeue(), nil
 }
 
-// resolved is what an Hvpa acts on: its target, the target's scale and the HPA on the Hvpa's scale.
+// resolved is what an Hvpa acts on: its target, the target's scale and who writes the Hvpa's spec.replicas.
 type resolved struct {
-	target workload.Target
-	scale  *autoscalingv1.Scale
-	hpa    *autoscalingv2.HorizontalPodAutoscaler
+	target     workload.Target
+	scale      *autoscalingv1.Scale
+	horizontal scaling.Horizontal
 }
 
 // resolve reads the target and its scale and keeps the Hvpa's HPA. It returns nil, with the result to end the
@@ -454,10 +478,62 @@ func (r *Reconciler) resolve(ctx context.Context, h *hvpav1alpha1.Hvpa, now time
 		r.unsupported(op, h, now, hvpav1alpha1.ReasonHPANameTaken, msg)
 		return nil, r.requeue(), nil
 	}
+	src, err := r.horizontal(ctx, h, hpa)
+	if err != nil {
+		return nil, reconcile.Result{}, err
+	}
 	r.Metrics.setUnsupported(h, false)
 	setCondition(h, hvpav1alpha1.ConditionConfigUnsupported, false, hvpav1alpha1.ReasonSupported,
 		fmt.Sprintf("%s %s selects pods with %s", target.GVK.Kind, target.Name, target.Selector), now)
-	return &resolved{target: target, scale: scale, hpa: hpa}, reconcile.Result{}, nil
+	return &resolved{target: target, scale: scale, horizontal: src}, reconcile.Result{}, nil
+}
+
+// AnnotationOwnReplicas (on an Hvpa) is the spec.replicas value the Hvpa controller wrote itself: the target's
+// replicas when spec.replicas was missing, or the last replicas of an HPA that stopped driving the Hvpa
+// (deleted, its KEDA ScaledObject removed, spec.hpa.deploy turned off). While spec.replicas still holds it and
+// no HPA targets the Hvpa, nobody has asked for replicas; any other value (kubectl scale) is a replica floor.
+const AnnotationOwnReplicas = "autoscaling.hvpa.dev/own-replicas"
+
+// ownReplicas reads AnnotationOwnReplicas (nil: none, or not a number).
+func ownReplicas(h *hvpav1alpha1.Hvpa) *int32 {
+	n, err := strconv.ParseInt(h.Annotations[AnnotationOwnReplicas], 10, 32)
+	if err != nil {
+		return nil
+	}
+	return ptr.To(int32(n))
+}
+
+// horizontal says who writes h's spec.replicas (scaling.HorizontalOf) from the namespace's HPAs in the cache.
+// When the HPA that wrote it last is gone, its last replicas become the controller's own (no floor).
+func (r *Reconciler) horizontal(ctx context.Context, h *hvpav1alpha1.Hvpa, owned *autoscalingv2.HorizontalPodAutoscaler) (scaling.Horizontal, error) {
+	var hpas autoscalingv2.HorizontalPodAutoscalerList
+	if err := r.Client.List(ctx, &hpas, client.InNamespace(h.Namespace)); err != nil {
+		return scaling.Horizontal{}, err
+	}
+	src := scaling.HorizontalOf(h, owned, hpas.Items, ownReplicas(h))
+	if !src.Released(h) || h.Spec.Replicas == nil {
+		return src, nil
+	}
+	if err := r.setOwnReplicas(ctx, h, *h.Spec.Replicas); err != nil {
+		return src, err
+	}
+	log.FromContext(ctx).Info("the HPA that wrote spec.replicas no longer targets this Hvpa: its last replicas are no input", "replicas", *h.Spec.Replicas)
+	return scaling.HorizontalOf(h, owned, hpas.Items, ownReplicas(h)), nil
+}
+
+// setOwnReplicas patches spec.replicas to n and records it as the controller's own (AnnotationOwnReplicas).
+func (r *Reconciler) setOwnReplicas(ctx context.Context, h *hvpav1alpha1.Hvpa, n int32) error {
+	patched := h.DeepCopy()
+	patched.Spec.Replicas = ptr.To(n)
+	if patched.Annotations == nil {
+		patched.Annotations = map[string]string{}
+	}
+	patched.Annotations[AnnotationOwnReplicas] = strconv.Itoa(int(n))
+	if err := r.Client.Patch(ctx, patched, client.MergeFrom(h)); err != nil {
+		return fmt.Errorf("writing spec.replicas %d: %w", n, err)
+	}
+	h.Spec.Replicas, h.Annotations, h.ResourceVersion = patched.Spec.Replicas, patched.Annotations, patched.ResourceVersion
+	return nil
 }
 
 // initReplicas sets spec.replicas, the HPA's input, when it is missing: the API server cannot serve /scale
@@ -467,14 +543,7 @@ func (r *Reconciler) initReplicas(ctx context.Context, h *hvpav1alpha1.Hvpa, sca
 	if h.Spec.Replicas != nil && (*h.Spec.Replicas != 0 || scale.Spec.Replicas == 0) {
 		return nil
 	}
-	patched := h.DeepCopy()
-	patched.Spec.Replicas = ptr.To(max(scale.Spec.Replicas, 1))
-	if err := r.Client.Patch(ctx, patched, client.MergeFrom(h)); err != nil {
-		return fmt.Errorf("initializing spec.replicas: %w", err)
-	}
-	h.Spec.Replicas = patched.Spec.Replicas
-	h.ResourceVersion = patched.ResourceVersion
-	return nil
+	return r.setOwnReplicas(ctx, h, max(scale.Spec.Replicas, 1)) // nobody asked for these: no input
 }
 
 // recommendationStatus puts the embedded recommendation into status and st: a fresh one (its lastUpdateTime
@@ -748,9 +817,9 @@ func HPABehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior) *autoscalingv
 }
 
 // observe reads the state the decision needs: current replicas and per-pod values (from the running pods,
-// else the target's pod template), the HPA input (hpa is the owned HPA, nil: none), the last scaling, OOM
+// else the target's pod template), the HPA input (src: who writes spec.replicas), the last scaling, OOM
 // kills since then, LimitRanges.
-func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target, scale *autoscalingv1.Scale, hpa *autoscalingv2.HorizontalPodAutoscaler,
+func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target, scale *autoscalingv1.Scale, src scaling.Horizontal,
 	rec *recommender.HvpaRecommendation, now time.Time) (scaling.State, []corev1.Pod, error) {
 	st := scaling.State{Now: now, Replicas: scale.Spec.Replicas}
 	var list corev1.PodList
@@ -777,7 +846,7 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		u := scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes))
 		usage = &u
 	}
-	st.HPA = scaling.HPAInputOf(h, hpa, st.Containers, usage)
+	st.HPA = scaling.HPAInputOf(h, src, st.Containers, usage)
 	if ls := h.Status.LastScaling; ls != nil {
 		t := ls.Time.Time
 		st.LastScaleTime = &t
@@ -788,6 +857,7 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		return st, pods, err
 	}
 	st.LimitRange = lr
+	st.NodeRoom = nodeRoom(ctx, r.Client) // per-pod maxima within the largest schedulable node
 	return st, pods, nil
 }
 

@@ -34,3 +34,8 @@ package hvpa
 // Core events: record every scaling (before -> after) and blocked decision on the Hvpa, in its namespace, and
 // leader election's events about its Lease.
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Nodes: list and watch (their allocatable and taints: the per-pod maxima are lowered to what the largest
+// schedulable node holds, less what the DaemonSets there request, so the Hvpa scales out instead; DaemonSets
+// are read with the targets' kinds).
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch

@@ -47,6 +47,9 @@ const (
 	ReasonTolerance         = "EvictionToleranceReached"
 	ReasonModeInPlace       = "InPlaceOnly"
 	ReasonResizeRefused     = "ResizeRefused"
+	// ReasonInPlaceUnavailable: the cluster serves no pods/resize (Kubernetes before 1.33) and updateMode InPlace
+	// never evicts.
+	ReasonInPlaceUnavailable = "InPlaceUnavailable"
 	// ReasonStartupBoostOver: a startup-boosted pod goes back to its unboosted CPU.
 	ReasonStartupBoostOver = "StartupBoostOver"
 	// ReasonPodLevelResources: the pod sets pod-level resources (spec.resources); hvpa does not size it.

@@ -62,6 +62,9 @@ type Options struct {
 	// is evicted while the Lease is older than AdmissionLeaseMaxAge (evicted pods would come back unsized).
 	AdmissionLease       string
 	AdmissionLeaseMaxAge time.Duration
+	// NoInPlaceResize: the cluster serves no pods/resize (found by discovery at start): InPlaceOrRecreate
+	// evicts at once, InPlace leaves pods as they are (UpdateSkipped, InPlaceUnavailable).
+	NoInPlaceResize bool
 }
 
 // DefaultOptions returns the defaults.
@@ -229,7 +232,8 @@ type need struct {
 }
 
 // sizedFrom is what scaling.SizePod sizes the pod from: its containers, then its init containers and sidecars
-// (never sized; they count toward the LimitRange's pod bounds as the API server counts them at a resize).
+// (sidecars are sized like containers; init containers never are; both count toward the LimitRange's pod
+// bounds as the API server counts them at a resize).
 func (p *Pod) sizedFrom() []scaling.Container {
 	return append(slices.Clone(p.Containers), p.InitContainers...)
 }
@@ -401,11 +405,15 @@ func planPod(c *Controller, p *Pod, now time.Time, o Options, canEvict bool) (Ac
 	if n == nil {
 		return Action{}, false
 	}
+	if c.Mode == vpav1.UpdateModeInPlace && o.NoInPlaceResize {
+		return Action{Pod: p, Sized: n.sized, Up: n.up, Change: n.change, Fingerprint: fingerprint(n.sized), Kind: Skip, Reason: ReasonInPlaceUnavailable,
+			Message: strings.Join(n.changes, ", ") + ": the cluster serves no pods/resize, and updateMode InPlace never evicts"}, true
+	}
 	if p.PodLevelResources {
 		return Action{Pod: p, Kind: Skip, Reason: ReasonPodLevelResources, Message: strings.Join(n.changes, ", ") +
 			": the pod sets pod-level resources (spec.resources), which bound its containers' sum; hvpa sizes neither it nor its containers"}, true
 	}
-	a := update(c, p, n, c.inPlace())
+	a := update(c, p, n, c.inPlace() && !o.NoInPlaceResize) // without pods/resize, InPlaceOrRecreate evicts at once
 	if a.Kind == Resize {
 		if a = keepMemoryLimits(a, p); a.Kind != Resize || a.NeedsUsage {
 			return a, true

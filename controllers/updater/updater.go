@@ -196,6 +196,7 @@ func (u *Updater) podStates(ctx context.Context, c served, pods []corev1.Pod, no
 	for i := range pods {
 		states[i] = podState(&pods[i], now, c.ctl.Options(u.Options), c.ctl.Boosts)
 		withOrigins(states[i].Containers, origins)
+		withOrigins(states[i].InitContainers, origins)
 		if r, ok := u.refused[pods[i].UID]; ok {
 			states[i].Refused = &r
 		}
@@ -265,7 +266,7 @@ func (u *Updater) templateContainers(ctx context.Context, c served) map[string]s
 		return nil
 	}
 	out := map[string]scaling.Container{}
-	for _, k := range scaling.FromContainers(t.Spec.Containers) {
+	for _, k := range scaling.FromPodContainers(&t.Spec) { // app containers and sidecars are sized
 		out[k.Name] = k
 	}
 	return out
@@ -488,7 +489,12 @@ func podState(p *corev1.Pod, now time.Time, o Options, boosts func(string) bool)
 	s.InitContainers = scaling.FromInitContainers(p.Spec.InitContainers)
 	s.Containers = scaling.FromContainers(p.Spec.Containers)
 	for _, k := range p.Spec.Containers {
-		s.container(p, k, now, o)
+		s.container(p, k, p.Status.ContainerStatuses, now, o)
+	}
+	for _, k := range p.Spec.InitContainers {
+		if k.RestartPolicy != nil && *k.RestartPolicy == corev1.ContainerRestartPolicyAlways { // a sidecar: sized too
+			s.container(p, k, p.Status.InitContainerStatuses, now, o)
+		}
 	}
 	if s.QoS == "" {
 		s.QoS = QoS(append(slices.Clone(s.Containers), s.InitContainers...))
@@ -542,13 +548,13 @@ func (s *Pod) conditions(p *corev1.Pod) {
 
 // container reads what one container says about the pod: a resize policy that restarts it, a resize not
 // done yet, an OOM kill soon after its start.
-func (s *Pod) container(p *corev1.Pod, k corev1.Container, now time.Time, o Options) {
+func (s *Pod) container(p *corev1.Pod, k corev1.Container, statuses []corev1.ContainerStatus, now time.Time, o Options) {
 	for _, rp := range k.ResizePolicy {
 		if rp.RestartPolicy == corev1.RestartContainer && (rp.ResourceName == corev1.ResourceCPU || rp.ResourceName == corev1.ResourceMemory) {
 			s.RestartOnResize = true
 		}
 	}
-	for _, cs := range p.Status.ContainerStatuses {
+	for _, cs := range statuses {
 		if cs.Name != k.Name {
 			continue
 		}
@@ -641,6 +647,17 @@ func (u *Updater) skip(c served, pod *corev1.Pod, a *Action, now time.Time) {
 
 // resize PATCHes the pods/resize subresource with the sized containers' requests and limits.
 func (u *Updater) resize(ctx context.Context, pod *corev1.Pod, sized []scaling.ContainerDecision) error {
+	body, err := resizePatch(pod, sized)
+	if err != nil {
+		return err
+	}
+	return u.Client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, body))
+}
+
+// resizePatch is the strategic merge patch of pods/resize for the sized containers: app containers under
+// spec.containers, sidecars under spec.initContainers (merged by name), and the pod's UID, which makes the
+// patch fail on a pod recreated under the same name (a StatefulSet's) since it was read.
+func resizePatch(pod *corev1.Pod, sized []scaling.ContainerDecision) ([]byte, error) {
 	type res struct {
 		Requests corev1.ResourceList `json:"requests,omitempty"`
 		Limits   corev1.ResourceList `json:"limits,omitempty"`
@@ -649,16 +666,23 @@ func (u *Updater) resize(ctx context.Context, pod *corev1.Pod, sized []scaling.C
 		Name      string `json:"name"`
 		Resources res    `json:"resources"`
 	}
-	var cs []ctr
+	var cs, sidecars []ctr
 	for _, d := range sized {
-		cs = append(cs, ctr{Name: d.Name, Resources: res{Requests: scaling.ToResourceList(d.Requests), Limits: scaling.ToResourceList(d.Limits)}})
+		c := ctr{Name: d.Name, Resources: res{Requests: scaling.ToResourceList(d.Requests), Limits: scaling.ToResourceList(d.Limits)}}
+		if d.Current.Kind == scaling.SidecarContainer {
+			sidecars = append(sidecars, c)
+		} else {
+			cs = append(cs, c)
+		}
 	}
-	// the UID makes the patch fail on a pod recreated under the same name (a StatefulSet's) since it was read
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": pod.UID}, "spec": map[string]any{"containers": cs}})
-	if err != nil {
-		return err
+	spec := map[string]any{}
+	if len(cs) > 0 {
+		spec["containers"] = cs
 	}
-	return u.Client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, body))
+	if len(sidecars) > 0 {
+		spec["initContainers"] = sidecars
+	}
+	return json.Marshal(map[string]any{"metadata": map[string]any{"uid": pod.UID}, "spec": spec})
 }
 
 // evict evicts a pod through the Eviction API, unless the eviction would repeat one that did not help, the

@@ -31,3 +31,7 @@ package vpa
 
 // Events (events.k8s.io): record events on VerticalPodAutoscalers (e.g. NoPodsMatched), in their namespaces.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Nodes: list and watch (their allocatable and taints: a target is capped to what the largest schedulable node
+// holds, less what the DaemonSets there request; DaemonSets are read with the targets' kinds).
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch

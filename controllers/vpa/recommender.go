@@ -33,6 +33,7 @@ import (
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 // Storage of the usage history.
@@ -72,6 +73,13 @@ type Options struct {
 	// DefaultModel is the model of VPAs without the recommender.hvpa.dev/model annotation: "" or upstream
 	// (upstream's numbers), or adaptive (--default-model).
 	DefaultModel string
+	// MaxAllowedCPU (cores) and MaxAllowedMemory (bytes) fill a container policy's maxAllowed where it sets
+	// none (upstream's --container-recommendation-max-allowed-cpu and -memory); 0: none.
+	MaxAllowedCPU, MaxAllowedMemory float64
+	// NoInPlaceResize: the cluster serves no pods/resize (discovery at start, of KubernetesVersion): VPAs that
+	// resize in place get InPlaceUnavailable.
+	NoInPlaceResize   bool
+	KubernetesVersion string
 }
 
 // DefaultOptions returns the defaults.
@@ -119,8 +127,9 @@ type Recommender struct {
 	firstRec     map[types.UID]bool
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
-	statusWrites int   // status patches of the current run (the per-run log line)
-	usageErr     error // why the current run could not read usage (nil: it could)
+	statusWrites int               // status patches of the current run (the per-run log line)
+	nodeRoom     *scaling.NodeRoom // the largest schedulable node's room this run (nil: unknown, no cap)
+	usageErr     error             // why the current run could not read usage (nil: it could)
 	// progress is when the loop started or last ended a run (unix nanoseconds; 0: not started)
 	progress atomic.Int64
 }
@@ -292,7 +301,8 @@ type served struct {
 	models *modelSet          // and its containers' (container policies with model fields)
 	// adaptive is its adaptive model (recommender.hvpa.dev/model: adaptive); nil: upstream's model
 	adaptive *adaptive.Model
-	matched  int // running pods its selector matches
+	matched  int           // running pods its selector matches
+	pod      *podstore.Pod // one of them: its other containers' requests count toward the node cap
 
 	rec *vpav1.RecommendedPodResources // the recommendation in status after this run (the target metric)
 	// merged are the VPA's aggregates merged per container by this run's status step (its checkpoints save them)
@@ -340,7 +350,8 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	// 4. OOM kills from pod status and kubelet evictions
 	r.observeOOMs(ctx, m, now)
 	_ = steps.done(ctx, "oom")
-	// 5. recommendations and status
+	// 5. recommendations and status, within the largest schedulable node
+	r.nodeRoom = r.readNodeRoom(ctx)
 	r.writeStatuses(ctx, list)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -429,6 +440,9 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 		for _, s := range byNS[p.Namespace] {
 			if s.target.Selector.Matches(set) {
 				s.matched++
+				if s.pod == nil {
+					s.pod = p
+				}
 				m.owners[key] = append(m.owners[key], objectRef{kindVPA, s.vpa.Name})
 				if s.adaptive != nil {
 					m.adaptive[key] = append(m.adaptive[key], s)

@@ -233,6 +233,7 @@ func (r *Recommender) observedConditions(s *served, st *vpav1.VerticalPodAutosca
 	} else {
 		st.Conditions = RemoveCondition(st.Conditions, vpav1.FetchingHistory)
 	}
+	st.Conditions = r.inPlaceCondition(v, st.Conditions, now)
 	if r.usageErr != nil {
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.UsageUnavailable, true, vpav1.ReasonMetricsAPIUnavailable,
 			fmt.Sprintf("current usage cannot be read (%v); the recommendation is kept from the history held", r.usageErr)), now)
@@ -253,12 +254,13 @@ func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus
 		r.rememberTargets(v.Namespace, s.target.Selector, st.Recommendation)
 		return false
 	}
-	policy := func(c string) recommender.Policy { return recommender.PolicyFor(v.Spec.ResourcePolicy, c) }
+	policy := func(c string) recommender.Policy { return r.globalMax(recommender.PolicyFor(v.Spec.ResourcePolicy, c)) }
 	recs, confidence := s.model.RecommendPod(s.merged, policy)
 	adaptiveNote := ""
 	if s.adaptive != nil {
 		adaptiveNote = "; adaptive model, winners " + r.recommendAdaptive(s, recs, policy, now)
 	}
+	recs = r.fitNode(s, recs, st, now)
 	rec := recommendedPod(recs)
 	if WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) {
 		rec = v.Status.Recommendation // only the bounds drifted, within the band: nothing to write

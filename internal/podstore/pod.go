@@ -27,7 +27,8 @@ type Pod struct {
 	Containers []Container
 }
 
-// Container is one container of a Pod (spec.containers, in order).
+// Container is one container of a Pod: spec.containers in order, then the sidecars (restartable init
+// containers), which run beside them and are recommended for like them.
 type Container struct {
 	Name string
 	// CPUMilli and MemoryBytes are the requests in force: status.resources after an in-place resize, else
@@ -72,14 +73,29 @@ func From(p *corev1.Pod) *Pod {
 	if p.Status.Reason == "Evicted" {
 		out.EvictionMessage, out.EvictedAt = p.Status.Message, evictedAt(p)
 	}
-	out.Containers = make([]Container, len(p.Spec.Containers))
+	out.Containers = make([]Container, 0, len(p.Spec.Containers))
 	for i := range p.Spec.Containers {
 		c := &p.Spec.Containers[i]
-		out.Containers[i] = Container{Name: podMaps.share(c.Name), CPUMilli: milli(c.Resources.Requests, corev1.ResourceCPU),
-			MemoryBytes: value(c.Resources.Requests, corev1.ResourceMemory)}
+		out.Containers = append(out.Containers, Container{Name: podMaps.share(c.Name), CPUMilli: milli(c.Resources.Requests, corev1.ResourceCPU),
+			MemoryBytes: value(c.Resources.Requests, corev1.ResourceMemory)})
 	}
-	for i := range p.Status.ContainerStatuses {
-		cs := &p.Status.ContainerStatuses[i]
+	sidecars := map[string]bool{}
+	for i := range p.Spec.InitContainers {
+		c := &p.Spec.InitContainers[i]
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sidecars[c.Name] = true
+			out.Containers = append(out.Containers, Container{Name: podMaps.share(c.Name), CPUMilli: milli(c.Resources.Requests, corev1.ResourceCPU),
+				MemoryBytes: value(c.Resources.Requests, corev1.ResourceMemory)})
+		}
+	}
+	statuses := p.Status.ContainerStatuses
+	for _, cs := range p.Status.InitContainerStatuses {
+		if sidecars[cs.Name] {
+			statuses = append(statuses[:len(statuses):len(statuses)], cs)
+		}
+	}
+	for i := range statuses {
+		cs := &statuses[i]
 		c := out.Container(cs.Name)
 		if c == nil { // a status without its spec: its kills still count
 			out.Containers = append(out.Containers, Container{Name: podMaps.share(cs.Name)})

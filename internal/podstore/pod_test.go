@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 func requests(cpu, memory string) corev1.ResourceRequirements {
@@ -49,6 +50,15 @@ func TestFrom(t *testing.T) {
 				{Name: "app", State: oomKilled(t0.Add(time.Minute)), LastTerminationState: oomKilled(t0)}}}},
 		want: Pod{Namespace: "ns", Name: "p", UID: "u1", Labels: map[string]string{"app": "a"}, Phase: corev1.PodRunning,
 			Containers: []Container{{Name: "app", CPUMilli: 1000, MemoryBytes: 1 << 30, OOMKills: []time.Time{t0.Add(time.Minute), t0}}, {Name: "b"}}},
+	}, {
+		name: "a sidecar (restartable init container) after the containers, with its OOM kills; an init container is not kept",
+		pod: corev1.Pod{ObjectMeta: meta, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Resources: requests("1", "1Gi")}},
+			InitContainers: []corev1.Container{{Name: "migrate", Resources: requests("2", "2Gi")},
+				{Name: "proxy", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways), Resources: requests("100m", "64Mi")}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, InitContainerStatuses: []corev1.ContainerStatus{
+				{Name: "migrate", State: oomKilled(t0)}, {Name: "proxy", LastTerminationState: oomKilled(t0)}}}},
+		want: Pod{Namespace: "ns", Name: "p", UID: "u1", Labels: map[string]string{"app": "a"}, Phase: corev1.PodRunning,
+			Containers: []Container{{Name: "app", CPUMilli: 1000, MemoryBytes: 1 << 30}, {Name: "proxy", CPUMilli: 100, MemoryBytes: 64 << 20, OOMKills: []time.Time{t0}}}},
 	}, {
 		name: "evicted by the kubelet: the message and the DisruptionTarget transition",
 		pod: corev1.Pod{ObjectMeta: meta, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -37,18 +38,22 @@ type PrometheusConfig struct {
 	PodOwnerQuery, ReplicaSetOwnerQuery string
 	// Label names of namespace, pod and container in the series.
 	NamespaceLabel, PodLabel, ContainerLabel string
+	// PodLabelsNamespaceLabel and PodLabelsPodLabel name the namespace and pod labels of the pod-labels series
+	// when they differ from NamespaceLabel and PodLabel (upstream VPA's --pod-namespace-label and
+	// --pod-name-label, for a pod-labels query such as up{job="kubernetes-pods"}); empty: the same.
+	PodLabelsNamespaceLabel, PodLabelsPodLabel string
 	// Timeout of each query (--prometheus-timeout, 1m).
 	Timeout time.Duration
 }
 
 // DefaultPrometheusConfig returns the defaults (address unset).
 func DefaultPrometheusConfig() PrometheusConfig {
-	const cadvisor = `{container!="", container!="POD", pod!=""}`
+	cpu, memory := CadvisorQueries("")
 	return PrometheusConfig{
 		HTTP:          promconfig.DefaultHTTPClientConfig,
 		HistoryLength: 8 * 24 * time.Hour, Resolution: time.Hour,
-		CPUQuery:             `sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total` + cadvisor + `[$RESOLUTION]))`,
-		MemoryQuery:          `max by (namespace, pod, container) (max_over_time(container_memory_working_set_bytes` + cadvisor + `[$RESOLUTION]))`,
+		CPUQuery:             cpu,
+		MemoryQuery:          memory,
 		PodLabelsQuery:       `kube_pod_labels`,
 		PodLabelPrefix:       "label_",
 		PodOwnerQuery:        `max by (namespace, pod, owner_kind, owner_name) (last_over_time(kube_pod_owner{owner_is_controller="true"}[$HISTORY]))`,
@@ -56,6 +61,17 @@ func DefaultPrometheusConfig() PrometheusConfig {
 		NamespaceLabel:       "namespace", PodLabel: "pod", ContainerLabel: "container",
 		Timeout: time.Minute,
 	}
+}
+
+// CadvisorQueries are the default CPU and memory queries on cAdvisor's series, restricted to the series of
+// the scrape job named job (upstream VPA's --prometheus-cadvisor-job-name; "": every job).
+func CadvisorQueries(job string) (cpu, memory string) {
+	sel := `{container!="", container!="POD", pod!=""}`
+	if job != "" {
+		sel = fmt.Sprintf(`{job=%q, container!="", container!="POD", pod!=""}`, job)
+	}
+	return `sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total` + sel + `[$RESOLUTION]))`,
+		`max by (namespace, pod, container) (max_over_time(container_memory_working_set_bytes` + sel + `[$RESOLUTION]))`
 }
 
 // Prometheus reads usage history through the Prometheus HTTP API.
@@ -174,8 +190,9 @@ func (p *Prometheus) podLabels(ctx context.Context, r promv1.Range) (map[podKey]
 	if err != nil {
 		return nil, err
 	}
+	nsLabel, podLabel := cmp.Or(p.cfg.PodLabelsNamespaceLabel, p.cfg.NamespaceLabel), cmp.Or(p.cfg.PodLabelsPodLabel, p.cfg.PodLabel)
 	for _, s := range series {
-		k := podKey{p.label(s.Metric, p.cfg.NamespaceLabel), p.label(s.Metric, p.cfg.PodLabel)}
+		k := podKey{p.label(s.Metric, nsLabel), p.label(s.Metric, podLabel)}
 		for name, v := range s.Metric {
 			n := string(name)
 			if p.cfg.PodLabelPrefix == "" || !strings.HasPrefix(n, p.cfg.PodLabelPrefix) {

@@ -200,3 +200,44 @@ func writeFile(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPrometheusUpstreamLabelNames: upstream VPA's --prometheus-cadvisor-job-name reads only that job's cAdvisor
+// series, and --pod-namespace-label / --pod-name-label read the pod-labels series under other label names (as
+// upstream's up{job="kubernetes-pods"} with kubernetes_namespace and kubernetes_pod_name), on a real Prometheus.
+func TestPrometheusUpstreamLabelNames(t *testing.T) {
+	end := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+	s := startPrometheus(t, history(end, true))
+	read := func(mutate func(*PrometheusConfig)) []ContainerHistory {
+		t.Helper()
+		cfg := DefaultPrometheusConfig()
+		cfg.Address = s.URL
+		mutate(&cfg)
+		p, err := NewPrometheus(cfg, func() time.Time { return end })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.History(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := read(func(c *PrometheusConfig) { c.CPUQuery, c.MemoryQuery = CadvisorQueries("kubernetes-cadvisor") }); len(got) != 0 {
+		t.Errorf("job kubernetes-cadvisor (the series are the kubelet job's): %d containers, want none", len(got))
+	}
+	if got := read(func(c *PrometheusConfig) { c.CPUQuery, c.MemoryQuery = CadvisorQueries("kubelet") }); len(got) != 2 {
+		t.Errorf("job kubelet: %d containers, want 2", len(got))
+	}
+	// the pod labels under upstream's label names only
+	upstreamNames := `sum by (kubernetes_namespace, kubernetes_pod_name, label_app) (label_replace(label_replace(kube_pod_labels, "kubernetes_namespace", "$1", "namespace", "(.*)"), "kubernetes_pod_name", "$1", "pod", "(.*)"))`
+	got := read(func(c *PrometheusConfig) { c.PodLabelsQuery = upstreamNames })
+	if len(got) != 2 || got[0].Labels["app"] != "" {
+		t.Fatalf("pod labels under other names, without the label flags: %+v, want none found", got)
+	}
+	got = read(func(c *PrometheusConfig) {
+		c.PodLabelsQuery, c.PodLabelsNamespaceLabel, c.PodLabelsPodLabel = upstreamNames, "kubernetes_namespace", "kubernetes_pod_name"
+	})
+	if len(got) != 2 || got[0].Labels["app"] != "web" || got[1].Labels["app"] != "web" {
+		t.Errorf("pod labels with --pod-namespace-label and --pod-name-label: %+v, want app=web for both pods", got)
+	}
+}

@@ -118,6 +118,11 @@ func patch(pod, sized *corev1.Pod) []jsonpatch.JsonPatchOperation {
 			ops = append(ops, jsonpatch.NewOperation("add", fmt.Sprintf("/spec/containers/%d/resources", i), sized.Spec.Containers[i].Resources))
 		}
 	}
+	for i := range sized.Spec.InitContainers { // sidecars
+		if !equality.Semantic.DeepEqual(pod.Spec.InitContainers[i].Resources, sized.Spec.InitContainers[i].Resources) {
+			ops = append(ops, jsonpatch.NewOperation("add", fmt.Sprintf("/spec/initContainers/%d/resources", i), sized.Spec.InitContainers[i].Resources))
+		}
+	}
 	return append(ops, jsonpatch.NewOperation("add", "/metadata/annotations", sized.Annotations))
 }
 
@@ -304,16 +309,11 @@ func annotate(out *corev1.Pod, c *chosen, changes, notes []string) {
 	}
 }
 
-// Apply writes sized containers into a pod spec and says what changed (before -> after) and why, per
-// container. Only values a decision holds are written; nothing else in the pod is touched.
+// Apply writes sized containers (app containers and sidecars) into a pod spec and says what changed (before ->
+// after) and why, per container. Only values a decision holds are written; nothing else in the pod is touched.
 func Apply(pod *corev1.Pod, decisions []scaling.ContainerDecision) (changes, notes []string) {
 	for _, d := range decisions {
-		var k *corev1.Container
-		for i := range pod.Spec.Containers {
-			if pod.Spec.Containers[i].Name == d.Name {
-				k = &pod.Spec.Containers[i]
-			}
-		}
+		k := container(&pod.Spec, d.Name)
 		if k == nil {
 			continue
 		}
@@ -334,6 +334,22 @@ func Apply(pod *corev1.Pod, decisions []scaling.ContainerDecision) (changes, not
 		}
 	}
 	return changes, notes
+}
+
+// container is the app container or sidecar of that name (names are unique across both lists), nil: none.
+func container(spec *corev1.PodSpec, name string) *corev1.Container {
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == name {
+			return &spec.Containers[i]
+		}
+	}
+	for i := range spec.InitContainers {
+		k := &spec.InitContainers[i]
+		if k.Name == name && k.RestartPolicy != nil && *k.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			return k
+		}
+	}
+	return nil
 }
 
 func set(l *corev1.ResourceList, r scaling.Resource, v scaling.Values, what string) []string {

@@ -3,6 +3,7 @@ package pod
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -376,6 +377,42 @@ func TestStartupBoost(t *testing.T) {
 				t.Errorf("annotation %q, want %q", a, tc.unboosted)
 			}
 		})
+	}
+}
+
+// TestHandlerSizesSidecars: a native sidecar (a restartable init container) under a VPA is sized like an app
+// container from its own recommendation and container policy; an init container that runs to completion is
+// not, even with a recommendation.
+func TestHandlerSizesSidecars(t *testing.T) {
+	proxy := wrappers.MakeContainer("proxy").Image("x").Resources(rl("100m", "64Mi"), rl("200m", "128Mi")).Sidecar().Obj()
+	migrate := ctr("migrate", rl("50m", "32Mi"), nil)
+	pod := webPod(ctr("app", rl("100m", "128Mi"), nil))
+	pod.Spec.InitContainers = []corev1.Container{migrate, proxy}
+	eq := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+
+	v := vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "800m", "512Mi"), rec("proxy", "300m", "96Mi"), rec("migrate", "1", "1Gi"))
+	got, _ := admit(t, newTestHandler(t, false, world(v)...), pod)
+	if d := cmp.Diff(map[string]resources{"app": {rl("800m", "512Mi"), nil}}, sizes(got), eq); d != "" {
+		t.Errorf("app (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(resources{rl("300m", "96Mi"), rl("600m", "192Mi")}, resources{got.Spec.InitContainers[1].Resources.Requests, got.Spec.InitContainers[1].Resources.Limits}, eq); d != "" {
+		t.Errorf("sidecar sized from its recommendation, limits at its ratio (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(migrate, got.Spec.InitContainers[0], eq); d != "" {
+		t.Errorf("init container changed (-before +after):\n%s", d)
+	}
+	if a := got.Annotations[AnnotationResources]; !strings.Contains(a, "proxy: cpu request 100m -> 300m") {
+		t.Errorf("resources annotation %q does not say the sidecar changed", a)
+	}
+
+	// the sidecar's own container policy: Off keeps it as it is, the app container is still sized
+	v.Spec.ResourcePolicy = &vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{{ContainerName: "proxy", Mode: ptr.To(vpav1.ContainerScalingModeOff)}}}
+	got, _ = admit(t, newTestHandler(t, false, world(v)...), pod)
+	if d := cmp.Diff(proxy, got.Spec.InitContainers[1], eq); d != "" {
+		t.Errorf("sidecar under mode Off changed (-before +after):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]resources{"app": {rl("800m", "512Mi"), nil}}, sizes(got), eq); d != "" {
+		t.Errorf("app (-want +got):\n%s", d)
 	}
 }
 

@@ -104,7 +104,7 @@ func intervals(h *hvpav1alpha1.Hvpa, rp *vpav1.PodResourcePolicy, sp *field.Path
 	var warnings []string
 	ip := sp.Child("scalingIntervals")
 	for i, in := range h.Spec.ScalingIntervals {
-		if hpa := h.Spec.HPA; hpa != nil && in.MaxReplicas != nil && *in.MaxReplicas > hpa.Template.MaxReplicas {
+		if hpa := h.Spec.HPA; hpa != nil && hpa.Template.MaxReplicas > 0 && in.MaxReplicas != nil && *in.MaxReplicas > hpa.Template.MaxReplicas {
 			m := hpa.Template.MaxReplicas
 			errs = append(errs, field.Invalid(ip.Index(i).Child("maxReplicas"), *in.MaxReplicas, fmt.Sprintf(
 				"is above hpa.template.maxReplicas %d, so the workload never reaches this interval; lower it to at most %d or raise hpa.template.maxReplicas", m, m)))
@@ -116,7 +116,7 @@ func intervals(h *hvpav1alpha1.Hvpa, rp *vpav1.PodResourcePolicy, sp *field.Path
 			}
 		}
 	}
-	if n := len(h.Spec.ScalingIntervals); n > 0 && h.Spec.HPA != nil {
+	if n := len(h.Spec.ScalingIntervals); n > 0 && h.Spec.HPA != nil && h.Spec.HPA.Template.MaxReplicas > 0 {
 		last, m := h.Spec.ScalingIntervals[n-1].MaxReplicas, h.Spec.HPA.Template.MaxReplicas
 		if last != nil && *last < m {
 			warnings = append(warnings, fmt.Sprintf(
@@ -315,7 +315,7 @@ func risky(h *hvpav1alpha1.Hvpa) []string {
 	}
 	if (h.Spec.HPA == nil || !h.Spec.HPA.Deploy) && (h.Spec.VPA == nil || !h.Spec.VPA.Deploy) {
 		warnings = append(warnings,
-			"neither spec.hpa.deploy nor spec.vpa.deploy is true: the Hvpa only follows an HPA that you point at its scale subresource; set one of them")
+			"neither spec.hpa.deploy nor spec.vpa.deploy is true: the Hvpa only follows spec.replicas as an HPA or a KEDA ScaledObject that targets its scale subresource, or kubectl scale, writes it; set spec.vpa.deploy for per-pod sizing from usage")
 	}
 	return warnings
 }

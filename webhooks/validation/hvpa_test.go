@@ -361,6 +361,15 @@ func TestHvpa(t *testing.T) {
 			mutate: both(target("apps/v1", "DaemonSet"), func(h *hvpav1alpha1.Hvpa) { h.Annotations = map[string]string{"a": "b"}; h.Spec.ScaleDown = nil }),
 			old:    both(target("apps/v1", "DaemonSet"), func(h *hvpav1alpha1.Hvpa) { h.Spec.ScaleDown = nil }),
 		},
+		"hpa: {deploy: false} without a template (spec.replicas as others write it is the input)": {
+			mutate: func(h *hvpav1alpha1.Hvpa) {
+				h.Spec.HPA = &hvpav1alpha1.HpaSpec{}
+				last := &h.Spec.ScalingIntervals[len(h.Spec.ScalingIntervals)-1]
+				if last.MaxReplicas == nil {
+					last.MaxReplicas = ptr.To[int32](int32(len(h.Spec.ScalingIntervals)) + 10)
+				}
+			},
+		},
 		"an update is checked like a create": {
 			mutate: target("apps/v1", "DaemonSet"),
 			old:    func(*hvpav1alpha1.Hvpa) {},
@@ -432,7 +441,7 @@ func TestHvpaWarnings(t *testing.T) {
 		},
 		"nothing deployed": {
 			mutate: func(h *hvpav1alpha1.Hvpa) { h.Spec.HPA.Deploy, h.Spec.VPA.Deploy = false, false },
-			warn:   []string{"neither spec.hpa.deploy nor spec.vpa.deploy is true: the Hvpa only follows an HPA that you point at its scale subresource; set one of them"},
+			warn:   []string{"neither spec.hpa.deploy nor spec.vpa.deploy is true: the Hvpa only follows spec.replicas as an HPA or a KEDA ScaledObject that targets its scale subresource, or kubectl scale, writes it; set spec.vpa.deploy for per-pod sizing from usage"},
 		},
 		"last interval below hpa.template.maxReplicas": {
 			mutate: func(h *hvpav1alpha1.Hvpa) {

@@ -16,6 +16,11 @@ const (
 	ReasonMetricsAPIUnavailable = "MetricsAPIUnavailable"
 	// FetchingHistory: the usage history (checkpoints, Prometheus) has not loaded yet
 	ReasonHistoryNotLoaded = "HistoryNotLoaded"
+	// CappedToNode: a target lowered to the largest schedulable node's room, or every target within it
+	ReasonNodeAllocatable = "NodeAllocatable"
+	ReasonFitsLargestNode = "FitsLargestNode"
+	// InPlaceUnavailable: the API server serves no pods/resize subresource
+	ReasonNoResizeSubresource = "NoResizeSubresource"
 
 	// ConfigUnsupported: resolved, or why not
 	ReasonTargetResolved = "TargetResolved"

@@ -400,6 +400,14 @@ const (
 	// UsageUnavailable (hvpa's) is true while the last run could not read current usage (metrics.k8s.io):
 	// the recommendation is kept from the history held; the condition is removed once usage is read again.
 	UsageUnavailable VerticalPodAutoscalerConditionType = "UsageUnavailable"
+	// CappedToNode (hvpa's) is true while a container's target is lowered so that the pod fits the largest
+	// schedulable node's allocatable less what DaemonSets take there (the message names the node); a pod sized
+	// beyond every node would never be scheduled.
+	CappedToNode VerticalPodAutoscalerConditionType = "CappedToNode"
+	// InPlaceUnavailable (hvpa's) is true on a VPA whose updateMode resizes in place (InPlace,
+	// InPlaceOrRecreate) while the cluster serves no pods/resize (before Kubernetes 1.33): pods are evicted
+	// instead (InPlaceOrRecreate) or left as they are (InPlace).
+	InPlaceUnavailable VerticalPodAutoscalerConditionType = "InPlaceUnavailable"
 )
 
 // VerticalPodAutoscalerCondition describes the state of a VerticalPodAutoscaler at a point in time.

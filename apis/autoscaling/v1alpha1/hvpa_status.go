@@ -117,6 +117,11 @@ type ContainerLoad struct {
 
 // HpaStatus records the HPA input.
 type HpaStatus struct {
+	// source says who writes spec.replicas and how it counts: the HPA this Hvpa deploys, another
+	// HorizontalPodAutoscaler that targets the Hvpa (a user's, or one a KEDA ScaledObject made), or a writer of
+	// the scale subresource with no HPA (kubectl scale: a replica floor).
+	// +optional
+	Source string `json:"source,omitempty"`
 	// desiredReplicas is the HPA's desired replica count (spec.replicas) last seen.
 	// +optional
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
@@ -265,6 +270,14 @@ const (
 	// confidence threshold: scale-downs decided from it, of replicas and per pod, are blocked (scale-ups are
 	// not). Present only while the embedded recommender is on (spec.vpa.deploy).
 	ConditionLowConfidence = "LowConfidence"
+	// ConditionCappedToNode is true while the per-pod maximum is lowered so that a pod fits the largest
+	// schedulable node's allocatable less what DaemonSets take there: the Hvpa then goes out to more replicas
+	// within its intervals instead of sizing pods no node can hold.
+	ConditionCappedToNode = "CappedToNode"
+	// ConditionInPlaceUnavailable is true while the cluster serves no pods/resize (before Kubernetes 1.33) and
+	// the Hvpa's updateMode resizes in place: pods are evicted instead (InPlaceOrRecreate, the default) or left
+	// as they are (InPlace).
+	ConditionInPlaceUnavailable = "InPlaceUnavailable"
 )
 
 // HvpaList is a list of Hvpa objects.

@@ -57,8 +57,9 @@ func (o *Hvpa) UnmarshalJSON(data []byte) error {
 // HvpaSpec is the specification of an Hvpa.
 //
 // +kubebuilder:validation:XValidation:rule="!((has(self.scaleUp) && has(self.scaleUp.updatePolicy) && has(self.scaleUp.updatePolicy.updateMode) && self.scaleUp.updatePolicy.updateMode == 'MaintenanceWindow') || (has(self.scaleDown) && has(self.scaleDown.updatePolicy) && has(self.scaleDown.updatePolicy.updateMode) && self.scaleDown.updatePolicy.updateMode == 'MaintenanceWindow')) || has(self.maintenanceTimeWindow)",message="updateMode MaintenanceWindow needs spec.maintenanceTimeWindow (begin and end as HHMMSS+ZZZZ); add the window or choose updateMode Auto or Off",fieldPath=".maintenanceTimeWindow",reason="FieldValueRequired"
-// +kubebuilder:validation:XValidation:rule="!has(self.hpa) || !has(self.hpa.template.minReplicas) || self.hpa.template.minReplicas <= self.hpa.template.maxReplicas",message="hpa.template.minReplicas must not be greater than hpa.template.maxReplicas; lower minReplicas or raise maxReplicas",fieldPath=".hpa.template.minReplicas"
-// +kubebuilder:validation:XValidation:rule="has(self.scalingIntervals[size(self.scalingIntervals)-1].maxReplicas) || has(self.hpa)",message="the last scaling interval has no maxReplicas and there is no spec.hpa.template.maxReplicas to default it from; set maxReplicas on the last interval",fieldPath=".scalingIntervals"
+// +kubebuilder:validation:XValidation:rule="!has(self.hpa) || !has(self.hpa.template) || !has(self.hpa.template.minReplicas) || self.hpa.template.minReplicas <= self.hpa.template.maxReplicas",message="hpa.template.minReplicas must not be greater than hpa.template.maxReplicas; lower minReplicas or raise maxReplicas",fieldPath=".hpa.template.minReplicas"
+// +kubebuilder:validation:XValidation:rule="has(self.scalingIntervals[size(self.scalingIntervals)-1].maxReplicas) || (has(self.hpa) && has(self.hpa.template))",message="the last scaling interval has no maxReplicas and there is no spec.hpa.template.maxReplicas to default it from; set maxReplicas on the last interval",fieldPath=".scalingIntervals"
+// +kubebuilder:validation:XValidation:rule="!has(self.hpa) || !has(self.hpa.deploy) || !self.hpa.deploy || has(self.hpa.template)",message="hpa.deploy needs hpa.template (at least maxReplicas) for the HPA it creates; add the template, or set deploy to false to follow an HPA, a KEDA ScaledObject or kubectl scale on the Hvpa's scale subresource",fieldPath=".hpa.template",reason="FieldValueRequired"
 type HvpaSpec struct {
 	// targetRef points to the workload to scale: a Deployment, StatefulSet, ReplicaSet or any resource with
 	// a scale subresource.
@@ -127,13 +128,15 @@ type HvpaSpec struct {
 // HpaSpec configures the horizontal input of an Hvpa.
 type HpaSpec struct {
 	// deploy makes the Hvpa create and own an autoscaling/v2 HorizontalPodAutoscaler that targets the Hvpa's
-	// scale subresource. When false, an existing one is removed.
+	// scale subresource. When false, an existing one is removed, and spec.replicas as anyone else writes it
+	// (an HPA or a KEDA ScaledObject that targets the Hvpa, kubectl scale) is the horizontal input.
 	// +optional
 	Deploy bool `json:"deploy,omitempty"`
 
-	// template is the HPA's specification.
-	// +required
-	Template HpaTemplate `json:"template"`
+	// template is the HPA's specification. Required with deploy; without deploy it only gives the Hvpa's
+	// replica bounds (minReplicas, and maxReplicas for a last interval without one).
+	// +optional
+	Template HpaTemplate `json:"template,omitzero"`
 }
 
 // HpaTemplate is the part of a HorizontalPodAutoscaler spec that an Hvpa controls.

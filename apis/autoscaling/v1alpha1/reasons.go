@@ -36,6 +36,11 @@ const (
 	ReasonHPANameTaken = "HPANameTaken"
 	// ConfigUnsupported False: the target resolved and the HPA is the Hvpa's
 	ReasonSupported = "Supported"
+	// CappedToNode
+	ReasonNodeAllocatable = vpav1.ReasonNodeAllocatable
+	ReasonFitsLargestNode = vpav1.ReasonFitsLargestNode
+	// InPlaceUnavailable
+	ReasonNoResizeSubresource = vpav1.ReasonNoResizeSubresource
 )
 
 // Reasons of the events on an Hvpa.
@@ -48,4 +53,6 @@ const (
 	EventHPACreated = "HPACreated"
 	EventHPAUpdated = "HPAUpdated"
 	EventHPARemoved = "HPARemoved"
+	// the per-pod maximum was lowered to what the largest schedulable node holds (the message says by how much)
+	EventCappedToNode = "CappedToNode"
 )

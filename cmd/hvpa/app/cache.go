@@ -19,7 +19,7 @@ import (
 func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject:         map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: StripPod}},
+		ByObject:         map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: StripPod}, &corev1.Node{}: {Transform: StripNode}},
 	}
 }
 
@@ -80,4 +80,20 @@ func StripPod(obj any) (any, error) {
 		}
 	}
 	return p, nil
+}
+
+// StripNode is the node transform of CacheOptions: the node cap reads only a node's name, labels, whether it
+// is cordoned, its taints and its allocatable; the images list (often the largest part), addresses, volumes,
+// system info and annotations are dropped.
+func StripNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil // a tombstone passes as it is
+	}
+	n.ManagedFields, n.Annotations = nil, nil
+	st := &n.Status
+	st.Images, st.Addresses, st.VolumesAttached, st.VolumesInUse = nil, nil, nil, nil
+	st.NodeInfo, st.Capacity, st.Conditions, st.Config = corev1.NodeSystemInfo{}, nil, nil, nil
+	st.DaemonEndpoints, st.RuntimeHandlers, st.Features = corev1.NodeDaemonEndpoints{}, nil, nil
+	return n, nil
 }

@@ -85,3 +85,23 @@ func TestStripPodSharesEqualMaps(t *testing.T) {
 		t.Errorf("values changed: %v %v %v", c.Labels, c.Spec.Containers[0].Resources.Requests, b.Status.ContainerStatuses[0].AllocatedResources)
 	}
 }
+
+// TestStripNodeKeepsWhatTheNodeCapReads: the node transform keeps name, labels, cordon, taints and allocatable
+// (what scaling.NodeRoomOf reads) and drops the images list and the rest.
+func TestStripNodeKeepsWhatTheNodeCapReads(t *testing.T) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"pool": "a"}, Annotations: map[string]string{"a": "b"}},
+		Spec: corev1.NodeSpec{Unschedulable: true, Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")},
+			Images: []corev1.ContainerImage{{Names: []string{"registry/big:1"}, SizeBytes: 1 << 30}}, Addresses: []corev1.NodeAddress{{Address: "10.0.0.1"}}}}
+	out, err := StripNode(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.(*corev1.Node)
+	if s.Status.Images != nil || s.Status.Addresses != nil || s.Annotations != nil {
+		t.Errorf("bulky fields kept: %+v", s.Status)
+	}
+	if s.Name != "n" || s.Labels["pool"] != "a" || !s.Spec.Unschedulable || len(s.Spec.Taints) != 1 || s.Status.Allocatable.Cpu().String() != "8" {
+		t.Errorf("what the node cap reads is gone: %+v", s)
+	}
+}

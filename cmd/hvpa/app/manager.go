@@ -25,6 +25,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/admissionlease"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/heartbeat"
+	"github.com/hvpa-dev/hvpa/internal/kubeversion"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/version"
 	"github.com/hvpa-dev/hvpa/internal/workload"
@@ -76,6 +77,9 @@ type Options struct {
 	// Certs configure the admission webhook's serving certificate (nil: the files in the webhook server's
 	// CertDir are provided by someone else and not checked).
 	Certs *certs.Options
+	// Cluster is what the cluster offers (kubeversion.Discover at start; nil: not checked, in-place resize taken
+	// as served).
+	Cluster *kubeversion.Support
 }
 
 // CheckComponents refuses components this version does not have.
@@ -140,6 +144,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 func addUpdater(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Options) error {
 	uo := o.Updater
 	uo.AdmissionLease, uo.RecommenderName = o.AdmissionLease, o.Recommender.Name
+	uo.NoInPlaceResize = o.Cluster != nil && !o.Cluster.InPlaceResize
 	//nolint:staticcheck // core/v1 events: the pod's event stream shows every resize and eviction with its reason
 	u := updater.New(mgr.GetClient(), live, mgr.GetEventRecorderFor("hvpa-updater"), clock.RealClock{}, o.Gates, uo, updater.NewMetrics(o.Registry))
 	mc, err := metricsclient.NewForConfig(cfg)
@@ -194,8 +199,12 @@ func addRecommender(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Op
 	}
 	m := vpactrl.NewMetrics(o.Registry)
 	m.PerObject = !o.DropPerObjectMetrics
+	ropts := o.Recommender
+	if c := o.Cluster; c != nil {
+		ropts.NoInPlaceResize, ropts.KubernetesVersion = !c.InPlaceResize, c.Version
+	}
 	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, o.History, mgr.GetEventRecorder("hvpa-recommender"),
-		clock.RealClock{}, model, o.Recommender, m)
+		clock.RealClock{}, model, ropts, m)
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +239,9 @@ func addHvpa(mgr ctrl.Manager, live client.Client, rec *vpactrl.Recommender, o O
 	r.Reader, r.Gates, r.RecommenderName = mgr.GetAPIReader(), o.Gates, o.Recommender.Name
 	r.Targets = workload.NewResolver(mgr.GetClient(), live)
 	r.LowConfidenceDays = o.HvpaLowConfidenceDays
+	if c := o.Cluster; c != nil {
+		r.NoInPlaceResize, r.KubernetesVersion = !c.InPlaceResize, c.Version
+	}
 	// the embedded recommendation is stale after 3 recommender intervals + 5 minutes; override annotations are
 	// judged on the recommender's model
 	r.RecommenderInterval = o.Recommender.Interval

@@ -232,6 +232,22 @@ var _ = Describe("Pod sizing", func() {
 		Expect(p.Annotations[pod.AnnotationNotes]).To(ContainSubstring("cpu of the scaled containers lowered by 0.875 to fit the LimitRange pod max 1"))
 	})
 
+	It("sizes a native sidecar (a restartable init container) from its own recommendation beside the app container", func() {
+		ns := framework.NewNamespace(k8s, "sidecar")
+		v := vpaFor(ns, "web", "web", vpav1.UpdateModeInitial)
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		recommend(v, target("app", "800m", "512Mi"), target("proxy", "250m", "96Mi"))
+		d := wrappers.MakeDeployment(ns, "web").Container(container("app", rl("100m", "128Mi"), nil)).
+			InitContainer(container("migrate", rl("50m", "32Mi"), nil),
+				wrappers.MakeContainer("proxy").Resources(rl("100m", "64Mi"), rl("200m", "128Mi")).Sidecar().Obj()).Obj()
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		p := sizedPodOf(ns, "web")
+		expectResources(resourcesOf(p, "app"), rl("800m", "512Mi"), nil)
+		expectResources(p.Spec.InitContainers[1].Resources, rl("250m", "96Mi"), rl("500m", "192Mi"))
+		expectResources(p.Spec.InitContainers[0].Resources, rl("50m", "32Mi"), nil)
+		Expect(p.Annotations[pod.AnnotationResources]).To(ContainSubstring("proxy: cpu request 100m -> 250m"))
+	})
+
 	It("raises a pod to its LimitRange pod min, which the API server's LimitRanger would refuse otherwise", func() {
 		ns := framework.NewNamespace(k8s, "pod-min")
 		podLimitRange(ns, corev1.LimitRangeItem{Min: rl("1500m", "")})

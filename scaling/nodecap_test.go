@@ -1,0 +1,209 @@
+package scaling
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+func node(name, cpu, memory string, labels map[string]string, mutate ...func(*corev1.Node)) corev1.Node {
+	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{}}}
+	if cpu != "" {
+		n.Status.Allocatable[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if memory != "" {
+		n.Status.Allocatable[corev1.ResourceMemory] = resource.MustParse(memory)
+	}
+	for _, m := range mutate {
+		m(&n)
+	}
+	return n
+}
+
+func daemonSet(cpu, memory string, nodeSelector map[string]string, initCPU ...string) appsv1.DaemonSet {
+	ds := appsv1.DaemonSet{}
+	ds.Spec.Template.Spec.NodeSelector = nodeSelector
+	ds.Spec.Template.Spec.Containers = []corev1.Container{{Name: "agent", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}}}}
+	for _, c := range initCPU {
+		ds.Spec.Template.Spec.InitContainers = append(ds.Spec.Template.Spec.InitContainers, corev1.Container{Name: "init",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(c)}}})
+	}
+	return ds
+}
+
+func TestNodeRoomOf(t *testing.T) {
+	cordoned := func(n *corev1.Node) { n.Spec.Unschedulable = true }
+	tainted := func(n *corev1.Node) {
+		n.Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
+	}
+	preferNot := func(n *corev1.Node) {
+		n.Spec.Taints = []corev1.Taint{{Key: "spot", Effect: corev1.TaintEffectPreferNoSchedule}}
+	}
+	pool := map[string]string{"pool": "big"}
+	for _, tc := range []struct {
+		name      string
+		nodes     []corev1.Node
+		ds        []appsv1.DaemonSet
+		cpu       float64 // millicores; -1: no room (nil)
+		memory    float64
+		cpuNodeIs string
+	}{
+		{"no nodes: no cap", nil, nil, -1, -1, ""},
+		{"the largest of three", []corev1.Node{node("a", "2", "8Gi", nil), node("b", "8", "32Gi", nil), node("c", "4", "64Gi", nil)}, nil,
+			8000, 64 << 30, "b"},
+		{"DaemonSets take their share on every node", []corev1.Node{node("a", "8", "32Gi", nil)},
+			[]appsv1.DaemonSet{daemonSet("100m", "128Mi", nil), daemonSet("100m", "128Mi", nil)}, 7800, 32<<30 - 256<<20, "a"},
+		{"a DaemonSet counts only where its nodeSelector matches", []corev1.Node{node("a", "8", "32Gi", nil), node("b", "8", "32Gi", pool)},
+			[]appsv1.DaemonSet{daemonSet("2", "4Gi", pool)}, 8000, 32 << 30, "a"},
+		{"a DaemonSet's init container counts when it asks for more", []corev1.Node{node("a", "8", "32Gi", nil)},
+			[]appsv1.DaemonSet{daemonSet("100m", "0", nil, "1")}, 7000, 32 << 30, "a"},
+		{"cordoned and NoSchedule-tainted nodes do not count", []corev1.Node{node("a", "4", "16Gi", nil), node("big", "64", "256Gi", nil, cordoned),
+			node("cp", "32", "128Gi", nil, tainted)}, nil, 4000, 16 << 30, "a"},
+		{"PreferNoSchedule still takes pods", []corev1.Node{node("a", "4", "16Gi", nil), node("spot", "16", "64Gi", nil, preferNot)}, nil,
+			16000, 64 << 30, "spot"},
+		{"DaemonSets larger than a node leave it no room", []corev1.Node{node("a", "1", "1Gi", nil)}, []appsv1.DaemonSet{daemonSet("2", "2Gi", nil)}, 0, 0, "a"},
+		{"a node without memory allocatable caps cpu only", []corev1.Node{node("a", "4", "", nil)}, nil, 4000, -1, "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			room := NodeRoomOf(tc.nodes, tc.ds)
+			if tc.cpu < 0 {
+				if room != nil {
+					t.Fatalf("room %+v, want none", room.Room)
+				}
+				return
+			}
+			if room == nil {
+				t.Fatal("no room")
+			}
+			if cpu, _ := room.Room.Get(CPU); cpu != tc.cpu {
+				t.Errorf("cpu room %v, want %v", cpu, tc.cpu)
+			}
+			mem, ok := room.Room.Get(Memory)
+			if (tc.memory < 0) == ok || (ok && mem != tc.memory) {
+				t.Errorf("memory room %v (set %v), want %v", mem, ok, tc.memory)
+			}
+			if room.Node[CPU] != tc.cpuNodeIs || !strings.Contains(room.Explain(CPU), tc.cpuNodeIs) {
+				t.Errorf("cpu room from %q (%s), want %q", room.Node[CPU], room.Explain(CPU), tc.cpuNodeIs)
+			}
+		})
+	}
+}
+
+func TestPodRequests(t *testing.T) {
+	always := ptr.To(corev1.ContainerRestartPolicyAlways)
+	req := func(cpu string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	spec := &corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "sidecar", RestartPolicy: always, Resources: req("200m")}, {Name: "migrate", Resources: req("1")}},
+		Containers:     []corev1.Container{{Name: "app", Resources: req("500m")}},
+		Overhead:       corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")},
+	}
+	// app + sidecar = 700m; migrate runs with the sidecar: 1200m; the larger, plus the overhead
+	if cpu, _ := PodRequests(spec).Get(CPU); cpu != 1250 {
+		t.Errorf("pod cpu %v, want 1250", cpu)
+	}
+	spec.InitContainers[1].Resources = req("100m")
+	if cpu, _ := PodRequests(spec).Get(CPU); cpu != 750 {
+		t.Errorf("pod cpu %v, want 750 (app and sidecar, plus the overhead)", cpu)
+	}
+}
+
+// TestDecideScalesOutAtTheNodeCap: a workload whose total would need 12 cpu per pod at its current replicas,
+// on a cluster whose largest node has 8 allocatable (less 500m of DaemonSets), gets pods of at most 7500m and
+// more replicas within its intervals, with CappedToNode.
+func TestDecideScalesOutAtTheNodeCap(t *testing.T) {
+	h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: hvpav1alpha1.HvpaSpec{
+		TargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+		ScalingIntervals: []hvpav1alpha1.ScalingInterval{
+			{MaxReplicas: ptr.To[int32](1), MaxResources: &hvpav1alpha1.ScaledResources{CPU: ptr.To(resource.MustParse("16"))}},
+			{MaxReplicas: ptr.To[int32](4), MaxResources: &hvpav1alpha1.ScaledResources{CPU: ptr.To(resource.MustParse("16"))}},
+		}}}
+	spec, errs := FromHvpa(h)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	st := State{Replicas: 1, Containers: []Container{{Name: "app", Requests: V(4000, -1)}, {Name: "proxy", Requests: V(250, -1)}},
+		Recommendation: []Recommendation{{Name: "app", UncappedTarget: V(12000, -1)}}}
+	spec.Policies = []ContainerPolicy{{Name: "proxy", Off: true}}
+	room := NodeRoomOf([]corev1.Node{node("small", "4", "16Gi", nil), node("large", "8", "32Gi", nil)}, []appsv1.DaemonSet{daemonSet("500m", "256Mi", nil)})
+
+	without, err := Decide(spec, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if without.Replicas != 1 || cpuOf(without, "app") != 12000 {
+		t.Fatalf("without node information: %d x %v, want 1 x 12 cpu (nothing caps it)", without.Replicas, cpuOf(without, "app"))
+	}
+
+	st.NodeRoom = room
+	d, err := Decide(spec, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// room on the large node: 8 - 500m DaemonSet - 250m proxy = 7250m per app container; 12 cpu > 1 x 7250m,
+	// so the next interval (4 replicas, up to 29 cpu) holds it: 4 pods, each keeping at least what it has
+	if d.Replicas != 4 {
+		t.Errorf("replicas %d, want 4 (scale out instead of a pod no node holds)", d.Replicas)
+	}
+	if cpu := cpuOf(d, "app"); cpu > 7250 || cpu < 3000 {
+		t.Errorf("app cpu per pod %v, want within the node's room 7250m", cpu)
+	}
+	var capped *Condition
+	for i := range d.Conditions {
+		if d.Conditions[i].Type == hvpav1alpha1.ConditionCappedToNode {
+			capped = &d.Conditions[i]
+		}
+	}
+	if capped == nil || capped.Status != "True" || !strings.Contains(capped.Message, "cpu per pod at most 7250m (largest schedulable node large: allocatable 8, DaemonSets 500m)") {
+		t.Errorf("CappedToNode %+v, want True naming the node and the room", capped)
+	}
+	for _, iv := range d.Intervals {
+		if up := iv.Up[CPU]; up > float64(iv.Replicas)*7250 {
+			t.Errorf("interval %d up %v: above %d pods of the node's room", iv.Replicas, up, iv.Replicas)
+		}
+	}
+}
+
+func cpuOf(d Decision, name string) float64 {
+	for _, c := range d.Containers {
+		if c.Name == name {
+			x, _ := c.Requests.Get(CPU)
+			return x
+		}
+	}
+	return -1
+}
+
+// BenchmarkNodeRoomOf: the room of the largest node of a 1,000-node cluster with 20 DaemonSets (half of them
+// on a node pool), as the Hvpa controller reads it at every decision.
+func BenchmarkNodeRoomOf(b *testing.B) {
+	var nodes []corev1.Node
+	for i := range 1000 {
+		labels := map[string]string{"kubernetes.io/hostname": "n", "pool": []string{"a", "b"}[i%2]}
+		nodes = append(nodes, node("node-"+strings.Repeat("x", i%7)+string(rune('a'+i%26)), "8", "32Gi", labels))
+	}
+	var ds []appsv1.DaemonSet
+	for i := range 20 {
+		var sel map[string]string
+		if i%2 == 0 {
+			sel = map[string]string{"pool": "a"}
+		}
+		ds = append(ds, daemonSet("100m", "128Mi", sel))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if NodeRoomOf(nodes, ds) == nil {
+			b.Fatal("no room")
+		}
+	}
+}
