@@ -20,7 +20,7 @@ func TestSeededCheckpointsComeDueAtTheSteadyRate(t *testing.T) {
 		for k := 1; k <= 20; k++ {
 			due := 0
 			for i := range n {
-				if now.Add(time.Duration(k) * interval).Sub(seededWrittenAt(i, n, period, now)) >= period {
+				if now.Add(time.Duration(k)*interval).Sub(seededWrittenAt(i, n, period, now)) >= period {
 					due++
 				}
 			}
