@@ -59,7 +59,8 @@ func splitmix(x uint64) uint64 {
 }
 
 // livePlay plays the usage of every container the fleet runs, following usageAt: the fleet's Usage records
-// each container as its pod starts, and run sets every recorded container's usage every second.
+// each container as its pod starts, and run sets every recorded container's usage every 5 seconds (the noise
+// changes every 10).
 type livePlay struct {
 	ms *playedkubelet.MetricsServer
 
@@ -81,9 +82,9 @@ func (l *livePlay) usage(p *corev1.Pod, container string) playedkubelet.Usage {
 	return usageOf(c.app, c.podHash, time.Now())
 }
 
-// run sets every recorded container's usage every second until ctx ends.
+// run sets every recorded container's usage every 5 seconds until ctx ends.
 func (l *livePlay) run(ctx context.Context) {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
 		select {
