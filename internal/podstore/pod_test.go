@@ -142,17 +142,21 @@ func retainedPerPod() float64 {
 	var base, kept runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&base)
+	out := fromFresh() // the decoded pods are garbage once it returns
+	runtime.GC()
+	runtime.ReadMemStats(&kept)
+	runtime.KeepAlive(out)
+	return float64(int64(kept.HeapAlloc)-int64(base.HeapAlloc)) / float64(len(out))
+}
+
+// fromFresh transforms 10,000 freshly decoded pods and returns only the Pods.
+func fromFresh() []*Pod {
 	in := deploymentPods(1000, 10, 10)
 	out := make([]*Pod, len(in))
 	for i, p := range in {
 		out[i] = From(p)
 	}
-	n := len(in)
-	in = nil //nolint:ineffassign,wastedassign // the decoded pods are garbage from here on
-	runtime.GC()
-	runtime.ReadMemStats(&kept)
-	runtime.KeepAlive(out)
-	return float64(int64(kept.HeapAlloc)-int64(base.HeapAlloc)) / float64(n)
+	return out
 }
 
 // resetInterned starts the intern tables anew.
