@@ -22,6 +22,10 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 export GOLANGCI_LINT_VERSION
 UPSTREAM_VPA_VERSION ?= v1.8.1
 export UPSTREAM_VPA_VERSION
+# the Go modules whose CRDs the chart test installs (ServiceMonitor, PrometheusRule; Certificate, Issuer)
+PROMETHEUS_OPERATOR_VERSION ?= v0.85.0
+CERT_MANAGER_VERSION ?= v1.21.2
+export PROMETHEUS_OPERATOR_VERSION CERT_MANAGER_VERSION
 
 ##@ General
 .PHONY: help

@@ -97,7 +97,7 @@ func TestChart(t *testing.T) {
 		}
 	}
 
-	env, _, c, err := testenv.StartWithClient()
+	env, _, c, err := testenv.StartWithClient(withCRDFiles(ecosystemCRDs(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -767,16 +767,17 @@ func checkDashboards(t *testing.T, chart string, objs []renderedObject, enabled 
 	}
 }
 
-// dryRun creates every object with a server-side dry run (CRDs, which the local control plane installs from
-// the same files, are applied instead). Kinds the bare API server does not serve (ServiceMonitor, cert-manager
-// Certificate and Issuer) are skipped with a note.
+// dryRun creates every object with a server-side dry run and strict field validation (CRDs, which the local
+// control plane installs from the same files, are applied instead). The kinds of other projects the chart
+// renders (ServiceMonitor, PrometheusRule, cert-manager's Certificate and Issuer) are served from their own
+// CRDs (ecosystemCRDs), so that their schemas validate them too; a kind the API server does not serve fails.
 func dryRun(ctx context.Context, t *testing.T, c client.Client, objs []renderedObject) {
 	for _, o := range objs {
 		u := o.obj.DeepCopy()
 		gvk := u.GroupVersionKind()
 		if _, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
 			if meta.IsNoMatchError(err) {
-				t.Logf("note: skipped %s: the local API server does not serve %s", o, gvk)
+				t.Errorf("%s: the local API server does not serve %s: install its CRD (ecosystemCRDs)", o, gvk)
 				continue
 			}
 			t.Fatalf("%s: %v", o, err)
@@ -785,11 +786,58 @@ func dryRun(ctx context.Context, t *testing.T, c client.Client, objs []renderedO
 		if gvk.Kind == "CustomResourceDefinition" {
 			err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("chart-test"), client.ForceOwnership, client.DryRunAll)
 		} else {
-			err = c.Create(ctx, u, client.DryRunAll)
+			err = c.Create(ctx, u, client.DryRunAll, client.FieldValidation("Strict"))
 		}
 		if err != nil {
 			t.Errorf("%s: the API server refuses it: %v", o, err)
 		}
+	}
+}
+
+// ecosystemCRDs are the CRD files of the other projects' kinds the chart renders, read from those projects'
+// Go modules (`go mod download`, from the Go module proxy, as for upstream's VPA):
+//   - cert-manager's Certificate and Issuer: deploy/crds of github.com/cert-manager/cert-manager
+//     (CERT_MANAGER_VERSION, v1.21.2);
+//   - prometheus-operator's ServiceMonitor and PrometheusRule: example/prometheus-operator-crd of
+//     github.com/prometheus-operator/prometheus-operator (PROMETHEUS_OPERATOR_VERSION, v0.85.0). The module
+//     of its API types, .../pkg/apis/monitoring (v0.95.2), has Go types only and no CRD files, and the module
+//     proxy serves v0.85.0 of the root module, which holds them, and no newer one.
+func ecosystemCRDs(t *testing.T) []string {
+	t.Helper()
+	cm := goModuleDir(t, "github.com/cert-manager/cert-manager", envOr("CERT_MANAGER_VERSION", "v1.21.2"))
+	po := goModuleDir(t, "github.com/prometheus-operator/prometheus-operator", envOr("PROMETHEUS_OPERATOR_VERSION", "v0.85.0"))
+	return []string{
+		filepath.Join(cm, "deploy", "crds", "cert-manager.io_certificates.yaml"),
+		filepath.Join(cm, "deploy", "crds", "cert-manager.io_issuers.yaml"),
+		filepath.Join(po, "example", "prometheus-operator-crd", "monitoring.coreos.com_servicemonitors.yaml"),
+		filepath.Join(po, "example", "prometheus-operator-crd", "monitoring.coreos.com_prometheusrules.yaml"),
+	}
+}
+
+// envOr is the environment variable key, or def when it is empty.
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// goModuleDir is the folder of module path@version in the Go module cache, downloaded when missing.
+func goModuleDir(t *testing.T, path, version string) string {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "download", "-json", path+"@"+version).Output()
+	var m struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &m); err != nil || jerr != nil || m.Dir == "" {
+		t.Fatalf("go mod download %s@%s: %v %s (%s)", path, version, err, m.Error, out)
+	}
+	return m.Dir
+}
+
+// withCRDFiles installs the CRDs of files too when the local control plane starts.
+func withCRDFiles(files []string) testenv.Option {
+	return func(env *envtest.Environment) error {
+		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, files...)
+		return nil
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the outputs of the examples in docs/cli.md from this build")
+var update = flag.Bool("update", false, "rewrite the outputs of the examples in docs/cli.md and docs/simulate.md (and its scores table) from this build")
 
 // exampleBlock matches a console block of docs/cli.md: "$ hvpa ARGS" then the printed output.
 var exampleBlock = regexp.MustCompile("(?s)```console\n\\$ (hvpa [^\n]*)\n(.*?)```")

@@ -74,6 +74,9 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 		"--recommender-interval", cfg.interval.String(), "--leader-elect=false", "--profiling", "--metrics-secure=false",
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[2]),
 		"--zap-log-level", "info", "--zap-time-encoding", "rfc3339nano"}
+	if comp == recommenderProcess {
+		args = append(args, "--checkpoint-period", cfg.checkpointPeriod.String())
+	}
 	if comp == admissionProcess {
 		certDir := filepath.Join(dir, "certs")
 		if _, _, err := testadmission.InstallAdmission(ctx, c, webhookConfig, ports[0], certDir); err != nil {

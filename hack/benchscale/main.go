@@ -42,6 +42,8 @@ type config struct {
 	components   string        // --components of the measured process (recommender, or the chart's recommender,hvpa)
 	outDir       string        // logs of each run are kept here
 	history      time.Duration // age of the usage history seeded as checkpoints before hvpa starts (0: none)
+	// checkpointPeriod is hvpa's --checkpoint-period; the seeded checkpoints were written evenly over the last one
+	checkpointPeriod time.Duration
 }
 
 func main() {
@@ -77,7 +79,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.perNamespace, "per-namespace", 10, "Deployments per namespace")
 	fs.DurationVar(&c.interval, "interval", 30*time.Second, "hvpa's --recommender-interval")
 	fs.IntVar(&c.loops, "loops", 5, "steady-state recommender loops to observe once every VPA has a recommendation")
-	fs.IntVar(&c.settle, "settle", 0, "recommender loops to skip after every VPA has a recommendation, before the observed ones (the bounds drift past the status dead band for about 10 intervals)")
+	fs.IntVar(&c.settle, "settle", 0, "recommender loops to skip, besides those in which the recommender writes each seeded checkpoint for the first time, before the observed ones (with -history 0 the bounds drift past the status dead band for about 10 intervals)")
+	fs.DurationVar(&c.checkpointPeriod, "checkpoint-period", 10*time.Minute, "hvpa's --checkpoint-period; the seeded checkpoints were written evenly over the last period, so that about N x interval / period of them are due at each run")
 	fs.IntVar(&c.creates, "creates", 1000, "pod creations per webhook latency case")
 	fs.StringVar(&c.binary, "hvpa", "bin/hvpa", "the hvpa binary (make build)")
 	fs.StringVar(&c.components, "components", "recommender", "--components of the measured process: recommender, or recommender,hvpa as the chart's default recommender Deployment runs it (the Hvpa controller beside it)")
@@ -104,6 +107,8 @@ func parseFlags(args []string) (config, error) {
 		return c, fmt.Errorf("-history %s: want 0 or a positive duration such as 192h", c.history)
 	case c.settle < 0:
 		return c, fmt.Errorf("-settle %d: want 0 or more loops", c.settle)
+	case c.checkpointPeriod < 0:
+		return c, fmt.Errorf("-checkpoint-period %s: want 0 (every checkpoint at every run) or a positive duration such as 10m", c.checkpointPeriod)
 	case c.interval < time.Second:
 		return c, fmt.Errorf("-interval %s: want at least 1s (the recommender's interval)", c.interval)
 	}

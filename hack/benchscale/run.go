@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -54,13 +53,15 @@ func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, err
 	say("-- SIMULATION: a played fleet of kubelets runs the pods and a played metrics.k8s.io API reports their usage (no containers run)")
 	ms := playedkubelet.StartMetricsServer()
 	defer ms.Close()
-	fleet, err := newPlayedFleet(ctx, c, ms, r.pods)
+	live := &livePlay{ms: ms}
+	fleet, err := newPlayedFleet(ctx, c, ms, r.pods, live)
 	if err != nil {
 		return nil, err
 	}
 	fleetCtx, stopFleet := context.WithCancel(ctx)
 	defer stopFleet()
 	go fleet.Loop(fleetCtx, time.Second)
+	go live.run(fleetCtx)
 
 	if err := setUpWorkloads(ctx, out, c, cfg, n, fleet, r, phase); err != nil {
 		return nil, err
@@ -137,8 +138,8 @@ func startControlPlane(dir, auditLog string) (*envtest.Environment, *rest.Config
 }
 
 // newPlayedFleet registers the played metrics API ms and returns a played fleet of kubelets for pods pods that
-// report their played usage to it.
-func newPlayedFleet(ctx context.Context, c client.Client, ms *playedkubelet.MetricsServer, pods int) (*playedkubelet.Fleet, error) {
+// report their played usage (live: usageAt, from the moment each pod runs) to it.
+func newPlayedFleet(ctx context.Context, c client.Client, ms *playedkubelet.MetricsServer, pods int, live *livePlay) (*playedkubelet.Fleet, error) {
 	if err := ms.Register(ctx, c); err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func newPlayedFleet(ctx context.Context, c client.Client, ms *playedkubelet.Metr
 	if err != nil {
 		return nil, err
 	}
-	fleet.Metrics, fleet.Usage = ms, playedUsage
+	fleet.Metrics, fleet.Usage = ms, live.usage
 	return fleet, nil
 }
 
@@ -205,7 +206,11 @@ func measureRecommender(ctx context.Context, out io.Writer, restCfg *rest.Config
 		return err
 	}
 	phase("every VPA has a recommendation")
-	if err := observeSteadyState(ctx, out, cfg, h, r); err != nil {
+	seeded := 0
+	if cfg.history > 0 {
+		seeded = n
+	}
+	if err := observeSteadyState(ctx, out, cfg, h, r, seeded); err != nil {
 		return err
 	}
 	phase(fmt.Sprintf("%d steady-state loops", cfg.loops))
@@ -274,15 +279,6 @@ func createWorkloads(ctx context.Context, c client.Client, cfg config, n int) er
 		return fmt.Errorf("creating Deployments: %w", err)
 	}
 	return nil
-}
-
-// playedUsage is a pod's played usage: 50-149m of CPU and 96-159 MiB of memory, fixed per container (a hash of
-// its name), so that recommendations differ between Deployments.
-func playedUsage(p *corev1.Pod, container string) playedkubelet.Usage {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(p.Namespace + "/" + p.Name + "/" + container))
-	v := h.Sum32()
-	return playedkubelet.Usage{CPUMilli: 50 + int64(v%100), MemoryBytes: (96 + int64(v>>8)%64) << 20}
 }
 
 // waitFor polls check every 500ms until it is done, printing its progress every 15 s; it fails after timeout,

@@ -146,33 +146,68 @@ func hasRecommendation(v *vpav1.VerticalPodAutoscaler) bool {
 	return v.Status.Recommendation != nil && len(v.Status.Recommendation.ContainerRecommendations) > 0
 }
 
-// observeSteadyState waits for cfg.settle and then cfg.loops recommender runs after the run that ended after
-// every VPA had its recommendation (that run may still have written some), and keeps every run since the VPAs
-// were created.
-func observeSteadyState(ctx context.Context, out io.Writer, cfg config, h *hvpaProcess, r *result) error {
+// observeSteadyState waits for cfg.loops recommender runs after the steady state began, and keeps every run
+// since the VPAs were created. The steady state begins cfg.settle runs after the later of the run that ended
+// after every VPA had its recommendation (that run may still have written some) and, with seeded checkpoints,
+// the run by which the recommender had written each of them once: its first write of a checkpoint another
+// recommender wrote reads it and relabels it (a get and an update besides the status patch), a cost of the
+// first checkpoint period only.
+func observeSteadyState(ctx context.Context, out io.Writer, cfg config, h *hvpaProcess, r *result, seeded int) error {
 	after := func(runs []run, t time.Time) int {
 		return slices.IndexFunc(runs, func(x run) bool { return x.at.After(t) })
 	}
-	want := cfg.settle + cfg.loops
-	fmt.Fprintf(out, "-- observing %d steady-state recommender loops (after skipping %d)\n", cfg.loops, cfg.settle)
-	err := waitFor(ctx, out, fmt.Sprintf("%d steady-state loops", cfg.loops), time.Duration(want+3)*cfg.interval+10*time.Minute, func() (bool, string, error) {
-		runs := h.watch.snapshot()
+	// first is the index of the run after which the steady loops begin (-1: not yet known), and why not yet
+	first := func(runs []run) (int, string) {
 		i := after(runs, r.allRecsAt)
 		if i < 0 {
-			return false, "waiting for the run after the last recommendation", h.exited()
+			return -1, "waiting for the run after the last recommendation"
 		}
-		return len(runs)-1-i >= want, fmt.Sprintf("%d of %d loops (the first %d skipped)", len(runs)-1-i, want, cfg.settle), h.exited()
+		if seeded > 0 {
+			j, written := firstWrites(runs[max(0, after(runs, r.vpasCreatedAt)):], seeded)
+			if j < 0 {
+				return -1, fmt.Sprintf("%d of the %d seeded checkpoints written once", written, seeded)
+			}
+			i = max(i, after(runs, r.vpasCreatedAt)+j)
+		}
+		return i + cfg.settle, ""
+	}
+	fmt.Fprintf(out, "-- observing %d steady-state recommender loops (after every seeded checkpoint was written once, and %d more)\n", cfg.loops, cfg.settle)
+	timeout := time.Duration(cfg.settle+cfg.loops+3)*cfg.interval + 10*time.Minute
+	if seeded > 0 {
+		timeout += 2 * cfg.checkpointPeriod
+	}
+	err := waitFor(ctx, out, fmt.Sprintf("%d steady-state loops", cfg.loops), timeout, func() (bool, string, error) {
+		runs := h.watch.snapshot()
+		i, why := first(runs)
+		if i < 0 {
+			return false, why, h.exited()
+		}
+		return len(runs)-1-i >= cfg.loops, fmt.Sprintf("%d of %d steady loops", max(0, len(runs)-1-i), cfg.loops), h.exited()
 	})
 	if err != nil {
 		return err
 	}
 	runs := h.watch.snapshot()
-	first, since := after(runs, r.allRecsAt)+cfg.settle, after(runs, r.vpasCreatedAt)
-	for i := max(1, since); i <= first+cfg.loops; i++ {
-		r.loops = append(r.loops, loopStats{run: runs[i], from: runs[i-1].at, cpu: runs[i].cpu - runs[i-1].cpu, steady: i > first})
+	start, _ := first(runs)
+	recs, since := after(runs, r.allRecsAt), after(runs, r.vpasCreatedAt)
+	for i := max(1, since); i <= start+cfg.loops; i++ {
+		r.loops = append(r.loops, loopStats{run: runs[i], from: runs[i-1].at, cpu: runs[i].cpu - runs[i-1].cpu, steady: i > start, recommended: i > recs})
 	}
-	from, to := runs[first].at, runs[first+cfg.loops].at
+	from, to := runs[start].at, runs[start+cfg.loops].at
 	r.rss = h.watch.rssBetween(from, to)
 	r.errors = h.watch.errorsSince(from)
 	return nil
+}
+
+// firstWrites is the index of the run by which the runs wrote n checkpoints in all (-1: not yet), and how
+// many they wrote.
+func firstWrites(runs []run, n int) (int, int) {
+	written := 0
+	for i, x := range runs {
+		written += max(0, x.int("checkpointsWritten"))
+		if written >= n {
+			return i, written
+		}
+	}
+	return -1, written
 }
