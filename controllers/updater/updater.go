@@ -385,7 +385,10 @@ func (u *Updater) vpaControllers(ctx context.Context) ([]served, error) {
 func (u *Updater) hvpaControllers(ctx context.Context) ([]served, error) {
 	var out []served
 	var hvpas hvpav1alpha1.HvpaList
-	if err := u.Client.List(ctx, &hvpas); err != nil {
+	// from the cache without a copy of each Hvpa (every loop would copy every Hvpa, status and all): the loop
+	// only reads them (TestHvpasReadWithoutCopies): the Controller holds values converted from them, and
+	// events only make a reference to the Hvpa
+	if err := u.Client.List(ctx, &hvpas, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing Hvpas: %w", err)
 	}
 	for i := range hvpas.Items {
