@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,6 +74,14 @@ var _ = Describe("the bad-input catalogue", Ordered, func() {
 			{"linear intervals to 4,000,000 replicas", wrappers.MakeHvpa(ns, "millions").Target("Deployment", "good").
 				Interval(4_000_000, "1", "").Extrapolation(hvpav1alpha1.ExtrapolationLinear).Obj(),
 				"with effectiveIntervalExtrapolation (one effective interval per replica count) every maxReplicas must be at most 1000; lower maxReplicas or drop the extrapolation"},
+			// int32's maximum: before the bound, the decision's replica loop wrapped around and allocated until
+			// the process died
+			{"a scaling interval to 2147483647 replicas", wrappers.MakeHvpa(ns, "int32-interval").Target("Deployment", "good").
+				Interval(math.MaxInt32, "1", "").Obj(),
+				"spec.scalingIntervals[0].maxReplicas: Invalid value: 2147483647: spec.scalingIntervals[0].maxReplicas in body should be less than or equal to 100000"},
+			{"hpa.template.maxReplicas 2147483647", wrappers.MakeHvpa(ns, "int32-hpa").Target("Deployment", "good").
+				HPA(false, 1, math.MaxInt32).Interval(4, "1", "").Obj(),
+				"spec.hpa.template.maxReplicas: Invalid value: 2147483647: spec.hpa.template.maxReplicas in body should be less than or equal to 100000"},
 		}
 		for _, r := range refused {
 			err := k8s.Create(ctx, r.obj)

@@ -58,6 +58,10 @@ const (
 	// recreated with the new resources) was refused, so the pod is not evicted: its replacement would be
 	// refused too (a ValidatingAdmissionPolicy, Gatekeeper, Kyverno, a LimitRange).
 	ReasonReplacementRefused = "ReplacementWouldBeRefused"
+	// ReasonReplacementUnchecked: the updater may not send the dry run of the pod's replacement (its
+	// identity lacks create pods, which it uses only with dryRun=All), so the pod is not evicted: an
+	// eviction whose replacement the API server might refuse could lose the pod.
+	ReasonReplacementUnchecked = "ReplacementNotChecked"
 	// ReasonMemoryInUse: a resize would lower a container's memory limit to or below the memory it uses (or
 	// its usage could not be read), which the kubelet cannot do; that container's memory is kept.
 	ReasonMemoryInUse = "MemoryLimitBelowUsage"

@@ -916,15 +916,35 @@ func AfterRefusal(c *Controller, a Action, kind RefusalKind, err error, budget i
 	return a, budget - 1
 }
 
+// DryRunForbiddenError is a dry run of a replacement that the API server's authorization refused the updater
+// itself (its identity may not create pods, even as a dry run: RBAC without the grant the chart gives):
+// it says nothing about the replacement.
+type DryRunForbiddenError struct{ Err error }
+
+func (e *DryRunForbiddenError) Error() string {
+	return "the updater may not send the dry run (create pods, dryRun=All): " + e.Err.Error()
+}
+
+func (e *DryRunForbiddenError) Unwrap() error { return e.Err }
+
 // AfterDryRun decides whether an eviction goes ahead after the server-side dry run of its replacement (the
 // pod as it would be recreated with its new resources) answered err: admitted, it does; refused, the pod is
 // not evicted, as its replacement would be refused too (and the workload would lose the pod), and the update
-// is retried with backoff; a transient failure of the dry run is tried again next loop.
+// is retried with backoff; a transient failure of the dry run is tried again next loop. A dry run the
+// updater may not send (DryRunForbiddenError) leaves the replacement unchecked: the pod is not evicted either
+// (an eviction cannot be undone, a pod not evicted keeps running as it is), retried with backoff.
 func AfterDryRun(a Action, err error) Action {
 	if err == nil {
 		return a
 	}
 	a.Kind, a.Reason = Skip, ReasonReplacementRefused
+	var forbidden *DryRunForbiddenError
+	if errors.As(err, &forbidden) {
+		a.Reason, a.Backoff = ReasonReplacementUnchecked, true
+		a.Message += fmt.Sprintf("; not evicting: its replacement cannot be checked (%v); grant the updater create pods, which it sends only as dry runs "+
+			"(the chart grants it and refuses the updater any other pod create with a ValidatingAdmissionPolicy); retrying with backoff", err)
+		return a
+	}
 	if ClassifyRefusal(err) == RefusedTransient {
 		a.Message += fmt.Sprintf("; not evicting: the dry run of its replacement failed (%v); retrying next loop", err)
 		return a

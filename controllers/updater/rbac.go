@@ -14,7 +14,9 @@ package updater
 
 // Pods: create, only as a server-side dry run (dryRun=All, nothing is stored) of an evicted pod's replacement
 // with its new resources: the pod is evicted only if the API server would admit that (policies, webhooks,
-// LimitRanges).
+// LimitRanges). RBAC cannot restrict a verb to dry runs: the chart's ValidatingAdmissionPolicy
+// (templates/updaterpolicy.yaml) refuses the updater's identity every pod create that is not one. Without
+// this permission the updater does not evict (DryRunForbiddenError).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=create
 
 // metrics.k8s.io pods: list, in a namespace, before a resize lowers a memory limit (never to or below the

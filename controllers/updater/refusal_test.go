@@ -114,24 +114,29 @@ func TestAfterRefusal(t *testing.T) {
 	}
 }
 
-// TestAfterDryRun: an eviction goes ahead only when the dry run of its replacement was admitted.
+// TestAfterDryRun: an eviction goes ahead only when the dry run of its replacement was admitted; a dry run
+// the updater may not send (DryRunForbiddenError) leaves the replacement unchecked, and the pod is not
+// evicted either.
 func TestAfterDryRun(t *testing.T) {
 	a := Action{Kind: Evict, Message: "app cpu request 100m -> 500m"}
+	rbac := apierrors.NewForbidden(podsGR, "", errors.New(`User "system:serviceaccount:hvpa-system:hvpa-updater" cannot create resource "pods"`))
 	for name, tc := range map[string]struct {
 		err     error
 		kind    Kind
 		backoff bool
+		reason  string
 	}{
-		"admitted: evicted":                   {nil, Evict, false},
-		"refused by a policy: not evicted":    {apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "", field.ErrorList{field.Invalid(field.NewPath("spec"), "500m", "too much cpu")}), Skip, true},
-		"refused by a webhook: not evicted":   {apierrors.NewForbidden(podsGR, "", errors.New(`admission webhook "k" denied the request`)), Skip, true},
-		"refused by the quota: not evicted":   {apierrors.NewForbidden(podsGR, "", errors.New("exceeded quota: q")), Skip, true},
-		"the dry run failed: next loop, skip": {apierrors.NewTimeoutError("slow", 1), Skip, false},
+		"admitted: evicted":                                   {nil, Evict, false, ""},
+		"refused by a policy: not evicted":                    {apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "", field.ErrorList{field.Invalid(field.NewPath("spec"), "500m", "too much cpu")}), Skip, true, ReasonReplacementRefused},
+		"refused by a webhook: not evicted":                   {apierrors.NewForbidden(podsGR, "", errors.New(`admission webhook "k" denied the request`)), Skip, true, ReasonReplacementRefused},
+		"refused by the quota: not evicted":                   {apierrors.NewForbidden(podsGR, "", errors.New("exceeded quota: q")), Skip, true, ReasonReplacementRefused},
+		"the dry run failed: next loop, skip":                 {apierrors.NewTimeoutError("slow", 1), Skip, false, ReasonReplacementRefused},
+		"the updater may not send it: not evicted, unchecked": {&DryRunForbiddenError{Err: rbac}, Skip, true, ReasonReplacementUnchecked},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := AfterDryRun(a, tc.err)
-			if got.Kind != tc.kind || got.Backoff != tc.backoff || (tc.err != nil && got.Reason != ReasonReplacementRefused) {
-				t.Errorf("%s/%s backoff %v, want %s backoff %v: %s", got.Kind, got.Reason, got.Backoff, tc.kind, tc.backoff, got.Message)
+			if got.Kind != tc.kind || got.Backoff != tc.backoff || got.Reason != tc.reason {
+				t.Errorf("%s/%s backoff %v, want %s/%s backoff %v: %s", got.Kind, got.Reason, got.Backoff, tc.kind, tc.reason, tc.backoff, got.Message)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -386,7 +387,10 @@ func (u *Updater) vpaControllers(ctx context.Context) ([]served, error) {
 func (u *Updater) hvpaControllers(ctx context.Context) ([]served, error) {
 	var out []served
 	var hvpas hvpav1alpha1.HvpaList
-	if err := u.Client.List(ctx, &hvpas); err != nil {
+	// from the cache without a copy of each Hvpa (every loop would copy every Hvpa, status and all): the loop
+	// only reads them (TestHvpasReadWithoutCopies): the Controller holds values converted from them, and
+	// events only make a reference to the Hvpa
+	if err := u.Client.List(ctx, &hvpas, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing Hvpas: %w", err)
 	}
 	for i := range hvpas.Items {
@@ -703,12 +707,7 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventUpdateSkipped, "AdmissionNotServing: %s; not evicting: %s", a.Message, why)
 		return
 	}
-	if *a = AfterDryRun(*a, u.dryRunReplacement(ctx, pod, a.Sized)); a.Kind == Skip {
-		if c.budget != nil {
-			*c.budget++ // nothing disrupted: the share of the budget this eviction took is free for another
-		}
-		u.Metrics.Evictions.WithLabelValues("replacement_refused").Inc()
-		u.skip(c, pod, a, now)
+	if !u.replacementAdmitted(ctx, c, pod, a, now) {
 		return
 	}
 	if !u.limiter.Allow() {
@@ -737,6 +736,27 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 		u.evicted[key] = prev
 	}
 	u.reportEviction(c, pod, a)
+}
+
+// replacementAdmitted dry-runs the pod's replacement and lets AfterDryRun decide; when the eviction does not
+// go ahead, the share of the budget it took is freed, the outcome counted and the skip reported (and logged
+// when the updater may not send the dry run at all: a permission to grant, not a policy of the workload's).
+func (u *Updater) replacementAdmitted(ctx context.Context, c served, pod *corev1.Pod, a *Action, now time.Time) bool {
+	if *a = AfterDryRun(*a, u.dryRunReplacement(ctx, pod, a.Sized)); a.Kind != Skip {
+		return true
+	}
+	if c.budget != nil {
+		*c.budget++ // nothing disrupted: the share of the budget this eviction took is free for another
+	}
+	outcome := "replacement_refused"
+	if a.Reason == ReasonReplacementUnchecked {
+		outcome = "replacement_unchecked"
+		logf.FromContext(ctx).Info("not evicting: the updater may not dry-run the replacement pod; grant it create pods (used only with dryRun=All)",
+			"pod", client.ObjectKeyFromObject(pod).String(), "message", a.Message)
+	}
+	u.Metrics.Evictions.WithLabelValues(outcome).Inc()
+	u.skip(c, pod, a, now)
+	return false
 }
 
 // recordAhead records the first eviction for a change before it is made. The first eviction for a change
@@ -797,6 +817,8 @@ func (u *Updater) reportEviction(c served, pod *corev1.Pod, a *Action) {
 // admission webhooks including hvpa's, ValidatingAdmissionPolicies, Gatekeeper, Kyverno); a refusal means
 // the replacement would be refused too. The pod is read from the API server (the cache holds pods stripped
 // of what a create needs: images, volumes, ...); a failed read is no refusal (a plain error: tried again).
+// A 403 that the authorizer gives the updater itself, not admission the replacement, is a
+// DryRunForbiddenError.
 func (u *Updater) dryRunReplacement(ctx context.Context, pod *corev1.Pod, sized []scaling.ContainerDecision) error {
 	var l corev1.PodList
 	if err := u.Live.List(ctx, &l, client.InNamespace(pod.Namespace), client.MatchingFields{"metadata.name": pod.Name}); err != nil {
@@ -806,7 +828,24 @@ func (u *Updater) dryRunReplacement(ctx context.Context, pod *corev1.Pod, sized 
 	if i < 0 {
 		return errors.New("reading the pod: it is gone")
 	}
-	return u.Client.Create(ctx, replacement(&l.Items[i], sized), client.DryRunAll)
+	err := u.Client.Create(ctx, replacement(&l.Items[i], sized), client.DryRunAll)
+	if apierrors.IsForbidden(err) && u.mayNotCreatePods(ctx, pod.Namespace) {
+		return &DryRunForbiddenError{Err: err}
+	}
+	return err
+}
+
+// mayNotCreatePods asks the API server's authorizer whether the updater may not create pods in namespace
+// (a SelfSubjectAccessReview, which every authenticated identity may send): a 403 of the dry run is then
+// the authorizer's, since admission runs only on authorized requests. Only a clear answer counts: when the
+// review fails, the 403 stays the dry run's refusal.
+func (u *Updater) mayNotCreatePods(ctx context.Context, namespace string) bool {
+	r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "create", Resource: "pods"}}}
+	if err := u.Client.Create(ctx, r); err != nil {
+		return false
+	}
+	return !r.Status.Allowed
 }
 
 // replacement is the pod a controller would create in pod's place, with sized's requests and limits: no name

@@ -529,10 +529,11 @@ func (r *Recommender) orphanCheckpoints(ctx context.Context) ([]orphan, error) {
 	return orphans, nil
 }
 
-// existing are the VPAs and Hvpas that exist now.
+// existing are the VPAs and Hvpas that exist now: only their names are read, from the cache without a copy
+// of each object (client.UnsafeDisableDeepCopy).
 func (r *Recommender) existing(ctx context.Context) (vpas, hvpas map[types.NamespacedName]bool, err error) {
 	var vl vpav1.VerticalPodAutoscalerList
-	if err := r.Client.List(ctx, &vl); err != nil {
+	if err := r.Client.List(ctx, &vl, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, err
 	}
 	vpas = map[types.NamespacedName]bool{}
@@ -540,7 +541,7 @@ func (r *Recommender) existing(ctx context.Context) (vpas, hvpas map[types.Names
 		vpas[types.NamespacedName{Namespace: v.Namespace, Name: v.Name}] = true
 	}
 	var hl hvpav1alpha1.HvpaList
-	if err := r.Client.List(ctx, &hl); err != nil {
+	if err := r.Client.List(ctx, &hl, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, err
 	}
 	hvpas = map[types.NamespacedName]bool{}

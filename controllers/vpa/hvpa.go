@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -68,11 +69,13 @@ type hvpaView struct {
 	selectors map[string][]labels.Selector
 }
 
-// resolveHvpas lists the Hvpas and resolves each one's target once.
+// resolveHvpas lists the Hvpas and resolves each one's target once. The list comes from the cache without
+// a copy of each Hvpa (client.UnsafeDisableDeepCopy: every run would copy every Hvpa, status and all): the
+// run only reads them, and what could write into one is given a copy (below).
 func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 	v := hvpaView{targets: map[string][]workload.Autoscaler{}, selectors: map[string][]labels.Selector{}}
 	var l hvpav1alpha1.HvpaList
-	if err := r.Client.List(ctx, &l); err != nil {
+	if err := r.Client.List(ctx, &l, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).V(1).Info("listing Hvpas", "error", err.Error())
 		return v
 	}
@@ -104,7 +107,9 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 		if len(errs) > 0 { // the Hvpa controller reports an invalid spec
 			continue
 		}
-		models, err := r.modelsFor(cfg, h.Spec.VPA.Template.ResourcePolicy)
+		// a copy: the models keep the policy, and a bad value's error message formats its quantity, which
+		// caches the string in the Quantity, a write into the cache's object
+		models, err := r.modelsFor(cfg, h.Spec.VPA.Template.ResourcePolicy.DeepCopy())
 		if err != nil { // the Hvpa controller reports an invalid field
 			continue
 		}
