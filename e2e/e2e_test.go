@@ -265,7 +265,7 @@ var _ = Describe("the hvpa binary", Ordered, func() {
 		Expect(livePods(hvpaNS, "web")).To(HaveLen(1))
 		// restored from checkpoints, the recommendation keeps its confidence: a model starting empty would
 		// widen the upper bound again on its first runs
-		Eventually(proc("recommender").logText, framework.LongTimeout, framework.Interval).Should(MatchRegexp(`"loaded checkpoints","count":[1-9]`))
+		Eventually(proc("recommender").logText, framework.LongTimeout, framework.Interval).Should(MatchRegexp(`"loaded checkpoints","kind":"VerticalPodAutoscalerCheckpoint","count":[1-9]`))
 		Eventually(func() float64 {
 			return scrape(proc("recommender"), "hvpa_recommender_loop_step_duration_seconds_count{step=\"total\"}")
 		}, framework.LongTimeout, framework.Interval).Should(BeNumerically(">=", 3),
