@@ -13,7 +13,7 @@
 // one updater period after they were decided, a memory limit below the usage is an OOM kill and a restart,
 // and the autoscalers read the usage of the last metrics window.
 //
-// Two models of the Hvpa's embedded recommender can be compared on the same demand: ModelTotal (SCALING.md
+// Two models of the Hvpa's embedded recommender can be compared on the same demand: ModelTotal (docs/design/scaling.md
 // section 2: one history of the whole workload's load) and ModelPerPod (one history of the pods' usage,
 // total = replicas x per-pod target: replica-blind, kept for comparison).
 package closedloop

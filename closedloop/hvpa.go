@@ -7,6 +7,7 @@ import (
 	"time"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/hvpacycle"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -22,7 +23,8 @@ type hvpaCtl struct {
 	intent    []scaling.Container // the per-pod requests and limits in force (status.desired)
 	hpaRecord *scaling.HPARecord
 	lastScale *time.Time
-	decided   bool // the first decision (the initial intent) is not a scaling
+	decided   bool  // the first decision (the initial intent) is not a scaling
+	sizedFor  int32 // the replicas the intent is sized for (scaling.Decision.SizedFor)
 }
 
 // newHvpaCtl sets up the Hvpa h of workload w (and its HPA, when it deploys one).
@@ -113,10 +115,7 @@ func (c *hvpaCtl) recommendation(w *workload) ([]scaling.Recommendation, float64
 		return out, conf
 	}
 	loads, conf := w.run.state.WorkloadRecommendation(w.key.ns, c.owner, policy)
-	for _, l := range loads {
-		out = append(out, scaling.Recommendation{Name: l.Container, Load: values(l.Target)})
-	}
-	return out, conf
+	return hvpacycle.Recommendations(loads), conf
 }
 
 func values(a recommender.Amounts) scaling.Values {
@@ -152,7 +151,8 @@ func (c *hvpaCtl) hpaInput(w *workload) *scaling.HPAInput {
 func (c *hvpaCtl) decide(w *workload, now time.Time) error {
 	recs, conf := c.recommendation(w)
 	st := scaling.State{Now: now, Replicas: w.desired, Containers: c.intent, Recommendation: recs, LastScaleTime: c.lastScale,
-		OOMSinceLastScaling: w.oomSince, LowConfidence: len(recs) > 0 && conf < w.run.sim.opts.LowConfidenceDays}
+		OOMSinceLastScaling: w.oomSince, LowConfidence: len(recs) > 0 && conf < w.run.sim.opts.LowConfidenceDays,
+		PodsResizing: slices.ContainsFunc(w.pods, func(p *pod) bool { return !sameSizing(p.spec, c.intent) }), IntentReplicas: c.sizedFor}
 	if w.hpa != nil {
 		st.HPA = c.hpaInput(w)
 	}
@@ -163,6 +163,7 @@ func (c *hvpaCtl) decide(w *workload, now time.Time) error {
 	if d.HPA != nil {
 		c.hpaRecord = d.HPA
 	}
+	c.sizedFor = d.SizedFor
 	next := slices.Clone(c.intent)
 	changedPods := false
 	for _, cd := range d.Containers {

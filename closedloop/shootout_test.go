@@ -96,18 +96,6 @@ func noiseOf(xs []float64) float64 {
 	return math.Sqrt(sq/float64(n) - mean*mean)
 }
 
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	return s[len(s)/2]
-}
-
 // TestPoliciesOnTheSameDemand: the four policies run on the same flash-crowd demand: every run of a workload
 // sees the same demand; the vpa policy keeps the trace's replicas and resizes pods, the hpa policy keeps its
 // fixed requests and only scales, the hpa+vpa policy keeps its CPU request while its VPA resizes memory; the

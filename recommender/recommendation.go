@@ -162,7 +162,7 @@ func (m *Model) RecommendPod(merged map[string]*Aggregate, policy func(container
 // HvpaRecommendation is the embedded recommendation of one Hvpa (spec.vpa.deploy), computed by the
 // recommender from the same model and usage as standalone VPAs.
 type HvpaRecommendation struct {
-	// Load is the replica-aware recommendation (SCALING.md section 2): per container, the load of the whole
+	// Load is the replica-aware recommendation (docs/design/scaling.md section 2): per container, the load of the whole
 	// workload that its workload total recommends; the Hvpa's total for c replicas is load + c x base.
 	Load []ContainerLoad
 	// Confidence is the days of history behind the load (the lowest over the containers).
@@ -170,6 +170,6 @@ type HvpaRecommendation struct {
 	// Pods is the number of running pods of the target in the run that made it.
 	Pods int
 	// Usage is the workload's usage in that run, summed over its pods and containers (cpu millicores, memory
-	// bytes; -1: none): what an HPA's Resource metrics measure, read at one time (SCALING.md section 2, h_raw).
+	// bytes; -1: none): what an HPA's Resource metrics measure, read at one time (docs/design/scaling.md section 2, h_raw).
 	Usage Amounts
 }

@@ -30,7 +30,7 @@ type AggregateEntry struct {
 	Labels    map[string]string
 }
 
-// WorkloadTotal is the replica-aware history of one container of one workload (SCALING.md section 2): at
+// WorkloadTotal is the replica-aware history of one container of one workload (docs/design/scaling.md section 2): at
 // every sample the LOAD of the whole workload, sum over its live pods of max(0, usage - base), goes through
 // the same machinery as a pod container (decaying CPU histogram, memory peaks per window, OOM bump), kept
 // in one aggregate fed by one virtual container. A horizontal change does not move the load, so the total
@@ -39,6 +39,8 @@ type WorkloadTotal struct {
 	Aggregate *Aggregate
 	feed      *Container
 	model     *Model
+	// recent is the load of the last RecentWindow (in memory only: after a restart it fills again)
+	recent recentLoad
 }
 
 // State is the recommender's whole memory, as pure data: pod containers and the aggregates they feed,
@@ -252,6 +254,11 @@ func (s *State) DropTotals(ns, name string) { delete(s.totals, owner{ns, name}) 
 // pods, each above its pod's base (a negative value: none). It reports whether the CPU sample was taken (a
 // sample not newer than the last one is rejected, as for a pod container).
 func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) bool {
+	sample := LoadSample{At: at, CPUMilli: -1, MemoryBytes: memoryBytes}
+	if cpuCores >= 0 {
+		sample.CPUMilli = cpuCores * 1000
+	}
+	t.recent.add(sample)
 	ok := false
 	if cpuCores >= 0 {
 		ok = t.model.AddCPU(t.feed, at, cpuCores)
@@ -269,6 +276,7 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 // does not lower it.
 func (t *WorkloadTotal) RecordPodOOM(at time.Time, pods int, used, base float64) {
 	needed := float64(max(pods, 1)) * max(0, t.model.Config.OOMBump(used)-base)
+	t.recent.oom(at, needed)
 	t.model.addPeak(t.feed, at, needed, true)
 }
 
@@ -363,6 +371,11 @@ func (s *State) HistoryContainer(m *Model, key AggregateKey, labels map[string]s
 type ContainerLoad struct {
 	Container                      string
 	Target, LowerBound, UpperBound Amounts
+	// Recent is the load of the last RecentWindow, oldest first (the current load the Hvpa's total follows).
+	Recent []LoadSample
+	// MemoryRise is the largest factor (a fraction) by which the memory load rose within RiseWindow, decaying
+	// with RiseHalfLife, as of the last recent sample.
+	MemoryRise float64
 }
 
 // WorkloadRecommendation is the load recommendation of every container of an owner with a workload total
@@ -390,7 +403,8 @@ func (s *State) WorkloadRecommendation(ns, owner string, policy func(container s
 			}
 			return a
 		}
-		out = append(out, ContainerLoad{Container: name, Target: amounts(e.Target), LowerBound: amounts(e.LowerBound), UpperBound: amounts(e.UpperBound)})
+		out = append(out, ContainerLoad{Container: name, Target: amounts(e.Target), LowerBound: amounts(e.LowerBound), UpperBound: amounts(e.UpperBound),
+			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last())})
 	})
 	return out, confidence
 }

@@ -80,7 +80,10 @@ type Decision struct {
 	// DesiredReplicas is the replica count the totals ask for, clamped to [min, max], before gating.
 	DesiredReplicas int32
 	// Replicas is the replica count to apply after gating.
-	Replicas   int32
+	Replicas int32
+	// SizedFor is the replicas the per-pod values are sized for: Replicas, or fewer while a scale-in waits
+	// for its pods to be resized (ResizeFirst); the next decision takes it as State.IntentReplicas.
+	SizedFor   int32
 	Containers []ContainerDecision
 	Blocked    []BlockedPart
 	Conditions []Condition
@@ -96,7 +99,7 @@ type Decision struct {
 	NodeKnown bool
 }
 
-// Decide computes the Hvpa decision (SCALING.md sections 2 to 6) for a spec and the observed state.
+// Decide computes the Hvpa decision (docs/design/scaling.md sections 2 to 6) for a spec and the observed state.
 func Decide(spec *Spec, st State) (Decision, error) {
 	if st.Replicas < 0 {
 		return Decision{}, fmt.Errorf("replicas: %d is negative", st.Replicas)
@@ -109,12 +112,16 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	c := st.Replicas
+	actual := st.Replicas
+	if st.IntentReplicas > 0 && st.IntentReplicas < actual {
+		// a scale-in waits for its pods to be resized (ResizeFirst): decide from the replicas they are sized for
+		st.Replicas = st.IntentReplicas
+	}
 	d := Decision{
 		Intervals:       iv,
 		NodeCaps:        nodeCaps,
 		NodeKnown:       st.NodeRoom != nil,
-		CurrentReplicas: c,
+		CurrentReplicas: actual,
 		Urgent:          st.OOMSinceLastScaling,
 	}
 	// Section 2: totals, and the HPA record.
@@ -125,21 +132,22 @@ func Decide(spec *Spec, st State) (Decision, error) {
 			d.HPAFloor = st.HPA.Desired
 		}
 	}
-	d.Totals = totals(spec, st, hpa, d.Intervals)
+	d.Totals = totals(spec, st, hpa, d.Intervals, actual)
 	// Section 3: desired replicas. Section 5 for replicas: a blocked change keeps the current count.
 	limited := desiredReplicas(spec, st, &d)
 	gateReplicas(spec, st, &d)
-	// Section 4 for the desired replicas (Wanted) and for the replicas to apply; section 5 per (k, R);
-	// section 6 for the limits.
-	decideContainers(spec, st, &d)
+	d.SizedFor = resizeFirst(spec, st, &d, actual)
+	// Section 4 for the desired replicas (Wanted) and for the replicas the pods are sized for; section 5 per
+	// (k, R); section 6 for the limits.
+	decideContainers(spec, st, &d, d.SizedFor)
 
-	d.Changed = d.Replicas != c
+	d.Changed = d.Replicas != actual
 	for _, cd := range d.Containers {
 		if cd.Requests != cd.Current.Requests || cd.Limits != cd.Current.Limits {
 			d.Changed = true
 		}
 	}
-	d.Conditions = conditions(d, c, limited)
+	d.Conditions = conditions(d, actual, limited)
 	return d, nil
 }
 
@@ -179,14 +187,17 @@ func hpaInput(spec *Spec, st State) hpaView {
 }
 
 // totals are the controlled (container, resource) totals (section 2): the recommendation's, raised to the
-// HPA's where that is larger, each with the replicas it asks for (section 3).
-func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval) []Total {
+// HPA's where that is larger, each with the replicas it asks for (section 3). Totals that follow the recent
+// load move together: when one of them leaves its band, every one goes to its target (a resize of the pods
+// takes them all), otherwise each stays in force.
+func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, actual int32) []Total {
 	c := st.Replicas
 	recs := make(map[string]Recommendation, len(st.Recommendation))
 	for _, r := range st.Recommendation {
 		recs[r.Name] = r
 	}
 	var out []Total
+	var follow []following
 	for _, k := range st.Containers {
 		pol := spec.PolicyFor(k.Name)
 		for _, r := range Resources {
@@ -195,40 +206,138 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval) []
 			}
 			t := Total{Container: k.Name, Resource: r, Total: -1}
 			if rec, ok := recs[k.Name]; ok {
-				t.Total, t.Source = vpaTotal(spec, rec, k, r, c)
-			}
-			if st.HPA != nil && spec.HPAUtilization && hpa.replicas >= 0 && hpa.measures[r] {
-				if b, ok := hpa.basis[k.Name].Get(r); ok {
-					if th := hpa.replicas * b; th > t.Total {
-						t.Total, t.Source = th, SourceHPA
-					}
+				var f following
+				t.Total, t.Source, f = vpaTotal(spec, st, rec, k, r, c, actual)
+				if t.Source == SourceLoad {
+					f.index = len(out)
+					follow = append(follow, f)
 				}
 			}
-			if t.Total < 0 {
-				continue
-			}
-			t.Replicas, t.Interval, t.Saturated = selectReplicas(intervals, c, t.Total, r)
 			out = append(out, t)
 		}
 	}
-	return out
+	hpaSignal(spec, st, out, follow)
+	if slices.ContainsFunc(follow, func(f following) bool { return f.move }) {
+		for _, f := range follow {
+			if !f.hold {
+				out[f.index].Total = f.target
+			}
+		}
+	}
+	kept := out[:0]
+	for _, t := range out {
+		k := containerNamed(st.Containers, t.Container)
+		r := t.Resource
+		if st.HPA != nil && spec.HPAUtilization && hpa.replicas >= 0 && hpa.measures[r] && t.Source != SourceLoad {
+			if b, ok := hpa.basis[k.Name].Get(r); ok {
+				if th := hpa.replicas * b; th > t.Total {
+					t.Total, t.Source = th, SourceHPA
+				}
+			}
+		}
+		if t.Total < 0 {
+			continue
+		}
+		t.Replicas, t.Interval, t.Saturated = selectReplicas(intervals, c, t.Total, r)
+		kept = append(kept, t)
+	}
+	return kept
+}
+
+// HPATolerance is the HPA controller's default tolerance: a usage ratio within 10% of its target keeps the
+// replicas.
+const HPATolerance = 0.1
+
+// hpaSignal applies an HPA on Utilization metrics to the totals that follow the recent load (section 2): while
+// the HPA asks for more replicas than the workload has (its usage is above target + tolerance), the totals of
+// the resources it measures move now (to their levels, which keep the recent mean usage at or below the
+// target: follow).
+func hpaSignal(spec *Spec, st State, out []Total, follow []following) {
+	in := st.HPA
+	if in == nil || !spec.HPAUtilization || in.Raw <= 0 {
+		return
+	}
+	if in.Desired <= st.Replicas {
+		return
+	}
+	measures := spec.hpaMeasures()
+	for i := range follow {
+		if f := &follow[i]; measures[out[f.index].Resource] && !f.hold && f.target >= f.cur*(1+spec.Tracking.MinStep) {
+			f.move = true
+		}
+	}
+}
+
+// containerNamed is the container of cs with that name (there is one: the totals come from cs).
+func containerNamed(cs []Container, name string) Container {
+	for _, k := range cs {
+		if k.Name == name {
+			return k
+		}
+	}
+	return Container{Name: name}
+}
+
+// following is a total that follows the recent load: its total in force (the Total while it holds), its
+// target, and whether it left its band (then every following total moves to its target).
+type following struct {
+	index       int
+	target, cur float64
+	move, hold  bool
+}
+
+// follow decides whether a total that follows the recent load leaves its band (section 2): its trigger
+// total (the trigger load plus the base, within the container policy's bounds for c pods) is above the total
+// in force, or its level total more than Band below it, or the load is short now, and its policy lets it
+// change now. A move sets the level total.
+func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, tl tracked) following {
+	pol := s.PolicyFor(k.Name)
+	within := func(t float64) float64 {
+		if lo, ok := pol.MinAllowed.Get(r); ok {
+			t = max(t, float64(c)*lo)
+		}
+		if hi, ok := pol.MaxAllowed.Get(r); ok {
+			t = min(t, float64(c)*hi)
+		}
+		return t
+	}
+	cur := float64(c) * pCur
+	level, trigger := tl.level, tl.trigger
+	if target := s.HPATargets[r]; st.HPA != nil && s.HPAUtilization && target > 0 {
+		// an HPA on the resource's utilization: the recent mean stays at or below its target
+		level, trigger = max(level, tl.mean/target), max(trigger, tl.mean/(target*(1+HPATolerance)))
+	}
+	t := within(s.VPATotal(r, level, c, pCur))
+	up := (tl.short || within(s.VPATotal(r, trigger, c, pCur)) > cur) && t >= cur*(1+s.Tracking.MinStep)
+	move := up || t < cur*(1-s.Tracking.Band)
+	dir := direction(t, cur)
+	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
+	// memory does not fall before the history knows the workload's peaks (an OOM kill costs more than a day of
+	// memory): the LowConfidence hold of section 2
+	hold = hold || (r == Memory && dir == hvpav1alpha1.DirectionDown && t < cur && (st.LowConfidence || st.StaleRecommendation))
+	return following{target: t, cur: cur, move: move && !hold, hold: hold}
 }
 
 // vpaTotal is the recommendation's total for resource r of container k at c replicas: from the workload's
-// load (an Hvpa's embedded recommender), else c x the per-pod uncapped target (or target); -1: none.
-func vpaTotal(spec *Spec, rec Recommendation, k Container, r Resource, c int32) (float64, Source) {
+// load (an Hvpa's embedded recommender; following the recent load when there is enough of it), else
+// actual (the pods running) x the per-pod uncapped target (or target); -1: none.
+func vpaTotal(spec *Spec, st State, rec Recommendation, k Container, r Resource, c, actual int32) (float64, Source, following) {
 	if load, has := rec.Load.Get(r); has {
 		pCur, _ := k.Requests.Get(r)
-		return spec.VPATotal(r, load, c, pCur), SourceVPA
+		cur := float64(c) * (pCur - spec.Base[r].Base(pCur))
+		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, cur, rec.MemoryRise, load); ok {
+			return float64(c) * pCur, SourceLoad, spec.follow(st, k, r, c, pCur, tl)
+		}
+		return spec.VPATotal(r, load, c, pCur), SourceVPA, following{}
 	}
 	u, has := rec.UncappedTarget.Get(r)
 	if !has {
 		u, has = rec.Target.Get(r)
 	}
 	if !has {
-		return -1, ""
+		return -1, "", following{}
 	}
-	return float64(c) * u, SourceVPA
+	return float64(actual) * u, SourceVPA, following{} // a per-pod target is the mean over the pods running
 }
 
 // desiredReplicas sets d.DesiredReplicas (section 3) and the parts blocked on the way (a saturated total,
@@ -295,16 +404,13 @@ func gateReplicas(spec *Spec, st State, d *Decision) {
 // decideContainers sets d.Containers: per container the values wanted at the desired replicas, and those to
 // apply at d.Replicas (section 4), each change gated (section 5), limits following (section 6), and the
 // pod's LimitRange bounds over them all (with its init containers and sidecars).
-func decideContainers(spec *Spec, st State, d *Decision) {
+func decideContainers(spec *Spec, st State, d *Decision, sizeFor int32) {
 	c := st.Replicas
-	current := make(map[string]Container, len(st.Containers))
-	for _, k := range st.Containers {
-		current[k.Name] = k
-	}
+	current := inForce(st)
 	wanted := perPodValues(spec, d.Intervals, d.Totals, current, c, d.DesiredReplicas, st.OOMSinceLastScaling)
 	applied := wanted
-	if d.Replicas != d.DesiredReplicas {
-		applied = perPodValues(spec, d.Intervals, d.Totals, current, c, d.Replicas, st.OOMSinceLastScaling)
+	if sizeFor != d.DesiredReplicas {
+		applied = perPodValues(spec, d.Intervals, d.Totals, current, c, sizeFor, st.OOMSinceLastScaling)
 	}
 	for _, k := range st.Containers {
 		pol := spec.PolicyFor(k.Name)
@@ -332,6 +438,48 @@ func decideContainers(spec *Spec, st State, d *Decision) {
 			d.Containers[0].Notes = append(d.Containers[0].Notes, podNotes...)
 		}
 	}
+}
+
+// inForce is the per-pod values in force, by container name.
+func inForce(st State) map[string]Container {
+	current := make(map[string]Container, len(st.Containers))
+	for _, k := range st.Containers {
+		current[k.Name] = k
+	}
+	return current
+}
+
+// resizeFirst holds a replica scale-in from the actual replicas (section 4) until the pods that stay run the
+// per-pod values it needs: while some pod still runs other values than those in force, or the scale-in's
+// values are above them for some (container, resource), d.Replicas stays at the actual replicas and the pods
+// are sized for the scale-in's replicas first (their per-pod changes are gated as usual; the next decision
+// decides from those replicas, State.IntentReplicas). It returns the replicas the pods are sized for.
+func resizeFirst(spec *Spec, st State, d *Decision, actual int32) int32 {
+	c := st.Replicas
+	if d.Replicas >= actual {
+		return d.Replicas
+	}
+	current := inForce(st)
+	grows := false
+	for name, pv := range perPodValues(spec, d.Intervals, d.Totals, current, c, d.Replicas, st.OOMSinceLastScaling) {
+		for _, r := range Resources {
+			p, ok := pv.values.Get(r)
+			cur, hasCur := current[name].Requests.Get(r)
+			grows = grows || (ok && hasCur && p > cur)
+		}
+	}
+	if !grows && !st.PodsResizing {
+		return d.Replicas
+	}
+	msg := "the pods that stay are resized to the per-pod values the scale-in needs first"
+	if !grows {
+		msg = "pods of the target are still being resized to the values in force"
+	}
+	d.Blocked = append(d.Blocked, BlockedPart{Part: "replicas", Direction: hvpav1alpha1.DirectionDown, Reason: hvpav1alpha1.BlockReasonResizeFirst,
+		Message: fmt.Sprintf("replicas %d -> %d: %s", actual, d.Replicas, msg)})
+	sizeFor := d.Replicas
+	d.Replicas = actual
+	return sizeFor
 }
 
 // decideContainer gates each per-pod change of container k to the values w (section 5; a blocked one is

@@ -35,7 +35,7 @@ func TestDesiredReplicas(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := mustDecide(t, epSpec(), vpaState(tc.c, V(1000, 4*gi), tc.totalCPU, tc.totalMem))
+			d := decideSettled(t, epSpec(), vpaState(tc.c, V(1000, 4*gi), tc.totalCPU, tc.totalMem))
 			if d.DesiredReplicas != tc.want || d.Replicas != tc.want {
 				t.Errorf("desired %d applied %d, want %d (totals %+v)", d.DesiredReplicas, d.Replicas, tc.want, d.Totals)
 			}
@@ -44,7 +44,7 @@ func TestDesiredReplicas(t *testing.T) {
 }
 
 func TestBaseBudgeting(t *testing.T) {
-	// SCALING.md section 4: 1 x 0.5 cpu, VPA uncapped 1.6, base 50m/5% -> 2 x 0.825.
+	// docs/design/scaling.md section 4: 1 x 0.5 cpu, VPA uncapped 1.6, base 50m/5% -> 2 x 0.825.
 	s := epSpec()
 	s.Base[CPU] = valPct(50, 5)
 	d := mustDecide(t, s, vpaState(1, V(500, -1), 1600, -1))
@@ -87,7 +87,7 @@ func TestPerPodValues(t *testing.T) {
 			if tc.spec != nil {
 				tc.spec(s)
 			}
-			d := mustDecide(t, s, vpaState(tc.c, tc.req, tc.total, -1))
+			d := decideSettled(t, s, vpaState(tc.c, tc.req, tc.total, -1))
 			if d.Replicas != tc.wantR {
 				t.Fatalf("replicas %d, want %d", d.Replicas, tc.wantR)
 			}
@@ -282,7 +282,7 @@ func TestBlockedChangeKeepsLimits(t *testing.T) {
 	}
 }
 
-// A value capped at an interval's per-pod maximum never rounds above it (SCALING.md section 4 rounds up; a
+// A value capped at an interval's per-pod maximum never rounds above it (docs/design/scaling.md section 4 rounds up; a
 // capped value rounds down so that h x basis cannot step past the interval).
 func TestCappedValuesStayWithinTheInterval(t *testing.T) {
 	s := epSpec()

@@ -1,13 +1,13 @@
 // Package scaling is the Hvpa decision as pure functions over plain values: effective scaling intervals,
 // totals per container and resource, desired replicas, per-pod values, limits and gating. It implements
-// ../shared/design/SCALING.md (the contract; section numbers below refer to it). It takes a `now` and never
+// docs/design/scaling.md (the contract; section numbers below refer to it). It takes a `now` and never
 // reads a clock, and it imports no client: the Hvpa controller, the admission webhook, the updater and the
 // `hvpa intervals` / `hvpa decide` tools all call the same functions.
 //
 // Amounts are float64 in base units (millicores for CPU, bytes for memory); per-pod results are rounded up
 // to a whole millicore or byte (RoundUp forgives float noise below 1e-12 relative).
 //
-// # Choices where SCALING.md is silent
+// # Choices where docs/design/scaling.md is silent
 //
 //   - Defaults (FromHvpa): maxResources of an interval defaults, per resource, to the largest maxAllowed of the
 //     VPA template's container policies; a resource with neither is unbounded in that interval (it never

@@ -304,7 +304,7 @@ func policy(p *hvpav1alpha1.ScaleParams, path *field.Path) (Policy, field.ErrorL
 // field.
 func FromHvpa(h *hvpav1alpha1.Hvpa) (*Spec, field.ErrorList) {
 	sp := field.NewPath("spec")
-	s := &Spec{MinReplicas: 1, HPAUtilization: true}
+	s := &Spec{MinReplicas: 1, HPAUtilization: true, Tracking: DefaultTracking}
 	errs, hasHPAMax := hpaBounds(s, h.Spec.HPA, sp.Child("hpa", "template"))
 	var e field.ErrorList
 	if h.Spec.VPA != nil {
@@ -356,9 +356,10 @@ func hpaBounds(s *Spec, hpa *hvpav1alpha1.HpaSpec, tp *field.Path) (errs field.E
 		errs = append(errs, replicasInRange(tp.Child("maxReplicas"), s.MaxReplicas)...)
 	}
 	s.HPAUtilization = utilizationOnly(t.Metrics)
-	for name := range utilizationTargets(t.Metrics) {
+	for name, target := range utilizationTargets(t.Metrics) {
 		if r, ok := resourceOf(name); ok {
 			s.HPAMeasures[r] = true
+			s.HPATargets[r] = target
 		}
 	}
 	return errs, true
@@ -636,7 +637,7 @@ func FromPodContainers(spec *corev1.PodSpec) []Container {
 var defaultHPAMetrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 	Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
 
-// HPARaw is h_raw of SCALING.md section 2: c x current / target of the HPA's Resource metrics whose spec (the
+// HPARaw is h_raw of docs/design/scaling.md section 2: c x current / target of the HPA's Resource metrics whose spec (the
 // c is the number of pods the metrics were measured over (the HPA's status.currentReplicas), so that h_raw x
 // the per-pod values in force is the measured total usage / target even right after a scaling;
 // Hvpa's HPA template; none means the default 80% CPU) has a Utilization target, the largest ratio over them,

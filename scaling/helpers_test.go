@@ -2,8 +2,11 @@ package scaling
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
 const gi = float64(1 << 30)
@@ -90,4 +93,37 @@ func mustIntervals(t testing.TB, intervals []Interval, minReplicas int32, overla
 		t.Fatal(err)
 	}
 	return iv
+}
+
+// applied is st after d is applied: its replicas and per-pod values, and the replicas those are sized for
+// while a scale-in waits for its pods to be resized first (ResizeFirst); the pods run the new values.
+func applied(st State, d Decision) State {
+	st.Replicas = d.Replicas
+	st.Containers = slices.Clone(st.Containers)
+	for i := range st.Containers {
+		for _, cd := range d.Containers {
+			if cd.Name == st.Containers[i].Name {
+				st.Containers[i].Requests, st.Containers[i].Limits = cd.Requests, cd.Limits
+			}
+		}
+	}
+	st.IntentReplicas, st.PodsResizing = 0, false
+	if d.SizedFor < d.Replicas {
+		st.IntentReplicas = d.SizedFor
+	}
+	return st
+}
+
+// decideSettled decides, and when a scale-in first resizes the pods that stay (ResizeFirst), decides again
+// once they run those values: the decision the scale-in lands on.
+func decideSettled(t *testing.T, s *Spec, st State) Decision {
+	t.Helper()
+	d := mustDecide(t, s, st)
+	if d.SizedFor >= d.Replicas {
+		return d
+	}
+	if !slices.ContainsFunc(d.Blocked, func(b BlockedPart) bool { return b.Reason == hvpav1alpha1.BlockReasonResizeFirst }) {
+		t.Fatalf("sized for %d replicas, below the %d applied, without a ResizeFirst block: %+v", d.SizedFor, d.Replicas, d.Blocked)
+	}
+	return mustDecide(t, s, applied(st, d))
 }

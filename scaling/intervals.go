@@ -23,7 +23,7 @@ func (e EffectiveInterval) PerPodMax(r Resource) float64 { return e.Up[r] / floa
 // PerPodAtDown is the per-pod value at the down boundary of resource r: Down / Replicas.
 func (e EffectiveInterval) PerPodAtDown(r Resource) float64 { return e.Down[r] / float64(e.Replicas) }
 
-// EffectiveIntervals derives the effective intervals from resolved scaling intervals (SCALING.md section 1).
+// EffectiveIntervals derives the effective intervals from resolved scaling intervals (docs/design/scaling.md section 1).
 // minReplicas is the HPA template's minReplicas (at least 1). A resource without maxResources in an interval
 // is unbounded there (+Inf): FromHvpa resolves defaults first, so this happens only for resources that no
 // container scales.

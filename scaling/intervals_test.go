@@ -118,7 +118,7 @@ func TestEffectiveIntervals(t *testing.T) {
 func TestEffectiveIntervalsPerPod(t *testing.T) {
 	iv := mustIntervals(t, epIntervals(), 1, [NumResources]*ChangeParams{pct(30), pct(30)})
 	// 2 replicas: per-pod max 1 CPU, per-pod at the down boundary 0.35/2 = 175m; memory 4Gi and 0.7Gi
-	// (the proposal's table prints 0.765Gi: a typo for 0.7, SCALING.md).
+	// (the proposal's table prints 0.765Gi: a typo for 0.7, docs/design/scaling.md).
 	if got := iv[1].PerPodMax(CPU); got != 1000 {
 		t.Errorf("per-pod cpu max at 2 replicas = %v, want 1000m", got)
 	}

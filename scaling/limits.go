@@ -2,7 +2,7 @@ package scaling
 
 import "math"
 
-// Limits implements SCALING.md section 6 for one container: given the new per-pod requests, it returns the
+// Limits implements docs/design/scaling.md section 6 for one container: given the new per-pod requests, it returns the
 // requests and limits to apply, and notes saying what shaped them. It is the one function the decision, the
 // admission webhook and the updater size limits with, so they never disagree by rounding. Only the
 // resources marked in changed (controlled resources whose new request is applied) are touched.

@@ -60,7 +60,7 @@ func TestDecideFromLoad(t *testing.T) {
 		rec  Recommendation
 		want out
 	}{
-		// SCALING.md section 4's worked vector through the load: L = 1.6 - base(0.5) = 1.55
+		// docs/design/scaling.md section 4's worked vector through the load: L = 1.6 - base(0.5) = 1.55
 		"worked vector: 1 x 0.5 cpu, L 1.55, base 50m/5% -> 2 x 0.825": {base: valPct(50, 5), c: 1, req: V(500, -1),
 			rec:  Recommendation{Load: V(1550, -1)},
 			want: out{2, V(825, -1), map[string]total{"cpu": {1600, SourceVPA, 2}}}},

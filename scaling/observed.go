@@ -1,6 +1,7 @@
 package scaling
 
 import (
+	"math"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -33,6 +34,52 @@ func ContainersInForce(containers []corev1.Container, desired *hvpav1alpha1.Desi
 		}
 	}
 	return out
+}
+
+// IntentReplicas is the replica count the intent's per-pod values are sized for (State.IntentReplicas): below
+// the replicas while a scale-in waits for its pods to be resized (ResizeFirst); 0 without such a wait.
+func IntentReplicas(desired *hvpav1alpha1.DesiredState) int32 {
+	if desired == nil {
+		return 0
+	}
+	return desired.SizedForReplicas
+}
+
+// PodsResizing reports whether some pod does not run the requests in force yet for some container of
+// inForce (State.PodsResizing): the resources the kubelet reports it runs with (status.containerStatuses),
+// else its spec's.
+func PodsResizing(pods []corev1.Pod, inForce []Container) bool {
+	want := make(map[string]Values, len(inForce))
+	for _, k := range inForce {
+		want[k.Name] = k.Requests
+	}
+	for _, p := range pods {
+		running := map[string]corev1.ResourceList{}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Resources != nil {
+				running[cs.Name] = cs.Resources.Requests
+			}
+		}
+		for _, c := range p.Spec.Containers {
+			w, ok := want[c.Name]
+			if !ok {
+				continue
+			}
+			req, has := running[c.Name]
+			if !has {
+				req = c.Resources.Requests
+			}
+			got, _ := FromResourceList(req, nil)
+			for _, r := range Resources {
+				a, okA := w.Get(r)
+				b, okB := got.Get(r)
+				if okA && (!okB || math.Abs(a-b) > 0.5) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // OOMKilledSince reports whether a container of pods was OOM-killed after since (nil: ever), from the

@@ -51,7 +51,7 @@ type ratchetRun struct {
 }
 
 // runRatchet drives the decision with a constant CPU usage and the HPA model. naiveBasis multiplies HPA's
-// desired replicas by the CURRENT per-pod value (the unstable rule SCALING.md section 2 warns about) instead
+// desired replicas by the CURRENT per-pod value (the unstable rule docs/design/scaling.md section 2 warns about) instead
 // of the basis recorded when the HPA's desired replicas last changed.
 func runRatchet(t *testing.T, hpa *hpaModel, usage float64, utilization, naiveBasis bool) ratchetRun {
 	t.Helper()
@@ -104,7 +104,7 @@ func TestHPARatchet(t *testing.T) {
 				t.Fatalf("no fixed point: totals %v", run.totals)
 			}
 			if run.replicas != 4 || run.perPod != 1750 {
-				t.Errorf("settled at %d x %vm, want 4 x 1750m (SCALING.md reference)", run.replicas, run.perPod)
+				t.Errorf("settled at %d x %vm, want 4 x 1750m (docs/design/scaling.md reference)", run.replicas, run.perPod)
 			}
 		})
 	}

@@ -52,6 +52,9 @@ func IntervalStatus(iv []EffectiveInterval) []hvpav1alpha1.EffectiveScalingInter
 // limits, and the totals that made it).
 func (d Decision) DesiredState() *hvpav1alpha1.DesiredState {
 	ds := &hvpav1alpha1.DesiredState{Replicas: d.Replicas}
+	if d.SizedFor > 0 && d.SizedFor < d.Replicas {
+		ds.SizedForReplicas = d.SizedFor
+	}
 	for _, c := range d.Containers {
 		ds.Containers = append(ds.Containers, hvpav1alpha1.ContainerResources{Name: c.Name, Requests: ToResourceList(c.Requests), Limits: ToResourceList(c.Limits)})
 	}
@@ -100,7 +103,7 @@ func LoadRecommendations(wr *hvpav1alpha1.WorkloadRecommendation) []Recommendati
 }
 
 // WorkloadView completes a workload recommendation for c replicas and the current per-pod requests: each
-// container's total (load + c x base, SCALING.md section 2), and the per-pod view status.recommendation shows
+// container's total (load + c x base, docs/design/scaling.md section 2), and the per-pod view status.recommendation shows
 // (total / c; target and bounds within the container policy's minAllowed and maxAllowed, uncappedTarget as
 // it is; whole millicores and bytes, rounded up).
 func (s *Spec) WorkloadView(wr *hvpav1alpha1.WorkloadRecommendation, c int32, current []Container) (*hvpav1alpha1.WorkloadRecommendation, *vpav1.RecommendedPodResources) {

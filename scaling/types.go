@@ -70,7 +70,7 @@ type ChangeParams struct {
 	HasValue, HasPercentage bool
 }
 
-// Base is base(x) = max(value, x * percentage / 100), 0 when nothing is set (SCALING.md "Words").
+// Base is base(x) = max(value, x * percentage / 100), 0 when nothing is set (docs/design/scaling.md "Words").
 func (c *ChangeParams) Base(x float64) float64 {
 	if c == nil {
 		return 0
@@ -174,17 +174,21 @@ type ContainerPolicy struct {
 // Spec is an Hvpa's specification as plain values (see FromHvpa).
 type Spec struct {
 	MinReplicas, MaxReplicas int32
-	Intervals                []Interval
-	Overlap                  [NumResources]*ChangeParams
-	Base                     [NumResources]*ChangeParams
-	LimitsGap                [NumResources]*ChangeParams
-	ScaleUp, ScaleDown       Policy
-	Window                   *Window
-	Policies                 []ContainerPolicy
+	// Tracking are the load-following total's parameters (DefaultTracking).
+	Tracking           Tracking
+	Intervals          []Interval
+	Overlap            [NumResources]*ChangeParams
+	Base               [NumResources]*ChangeParams
+	LimitsGap          [NumResources]*ChangeParams
+	ScaleUp, ScaleDown Policy
+	Window             *Window
+	Policies           []ContainerPolicy
 	// HPAUtilization is true when every HPA metric is a Resource metric with a Utilization target: the
 	// HPA's desired replicas then make a total (h x basis; h_raw x the current per-pod value while h sits at
 	// the HPA's minReplicas or maxReplicas); otherwise they are a replica floor.
 	HPAUtilization bool
+	// HPATargets are the HPA's target utilizations (fractions) of the resources it measures (0: none).
+	HPATargets [NumResources]float64
 	// HPAMeasures are the resources the HPA's Utilization metrics measure (none set: cpu, the HPA's default
 	// metric). At the HPA's bounds its total is h_raw x the values in force for these resources only: h_raw is
 	// what they measure, and multiplying another resource's values by it at every decision would grow that
@@ -221,7 +225,7 @@ type Container struct {
 	Requests Values
 	Limits   Values
 	// Origin, when set, holds the requests and limits the workload's pod template gives the container: the
-	// original limit/request ratio (SCALING.md section 6) is read from it rather than from Requests and
+	// original limit/request ratio (docs/design/scaling.md section 6) is read from it rather than from Requests and
 	// Limits, which an earlier in-place resize with a requestToLimitRatio may have moved off the workload's
 	// ratio (AEP-8515: with the policy or the gate gone, limits return to the workload's ratio).
 	Origin *Container
@@ -250,8 +254,21 @@ type Recommendation struct {
 	Target         Values
 	UncappedTarget Values
 	// Load is the uncapped target of the replica-aware model of the WHOLE workload's load: a total across all
-	// pods with each pod's base (spec.baseResourcesPerReplica) already subtracted (SCALING.md section 2, L).
+	// pods with each pod's base (spec.baseResourcesPerReplica) already subtracted (docs/design/scaling.md section 2, L).
 	// When it has a resource, the VPA total is Spec.VPATotal of it; otherwise c x UncappedTarget (else Target).
+	Load Values
+	// Recent is the workload's load (as Load: above the pods' base, summed over the pods) sampled over the
+	// last hours (the recommender keeps 3 h), oldest first: the current load that the total follows (section 2). Empty: the long history
+	// (Load) alone decides.
+	Recent []LoadSample
+	// MemoryRise is the largest fraction by which the memory load rose within one reaction time (a few
+	// minutes), a maximum that decays over a day: memory never follows the load closer than that.
+	MemoryRise float64
+}
+
+// LoadSample is one sample of the workload's load (a resource without a value: not sampled).
+type LoadSample struct {
+	At   time.Time
 	Load Values
 }
 
@@ -316,6 +333,13 @@ type State struct {
 	// recommender skips the object, or has stopped). Scale-downs decided from the VPA source, of replicas and
 	// per pod, are then blocked (reason StaleRecommendation, before LowConfidence); scale-ups are not.
 	StaleRecommendation bool
+	// PodsResizing: some pod of the target does not run the per-pod values in force (Containers) yet. A replica
+	// scale-in waits for them (reason ResizeFirst).
+	PodsResizing bool
+	// IntentReplicas is the replicas the per-pod values in force are sized for (the last decision's SizedFor;
+	// 0: Replicas). Below Replicas, a scale-in waits for the pods to be resized to them: the decision is made
+	// from these replicas and applies them once the pods run the values in force.
+	IntentReplicas int32
 }
 
 // vpaHold is why scale-downs decided from the VPA source are held in st, and what they wait for, in the words
@@ -331,7 +355,7 @@ func (st State) vpaHold() (reason hvpav1alpha1.BlockReason, why, waitFor string,
 	return "", "", "", false
 }
 
-// VPATotal is the VPA-source total of resource r for c replicas from the workload's load (SCALING.md section
+// VPATotal is the VPA-source total of resource r for c replicas from the workload's load (docs/design/scaling.md section
 // 2): T = load + c x base_r(pCur), where load is the replica-aware model's uncapped target with the per-pod
 // base subtracted (Recommendation.Load) and pCur the container's current per-pod request (0 when unset).
 func (s *Spec) VPATotal(r Resource, load float64, c int32, pCur float64) float64 {

@@ -12,7 +12,7 @@ import (
 // FuzzDecideState: any --state file is refused with an error that names the file, or gives a state whose
 // amounts are in [0, MaxAmount] and from which the EP-0001 Hvpa decides without a panic: desired replicas
 // within its bounds (0 for a workload scaled to zero, which is left alone), applied replicas equal to them
-// unless a gate blocks the change and keeps the current count (SCALING.md section 5: the example's
+// unless a gate blocks the change and keeps the current count (docs/design/scaling.md section 5: the example's
 // scale-down waits for its maintenance window, even from above maxReplicas), and per-pod values that are
 // not negative.
 func FuzzDecideState(f *testing.F) {
@@ -51,7 +51,7 @@ limitRange: {container: {min: {cpu: 2}, max: {cpu: 1}}}`,
 		if err != nil {
 			return
 		}
-		blocked := false // a replica change gated (SCALING.md section 5) keeps the current count, with the reason
+		blocked := false // a replica change gated (docs/design/scaling.md section 5) keeps the current count, with the reason
 		for _, b := range d.Blocked {
 			blocked = blocked || (b.Part == "replicas" && b.Reason != "Saturated")
 		}

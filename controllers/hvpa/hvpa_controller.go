@@ -49,6 +49,7 @@ import (
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/heartbeat"
+	"github.com/hvpa-dev/hvpa/internal/hvpacycle"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/adaptive"
@@ -557,9 +558,12 @@ func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Sp
 		return
 	}
 	if rec != nil {
-		h.Status.WorkloadRecommendation = refreshed(h.Status.WorkloadRecommendation, workloadRecommendation(rec.Load), now, r.StaleAfter()/4)
+		h.Status.WorkloadRecommendation = refreshed(h.Status.WorkloadRecommendation, hvpacycle.Status(rec.Load), now, r.StaleAfter()/4)
 	}
 	st.Recommendation = scaling.LoadRecommendations(h.Status.WorkloadRecommendation)
+	if rec != nil {
+		st.Recommendation = hvpacycle.WithRecent(st.Recommendation, rec.Load)
+	}
 	h.Status.WorkloadRecommendation, h.Status.Recommendation = spec.WorkloadView(h.Status.WorkloadRecommendation, st.Replicas, st.Containers)
 	st.StaleRecommendation = r.stale(h.Status.WorkloadRecommendation, now)
 	r.recommendationCondition(h, st.StaleRecommendation, now)
@@ -801,7 +805,7 @@ func (r *Reconciler) embedded(h *hvpav1alpha1.Hvpa) *recommender.HvpaRecommendat
 }
 
 // HPABehavior is the HPA behavior an Hvpa deploys: the template's, with a scale-down stabilization window of
-// 0 unless the template sets one (the Hvpa's own hysteresis replaces it; SCALING.md section 2).
+// 0 unless the template sets one (the Hvpa's own hysteresis replaces it; docs/design/scaling.md section 2).
 func HPABehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior) *autoscalingv2.HorizontalPodAutoscalerBehavior {
 	out := &autoscalingv2.HorizontalPodAutoscalerBehavior{}
 	if b != nil {
@@ -841,6 +845,7 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 	}
 	st.Containers = scaling.ContainersInForce(containers, h.Status.Desired)
 	st.InitContainers = scaling.FromInitContainers(initContainers) // they count toward the LimitRange's pod bounds
+	st.PodsResizing, st.IntentReplicas = scaling.PodsResizing(pods, st.Containers), scaling.IntentReplicas(h.Status.Desired)
 	var usage *scaling.Values
 	if rec != nil {
 		u := scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes))
@@ -893,19 +898,4 @@ func limitRange(ctx context.Context, c client.Client, ns string) (*scaling.Limit
 		return nil, err
 	}
 	return scaling.FromLimitRanges(l.Items), nil
-}
-
-// workloadRecommendation is the status form of the recommender's load recommendation (nil: none).
-func workloadRecommendation(load []recommender.ContainerLoad) *hvpav1alpha1.WorkloadRecommendation {
-	if len(load) == 0 {
-		return nil
-	}
-	list := func(a recommender.Amounts) corev1.ResourceList {
-		return scaling.ToResourceList(scaling.V(float64(a.CPUMilli), float64(a.MemoryBytes)))
-	}
-	out := &hvpav1alpha1.WorkloadRecommendation{}
-	for _, l := range load {
-		out.Containers = append(out.Containers, hvpav1alpha1.ContainerLoad{Name: l.Container, Load: list(l.Target), LowerBound: list(l.LowerBound), UpperBound: list(l.UpperBound)})
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/hvpacycle"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 	"github.com/hvpa-dev/hvpa/test/wrappers"
@@ -31,7 +32,7 @@ func TestStaleRecommendation(t *testing.T) {
 			LowerBound: recommender.Amounts{CPUMilli: cpu, MemoryBytes: 1 << 30}, UpperBound: recommender.Amounts{CPUMilli: cpu, MemoryBytes: 1 << 30}}}
 	}
 	inStatus := func(cpu int64, ago time.Duration) *hvpav1alpha1.WorkloadRecommendation {
-		wr := workloadRecommendation(load(cpu))
+		wr := hvpacycle.Status(load(cpu))
 		if ago >= 0 {
 			wr.LastUpdateTime = &metav1.Time{Time: now.Add(-ago)}
 		}

@@ -561,7 +561,7 @@ const WriterLabel = "autoscaling.hvpa.dev/recommender"
 const OwnerKindLabel = "autoscaling.hvpa.dev/owner-kind"
 
 // HistoryLabel says what history an Hvpa checkpoint holds; HistoryWorkloadTotal: the workload total of one
-// container (SCALING.md section 2), not a per-pod history.
+// container (docs/design/scaling.md section 2), not a per-pod history.
 const (
 	HistoryLabel         = "autoscaling.hvpa.dev/history"
 	HistoryWorkloadTotal = "workload-total"

@@ -52,7 +52,7 @@ type servedHvpa struct {
 	hvpa   *hvpav1alpha1.Hvpa
 	target workload.Target
 	models *modelSet
-	// base is spec.baseResourcesPerReplica: the per-pod part of usage that is not load (SCALING.md section 2)
+	// base is spec.baseResourcesPerReplica: the per-pod part of usage that is not load (docs/design/scaling.md section 2)
 	base [scaling.NumResources]*scaling.ChangeParams
 	pods int // running pods of the target this run
 	// usage is this run's usage of the target's pods, summed over pods and containers (-1: none)
@@ -160,7 +160,7 @@ func (r *Recommender) inNamespaces(ns string) bool {
 	return false
 }
 
-// workloadLoads sums one run's usage per Hvpa container into the workload's load (SCALING.md section 2):
+// workloadLoads sums one run's usage per Hvpa container into the workload's load (docs/design/scaling.md section 2):
 // L = sum over the target's live pods of max(0, usage - base(request of that pod)).
 type workloadLoads map[recommender.OwnerKey]*workloadLoad
 

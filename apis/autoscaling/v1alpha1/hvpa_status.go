@@ -152,6 +152,11 @@ type ContainerResources struct {
 type DesiredState struct {
 	// replicas is the replica count applied to the target.
 	Replicas int32 `json:"replicas"`
+	// sizedForReplicas is the replica count the per-pod values are sized for when it is below replicas: a
+	// scale-in that waits for the pods that stay to be resized first (blocked part ResizeFirst). Unset: the
+	// per-pod values are sized for replicas.
+	// +optional
+	SizedForReplicas int32 `json:"sizedForReplicas,omitempty"`
 	// containers are the per-pod requests and limits of each scaled container.
 	// +optional
 	// +listType=map
@@ -171,7 +176,7 @@ type ResourceTotal struct {
 	Resource corev1.ResourceName `json:"resource"`
 	// total across all replicas.
 	Total resource.Quantity `json:"total"`
-	// source of the total that won: VPA or HPA.
+	// source of the total that won: Load (following the recent load), VPA (the long history) or HPA.
 	Source string `json:"source"`
 	// replicas this total asks for.
 	Replicas int32 `json:"replicas"`
@@ -216,7 +221,7 @@ const (
 )
 
 // BlockReason is why a part of a change was not applied.
-// +kubebuilder:validation:Enum=UpdatePolicy;MaintenanceWindow;StabilizationWindow;MinChange;Saturated;LowConfidence;StaleRecommendation
+// +kubebuilder:validation:Enum=UpdatePolicy;MaintenanceWindow;StabilizationWindow;MinChange;Saturated;LowConfidence;StaleRecommendation;ResizeFirst
 type BlockReason string
 
 const (
@@ -237,6 +242,9 @@ const (
 	// recommendation, which the recommender has not refreshed within the staleness bound (RecommendationProvided
 	// False with reason RecommendationStale or InvalidOverride says why).
 	BlockReasonStaleRecommendation BlockReason = "StaleRecommendation"
+	// BlockReasonResizeFirst: a replica scale-in waits until the pods that stay run the per-pod values it
+	// needs (they are resized first; removing pods before would load the others beyond their sizes).
+	BlockReasonResizeFirst BlockReason = "ResizeFirst"
 )
 
 // BlockedPart is one part of a change that was not applied.

@@ -7,7 +7,7 @@ import (
 )
 
 // HvpaCheckpoint holds the embedded recommender's usage history of one container of one Hvpa's workload (the
-// workload total, SCALING.md section 2), so that its recommendation survives a restart. It is a kind of its
+// workload total, docs/design/scaling.md section 2), so that its recommendation survives a restart. It is a kind of its
 // own, not a VerticalPodAutoscalerCheckpoint, so that an upstream VPA recommender running beside hvpa, whose
 // garbage collection deletes every VerticalPodAutoscalerCheckpoint that names no VPA, never reaches it.
 //

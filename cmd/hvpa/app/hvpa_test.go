@@ -79,7 +79,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 		Expect(time.Since(since)).To(BeNumerically(">", 20*time.Second), "settled: unchanged for the last 20 s of the run (%s)", strings.Join(series, "; "))
 		final := measure(ctx, ns, "web")
 		Expect(final.pods).To(Equal(4))
-		Expect(final.perPods).To(HaveEach(Equal(int64(1750))), "4 x 1750m, the SCALING.md reference settlement")
+		Expect(final.perPods).To(HaveEach(Equal(int64(1750))), "4 x 1750m, the docs/design/scaling.md reference settlement")
 	})
 
 	It("scales out with the load and back in once it falls past the overlap, with the pods sized to the intent", func() {
@@ -134,7 +134,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 		scaledOut := measure(ctx, ns, "web")
 		// down to 0.1 CPU: the HPA at 50% wants 0.2 CPU of requests, below one pod of the size in force; at its
 		// minReplicas its desired replicas stop changing, so the Hvpa reads c x utilization/target from the
-		// HPA's metrics instead (SCALING.md section 2): 200m in total, the 1-replica interval
+		// HPA's metrics instead (docs/design/scaling.md section 2): 200m in total, the 1-replica interval
 		loads.Set(ns, "web", 100, 300<<20)
 		settled(1)
 		within(100)

@@ -143,13 +143,13 @@ var _ = Describe("an Hvpa", func() {
 
 		loads.set(ns, "api", 1300) // about 1.5 CPU in total: out of the 1-replica interval (up 500m), inside the 2-replica one (up 2)
 		Eventually(deploymentReplicas(ctx, ns, "api"), framework.LongTimeout).Should(Equal(int32(2)))
-		// the recommender models the whole workload's load (SCALING.md section 2): the scale-out does not move
+		// the recommender models the whole workload's load (docs/design/scaling.md section 2): the scale-out does not move
 		// the total, so the workload stays in the interval of its load
 		Consistently(deploymentReplicas(ctx, ns, "api"), 3*time.Second).Should(Equal(int32(2)))
 		Expect(getHvpa(ctx, ns, "api").Status.WorkloadRecommendation).NotTo(BeNil())
 		loads.set(ns, "api", 4000) // about 4.6 CPU in total: the 3-replica interval (up 6)
 		Eventually(deploymentReplicas(ctx, ns, "api"), framework.LongTimeout).Should(Equal(int32(3)))
-		// per-pod intent follows SCALING.md section 4 at rest (d == c): p = T / c = the uncapped target, within the
+		// per-pod intent follows docs/design/scaling.md section 4 at rest (d == c): p = T / c = the uncapped target, within the
 		// 3-replica interval's per-pod maximum (2 CPU)
 		Eventually(func() string {
 			h := getHvpa(ctx, ns, "api")

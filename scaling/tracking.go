@@ -1,0 +1,112 @@
+package scaling
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// SourceLoad is the total that follows the workload's current load (section 2).
+const SourceLoad Source = "Load"
+
+// Tracking are the parameters of the load-following total (section 2).
+type Tracking struct {
+	// Headroom is the fraction a CPU total is set above its recent load estimate; Trigger (below Headroom) the
+	// fraction above the estimate at which the total in force is too small: the total rises when the estimate
+	// plus Trigger is above it, to the estimate plus Headroom.
+	Headroom, Trigger float64
+	// UpWindow: the CPU estimate is at least the peak over this window.
+	UpWindow time.Duration
+	// DownWindow and DownQuantile: the CPU estimate is at least this quantile of the load over this window.
+	DownWindow   time.Duration
+	DownQuantile float64
+	// Band: a total falls when its estimate plus headroom is more than this fraction below the total in force.
+	Band float64
+	// MinStep: a total rises by at least this fraction of the total in force, or not at all.
+	MinStep float64
+	// MemoryHeadroom and MemoryTrigger are Headroom and Trigger for memory, whose estimate is the peak over
+	// MemoryWindow.
+	MemoryHeadroom, MemoryTrigger float64
+	MemoryWindow                  time.Duration
+	// MemoryFloor: memory never goes below this fraction of the long history's target.
+	MemoryFloor float64
+	// TrendWindow: memory that grew over this window is expected to grow as much again (0: no trend).
+	TrendWindow time.Duration
+	// TrendMax: the expected growth is at most this fraction.
+	TrendMax float64
+	// MinSamples is how many recent samples the load-following total needs (fewer: the long history decides).
+	MinSamples int
+}
+
+// DefaultTracking are the load-following total's parameters.
+var DefaultTracking = Tracking{Headroom: 0.1, Trigger: 0, UpWindow: 5 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.2,
+	MinStep: 0.1, MemoryHeadroom: 0.15, MemoryTrigger: 0.05, MemoryWindow: time.Hour, MemoryFloor: 0.5, TrendWindow: 3 * time.Minute, TrendMax: 0.5, MinSamples: 1}
+
+// trackedLoad is what a total that follows the recent load of resource r needs (section 2), in load terms:
+// the level a move sets (the recent estimate plus headroom) and the trigger (the estimate plus Trigger: the
+// total in force is too small below it); and (CPU) whether the last sample is above the load part in force
+// (cur): short now. The CPU estimate is the high quantile of the down window, the peak of the up window and
+// the last sample; the memory estimate is the peak of the memory window, and memory never goes below its
+// window's median plus the rise (the largest fraction by which memory rose within one reaction time), nor
+// below MemoryFloor of the long history's load (long); neither above the long history (or the recent peak,
+// when that is higher). False when there are too few recent samples.
+func trackedLoad(tr Tracking, recent []LoadSample, r Resource, cur, rise, long float64) (tracked, bool) {
+	var vals []float64
+	var ats []time.Time
+	for _, s := range recent {
+		if v, ok := s.Load.Get(r); ok {
+			vals = append(vals, v)
+			ats = append(ats, s.At)
+		}
+	}
+	if len(vals) == 0 || len(vals) < tr.MinSamples {
+		return tracked{}, false
+	}
+	last := ats[len(ats)-1]
+	window := func(d time.Duration) []float64 {
+		i := len(ats) - 1
+		for i > 0 && last.Sub(ats[i-1]) < d {
+			i--
+		}
+		return vals[i:]
+	}
+	lastV := vals[len(vals)-1]
+	if r == Memory {
+		w := window(tr.MemoryWindow)
+		peak := slices.Max(w)
+		// a memory that is rising goes on rising for as long again: the growth of the last samples (the
+		// smallest of the trend window against the last) extrapolated over one more such window
+		trend := lastV * min(lastV/max(slices.Min(window(tr.TrendWindow)), 1), 1+tr.TrendMax)
+		est := max(min(max(peak, quantile(w, 0.5)*(1+rise)), max(long, peak)), trend)
+		floor := tr.MemoryFloor * long
+		return tracked{level: max(est*(1+tr.MemoryHeadroom), floor), trigger: max(est*(1+tr.MemoryTrigger), floor), mean: mean(w)}, true
+	}
+	down := window(tr.DownWindow)
+	est := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV)
+	return tracked{level: est * (1 + tr.Headroom), trigger: est * (1 + tr.Trigger), mean: mean(down), short: lastV > cur}, true
+}
+
+// tracked is what a total that follows the recent load needs, in load terms (trackedLoad).
+type tracked struct {
+	// level is what a move sets; below trigger the total in force is too small; mean is the mean load of the
+	// window the level comes from.
+	level, trigger, mean float64
+	// short: the last sample is above the total in force.
+	short bool
+}
+
+func mean(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// quantile is the q-quantile of xs (the value at rank ceil(q x n)).
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}

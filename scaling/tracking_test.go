@@ -1,0 +1,180 @@
+package scaling
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+// loadState is one container "app" at c replicas with per-pod requests req and an embedded recommendation
+// whose long history's load is long and whose recent load (one sample a minute) is recent, oldest first.
+func loadState(c int32, req, long Values, recent []Values) State {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	samples := make([]LoadSample, len(recent))
+	for i, v := range recent {
+		samples[i] = LoadSample{At: now.Add(time.Duration(i-len(recent)+1) * time.Minute), Load: v}
+	}
+	return State{Now: now, Replicas: c, Containers: []Container{{Name: "app", Requests: req}},
+		Recommendation: []Recommendation{{Name: "app", Load: long, Recent: samples}}}
+}
+
+// steady is n samples of v.
+func steady(n int, v Values) []Values {
+	out := make([]Values, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+func trackingSpec() *Spec {
+	s := epSpec()
+	s.Tracking = DefaultTracking
+	return s
+}
+
+// TestLoadFollowingTotal pins the load-following total of docs/design/scaling.md section 2: it rises when
+// the recent load is above the total in force (to the estimate plus Headroom), falls only when it is more
+// than Band above what the load needs, moves by at least MinStep, and holds memory down while the history is
+// young; the long history decides while there are too few recent samples.
+func TestLoadFollowingTotal(t *testing.T) {
+	const mi = float64(1 << 20)
+	h := 1 + DefaultTracking.Headroom
+	cases := map[string]struct {
+		st      State
+		edit    func(*Spec, *State)
+		source  Source
+		wantCPU float64 // per pod (0: not checked)
+		wantMem float64
+	}{
+		"in the band: the values in force stay": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 10000*mi))),
+			source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
+		"the load rises above the total: up to the estimate plus headroom": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			append(steady(29, V(2800, 10000*mi)), V(3400, 10000*mi))), source: SourceLoad, wantCPU: RoundUp(3400 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		// memory: the trigger is 5% above the estimate, the level 15%: a total in force between the two is too
+		// small, but a move to the level would be less than MinStep (10%); when memory moves, CPU moves with it
+		"a memory rise below MinStep is no move": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 11720*mi))),
+			source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
+		"a memory rise of MinStep moves, and CPU with it": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 11800*mi))),
+			source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(11800 * mi * 1.15 / 3)},
+		"an HPA that asks for more, but the mean over its target is less than MinStep more: no move": {
+			st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2500, 10000*mi))),
+			edit: func(s *Spec, st *State) {
+				s.HPATargets[CPU] = 0.8
+				st.HPA = &HPAInput{Raw: 2.5 / 0.8, Desired: 4}
+			}, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
+		"the load falls out of the band: down to what the load needs plus headroom": {st: loadState(3, V(2000, 4096*mi), V(3000, 10000*mi),
+			steady(30, V(3000, 10000*mi))), source: SourceLoad, wantCPU: RoundUp(3000 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		"no recent sample yet: the long history decides": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), nil),
+			source: SourceVPA, wantCPU: 1000},
+		"memory does not fall while the history is young": {st: loadState(3, V(1000, 4096*mi), V(3000, 2000*mi), steady(60, V(2800, 2000*mi))),
+			edit: func(_ *Spec, st *State) { st.LowConfidence = true }, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
+		"an HPA on 80% CPU: the recent mean stays at or below its target": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			steady(30, V(2800, 10000*mi))),
+			edit: func(s *Spec, st *State) {
+				s.HPATargets[CPU] = 0.8
+				st.HPA = &HPAInput{Raw: 2.8 / 0.8, Desired: 4}
+			}, source: SourceLoad, wantCPU: RoundUp(2800 / 0.8 / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		"a stabilization window holds the fall": {st: loadState(3, V(2000, 4096*mi), V(3000, 10000*mi), steady(30, V(3000, 10000*mi))),
+			edit: func(s *Spec, st *State) {
+				s.ScaleDown.Stabilization = 30 * time.Minute
+				last := st.Now.Add(-10 * time.Minute)
+				st.LastScaleTime = &last
+			}, source: SourceLoad, wantCPU: 2000, wantMem: 4096 * mi},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := trackingSpec()
+			st := tc.st
+			if tc.edit != nil {
+				tc.edit(s, &st)
+			}
+			d := mustDecide(t, s, st)
+			for _, tot := range d.Totals {
+				if tot.Source != tc.source {
+					t.Errorf("%s total from %s, want %s (%+v)", tot.Resource, tot.Source, tc.source, d.Totals)
+				}
+			}
+			if d.Replicas != 3 {
+				t.Errorf("replicas %d, want 3 (totals %+v, blocked %+v)", d.Replicas, d.Totals, d.Blocked)
+			}
+			if tc.wantCPU > 0 {
+				if got := request(t, d, "app", CPU); got != tc.wantCPU {
+					t.Errorf("per-pod cpu %vm, want %vm (totals %+v, notes %v)", got, tc.wantCPU, d.Totals, d.Containers[0].Notes)
+				}
+			}
+			if tc.wantMem > 0 {
+				if got := request(t, d, "app", Memory); got != tc.wantMem {
+					t.Errorf("per-pod memory %v, want %v (totals %+v)", got, tc.wantMem, d.Totals)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadFollowingSettles: on a constant load the load-following total lands where one decision puts it and
+// stays there (the fixed point of docs/design/scaling.md section 7 holds for it too).
+func TestLoadFollowingSettles(t *testing.T) {
+	const mi = float64(1 << 20)
+	for _, load := range []Values{V(300, 700*mi), V(1900, 3000*mi), V(7000, 20000*mi), V(30000, 90000*mi)} {
+		s := trackingSpec()
+		st := loadState(3, V(1000, 4096*mi), load, steady(60, load))
+		var history []string
+		for i := range 6 {
+			d := mustDecide(t, s, st)
+			history = append(history, fmt.Sprintf("%d replicas %+v", d.Replicas, d.Containers))
+			if i >= 2 && d.Changed {
+				t.Fatalf("load %v: decision %d still changes something:\n%s", load, i+1, strings.Join(history, "\n"))
+			}
+			st = applied(st, d)
+		}
+		for _, r := range Resources {
+			l, _ := load.Get(r)
+			p, _ := st.Containers[0].Requests.Get(r)
+			if total := float64(st.Replicas) * p; total < l || total > l*(1+DefaultTracking.Headroom+DefaultTracking.Band)*1.05 {
+				t.Errorf("load %v: %s settles at %d x %v = %v, outside [load, load x (1 + headroom + band)]", load, r, st.Replicas, p, total)
+			}
+		}
+	}
+}
+
+// TestResizeFirst pins section 4's two-phase scale-in: a scale-in whose pods that stay need larger per-pod
+// values first resizes them (replicas held, reason ResizeFirst, the pods sized for the new replicas), waits
+// while a pod does not run them yet, and only then removes pods; a scale-in that needs no larger values goes
+// at once.
+func TestResizeFirst(t *testing.T) {
+	s := epSpec()
+	st := vpaState(5, V(1000, 4*gi), 4200, -1) // lands on 4 replicas at 1050m a pod
+	d := mustDecide(t, s, st)
+	if d.Replicas != 5 || d.SizedFor != 4 || d.DesiredReplicas != 4 {
+		t.Fatalf("replicas %d sized for %d (desired %d), want 5 sized for 4", d.Replicas, d.SizedFor, d.DesiredReplicas)
+	}
+	if !slices.ContainsFunc(d.Blocked, func(b BlockedPart) bool {
+		return b.Reason == hvpav1alpha1.BlockReasonResizeFirst && b.Part == "replicas"
+	}) {
+		t.Errorf("no ResizeFirst block on replicas: %+v", d.Blocked)
+	}
+	if got := request(t, d, "app", CPU); got != 1050 {
+		t.Errorf("per-pod cpu %vm, want 1050m (sized for 4)", got)
+	}
+	next := applied(st, d)
+	next.PodsResizing = true
+	if d := mustDecide(t, s, next); d.Replicas != 5 || d.SizedFor != 4 {
+		t.Errorf("while a pod is being resized: replicas %d sized for %d, want 5 sized for 4", d.Replicas, d.SizedFor)
+	}
+	next.PodsResizing = false
+	if d := mustDecide(t, s, next); d.Replicas != 4 || d.SizedFor != 4 || d.Changed && request(t, d, "app", CPU) != 1050 {
+		t.Errorf("once resized: replicas %d sized for %d, want 4", d.Replicas, d.SizedFor)
+	}
+	// a scale-in whose pods keep their values (or shrink) goes at once
+	if d := mustDecide(t, s, vpaState(5, V(2000, 4*gi), 4200, -1)); d.Replicas != 4 || d.SizedFor != 4 {
+		t.Errorf("no larger values needed: replicas %d sized for %d, want 4 at once", d.Replicas, d.SizedFor)
+	}
+	if d.DesiredState().SizedForReplicas != 4 {
+		t.Errorf("status.desired.sizedForReplicas %d, want 4", d.DesiredState().SizedForReplicas)
+	}
+}
