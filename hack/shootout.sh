@@ -3,7 +3,8 @@
 # per SEED) and the shared traces (../shared/traces, when present) in closed loop under the Hvpa of
 # examples/hvpa-shootout.yaml, the HPA alone at 250m, 500m and 1000m per pod (4 GiB of memory per CPU, the
 # ratio of the EP-0001 intervals), upstream's VPA alone and HPA+VPA. Writes per trace the summary JSON, the
-# report and a markdown table into DIR, and all the tables into DIR/shootout.md (also printed).
+# report and a markdown table into DIR, all the tables into DIR/shootout.md and the goal report
+# (hack/shootoutgoals) into DIR/goals.md (both printed).
 #
 #   hack/shootout.sh [DIR]   (make shootout; SEED, HVPA_FILE and POLICIES may be set)
 set -euo pipefail
@@ -44,3 +45,13 @@ for t in "${traces[@]}"; do
 	} >> "$out"
 done
 cat "$out"
+
+# the goals of issue 33 over every workload (closedloop.CheckGoals): written beside the tables, exit status
+# kept 0 so that the tables are always there to read
+{
+	echo
+	echo "## Goals: the Hvpa against the best baseline of each workload"
+	echo
+	go run ./hack/shootoutgoals "$dir"/*.json || true
+} > "$dir/goals.md"
+cat "$dir/goals.md"
