@@ -7,7 +7,7 @@ import (
 	"time"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	"github.com/hvpa-dev/hvpa/internal/hvpacycle"
+	"github.com/hvpa-dev/hvpa/hvpacycle"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -23,8 +23,8 @@ type hvpaCtl struct {
 	intent    []scaling.Container // the per-pod requests and limits in force (status.desired)
 	hpaRecord *scaling.HPARecord
 	lastScale *time.Time
-	decided   bool  // the first decision (the initial intent) is not a scaling
-	sizedFor  int32 // the replicas the intent is sized for (scaling.Decision.SizedFor)
+	desired   *hvpav1alpha1.DesiredState // the intent in force as the controller keeps it (status.desired; nil before the first)
+	sizedFor  int32                      // the replicas the intent is sized for (scaling.Decision.SizedFor)
 }
 
 // newHvpaCtl sets up the Hvpa h of workload w (and its HPA, when it deploys one).
@@ -73,28 +73,20 @@ func (c *hvpaCtl) feed(w *workload, at time.Time) {
 	}
 	st := w.run.state
 	for ci, name := range w.names {
-		var cpu, mem float64
-		seen := false
+		load := hvpacycle.Load{Base: c.spec.Base}
 		for _, p := range w.pods {
-			k := &p.ctr[ci]
-			if !k.has {
-				continue
+			if k := &p.ctr[ci]; k.has {
+				load.Add(at, k.cpu, k.mem, reqOf(p.spec[ci], scaling.CPU), reqOf(p.spec[ci], scaling.Memory))
 			}
-			seen = true
-			cpu += max(0, k.cpu-c.spec.Base[scaling.CPU].Base(reqOf(p.spec[ci], scaling.CPU)))
-			mem += max(0, k.mem-c.spec.Base[scaling.Memory].Base(reqOf(p.spec[ci], scaling.Memory)))
 		}
-		model := c.models[name]
-		total := st.Total(model, recommender.OwnerKey{Namespace: w.key.ns, Owner: c.owner, Container: name}, at)
-		if seen {
-			total.AddLoad(at, cpu/1000, mem)
-		}
+		total := st.Total(c.models[name], recommender.OwnerKey{Namespace: w.key.ns, Owner: c.owner, Container: name}, at)
+		load.Record(total)
 		for _, ev := range w.pendingOOMs {
 			if ev.container != ci {
 				continue
 			}
 			// as the cluster's recommender: the total rises to at least pods x (bump - base) of the killed pod
-			total.RecordPodOOM(time.Unix(ev.at, 0).UTC(), len(w.pods), max(ev.request, ev.peak), c.spec.Base[scaling.Memory].Base(ev.request))
+			hvpacycle.RecordOOM(total, c.spec.Base, time.Unix(ev.at, 0).UTC(), len(w.pods), ev.request, ev.peak)
 		}
 	}
 }
@@ -175,7 +167,6 @@ func (c *hvpaCtl) decide(w *workload, now time.Time) error {
 		}
 	}
 	t := now.Unix()
-	changed := changedPods || d.Replicas != w.desired
 	c.intent = next
 	w.scaleTo(t, d.Replicas)
 	for _, p := range w.pods {
@@ -186,11 +177,12 @@ func (c *hvpaCtl) decide(w *workload, now time.Time) error {
 	if changedPods {
 		w.perPodChanges++
 	}
-	if changed && c.decided { // as the controller: the first intent does not start a stabilization window
+	desired := d.DesiredState()
+	if hvpacycle.IntentChange(c.desired, desired) == hvpacycle.Scaling { // as the controller: the first intent is no scaling
 		c.lastScale = &now
 		w.oomSince = false
 	}
-	c.decided = true
+	c.desired = desired
 	return nil
 }
 

@@ -238,7 +238,8 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 		if t.Total < 0 {
 			continue
 		}
-		t.Replicas, t.Interval, t.Saturated = selectReplicas(intervals, c, t.Total, r)
+		lo, _ := spec.PolicyFor(k.Name).MinAllowed.Get(r)
+		t.Replicas, t.Interval, t.Saturated = selectReplicas(intervals, c, t.Total, r, func(j int) float64 { return downWith(intervals, j, r, lo, spec.Overlap[r]) })
 		kept = append(kept, t)
 	}
 	return kept
@@ -355,8 +356,8 @@ func desiredReplicas(spec *Spec, st State, d *Decision) []string {
 		want, free := d.HPAFloor, d.HPAFloor // free: without the hold
 		for _, t := range d.Totals {
 			free = max(free, t.Replicas)
-			if held && t.Source == SourceVPA {
-				want = max(want, t.Replicas, min(c, spec.MaxReplicas)) // a VPA total may not ask for fewer than c replicas
+			if held && (t.Source == SourceVPA || t.Source == SourceLoad) {
+				want = max(want, t.Replicas, min(c, spec.MaxReplicas)) // a total from the embedded recommender (its long history or the recent load) may not ask for fewer than c replicas
 			} else {
 				want = max(want, t.Replicas)
 			}
@@ -536,7 +537,7 @@ func (d *Decision) sourceOf(k string, r Resource) Source {
 
 // selectReplicas implements section 3 for one total: the replicas it asks for, the chosen interval, and
 // whether it is saturated (above the top interval).
-func selectReplicas(iv []EffectiveInterval, c int32, t float64, r Resource) (int32, int, bool) {
+func selectReplicas(iv []EffectiveInterval, c int32, t float64, r Resource, down func(j int) float64) (int32, int, bool) {
 	jc := -1
 	for j := range iv {
 		if iv[j].Replicas == c {
@@ -559,15 +560,31 @@ func selectReplicas(iv []EffectiveInterval, c int32, t float64, r Resource) (int
 	switch {
 	case t > iv[jc].Up[r]:
 		return firstFit()
-	case t < iv[jc].Down[r]:
+	case t < down(jc):
 		for j := jc - 1; j >= 0; j-- {
-			if t >= iv[j].Down[r] {
+			if t >= down(j) {
 				return iv[j].Replicas, j, false
 			}
 		}
 		return iv[0].Replicas, 0, false
 	}
 	return c, jc, false
+}
+
+// downWith is interval j's down boundary for resource r under a container policy's minAllowed per pod lo (0:
+// none; section 1 amendment): j's pods hold at least replicas x lo, so below that total less the overlap the
+// workload is better served by fewer pods at minAllowed. The boundary never rises above the previous
+// interval's up boundary, so down(j) <= up(j-1) still holds and a slow descent lands like one jump.
+func downWith(iv []EffectiveInterval, j int, r Resource, lo float64, overlap *ChangeParams) float64 {
+	d := iv[j].Down[r]
+	if lo <= 0 || j == 0 {
+		return d
+	}
+	m := float64(iv[j].Replicas) * lo
+	if overlap != nil {
+		m -= overlap.Base(m)
+	}
+	return max(d, min(m, iv[j-1].Up[r]))
 }
 
 type podValues struct {

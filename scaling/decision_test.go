@@ -74,9 +74,13 @@ func TestPerPodValues(t *testing.T) {
 		"capped to maxAllowed": {spec: func(s *Spec) {
 			s.Policies = []ContainerPolicy{{Name: "app", Controlled: [NumResources]bool{true, true}, MaxAllowed: V(1200, -1)}}
 		}, c: 3, req: V(1000, -1), total: 4500, wantR: 3, wantCPU: 1200},
-		"raised to minAllowed": {spec: func(s *Spec) {
+		// 1.5 CPU is below 3 pods at minAllowed (2.4) less the overlap (1.68): 2 pods at minAllowed
+		"raised to minAllowed, one pod fewer": {spec: func(s *Spec) {
 			s.Policies = []ContainerPolicy{{Name: "*", Controlled: [NumResources]bool{true, true}, MinAllowed: V(800, -1)}}
-		}, c: 3, req: V(1000, -1), total: 1500, wantR: 3, wantCPU: 800},
+		}, c: 3, req: V(1000, -1), total: 1500, wantR: 2, wantCPU: 800},
+		"raised to minAllowed": {spec: func(s *Spec) {
+			s.Policies = []ContainerPolicy{{Name: "*", Controlled: [NumResources]bool{true, true}, MinAllowed: V(600, -1)}}
+		}, c: 3, req: V(1000, -1), total: 1500, wantR: 3, wantCPU: 600},
 		"capped to the interval's per-pod max": {c: 1, req: V(500, -1), total: 40000, wantR: 5, wantCPU: 8000},
 		"first sizing skips the budgeting": {spec: func(s *Spec) { s.Base[CPU] = valPct(50, 5) }, c: 1, req: Values{}, total: 1600, wantR: 2,
 			wantCPU: 800},

@@ -178,3 +178,65 @@ func TestResizeFirst(t *testing.T) {
 		t.Errorf("status.desired.sizedForReplicas %d, want 4", d.DesiredState().SizedForReplicas)
 	}
 }
+
+// TestMinAllowedInScaleDownBoundaries pins section 1's amendment: with a container policy's minAllowed per
+// pod, an interval's down boundary rises to its replicas x minAllowed less the overlap (never above the
+// previous interval's up boundary), so a workload whose pods sit at minAllowed sheds a pod instead of holding
+// replicas x minAllowed; a slow descent still lands like one jump.
+func TestMinAllowedInScaleDownBoundaries(t *testing.T) {
+	withMin := func(lo float64) *Spec {
+		s := epSpec()
+		s.Policies = []ContainerPolicy{{Name: "*", Controlled: [NumResources]bool{true, true}, MinAllowed: V(lo, -1)}}
+		return s
+	}
+	cases := map[string]struct {
+		spec  *Spec
+		c     int32
+		total float64
+		want  int32
+	}{
+		// 3 replicas: up(2) = 2 CPU, down(3) = 1.4 CPU; with minAllowed 1 CPU 3 pods hold 3 CPU: down rises
+		// to min(3 x 0.7, 2) = 2
+		"no minAllowed: 1.8 CPU stays on 3":  {epSpec(), 3, 1800, 3},
+		"minAllowed 1: 1.8 CPU goes to 2":    {withMin(1000), 3, 1800, 2},
+		"minAllowed 1: 2.0 CPU stays on 3":   {withMin(1000), 3, 2000, 3},
+		"minAllowed 0.3: 1.8 CPU stays on 3": {withMin(300), 3, 1800, 3}, // 3 x 0.3 x 0.7 = 0.63 < 1.4
+		// 5 replicas: down(5) = 11.2; minAllowed 3 CPU: 15 x 0.7 = 10.5 < 11.2, no change
+		"minAllowed 3 below the overlap's boundary: 11 CPU goes to 4": {withMin(3000), 5, 11000, 4},
+	}
+	for name, tc := range cases {
+		if d := decideSettled(t, tc.spec, vpaState(tc.c, V(1000, 4*gi), tc.total, -1)); d.Replicas != tc.want {
+			t.Errorf("%s: replicas %d, want %d (totals %+v)", name, d.Replicas, tc.want, d.Totals)
+		}
+	}
+	s := withMin(1000)
+	for target := 0.0; target <= 40000; target += 250 {
+		var path, mem []float64
+		for x := 40000.0; x > target; x -= 100 {
+			path, mem = append(path, x), append(mem, -1)
+		}
+		path, mem = append(path, target), append(mem, -1)
+		if slow, jump := walk(t, s, 5, path, mem), walk(t, s, 5, []float64{target}, []float64{-1}); slow != jump {
+			t.Fatalf("minAllowed 1 CPU, descent to cpu total %vm: slow %d replicas, one jump %d", target, slow, jump)
+		}
+	}
+}
+
+// TestLoadFollowingReplicaHold: a young history (LowConfidence) holds a replica scale-down that the
+// load-following total asks for, as it holds the long history's (section 2), with its reason in Blocked.
+func TestLoadFollowingReplicaHold(t *testing.T) {
+	// CPU only: memory that follows the load does not fall while the history is young, and would hold the
+	// replicas by itself
+	st := loadState(3, V(1000, -1), V(500, -1), steady(30, V(300, -1)))
+	if d := mustDecide(t, trackingSpec(), st); d.DesiredReplicas >= 3 {
+		t.Fatalf("the load asks for %d replicas, want fewer than 3 (totals %+v)", d.DesiredReplicas, d.Totals)
+	}
+	st.LowConfidence = true
+	d := mustDecide(t, trackingSpec(), st)
+	if d.Replicas != 3 {
+		t.Errorf("replicas %d while the history is young, want 3 (blocked %+v)", d.Replicas, d.Blocked)
+	}
+	if !slices.ContainsFunc(d.Blocked, func(b BlockedPart) bool { return b.Part == "replicas" && b.Reason == hvpav1alpha1.BlockReasonLowConfidence }) {
+		t.Errorf("no LowConfidence block on replicas: %+v", d.Blocked)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/hvpacycle"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -82,16 +83,14 @@ func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decisio
 	} else if d.HPA == nil {
 		s.HPA = nil
 	}
-	// a scaling is a change of the intent (replicas applied, or per-pod requests and limits in status.desired):
-	// the pods follow the intent through the webhook and the updater, so comparing with the running pods would
-	// count the same change again on every reconcile until they are resized
+	// a scaling is a change of the intent, the first intent is none (hvpacycle.IntentChange)
+	change := hvpacycle.IntentChange(prev, s.Desired)
 	switch {
 	case d.CurrentReplicas == 0: // hvpa does not scale a workload at 0 replicas: nothing was decided
-	case prev == nil:
-		// the first intent is not a scaling: it must not start a stabilization window
+	case change == hvpacycle.Initial:
 		initial := "initial sizing intent: " + intentSummary(s.Desired)
 		op.later(func() { r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, initial) })
-	case intentChanged(prev, s.Desired):
+	case change == hvpacycle.Scaling:
 		msg := describe(d)
 		s.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now), FromReplicas: d.CurrentReplicas, ToReplicas: d.Replicas,
 			Containers: s.Desired.Containers, Message: msg}
@@ -139,14 +138,6 @@ func intentSummary(d *hvpav1alpha1.DesiredState) string {
 		parts = append(parts, fmt.Sprintf("%s cpu %s memory %s", c.Name, c.Requests.Cpu(), c.Requests.Memory()))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// intentChanged compares two sizing intents (nil: none yet).
-func intentChanged(prev, next *hvpav1alpha1.DesiredState) bool {
-	if prev == nil || next == nil {
-		return prev != next
-	}
-	return prev.Replicas != next.Replicas || !equality.Semantic.DeepEqual(prev.Containers, next.Containers)
 }
 
 func sameParts(a, b []hvpav1alpha1.BlockedPart) bool {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	"github.com/hvpa-dev/hvpa/internal/hvpacycle"
+	"github.com/hvpa-dev/hvpa/hvpacycle"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 	"github.com/hvpa-dev/hvpa/test/wrappers"

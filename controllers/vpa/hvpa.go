@@ -2,12 +2,12 @@ package vpa
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/hvpacycle"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
@@ -134,13 +135,22 @@ func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
 	r.hvpa.mu.Unlock()
 	for _, s := range list {
 		key := types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}
-		if before, now := old[key], recs[key]; !equality.Semantic.DeepEqual(before.Load, now.Load) {
+		if before, now := old[key], recs[key]; !sameLoad(before.Load, now.Load) {
 			select {
 			case r.hvpa.changes <- event.GenericEvent{Object: s.hvpa}:
 			default:
 			}
 		}
 	}
+}
+
+// sameLoad reports whether two load recommendations recommend the same (target and bounds per container);
+// the recent load, which moves at every run, is not compared (the Hvpa controller reads it at each decision,
+// at least every sync period).
+func sameLoad(a, b []recommender.ContainerLoad) bool {
+	return slices.EqualFunc(a, b, func(x, y recommender.ContainerLoad) bool {
+		return x.Container == y.Container && x.Target == y.Target && x.LowerBound == y.LowerBound && x.UpperBound == y.UpperBound
+	})
 }
 
 func (r *Recommender) inNamespaces(ns string) bool {
@@ -165,45 +175,26 @@ func (r *Recommender) inNamespaces(ns string) bool {
 type workloadLoads map[recommender.OwnerKey]*workloadLoad
 
 type workloadLoad struct {
-	h                 *servedHvpa
-	cpuMilli, memory  float64
-	hasCPU, hasMemory bool
-	at                time.Time // the newest sample of the sum
+	h *servedHvpa
+	hvpacycle.Load
 }
 
 func (l workloadLoads) add(h *servedHvpa, p *podstore.Pod, u metrics.ContainerUsage) {
 	key := recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: u.Container}
 	ld := l[key]
 	if ld == nil {
-		ld = &workloadLoad{h: h}
+		ld = &workloadLoad{h: h, Load: hvpacycle.Load{Base: h.base}}
 		l[key] = ld
 	}
 	cpuReq, memReq := p.Requests(u.Container)
 	h.addUsage(u)
-	if u.CPUMilli >= 0 {
-		ld.cpuMilli += max(0, float64(u.CPUMilli)-h.base[scaling.CPU].Base(cpuReq))
-		ld.hasCPU = true
-	}
-	if u.MemoryBytes >= 0 {
-		ld.memory += max(0, float64(u.MemoryBytes)-h.base[scaling.Memory].Base(memReq))
-		ld.hasMemory = true
-	}
-	if u.Time.After(ld.at) {
-		ld.at = u.Time
-	}
+	ld.Add(u.Time, float64(u.CPUMilli), float64(u.MemoryBytes), cpuReq, memReq)
 }
 
 // record adds every sum as one sample of its workload total.
 func (l workloadLoads) record(st *recommender.State, now time.Time) {
 	for key, ld := range l {
-		cpu, mem := -1.0, -1.0
-		if ld.hasCPU {
-			cpu = ld.cpuMilli / 1000
-		}
-		if ld.hasMemory {
-			mem = ld.memory
-		}
-		st.Total(ld.h.models.For(key.Container), key, now).AddLoad(ld.at, cpu, mem)
+		ld.Record(st.Total(ld.h.models.For(key.Container), key, now))
 	}
 }
 
@@ -212,8 +203,8 @@ func (l workloadLoads) record(st *recommender.State, now time.Time) {
 // replicas x (bump - base(request)).
 func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.Time, request, peak float64, now time.Time) {
 	m := h.models.For(container)
-	st.Total(m, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now).
-		RecordPodOOM(at, h.pods, max(request, peak), h.base[scaling.Memory].Base(request))
+	hvpacycle.RecordOOM(st.Total(m, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now),
+		h.base, at, h.pods, request, peak)
 }
 
 // addUsage adds a usage sample to the target's summed usage of this run.

@@ -1,0 +1,57 @@
+package hvpacycle
+
+import (
+	"time"
+
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/scaling"
+)
+
+// Load sums one run's usage of a workload's pods, for one container, into the workload's load
+// (docs/design/scaling.md section 2): L = sum over the live pods of max(0, usage - base(request of that
+// pod)), per resource, with base from spec.baseResourcesPerReplica. The recommender loop and the simulator
+// both feed an Hvpa's workload totals through it.
+type Load struct {
+	Base              [scaling.NumResources]*scaling.ChangeParams
+	cpuMilli, memory  float64
+	hasCPU, hasMemory bool
+	at                time.Time // the newest sample of the sum
+}
+
+// Add adds one pod's usage at at (millicores and bytes; a negative value: that resource was not sampled)
+// given the pod's requests (millicores and bytes).
+func (l *Load) Add(at time.Time, cpuMilli, memoryBytes, cpuRequest, memoryRequest float64) {
+	if cpuMilli >= 0 {
+		l.cpuMilli += max(0, cpuMilli-l.Base[scaling.CPU].Base(cpuRequest))
+		l.hasCPU = true
+	}
+	if memoryBytes >= 0 {
+		l.memory += max(0, memoryBytes-l.Base[scaling.Memory].Base(memoryRequest))
+		l.hasMemory = true
+	}
+	if at.After(l.at) {
+		l.at = at
+	}
+}
+
+// Record adds the sum as one sample of the workload total t (nothing when no pod's usage was added).
+func (l *Load) Record(t *recommender.WorkloadTotal) {
+	if !l.hasCPU && !l.hasMemory {
+		return
+	}
+	cpu, mem := -1.0, -1.0
+	if l.hasCPU {
+		cpu = l.cpuMilli / 1000
+	}
+	if l.hasMemory {
+		mem = l.memory
+	}
+	t.AddLoad(l.at, cpu, mem)
+}
+
+// RecordOOM raises the memory of workload total t after an OOM kill at at of one of its pods (pods running):
+// to at least pods x (bump - base(request)), the bump as upstream makes it from max(request, the killed
+// container's window peak).
+func RecordOOM(t *recommender.WorkloadTotal, base [scaling.NumResources]*scaling.ChangeParams, at time.Time, pods int, request, peak float64) {
+	t.RecordPodOOM(at, pods, max(request, peak), base[scaling.Memory].Base(request))
+}
