@@ -1,5 +1,7 @@
-// Package controllers holds the reconcilers, one sub-package per reconciled kind (see
-// ../shared/design/ARCHITECTURE.md): vpa (the recommender loop writing VerticalPodAutoscaler status and
-// checkpoints) and hvpa (the Hvpa controller). The updater lands with its issue. Reconcilers are thin: read
-// state, call the pure code in scaling and recommender, write one status patch and events.
+// Package controllers holds the reconcilers and loops, one sub-package per component (docs/architecture.md):
+// vpa (the recommender loop: usage in, VerticalPodAutoscaler status, checkpoints and the Hvpas' embedded
+// recommendations out), hvpa (the Hvpa controller: its HPA, the decision through scaling, status, /scale and
+// events) and updater (in-place resizes through pods/resize and evictions through the Eviction API). Each
+// has the same shape: observe (read everything into one plain value), decide in pure code (scaling,
+// recommender, hvpacycle, updater's plan.go), apply (status first, then act, then events).
 package controllers

@@ -326,6 +326,10 @@ func vpaTotal(spec *Spec, st State, rec Recommendation, k Container, r Resource,
 	if load, has := rec.Load.Get(r); has {
 		pCur, _ := k.Requests.Get(r)
 		cur := float64(c) * (pCur - spec.Base[r].Base(pCur))
+		if st.RecentUnknown && len(rec.Recent) == 0 && pCur > 0 {
+			t := float64(c) * pCur // the recent load comes back with the recommender's next run
+			return t, SourceLoad, following{target: t, cur: t, hold: true}
+		}
 		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, cur, rec.MemoryRise, load); ok {
 			return float64(c) * pCur, SourceLoad, spec.follow(st, k, r, c, pCur, tl)
 		}

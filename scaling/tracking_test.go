@@ -71,6 +71,8 @@ func TestLoadFollowingTotal(t *testing.T) {
 			steady(30, V(3000, 10000*mi))), source: SourceLoad, wantCPU: RoundUp(3000 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
 		"no recent sample yet: the long history decides": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), nil),
 			source: SourceVPA, wantCPU: 1000},
+		"the recent load unknown after a restart: the values in force stay": {st: loadState(3, V(2000, 4096*mi), V(3000, 10000*mi), nil),
+			edit: func(_ *Spec, st *State) { st.RecentUnknown = true }, source: SourceLoad, wantCPU: 2000, wantMem: 4096 * mi},
 		"memory does not fall while the history is young": {st: loadState(3, V(1000, 4096*mi), V(3000, 2000*mi), steady(60, V(2800, 2000*mi))),
 			edit: func(_ *Spec, st *State) { st.LowConfidence = true }, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"an HPA on 80% CPU: the recent mean stays at or below its target": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),

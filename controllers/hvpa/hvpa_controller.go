@@ -564,6 +564,7 @@ func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Sp
 	if rec != nil {
 		st.Recommendation = hvpacycle.WithRecent(st.Recommendation, rec.Load)
 	}
+	st.RecentUnknown = rec == nil
 	h.Status.WorkloadRecommendation, h.Status.Recommendation = spec.WorkloadView(h.Status.WorkloadRecommendation, st.Replicas, st.Containers)
 	st.StaleRecommendation = r.stale(h.Status.WorkloadRecommendation, now)
 	r.recommendationCondition(h, st.StaleRecommendation, now)
