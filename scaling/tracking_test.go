@@ -238,7 +238,9 @@ func TestLoadFollowingReplicaHold(t *testing.T) {
 	if d.Replicas != 3 {
 		t.Errorf("replicas %d while the history is young, want 3 (blocked %+v)", d.Replicas, d.Blocked)
 	}
-	if !slices.ContainsFunc(d.Blocked, func(b BlockedPart) bool { return b.Part == "replicas" && b.Reason == hvpav1alpha1.BlockReasonLowConfidence }) {
+	if !slices.ContainsFunc(d.Blocked, func(b BlockedPart) bool {
+		return b.Part == "replicas" && b.Reason == hvpav1alpha1.BlockReasonLowConfidence
+	}) {
 		t.Errorf("no LowConfidence block on replicas: %+v", d.Blocked)
 	}
 }
