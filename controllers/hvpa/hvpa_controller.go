@@ -105,6 +105,9 @@ type Reconciler struct {
 	// LowConfidenceDays: below this confidence (days of history) of the embedded recommendation, the Hvpa's
 	// LowConfidence condition is true and scale-downs decided from it (replicas and per-pod) are blocked. 0: 1 day.
 	LowConfidenceDays float64
+	// Tracking overrides the load-following total's parameters (nil: scaling.DefaultTracking); the demo
+	// shortens its windows with its compressed time.
+	Tracking *scaling.Tracking
 
 	// NoInPlaceResize: the cluster (KubernetesVersion) serves no pods/resize, found by discovery at start: Hvpas
 	// whose updateMode resizes in place get InPlaceUnavailable.
@@ -386,6 +389,9 @@ func (r *Reconciler) unsupported(op *scaleOp, h *hvpav1alpha1.Hvpa, now time.Tim
 // written: see Reconcile). A step that cannot go on reports why in a condition and stops.
 func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now time.Time, op *scaleOp) (reconcile.Result, error) {
 	spec, errs := scaling.FromHvpa(h)
+	if r.Tracking != nil {
+		spec.Tracking = *r.Tracking
+	}
 	if r.Gates == nil || !r.Gates.Enabled(features.RequestToLimitRatio) {
 		spec.Policies = scaling.WithoutRatios(spec.Policies) // the intent shows the limits the webhook and updater set
 	}

@@ -182,7 +182,8 @@ func startPlayed(ctx context.Context, c client.Client) (*playedkubelet.MetricsSe
 func sayManager(say func(string, ...any)) {
 	say("== starting the hvpa manager in this process (recommender, Hvpa controller, admission webhooks, updater)")
 	say("   demo setting: the recommender's CPU half-life is 15s instead of 24h, so that recommendations follow the load within the demo,")
-	say("   and an Hvpa's recommendation is confident after 30s of history instead of a day (--hvpa-low-confidence-days)")
+	say("   an Hvpa's recommendation is confident after 30s of history instead of a day (--hvpa-low-confidence-days),")
+	say("   and its total follows the load over seconds instead of minutes (windows of 5s and 15s instead of 5 and 15 minutes)")
 	say("   the Hvpa publishes its per-pod intent (DESIRED, CPU/POD, MEM/POD); the admission webhook sizes new pods and")
 	say("   the updater resizes running ones in place (the played kubelet accepts resizes): RUNNING shows the pods' requests")
 }
@@ -367,7 +368,12 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 	model.CPUHalfLife = 15 * time.Second
 	uo := updater.DefaultOptions()
 	uo.Interval = 2 * time.Second
+	// the load-following total's windows in the demo's compressed time (its minutes are the defaults' quarter
+	// hours): falls show within the demo
+	tracking := scaling.DefaultTracking
+	tracking.UpWindow, tracking.DownWindow, tracking.MemoryWindow, tracking.TrendWindow = 5*time.Second, 15*time.Second, time.Minute, 5*time.Second
 	if err := app.Add(ctx, mgr, cfg, app.Options{Components: app.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second, HvpaLowConfidenceDays: 30.0 / 86400,
+		HvpaTracking: &tracking,
 		Updater: uo, Certs: &co, AdmissionLease: testadmission.AdmissionNamespace + "/hvpa-admission"}); err != nil {
 		return err
 	}

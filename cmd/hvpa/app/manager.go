@@ -30,6 +30,7 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/version"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/scaling"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/certs"
@@ -60,6 +61,9 @@ type Options struct {
 	// HvpaLowConfidenceDays: below this much history an Hvpa's embedded recommendation has LowConfidence and
 	// scale-downs from it (replicas and per-pod) are held (0: 1 day).
 	HvpaLowConfidenceDays float64
+	// HvpaTracking overrides the Hvpas' load-following total's parameters (nil: scaling.DefaultTracking; the demo
+	// shortens its windows, as it shortens the recommender's half-life).
+	HvpaTracking *scaling.Tracking
 	// Registry receives the components' metrics and hvpa_build_info (nil: not registered).
 	Registry prometheus.Registerer
 	// DropPerObjectMetrics: no series per VerticalPodAutoscaler or Hvpa (--metrics-per-object=false), for
@@ -238,7 +242,7 @@ func addHvpa(mgr ctrl.Manager, live client.Client, rec *vpactrl.Recommender, o O
 	r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync, m)
 	r.Reader, r.Gates, r.RecommenderName = mgr.GetAPIReader(), o.Gates, o.Recommender.Name
 	r.Targets = workload.NewResolver(mgr.GetClient(), live)
-	r.LowConfidenceDays = o.HvpaLowConfidenceDays
+	r.LowConfidenceDays, r.Tracking = o.HvpaLowConfidenceDays, o.HvpaTracking
 	if c := o.Cluster; c != nil {
 		r.NoInPlaceResize, r.KubernetesVersion = !c.InPlaceResize, c.Version
 	}
