@@ -18,7 +18,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/hvpa-dev/hvpa/hack/dashrender/grafana"
+	"github.com/hvpa-dev/hvpa/test/grafana"
 )
 
 // options are the command's flags.

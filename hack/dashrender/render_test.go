@@ -18,7 +18,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/hvpa-dev/hvpa/hack/dashrender/grafana"
+	"github.com/hvpa-dev/hvpa/test/grafana"
 )
 
 var out = flag.String("out", "", "also write the PNGs of the dashboards over synthetic series to this folder")
