@@ -11,6 +11,14 @@ export HVPA_CONTROLPLANE_DIR := $(CONTROLPLANE_DIR)
 export K8S_VERSION ETCD_VERSION
 
 CONTROLLER_GEN := go tool controller-gen
+# hack/ is a module of its own (hack/go.mod): `$(HACK_RUN) TOOL ARGS` builds hack/TOOL there and runs it from
+# the repository root, where the relative paths of its arguments and defaults point
+HACK_RUN := bash hack/run.sh
+# the files the generators write (make generate); make verify fails when one differs from the commit
+GENERATED := apis charts docs/metrics.md docs/reference.md docs/run.md docs/migrating-from-vpa.md docs/cli.md
+# the tests of cmd/hvpa that rewrite their page with -update (docs/reference.md, docs/run.md, the flags
+# section of docs/migrating-from-vpa.md, the example outputs of docs/cli.md)
+DOC_GENERATORS := TestReference|TestRunReference|TestMigrationReference|TestDocumentedExamples
 GO_TEST_FLAGS ?=
 FUZZTIME ?= 5s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -34,37 +42,44 @@ help: ## Show every target with its description.
 
 ##@ Development
 .PHONY: generate
-generate: ## Generate deepcopy code from the API types (controller-gen) and docs/metrics.md from the registered metrics.
+generate: deepcopy manifests ## Every generator: deepcopy, manifests, docs/metrics.md from the registered metrics, and docs/reference.md, docs/run.md, docs/migrating-from-vpa.md's flags and docs/cli.md's outputs from the code (cmd/hvpa's tests with -update).
+	$(HACK_RUN) metricsdoc > docs/metrics.md.tmp && mv docs/metrics.md.tmp docs/metrics.md
+	go test -count=1 ./cmd/hvpa -run '^($(DOC_GENERATORS))$$' -update
+
+.PHONY: deepcopy
+deepcopy: ## Generate the deepcopy code of the API types (controller-gen).
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
-	go run ./hack/metricsdoc > docs/metrics.md
 
 .PHONY: manifests
-manifests: ## Generate CRDs (charts/hvpa/crds), each component's ClusterRole rules from its +kubebuilder:rbac markers and the webhook configurations from webhooks.Configurations (charts/hvpa/files).
+manifests: deepcopy ## Generate CRDs (charts/hvpa/crds), each component's ClusterRole rules from its +kubebuilder:rbac markers and the webhook configurations from webhooks.Configurations (charts/hvpa/files).
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./apis/... output:crd:artifacts:config=charts/hvpa/crds
-	go run ./hack/crdpatch charts/hvpa/crds
+	$(HACK_RUN) crdpatch charts/hvpa/crds
 	$(CONTROLLER_GEN) rbac:roleName=hvpa-recommender,fileName=recommender.yaml "paths=./controllers/vpa;./recommender/metrics;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
 	$(CONTROLLER_GEN) rbac:roleName=hvpa-controller,fileName=hvpa.yaml "paths=./controllers/hvpa;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
 	$(CONTROLLER_GEN) rbac:roleName=hvpa-updater,fileName=updater.yaml "paths=./controllers/updater;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
 	$(CONTROLLER_GEN) rbac:roleName=hvpa-admission-controller,fileName=admission.yaml "paths=./webhooks;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
-	go run ./hack/webhookgen charts/hvpa/files/webhooks.yaml
+	$(HACK_RUN) webhookgen charts/hvpa/files/webhooks.yaml
 
 .PHONY: fmt
-fmt: ## Format the Go code.
+fmt: ## Format the Go code (both modules: the product and hack/).
 	go fmt ./...
+	go -C hack fmt ./...
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet (both modules: the product and hack/).
 	go vet ./...
+	go -C hack vet ./...
 
 .PHONY: lint
 lint: ## Static checks: golangci-lint (GOLANGCI_LINT_VERSION, built from its Go module) with the import rules of the layers, errorlint, funlen, gocyclo, staticcheck, vet and gofmt (.golangci.yml).
 	@bin=$$(bash hack/tools.sh golangci-lint) && $$bin/golangci-lint run ./...
 
 .PHONY: verify
-verify: generate manifests lint ## Regenerate code and manifests and fail on any difference or lint finding.
-	@if [ -n "$$(git status --porcelain -- apis charts docs/metrics.md)" ]; then \
-		echo "generated files are out of date; run 'make generate manifests' and commit:"; git status --porcelain -- apis charts docs/metrics.md; git diff --stat -- apis charts docs/metrics.md; exit 1; fi
-	@echo "verify: generated files are up to date"
+verify: generate lint ## Run every generator and fail on any difference (generated files, go.mod and go.sum of both modules) or lint finding.
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
+		echo "generated files are out of date; run 'make generate' and commit:"; git status --porcelain -- $(GENERATED); git diff --stat -- $(GENERATED); exit 1; fi
+	@for m in . hack; do go -C $$m mod tidy -diff || { echo "$$m/go.mod or go.sum is not tidy; run 'go -C $$m mod tidy' and commit"; exit 1; }; done
+	@echo "verify: generated files are up to date; go.mod and go.sum of both modules are tidy"
 
 ##@ Local control plane
 .PHONY: controlplane
@@ -92,9 +107,9 @@ keda: ## Build KEDA's operator (KEDA_VERSION) from its Go module into .cache/ked
 
 ##@ Test
 .PHONY: test
-test: controlplane helm upstream-vpa prometheus image-under-test ## Unit tests, integration suites and the e2e suite against a real kube-apiserver and a real Prometheus (builds the control plane, helm, upstream's VPA and Prometheus when missing); every test's output, then the skipped and failed tests with their reasons.
+test: controlplane helm upstream-vpa prometheus image-under-test ## Unit tests, integration suites and the e2e suite of both modules (the product and hack/) against a real kube-apiserver and a real Prometheus (builds the control plane, helm, upstream's VPA and Prometheus when missing); every test's output, then the skipped and failed tests with their reasons.
 	@bin=$$(bash hack/tools.sh gotestsum) && HVPA_IMAGE_TEST_DIR=$(IMAGE_TEST_DIR) HVPA_IMAGE_PLATFORMS="$(HOST_PLATFORM)" \
-		$$bin/gotestsum --format standard-verbose --format-hide-empty-pkg -- $(GO_TEST_FLAGS) -count=1 ./...
+		$$bin/gotestsum --format standard-verbose --format-hide-empty-pkg --raw-command -- bash hack/gotest.sh $(GO_TEST_FLAGS) -count=1
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (fuzz seed corpora included; envtest suites skip under -short).
@@ -117,7 +132,7 @@ image-under-test:
 .PHONY: test-image
 test-image: ## The image test for every platform of IMAGE_PLATFORMS (make test checks the host's only): cross-builds, minutes on a cold build cache.
 	@$(MAKE) -s image IMAGE_DIR=$(IMAGE_TEST_DIR)-all IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" $(IMAGE_TEST_ARGS)
-	HVPA_IMAGE_TEST_DIR=$(IMAGE_TEST_DIR)-all HVPA_IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" go test -count=1 -run TestImage -v ./hack/image/
+	HVPA_IMAGE_TEST_DIR=$(IMAGE_TEST_DIR)-all HVPA_IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" go -C hack test -count=1 -run TestImage -v ./image/
 
 .PHONY: test-e2e
 test-e2e: controlplane helm prometheus build ## The e2e suite: bin/hvpa as a process against the local control plane, scraped by a real Prometheus (make test runs it too).
@@ -126,7 +141,7 @@ test-e2e: controlplane helm prometheus build ## The e2e suite: bin/hvpa as a pro
 .PHONY: dashboards
 dashboards: controlplane helm prometheus build ## Run the e2e suite keeping its Prometheus data (.cache/e2e-prometheus), then render the dashboard images from it into docs/dashboards (hack/dashrender, on a real Prometheus).
 	HVPA_BINARY=$(CURDIR)/bin/hvpa HVPA_E2E_PROMETHEUS_DATA=$(CURDIR)/.cache/e2e-prometheus go test -count=1 ./e2e/...
-	go run ./hack/dashrender --prometheus .cache/e2e-prometheus --dashboards charts/hvpa/dashboards --out docs/dashboards
+	$(HACK_RUN) dashrender --prometheus .cache/e2e-prometheus --dashboards charts/hvpa/dashboards --out docs/dashboards
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 5s) beyond its seed corpus.
@@ -155,7 +170,7 @@ image: ## OCI image without a container engine: static binaries per IMAGE_PLATFO
 		echo "image: building hvpa $(VERSION) for $$p"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(IMAGE_DIR)/hvpa-$$os-$$arch ./cmd/hvpa || exit 1; \
 		bins="$$bins --binary $$p=$(IMAGE_DIR)/hvpa-$$os-$$arch"; done; \
-	go run ./hack/image --out $(IMAGE_DIR)/oci --version $(VERSION) --revision "$(REVISION)" --created $(CREATED) $$bins $(if $(IMG),--push $(IMG))
+	$(HACK_RUN) image --out $(IMAGE_DIR)/oci --version $(VERSION) --revision "$(REVISION)" --created $(CREATED) $$bins $(if $(IMG),--push $(IMG))
 	@bin=$$(bash hack/tools.sh cyclonedx-gomod) && CGO_ENABLED=0 $$bin/cyclonedx-gomod app -json -licenses -noserial -notimestamp \
 		-main cmd/hvpa -output $(IMAGE_DIR)/sbom.cdx.json . && echo "image: SBOM in $(IMAGE_DIR)/sbom.cdx.json"
 
@@ -179,7 +194,7 @@ release: release-check ## Publish VERSION (a tag): image to IMG with its SBOM, c
 
 .PHONY: demo
 demo: controlplane ## A Deployment scaled by an Hvpa and an HPA under a played load, with a live table (Ctrl-C stops).
-	go run ./hack/demo $(DEMO_ARGS)
+	$(HACK_RUN) demo $(DEMO_ARGS)
 
 SHOOTOUT_DIR ?= $(CURDIR)/bin/shootout
 .PHONY: shootout
@@ -197,7 +212,7 @@ BENCH_ARGS ?=
 
 .PHONY: bench-scale
 bench-scale: controlplane build ## Scale benchmark of bin/hvpa on a local control plane per N (N="100 1000", INTERVAL, LOOPS, SETTLE, CREATES, HISTORY, COMPONENTS, BENCH_ARGS); not part of make test.
-	go run ./hack/benchscale --hvpa bin/hvpa --n "$(N)" --interval $(INTERVAL) --loops $(LOOPS) --settle $(SETTLE) --creates $(CREATES) --history $(HISTORY) --components $(COMPONENTS) $(BENCH_ARGS)
+	$(HACK_RUN) benchscale --hvpa bin/hvpa --n "$(N)" --interval $(INTERVAL) --loops $(LOOPS) --settle $(SETTLE) --creates $(CREATES) --history $(HISTORY) --components $(COMPONENTS) $(BENCH_ARGS)
 
 .PHONY: clean
 clean: ## Remove build outputs (keeps the control-plane cache; `rm -rf .cache` removes that too).

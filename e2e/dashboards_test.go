@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/hvpa-dev/hvpa/hack/dashrender/grafana"
+	"github.com/hvpa-dev/hvpa/test/grafana"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 

@@ -6,24 +6,28 @@
 # is reported, not failed, so that CI is red only for a real finding.
 set -uo pipefail
 fuzztime=${1:-5s}
-for pkg in $(go list ./... | grep -v /e2e); do
-	dir=$(go list -f '{{.Dir}}' "$pkg")
-	for f in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz'); do
-		echo "fuzz $pkg $f"
-		corpus="$dir/testdata/fuzz/$f"
-		before=$(ls "$corpus" 2>/dev/null)
-		out=$(go test "$pkg" -run '^$' -fuzz "^$f\$" -fuzztime "$fuzztime" 2>&1)
-		rc=$?
-		if [ $rc -eq 0 ]; then
-			echo "$out" | tail -3
-			continue
-		fi
-		if [ "$before" = "$(ls "$corpus" 2>/dev/null)" ] && echo "$out" | grep -q '^    context deadline exceeded$'; then
-			echo "$out" | tail -3
-			echo "fuzz $f: no failing input; Go's fuzz coordinator stopped on its own deadline (go.dev/issue/75804): not a failure"
-			continue
-		fi
-		echo "$out" | tail -40
-		exit 1
+cd "$(dirname "$0")/.."
+# both modules: the product (.) and the tools (hack/, a module of its own)
+for mod in . hack; do
+	for pkg in $(go -C "$mod" list ./... | grep -v /e2e); do
+		dir=$(go -C "$mod" list -f '{{.Dir}}' "$pkg")
+		for f in $(go -C "$mod" test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz'); do
+			echo "fuzz $pkg $f"
+			corpus="$dir/testdata/fuzz/$f"
+			before=$(ls "$corpus" 2>/dev/null)
+			out=$(go -C "$mod" test "$pkg" -run '^$' -fuzz "^$f\$" -fuzztime "$fuzztime" 2>&1)
+			rc=$?
+			if [ $rc -eq 0 ]; then
+				echo "$out" | tail -3
+				continue
+			fi
+			if [ "$before" = "$(ls "$corpus" 2>/dev/null)" ] && echo "$out" | grep -q '^    context deadline exceeded$'; then
+				echo "$out" | tail -3
+				echo "fuzz $f: no failing input; Go's fuzz coordinator stopped on its own deadline (go.dev/issue/75804): not a failure"
+				continue
+			fi
+			echo "$out" | tail -40
+			exit 1
+		done
 	done
 done

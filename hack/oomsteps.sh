@@ -14,7 +14,8 @@ seeds=${SEEDS:-1 2 3 4}
 steps=${STEPS:-1.5 2 3 5}
 mkdir -p "$dir"
 go build -o "$dir/hvpa" ./cmd/hvpa
-go build -o "$dir/gentrace" ./hack/gentrace
+# hack/ is a module of its own (hack/go.mod): built there, into this folder
+go -C hack build -o "$(cd "$dir" && pwd)/gentrace" ./gentrace
 
 # the EP-0001 Hvpa for every workload of the traces (targetRef.name "*")
 {

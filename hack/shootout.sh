@@ -15,7 +15,8 @@ hvpa_file=${HVPA_FILE:-examples/hvpa-shootout.yaml}
 policies=${POLICIES:-hvpa,hpa,vpa,hpa+vpa}
 mkdir -p "$dir"
 go build -o "$dir/hvpa" ./cmd/hvpa
-go build -o "$dir/gentrace" ./hack/gentrace
+# hack/ is a module of its own (hack/go.mod): built there, into this folder
+go -C hack build -o "$(cd "$dir" && pwd)/gentrace" ./gentrace
 
 traces=()
 for p in web spiky weekly flash ramp batch constant stepdown; do
@@ -52,6 +53,6 @@ cat "$out"
 	echo
 	echo "## Goals: the Hvpa against the best baseline of each workload"
 	echo
-	go run ./hack/shootoutgoals "$dir"/*.json || true
+	HVPA_HACK_BIN=$dir bash hack/run.sh shootoutgoals "$dir"/*.json || true
 } > "$dir/goals.md"
 cat "$dir/goals.md"

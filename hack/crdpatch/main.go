@@ -8,7 +8,7 @@
 // upstream's CRDs keep (served: false, storage: false, the v1 schema): a cluster where v1beta2 is still
 // among status.storedVersions refuses a CRD update that drops the version.
 //
-// Usage: go run ./hack/crdpatch DIR   (rewrites every *.yaml in DIR in place; running it twice changes nothing)
+// Usage: hack/run.sh crdpatch DIR   (rewrites every *.yaml in DIR in place; running it twice changes nothing)
 package main
 
 import (

@@ -2,7 +2,7 @@
 // TSDB, without Grafana: `make dashboards` runs the e2e suite, which keeps the data of the real Prometheus
 // that scraped it, then
 //
-//	go run ./hack/dashrender --prometheus .cache/e2e-prometheus --dashboards charts/hvpa/dashboards --out docs/dashboards
+//	hack/run.sh dashrender --prometheus .cache/e2e-prometheus --dashboards charts/hvpa/dashboards --out docs/dashboards
 //
 // starts a real Prometheus (test/prometheus, no scrape jobs) on that folder's data, evaluates every panel's
 // queries as range queries over the data's time range (the TSDB head's, or --start and --end) with Grafana's
@@ -18,7 +18,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/hvpa-dev/hvpa/hack/dashrender/grafana"
+	"github.com/hvpa-dev/hvpa/test/grafana"
 )
 
 // options are the command's flags.

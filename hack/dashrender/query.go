@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/hvpa-dev/hvpa/hack/dashrender/grafana"
+	"github.com/hvpa-dev/hvpa/test/grafana"
 	"github.com/hvpa-dev/hvpa/test/prometheus"
 )
 

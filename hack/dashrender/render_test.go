@@ -18,7 +18,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/hvpa-dev/hvpa/hack/dashrender/grafana"
+	"github.com/hvpa-dev/hvpa/test/grafana"
 )
 
 var out = flag.String("out", "", "also write the PNGs of the dashboards over synthetic series to this folder")
@@ -74,8 +74,8 @@ func loadDashboards(t *testing.T) []grafana.Dashboard {
 
 // TestRenderDashboards renders the real dashboards over synthetic series: every query is asked for with its
 // variables substituted, every panel shows its series (pixels of their colors inside it), the images have
-// the grid's size, and rendering is deterministic. `go test ./hack/dashrender -run TestRenderDashboards -out
-// DIR` also writes the images to DIR.
+// the grid's size, and rendering is deterministic. `go -C hack test ./dashrender -run TestRenderDashboards
+// -out DIR` also writes the images to DIR.
 func TestRenderDashboards(t *testing.T) {
 	rng := testRange()
 	for _, d := range loadDashboards(t) {

@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/hvpa-dev/hvpa/hack/dashrender/grafana"
+	"github.com/hvpa-dev/hvpa/test/grafana"
 )
 
 // Legend entries: text size, line height, swatch width and the space after an entry, in pixels.

@@ -15,10 +15,10 @@
 // default the profile's three), --days days (default 4, 8 for weekly), realistic per-minute noise,
 // deterministic per --seed.
 //
-//	go run ./hack/gentrace --workloads 5000 --pods 2 --containers 1 --days 1 > /tmp/big.csv
-//	go run ./hack/gentrace --shape step --workloads 3 --pods 1 --days 3 --cpu 400 --memory 1Gi \
+//	hack/run.sh gentrace --workloads 5000 --pods 2 --containers 1 --days 1 > /tmp/big.csv
+//	hack/run.sh gentrace --shape step --workloads 3 --pods 1 --days 3 --cpu 400 --memory 1Gi \
 //	    --step-cpu 2500 --step-memory 5Gi --step-every 6h > /tmp/step.csv
-//	go run ./hack/gentrace --demand flash --seed 1 | gzip > /tmp/flash.csv.gz
+//	hack/run.sh gentrace --demand flash --seed 1 | gzip > /tmp/flash.csv.gz
 package main
 
 import (

@@ -4,7 +4,7 @@
 // platforms form one multi-arch index, written as an OCI image layout and, with --push, to a registry.
 // Every timestamp is --created (the commit's time), so the same binaries give the same digests.
 //
-//	go run ./hack/image --out .cache/image/oci --version v0.2.0 --revision <sha> --created <unix seconds> \
+//	hack/run.sh image --out .cache/image/oci --version v0.2.0 --revision <sha> --created <unix seconds> \
 //	    --binary linux/amd64=.cache/image/hvpa-linux-amd64 --binary linux/arm64=.cache/image/hvpa-linux-arm64
 //
 // `make image` builds the binaries and the SBOM and calls this; docs/release.md says how a release uses it.

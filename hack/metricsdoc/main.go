@@ -1,6 +1,6 @@
 // Command metricsdoc prints docs/metrics.md, the reference of the metrics the hvpa binary exports:
 //
-//	go run ./hack/metricsdoc > docs/metrics.md
+//	hack/run.sh metricsdoc > docs/metrics.md   (make generate)
 //
 // A test (hack/internal/metricsdoc) checks that the committed page is current.
 package main

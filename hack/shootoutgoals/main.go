@@ -3,7 +3,7 @@
 // run against its best baseline, its VPA run and its HPA churn, and the median over the workloads. It exits
 // with 1 when a goal is missed.
 //
-//	go run ./hack/shootoutgoals [--hvpa LABEL] FILE.json...
+//	hack/run.sh shootoutgoals [--hvpa LABEL] FILE.json...
 package main
 
 import (

@@ -3,7 +3,7 @@
 // an install decides: the Service each clientConfig points at, the caBundle and the namespaces the pod
 // webhook skips. `make manifests` runs it; `make verify` fails when the file is out of date.
 //
-// Usage: go run ./hack/webhookgen FILE
+// Usage: hack/run.sh webhookgen FILE
 package main
 
 import (

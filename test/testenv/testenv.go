@@ -46,22 +46,48 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// ModuleRoot is the folder holding go.mod, found from the working directory upwards.
+// ProductModule is the module path of the repository's root module (go.mod at the repository root).
+const ProductModule = "github.com/hvpa-dev/hvpa"
+
+// ModuleRoot is the repository root: the folder, from the working directory upwards, whose go.mod declares
+// ProductModule. The go.mod of a nested module (hack/go.mod, module github.com/hvpa-dev/hvpa/hack) is passed
+// over, so that the tools' tests and commands find charts/, docs/ and .cache/ from hack/ too.
 func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		path, err := modulePath(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			return "", err
+		}
+		if path == ProductModule {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("testenv: no go.mod above the working directory")
+			return "", fmt.Errorf("testenv: no go.mod of module %s above the working directory", ProductModule)
 		}
 		dir = parent
 	}
+}
+
+// modulePath is the module path that the go.mod at path declares; "" when there is no file.
+func modulePath(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`), nil
+		}
+	}
+	return "", fmt.Errorf("testenv: %s has no module line", path)
 }
 
 // AssetsDir is the folder with kube-apiserver, kube-controller-manager, kubectl and etcd: $KUBEBUILDER_ASSETS,

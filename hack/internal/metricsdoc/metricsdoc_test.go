@@ -13,8 +13,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite docs/metrics.md from this build")
 
-// TestMetricsPage checks that docs/metrics.md is what `go run ./hack/metricsdoc` prints.
-// `go test ./hack/internal/metricsdoc -run TestMetricsPage -update` rewrites it: review the diff.
+// TestMetricsPage checks that docs/metrics.md is what `hack/run.sh metricsdoc` prints.
+// `go -C hack test ./internal/metricsdoc -run TestMetricsPage -update` rewrites it: review the diff.
 func TestMetricsPage(t *testing.T) {
 	path := filepath.Join("..", "..", "..", "docs", "metrics.md")
 	want := Markdown()
@@ -29,7 +29,7 @@ func TestMetricsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, string(got)); diff != "" {
-		t.Errorf("docs/metrics.md is not current: run `go run ./hack/metricsdoc > docs/metrics.md` (-generated +page):\n%s", diff)
+		t.Errorf("docs/metrics.md is not current: run `make generate` (hack/run.sh metricsdoc > docs/metrics.md) (-generated +page):\n%s", diff)
 	}
 }
 

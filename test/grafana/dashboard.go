@@ -2,7 +2,8 @@
 // the way Grafana does before it sends them to Prometheus: template variables take their "All" value and the
 // built-in intervals ($__range, $__interval, $__rate_interval) are filled in. The dashboard image renderer
 // (hack/dashrender), the e2e suite's check of every dashboard query against a real Prometheus, and the
-// dashboard tests of hack/internal/metricsdoc share it. It holds no PromQL of its own: the queries go to
+// dashboard tests of hack/internal/metricsdoc share it: it lives in the test kit of the product module, which
+// the e2e suite imports, not in the hack module (hack/go.mod). It holds no PromQL of its own: the queries go to
 // Prometheus, and Selectors reads them with Prometheus' own parser.
 package grafana
 
