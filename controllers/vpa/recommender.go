@@ -410,6 +410,45 @@ type podMatch struct {
 	adaptive map[types.NamespacedName][]*served
 }
 
+// matchVPAs records the VPAs of list whose targets select running pod p (labels set), counting their pods.
+func (m *podMatch) matchVPAs(p *podstore.Pod, set labels.Set, list []*served) {
+	key := p.Key()
+	for _, s := range list {
+		if !s.target.Selector.Matches(set) {
+			continue
+		}
+		s.matched++
+		if s.pod == nil {
+			s.pod = p
+		}
+		m.owners[key] = append(m.owners[key], objectRef{kindVPA, s.vpa.Name})
+		if s.adaptive != nil {
+			m.adaptive[key] = append(m.adaptive[key], s)
+		}
+		if _, ok := m.model[key]; !ok {
+			m.model[key] = s.models
+		}
+	}
+}
+
+// matchHvpas records the Hvpas of list whose targets select running pod p: the first feeds its workload total.
+func (m *podMatch) matchHvpas(p *podstore.Pod, set labels.Set, list []*servedHvpa) {
+	key := p.Key()
+	for _, h := range list {
+		if !h.target.Selector.Matches(set) {
+			continue
+		}
+		m.owners[key] = append(m.owners[key], objectRef{kindHvpa, h.hvpa.Name})
+		if _, ok := m.hvpa[key]; !ok {
+			m.hvpa[key] = h
+			h.pods++
+		}
+		if _, ok := m.model[key]; !ok {
+			m.model[key] = h.models
+		}
+	}
+}
+
 // matchPods matches the running pods to the VPAs and Hvpas whose targets select them (counting each
 // VPA's and Hvpa's pods). With --memory-saver only the pods some object selects are tracked.
 func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaView) podMatch {
@@ -437,33 +476,8 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 			continue
 		}
 		key, set := p.Key(), labels.Set(p.Labels)
-		for _, s := range byNS[p.Namespace] {
-			if s.target.Selector.Matches(set) {
-				s.matched++
-				if s.pod == nil {
-					s.pod = p
-				}
-				m.owners[key] = append(m.owners[key], objectRef{kindVPA, s.vpa.Name})
-				if s.adaptive != nil {
-					m.adaptive[key] = append(m.adaptive[key], s)
-				}
-				if _, ok := m.model[key]; !ok {
-					m.model[key] = s.models
-				}
-			}
-		}
-		for _, h := range hvpaByNS[p.Namespace] {
-			if h.target.Selector.Matches(set) {
-				m.owners[key] = append(m.owners[key], objectRef{kindHvpa, h.hvpa.Name})
-				if _, ok := m.hvpa[key]; !ok {
-					m.hvpa[key] = h
-					h.pods++
-				}
-				if _, ok := m.model[key]; !ok {
-					m.model[key] = h.models
-				}
-			}
-		}
+		m.matchVPAs(p, set, byNS[p.Namespace])
+		m.matchHvpas(p, set, hvpaByNS[p.Namespace])
 		_, tracked := m.model[key]
 		for _, sel := range hvpaSelectors[p.Namespace] {
 			tracked = tracked || sel.Matches(set)
