@@ -8,7 +8,7 @@ import (
 
 // RecentWindow is how long a workload total keeps its recent load samples: the current load that an Hvpa's
 // total follows (docs/design/scaling.md section 2), beside the long history the percentiles come from.
-const RecentWindow = 3 * time.Hour
+const RecentWindow = time.Hour
 
 // RiseWindow and RiseHalfLife: the memory rise of a workload total is the largest factor by which its memory
 // load rose within RiseWindow (over the smallest sample of that window), a maximum that decays with

@@ -258,7 +258,7 @@ type Recommendation struct {
 	// When it has a resource, the VPA total is Spec.VPATotal of it; otherwise c x UncappedTarget (else Target).
 	Load Values
 	// Recent is the workload's load (as Load: above the pods' base, summed over the pods) sampled over the
-	// last hours (the recommender keeps 3 h), oldest first: the current load that the total follows (section 2). Empty: the long history
+	// last hour (the recommender keeps 1 h: the longest window the decision reads, Tracking.MemoryWindow), oldest first: the current load that the total follows (section 2). Empty: the long history
 	// (Load) alone decides.
 	Recent []LoadSample
 	// MemoryRise is the largest fraction by which the memory load rose within one reaction time (a few
