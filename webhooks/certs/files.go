@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // The certificate folder has the layout of a mounted Secret, so that the certificate and the key switch
@@ -35,7 +35,7 @@ func (r *Rotator) writeFiles(ctx context.Context, m Material) error {
 		return fmt.Errorf("writing the webhook certificate into %s: %w", r.opts.CertDir, err)
 	}
 	if wrote {
-		log.FromContext(ctx).Info("wrote the webhook serving certificate", "dir", r.opts.CertDir, "certNotAfter", notAfter(m.Cert))
+		logf.FromContext(ctx).Info("wrote the webhook serving certificate", "dir", r.opts.CertDir, "certNotAfter", notAfter(m.Cert))
 	}
 	return nil
 }
