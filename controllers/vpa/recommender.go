@@ -437,21 +437,7 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 			continue
 		}
 		key, set := p.Key(), labels.Set(p.Labels)
-		for _, s := range byNS[p.Namespace] {
-			if s.target.Selector.Matches(set) {
-				s.matched++
-				if s.pod == nil {
-					s.pod = p
-				}
-				m.owners[key] = append(m.owners[key], objectRef{kindVPA, s.vpa.Name})
-				if s.adaptive != nil {
-					m.adaptive[key] = append(m.adaptive[key], s)
-				}
-				if _, ok := m.model[key]; !ok {
-					m.model[key] = s.models
-				}
-			}
-		}
+		m.matchVPAs(p, key, set, byNS[p.Namespace])
 		for _, h := range hvpaByNS[p.Namespace] {
 			if h.target.Selector.Matches(set) {
 				m.owners[key] = append(m.owners[key], objectRef{kindHvpa, h.hvpa.Name})
@@ -473,6 +459,27 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 		}
 	}
 	return m
+}
+
+// matchVPAs records the VPAs of vpas (the pod's namespace) whose targets select pod p (key and set: its name
+// and labels), counting the VPAs' pods.
+func (m *podMatch) matchVPAs(p *podstore.Pod, key types.NamespacedName, set labels.Set, vpas []*served) {
+	for _, s := range vpas {
+		if !s.target.Selector.Matches(set) {
+			continue
+		}
+		s.matched++
+		if s.pod == nil {
+			s.pod = p
+		}
+		m.owners[key] = append(m.owners[key], objectRef{kindVPA, s.vpa.Name})
+		if s.adaptive != nil {
+			m.adaptive[key] = append(m.adaptive[key], s)
+		}
+		if _, ok := m.model[key]; !ok {
+			m.model[key] = s.models
+		}
+	}
 }
 
 // feedUsage reads the containers' usage from metrics.k8s.io into the models (and the Hvpas' workload
