@@ -71,7 +71,7 @@ vet: ## Run go vet (both modules: the product and hack/).
 	go -C hack vet ./...
 
 .PHONY: lint
-lint: ## Static checks: golangci-lint (GOLANGCI_LINT_VERSION, built from its Go module) with the import rules of the layers, errorlint, funlen, gocyclo, staticcheck, vet and gofmt (.golangci.yml).
+lint: ## Static checks: golangci-lint (GOLANGCI_LINT_VERSION, built from its Go module) with the import rules of the layers, import aliases, errcheck, errorlint, forbidigo (no clock in the pure cores), funlen, gocyclo, ginkgolinter, nolintlint, staticcheck, vet and gofmt (.golangci.yml).
 	@bin=$$(bash hack/tools.sh golangci-lint) && $$bin/golangci-lint run ./...
 
 .PHONY: verify
@@ -112,8 +112,8 @@ test: controlplane helm upstream-vpa prometheus image-under-test ## Unit tests, 
 		$$bin/gotestsum --format standard-verbose --format-hide-empty-pkg --raw-command -- bash hack/gotest.sh $(GO_TEST_FLAGS) -count=1
 
 .PHONY: test-unit
-test-unit: ## Unit tests only (fuzz seed corpora included; envtest suites skip under -short).
-	go test $(GO_TEST_FLAGS) -short $$(go list ./... | grep -v /e2e)
+test-unit: ## Unit tests only, with the race detector (fuzz seed corpora included; envtest suites skip under -short).
+	go test $(GO_TEST_FLAGS) -race -short $$(go list ./... | grep -v /e2e)
 
 .PHONY: test-integration
 test-integration: controlplane helm ## Only the Ginkgo suites on envtest with the local control plane.

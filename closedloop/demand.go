@@ -85,9 +85,9 @@ func WriteDemand(out io.Writer, d Demand) error {
 		d.Start = time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC)
 	}
 	w := bufio.NewWriterSize(out, 1<<20)
-	fmt.Fprintf(w, "# demand shape=%s workloads=%d pods=%d days=%g interval=%s cpu=%g memory=%g seed=%d\n",
+	_, _ = fmt.Fprintf(w, "# demand shape=%s workloads=%d pods=%d days=%g interval=%s cpu=%g memory=%g seed=%d\n",
 		d.Shape, d.Workloads, d.Pods, d.Days, d.Interval, d.CPU, d.Memory, d.Seed)
-	w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n")
+	_, _ = w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n") // bufio keeps the first write error; the Flush at the end returns it
 	rng := rand.New(rand.NewSource(d.Seed))
 	steps := int(d.Days * 24 * float64(time.Hour) / float64(d.Interval))
 	buf := make([]byte, 0, 128)

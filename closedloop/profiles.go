@@ -226,8 +226,8 @@ func WriteProfile(out io.Writer, d ProfileDemand) error {
 	}
 	d = d.withDefaults(shape)
 	w := bufio.NewWriterSize(out, 1<<20)
-	fmt.Fprintf(w, "# demand profile=%s sizes=%v days=%g seed=%d\n", d.Profile, d.Sizes, d.Days, d.Seed)
-	w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n")
+	_, _ = fmt.Fprintf(w, "# demand profile=%s sizes=%v days=%g seed=%d\n", d.Profile, d.Sizes, d.Days, d.Seed)
+	_, _ = w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n") // bufio keeps the first write error; the Flush at the end returns it
 	buf := make([]byte, 0, 160)
 	err := d.Each(func(r *trace.Row) error {
 		buf = strconv.AppendInt(buf[:0], r.Time, 10)

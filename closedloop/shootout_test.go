@@ -43,7 +43,9 @@ func TestProfiles(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			WriteProfile(&b, ProfileDemand{Profile: p, Seed: 1, Days: 1})
+			if err := WriteProfile(&b, ProfileDemand{Profile: p, Seed: 1, Days: 1}); err != nil {
+				t.Fatal(err)
+			}
 			if !bytes.Equal(a.Bytes(), b.Bytes()) || bytes.Equal(a.Bytes(), c.Bytes()) {
 				t.Errorf("the same seed must give the same trace and another seed another one")
 			}

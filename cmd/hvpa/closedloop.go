@@ -92,7 +92,7 @@ func runClosedLoop(cmd *cobra.Command, sources []policySource, a closedLoopArgs)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read only: Close has nothing to lose
 	out := ""
 	if a.outSet { // the rows go where --out says only when it is given: standard output has the table
 		out = a.out
@@ -119,7 +119,9 @@ func runClosedLoop(cmd *cobra.Command, sources []policySource, a closedLoopArgs)
 	if len(sums) == 0 {
 		return fmt.Errorf("%s: no workload of the trace is named by an Hvpa of %s (targetRef.name, or \"*\" for every workload)", a.trace, a.hvpaFile)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "hvpa simulate --closed-loop: %d workloads x %d runs in %s\n", len(sums)/len(opts.Runs), len(opts.Runs), time.Since(start).Round(time.Millisecond))
+	if _, err := fmt.Fprintf(cmd.ErrOrStderr(), "hvpa simulate --closed-loop: %d workloads x %d runs in %s\n", len(sums)/len(opts.Runs), len(opts.Runs), time.Since(start).Round(time.Millisecond)); err != nil {
+		return err
+	}
 	return a.write(cmd, sums, sim)
 }
 
@@ -136,11 +138,14 @@ func hvpaFor(hvpas []policySource) func(ns, workload string) *hvpav1alpha1.Hvpa 
 // write writes the outcome: the table (standard output, standard error when the rows go there), the summary
 // JSON and the report.
 func (a closedLoopArgs) write(cmd *cobra.Command, sums []closedloop.Summary, sim *closedloop.Simulator) error {
-	table := cmd.OutOrStdout()
+	table := &output{w: cmd.OutOrStdout()}
 	if a.outSet && a.out == "-" {
-		table = cmd.ErrOrStderr()
+		table.w = cmd.ErrOrStderr()
 	}
 	printClosedLoopTable(table, sums, a.flags.table == "markdown")
+	if table.err != nil {
+		return table.err
+	}
 	if a.summary != "" {
 		if err := writeSummaryJSON(a.summary, sums); err != nil {
 			return err
@@ -158,7 +163,7 @@ func writeReport(path, title string, sums []closedloop.Summary, series []*closed
 		return err
 	}
 	if err := closedloop.WriteReport(f, title, sums, series); err != nil {
-		f.Close()
+		_ = f.Close() // the write failed; its error is the one to report
 		return err
 	}
 	return f.Close()
@@ -214,7 +219,7 @@ var closedLoopColumns = []struct {
 }
 
 // printClosedLoopTable writes the outcome per workload and run as a table (aligned text or markdown).
-func printClosedLoopTable(w io.Writer, sums []closedloop.Summary, markdown bool) {
+func printClosedLoopTable(w *output, sums []closedloop.Summary, markdown bool) {
 	cells := [][]string{make([]string, len(closedLoopColumns))}
 	for i, c := range closedLoopColumns {
 		cells[0][i] = c.name
@@ -228,9 +233,9 @@ func printClosedLoopTable(w io.Writer, sums []closedloop.Summary, markdown bool)
 	}
 	if markdown {
 		for i, row := range cells {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+			w.printf("| %s |\n", strings.Join(row, " | "))
 			if i == 0 {
-				fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(row)))
+				w.printf("|%s\n", strings.Repeat("---|", len(row)))
 			}
 		}
 		return
@@ -250,7 +255,7 @@ func printClosedLoopTable(w io.Writer, sums []closedloop.Summary, markdown bool)
 				fmt.Fprintf(&b, "%*s  ", width[i], c)
 			}
 		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		w.println(strings.TrimRight(b.String(), " "))
 	}
 }
 

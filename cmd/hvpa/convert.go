@@ -68,6 +68,7 @@ over as it was.`,
 // happened to each object and every field that is not carried over as it was. It returns the objects to
 // write and the number of such fields.
 func convertDocuments(stderr io.Writer, docs []gardenerhvpa.Document) ([]json.RawMessage, int, error) {
+	o := &output{w: stderr}
 	var objects []json.RawMessage
 	losses := 0
 	for _, d := range docs {
@@ -82,26 +83,26 @@ func convertDocuments(stderr io.Writer, docs []gardenerhvpa.Document) ([]json.Ra
 			}
 			objects = append(objects, j)
 			if len(lost) == 0 {
-				fmt.Fprintf(stderr, "%s: converted; every field carried over\n", what)
+				o.printf("%s: converted; every field carried over\n", what)
 				continue
 			}
-			fmt.Fprintf(stderr, "%s: converted; %d fields not carried over as they were:\n", what, len(lost))
+			o.printf("%s: converted; %d fields not carried over as they were:\n", what, len(lost))
 			for _, l := range lost {
-				fmt.Fprintln(stderr, l.String())
+				o.println(l.String())
 			}
 			losses += len(lost)
 		case gardenerhvpa.SchemaHvpa:
-			fmt.Fprintf(stderr, "%s: already in hvpa's schema (it has %s); passed through unchanged\n", what, d.Why)
+			o.printf("%s: already in hvpa's schema (it has %s); passed through unchanged\n", what, d.Why)
 			objects = append(objects, d.JSON)
 		default:
-			fmt.Fprintf(stderr, "%s: not a gardener Hvpa; passed through unchanged\n", what)
+			o.printf("%s: not a gardener Hvpa; passed through unchanged\n", what)
 			objects = append(objects, d.JSON)
 		}
 	}
 	if len(docs) == 0 {
-		fmt.Fprintln(stderr, "# the input holds no objects")
+		o.println("# the input holds no objects")
 	}
-	return objects, losses, nil
+	return objects, losses, o.err
 }
 
 // encodeHvpa is a converted Hvpa as JSON, without the status and the empty creationTimestamp that the API

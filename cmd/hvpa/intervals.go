@@ -70,22 +70,26 @@ down boundary (down / replicas). The file may hold other objects too; the one Hv
 }
 
 func printIntervalTable(cmd *cobra.Command, iv []scaling.EffectiveInterval) error {
-	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	w := &output{w: tw}
 	for i, r := range scaling.Resources {
 		if i > 0 {
-			fmt.Fprintln(w)
+			w.println()
 		}
-		fmt.Fprintf(w, "%s\nREPLICAS\tUP (TOTAL)\tDOWN (TOTAL)\tPER-POD MAX\tPER-POD AT DOWN\n", r)
+		w.printf("%s\nREPLICAS\tUP (TOTAL)\tDOWN (TOTAL)\tPER-POD MAX\tPER-POD AT DOWN\n", r)
 		for _, e := range iv {
 			pin := ""
 			if e.Pinned.Has(r) {
 				pin = " (pinned)"
 			}
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s%s\t%s\n", e.Replicas, scaling.Format(r, e.Up[r]), scaling.Format(r, e.Down[r]),
+			w.printf("%d\t%s\t%s\t%s%s\t%s\n", e.Replicas, scaling.Format(r, e.Up[r]), scaling.Format(r, e.Down[r]),
 				scaling.Format(r, e.PerPodMax(r)), pin, scaling.Format(r, e.PerPodAtDown(r)))
 		}
 	}
-	return w.Flush()
+	if w.err != nil {
+		return w.err
+	}
+	return tw.Flush()
 }
 
 // quantity renders an amount as a Kubernetes quantity string ("unbounded" for no bound).

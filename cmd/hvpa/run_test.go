@@ -33,7 +33,7 @@ func freePort(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // the listener only found a free port
 	return l.Addr().String()
 }
 
@@ -122,7 +122,7 @@ func TestRunRecommender(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }() // a response body's Close has nothing to report once it is read
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 200 {
 			return "", fmt.Errorf("%s: %s", url, resp.Status)

@@ -132,19 +132,19 @@ type openLoopArgs struct {
 
 // runOpenLoop runs the recommender on a usage trace and writes its recommendations, the summary and, with
 // --report, the report.
-func runOpenLoop(cmd *cobra.Command, sources []policySource, a openLoopArgs) error {
+func runOpenLoop(cmd *cobra.Command, sources []policySource, a openLoopArgs) (rerr error) {
 	in, err := openInput(a.trace, cmd.InOrStdin())
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read only: Close has nothing to lose
 	out := cmd.OutOrStdout()
 	if a.out != "" && a.out != "-" {
 		f, err := os.Create(a.out)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer closeInto(f, &rerr)
 		out = f
 	}
 	var peak uint64
@@ -163,7 +163,7 @@ func runOpenLoop(cmd *cobra.Command, sources []policySource, a openLoopArgs) err
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer closeInto(f, &rerr)
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
@@ -176,19 +176,28 @@ func runOpenLoop(cmd *cobra.Command, sources []policySource, a openLoopArgs) err
 	wall := time.Since(start)
 	runtime.ReadMemStats(&ms)
 	peak = max(peak, ms.HeapAlloc)
-	printSummary(cmd.ErrOrStderr(), sim.Stats, wall, peak)
-	printScores(cmd.ErrOrStderr(), sim.Stats)
+	if err := printRun(cmd.ErrOrStderr(), sim.Stats, wall, peak); err != nil {
+		return err
+	}
 	if a.report != "" {
 		f, err := os.Create(a.report)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer closeInto(f, &rerr)
 		if err := simulate.WriteReport(f, a.trace, sim.Stats, sim.Series()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// closeInto closes a file the command wrote and, when the command has no error yet, makes Close's error its
+// error: a written file whose Close fails may not hold what was written.
+func closeInto(f io.Closer, err *error) {
+	if cerr := f.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
 }
 
 // simulatorOptions are the open-loop simulator's options: each workload's policy and model configuration
@@ -335,21 +344,29 @@ func overrides(annotations map[string]string) (*recommender.Config, string, erro
 	return &cfg, model, nil
 }
 
-func printSummary(w io.Writer, st simulate.Stats, wall time.Duration, peakHeap uint64) {
+// printRun writes the run's summary and scores.
+func printRun(w io.Writer, st simulate.Stats, wall time.Duration, peakHeap uint64) error {
+	o := &output{w: w}
+	printSummary(o, st, wall, peakHeap)
+	printScores(o, st)
+	return o.err
+}
+
+func printSummary(w *output, st simulate.Stats, wall time.Duration, peakHeap uint64) {
 	rate := float64(st.Samples) / wall.Seconds()
-	fmt.Fprintf(w, "hvpa simulate: %d rows, %d usage samples, %d OOM events (%d rejected), %d aggregates\n",
+	w.printf("hvpa simulate: %d rows, %d usage samples, %d OOM events (%d rejected), %d aggregates\n",
 		st.Rows, st.Samples, st.OOMs, st.RejectedOOMs, st.Aggregates)
-	fmt.Fprintf(w, "recommendations: %d rows over %d ticks\n", st.Recommendations, st.Ticks)
-	fmt.Fprintf(w, "wall time %s, %.0f samples/s, peak heap %.1f MiB\n", wall.Round(time.Millisecond), rate, float64(peakHeap)/(1<<20))
-	fmt.Fprintf(w, "quality: cpu slack %.1f%% (usage above target %.2f%% of %d samples), memory slack %.1f%% (above target %.2f%% of %d samples), target changes over 10%%: %d\n",
+	w.printf("recommendations: %d rows over %d ticks\n", st.Recommendations, st.Ticks)
+	w.printf("wall time %s, %.0f samples/s, peak heap %.1f MiB\n", wall.Round(time.Millisecond), rate, float64(peakHeap)/(1<<20))
+	w.printf("quality: cpu slack %.1f%% (usage above target %.2f%% of %d samples), memory slack %.1f%% (above target %.2f%% of %d samples), target changes over 10%%: %d\n",
 		100*st.CPUSlack(), 100*st.CPUAboveFraction(), st.ScoredCPU, 100*st.MemorySlack(), 100*st.MemoryAboveFraction(), st.ScoredMemory, st.TargetChanges)
 }
 
 // printScores writes the scores of the run (docs/simulate.md, "Scores"): of the recommendations written and,
 // when some workload ran the adaptive model, of upstream's beside them; then the candidates that won.
-func printScores(w io.Writer, st simulate.Stats) {
+func printScores(w *output, st simulate.Stats) {
 	line := func(name string, sc simulate.Scores) {
-		fmt.Fprintf(w, "scores (%s): cpu slack %.1f%%, memory slack %.1f%%, cpu over %.2f%%, memory over %.2f%%, OOM events %d, applied changes per container-day %.2f (%d over %.1f container-days)\n",
+		w.printf("scores (%s): cpu slack %.1f%%, memory slack %.1f%%, cpu over %.2f%%, memory over %.2f%%, OOM events %d, applied changes per container-day %.2f (%d over %.1f container-days)\n",
 			name, 100*sc.CPUSlack(), 100*sc.MemorySlack(), 100*sc.CPUOverFraction(), 100*sc.MemoryOverFraction(), sc.OOMs, sc.ChangesPerContainerDay(), sc.Changes, sc.ContainerDays)
 	}
 	if st.Adaptive == 0 {
@@ -362,7 +379,7 @@ func printScores(w io.Writer, st simulate.Stats) {
 		name string
 		wins map[string]int
 	}{{"cpu", st.CPUWinners}, {"memory", st.MemoryWinners}} {
-		fmt.Fprintf(w, "winners (%s, per tick and container): %s\n", r.name, topWinners(r.wins, 8))
+		w.printf("winners (%s, per tick and container): %s\n", r.name, topWinners(r.wins, 8))
 	}
 }
 

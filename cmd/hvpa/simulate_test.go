@@ -36,7 +36,7 @@ func runWithStdin(t *testing.T, stdin string, args ...string) (string, string, e
 func TestSimulateFromStdinWithPolicy(t *testing.T) {
 	dir := t.TempDir()
 	vpa := filepath.Join(dir, "vpa.yaml")
-	os.WriteFile(vpa, []byte(`apiVersion: autoscaling.k8s.io/v1
+	if err := os.WriteFile(vpa, []byte(`apiVersion: autoscaling.k8s.io/v1
 kind: VerticalPodAutoscaler
 metadata: {name: web, namespace: ns}
 spec:
@@ -47,7 +47,9 @@ spec:
         mode: "Off"
       - containerName: "*"
         maxAllowed: {cpu: 300m}
-`), 0o644)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, summary, err := runWithStdin(t, tinyTrace, "simulate", "--trace", "-", "--vpa", vpa)
 	if err != nil {
 		t.Fatalf("simulate: %v\n%s", err, summary)
@@ -89,7 +91,9 @@ func TestSimulateOverrideAnnotations(t *testing.T) {
 	trace := tinyTrace + "1736121720,ns,web,web-1,app,,,500,536870912,OOM\n1736121780,ns,web,web-1,app,400,300000000,,,\n"
 	write := func(ann string) string {
 		p := filepath.Join(dir, "vpa.yaml")
-		os.WriteFile(p, []byte("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: web\n  annotations: {"+ann+"}\nspec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"), 0o644)
+		if err := os.WriteFile(p, []byte("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: web\n  annotations: {"+ann+"}\nspec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return p
 	}
 	memTarget := func(out string) int64 { // ns/web/app's memory target at the last tick
@@ -277,11 +281,15 @@ func TestSimulateModelAdaptive(t *testing.T) {
 	}
 	dir := t.TempDir()
 	vpa := filepath.Join(dir, "vpa.yaml")
-	os.WriteFile(vpa, []byte("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: web\n  namespace: ns\n  annotations: {recommender.hvpa.dev/model: adaptive, recommender.hvpa.dev/safety-margin: \"0.2\"}\nspec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"), 0o644)
+	if err := os.WriteFile(vpa, []byte("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: web\n  namespace: ns\n  annotations: {recommender.hvpa.dev/model: adaptive, recommender.hvpa.dev/safety-margin: \"0.2\"}\nspec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, summary, err = runWithStdin(t, tinyTrace, "simulate", "--trace", "-", "--vpa", vpa); err != nil || !strings.Contains(summary, "scores (adaptive)") {
 		t.Errorf("the model annotation: %v\n%s", err, summary)
 	}
-	os.WriteFile(vpa, []byte("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: web\n  annotations: {recommender.hvpa.dev/model: best}\nspec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"), 0o644)
+	if err := os.WriteFile(vpa, []byte("apiVersion: autoscaling.k8s.io/v1\nkind: VerticalPodAutoscaler\nmetadata:\n  name: web\n  annotations: {recommender.hvpa.dev/model: best}\nspec:\n  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err = runWithStdin(t, tinyTrace, "simulate", "--trace", "-", "--vpa", vpa); err == nil || !strings.Contains(err.Error(), "recommender.hvpa.dev/model") {
 		t.Errorf("a bad model annotation: %v", err)
 	}

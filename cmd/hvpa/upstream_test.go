@@ -86,7 +86,7 @@ func TestUpstreamGarbageCollectionSparesHvpaHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer log.Close()
+	defer func() { _ = log.Close() }() // the child wrote the log through its own descriptor; closing ours loses nothing
 	up := exec.Command(bin, "--kubeconfig", cl.kubeconfig, "--checkpoints-gc-interval=1s", "--recommender-interval=1s",
 		"--address="+freePort(t), "--leader-elect=false", "--v=3")
 	up.Stdout, up.Stderr = log, log

@@ -39,7 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -172,7 +172,7 @@ func (r *Reconciler) hvpasOfPod(ctx context.Context, pod client.Object) []reconc
 	for _, key := range keys {
 		var l hvpav1alpha1.HvpaList
 		if err := r.Client.List(ctx, &l, client.InNamespace(pod.GetNamespace()), client.MatchingFields{IndexHvpaPodLabel: key}, client.UnsafeDisableDeepCopy); err != nil {
-			log.FromContext(ctx).V(1).Info("listing the Hvpas of a pod", "pod", pod.GetName(), "error", err.Error())
+			logf.FromContext(ctx).V(1).Info("listing the Hvpas of a pod", "pod", pod.GetName(), "error", err.Error())
 			return nil
 		}
 		for i := range l.Items {
@@ -252,7 +252,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case apierrors.IsConflict(perr):
 		// decided from a read someone else's write has overtaken: nothing is applied or told, and the Hvpa
 		// is decided again from a fresh read
-		log.FromContext(ctx).V(1).Info("status changed since it was read; deciding again")
+		logf.FromContext(ctx).V(1).Info("status changed since it was read; deciding again")
 		return reconcile.Result{RequeueAfter: conflictRetry}, nil
 	case perr != nil && err == nil:
 		err = perr
@@ -270,7 +270,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if serr := workload.UpdateScale(ctx, r.Client, op.gvk, h.Namespace, op.scale.Name, op.scale); serr != nil && err == nil {
 			err = fmt.Errorf("scaling %s %s to %d: %w", op.gvk.Kind, op.scale.Name, op.scale.Spec.Replicas, serr)
 		} else if serr == nil {
-			log.FromContext(ctx).V(1).Info("scaled", "target", op.scale.Name, "to", op.scale.Spec.Replicas)
+			logf.FromContext(ctx).V(1).Info("scaled", "target", op.scale.Name, "to", op.scale.Spec.Replicas)
 		}
 	}
 	return res, err
@@ -302,7 +302,7 @@ func (r *Reconciler) reportUndecodable(ctx context.Context, h *hvpav1alpha1.Hvpa
 	}
 	r.undecodable[key] = h.ResourceVersion // the patch's response
 	r.writtenMu.Unlock()
-	log.FromContext(ctx).Info("Hvpa does not decode; reported in its status", "hvpa", key.String(), "error", h.DecodeError)
+	logf.FromContext(ctx).Info("Hvpa does not decode; reported in its status", "hvpa", key.String(), "error", h.DecodeError)
 	return nil
 }
 
@@ -470,7 +470,7 @@ func (r *Reconciler) resolve(ctx context.Context, h *hvpav1alpha1.Hvpa, now time
 	h.Status.Replicas = scale.Status.Replicas
 	h.Status.Selector = target.Selector.String()
 	if pendingScaling(h, scale, now) {
-		log.FromContext(ctx).Info("finishing the scaling status records but the target does not show", "from", h.Status.LastScaling.FromReplicas, "to", h.Status.LastScaling.ToReplicas)
+		logf.FromContext(ctx).Info("finishing the scaling status records but the target does not show", "from", h.Status.LastScaling.FromReplicas, "to", h.Status.LastScaling.ToReplicas)
 		scale.Spec.Replicas = h.Status.LastScaling.ToReplicas
 		*op = scaleOp{gvk: target.GVK, scale: scale}
 		return nil, r.requeue(), nil
@@ -524,7 +524,7 @@ func (r *Reconciler) horizontal(ctx context.Context, h *hvpav1alpha1.Hvpa, owned
 	if err := r.setOwnReplicas(ctx, h, *h.Spec.Replicas); err != nil {
 		return src, err
 	}
-	log.FromContext(ctx).Info("the HPA that wrote spec.replicas no longer targets this Hvpa: its last replicas are no input", "replicas", *h.Spec.Replicas)
+	logf.FromContext(ctx).Info("the HPA that wrote spec.replicas no longer targets this Hvpa: its last replicas are no input", "replicas", *h.Spec.Replicas)
 	return scaling.HorizontalOf(h, owned, hpas.Items, ownReplicas(h)), nil
 }
 

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
@@ -21,12 +21,12 @@ import (
 func nodeRoom(ctx context.Context, c client.Client) *scaling.NodeRoom {
 	var nodes corev1.NodeList
 	if err := c.List(ctx, &nodes); err != nil {
-		log.FromContext(ctx).Error(err, "listing nodes; per-pod maxima are not capped to the largest node")
+		logf.FromContext(ctx).Error(err, "listing nodes; per-pod maxima are not capped to the largest node")
 		return nil
 	}
 	var daemonSets appsv1.DaemonSetList
 	if err := c.List(ctx, &daemonSets); err != nil {
-		log.FromContext(ctx).Error(err, "listing DaemonSets; per-pod maxima are not capped to the largest node")
+		logf.FromContext(ctx).Error(err, "listing DaemonSets; per-pod maxima are not capped to the largest node")
 		return nil
 	}
 	return scaling.NodeRoomOf(nodes.Items, daemonSets.Items)

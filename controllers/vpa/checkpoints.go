@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
@@ -63,7 +63,7 @@ func (h *historyLoad) source(storage string) string {
 // first run with --storage=prometheus, then each kind of checkpoint not loaded yet. What fails is logged and
 // tried again at the next run.
 func (r *Recommender) loadHistory(ctx context.Context) {
-	logger := log.FromContext(ctx)
+	logger := logf.FromContext(ctx)
 	if !r.hist.tried && r.Opts.Storage == StoragePrometheus {
 		if err := r.loadPrometheusHistory(ctx); err != nil {
 			logger.Error(err, "reading usage history from Prometheus failed; the VPAs' history comes from their checkpoints instead")
@@ -127,7 +127,7 @@ func (r *Recommender) loadVPACheckpoints(ctx context.Context) error {
 			}
 		}
 	}
-	log.FromContext(ctx).Info("loaded checkpoints", "kind", kindVPACheckpoint, "count", loaded, "listed", len(l.Items), "fromPrometheus", r.hist.prometheus)
+	logf.FromContext(ctx).Info("loaded checkpoints", "kind", kindVPACheckpoint, "count", loaded, "listed", len(l.Items), "fromPrometheus", r.hist.prometheus)
 	return nil
 }
 
@@ -149,7 +149,7 @@ func (r *Recommender) loadHvpaCheckpoints(ctx context.Context) error {
 			loaded++
 		}
 	}
-	log.FromContext(ctx).Info("loaded checkpoints", "kind", kindHvpaCheckpoint, "count", loaded, "listed", len(hl.Items))
+	logf.FromContext(ctx).Info("loaded checkpoints", "kind", kindHvpaCheckpoint, "count", loaded, "listed", len(hl.Items))
 	return nil
 }
 
@@ -162,7 +162,7 @@ func (r *Recommender) loadCheckpoint(ctx context.Context, ref checkpointRef, own
 	r.replaceable[ref] = true // loaded into the state, or unreadable: its history is not lost by a write
 	a, err := m.LoadAggregate(fromCheckpoint(status), r.Clock.Now())
 	if err != nil {
-		log.FromContext(ctx).Error(err, "skipping a checkpoint", "kind", ref.kind, "checkpoint", ref.Namespace+"/"+ref.Name)
+		logf.FromContext(ctx).Error(err, "skipping a checkpoint", "kind", ref.kind, "checkpoint", ref.Namespace+"/"+ref.Name)
 		return false
 	}
 	key := recommender.OwnerKey{Namespace: ref.Namespace, Owner: owner, Container: container}
@@ -284,12 +284,12 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 func (r *Recommender) notWritten(ctx context.Context, key vpaContainer, err error, now time.Time) {
 	var kept *longerHistoryError
 	if errors.As(err, &kept) {
-		log.FromContext(ctx).V(1).Info("checkpoint kept: it holds more history than this recommender's", "vpa", key.ns+"/"+key.vpa,
+		logf.FromContext(ctx).V(1).Info("checkpoint kept: it holds more history than this recommender's", "vpa", key.ns+"/"+key.vpa,
 			"container", key.container, "reason", err.Error())
 		r.written[key] = now
 		return
 	}
-	log.FromContext(ctx).Error(err, "writing checkpoint", "vpa", key.ns+"/"+key.vpa, "container", key.container)
+	logf.FromContext(ctx).Error(err, "writing checkpoint", "vpa", key.ns+"/"+key.vpa, "container", key.container)
 }
 
 // longerHistoryError: a checkpoint whose history this recommender has not loaded (--storage=prometheus, or
@@ -478,7 +478,7 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context) error {
 		deleted++
 	}
 	if deleted > 0 {
-		log.FromContext(ctx).Info("deleted orphaned checkpoints", "count", deleted)
+		logf.FromContext(ctx).Info("deleted orphaned checkpoints", "count", deleted)
 	}
 	return errors.Join(errs...)
 }

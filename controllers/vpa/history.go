@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
@@ -25,7 +25,7 @@ const (
 // container's pod labels (which VPA selects it) come from Prometheus, else from the live pod, else from the
 // pod template of the workload that owned the pod (gone pods without kube-state-metrics' label allow-list).
 func (r *Recommender) loadPrometheusHistory(ctx context.Context) error {
-	logger := log.FromContext(ctx)
+	logger := logf.FromContext(ctx)
 	history, err := r.History.History(ctx)
 	if err != nil {
 		return fmt.Errorf("reading usage history from Prometheus: %w", err)

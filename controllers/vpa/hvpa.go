@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/hvpacycle"
@@ -77,7 +77,7 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 	v := hvpaView{targets: map[string][]workload.Autoscaler{}, selectors: map[string][]labels.Selector{}}
 	var l hvpav1alpha1.HvpaList
 	if err := r.Client.List(ctx, &l, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).V(1).Info("listing Hvpas", "error", err.Error())
+		logf.FromContext(ctx).V(1).Info("listing Hvpas", "error", err.Error())
 		return v
 	}
 	for i := range l.Items {

@@ -8,7 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
@@ -24,12 +24,12 @@ import (
 func (r *Recommender) readNodeRoom(ctx context.Context) *scaling.NodeRoom {
 	var nodes corev1.NodeList
 	if err := r.Client.List(ctx, &nodes); err != nil {
-		log.FromContext(ctx).Error(err, "listing nodes; recommendations are not capped to the largest node this run")
+		logf.FromContext(ctx).Error(err, "listing nodes; recommendations are not capped to the largest node this run")
 		return nil
 	}
 	var daemonSets appsv1.DaemonSetList
 	if err := r.Client.List(ctx, &daemonSets); err != nil {
-		log.FromContext(ctx).Error(err, "listing DaemonSets; recommendations are not capped to the largest node this run")
+		logf.FromContext(ctx).Error(err, "listing DaemonSets; recommendations are not capped to the largest node this run")
 		return nil
 	}
 	return scaling.NodeRoomOf(nodes.Items, daemonSets.Items)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 )
@@ -29,7 +29,7 @@ func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.
 		cs := r.container(m, p, container, now)
 		peak, _ := cs.State.OpenWindowPeak()
 		if err := m.RecordOOM(cs.State, at, request); err != nil {
-			log.FromContext(ctx).V(1).Info("OOM not recorded", "pod", p.Namespace+"/"+p.Name, "container", container, "reason", err.Error())
+			logf.FromContext(ctx).V(1).Info("OOM not recorded", "pod", p.Namespace+"/"+p.Name, "container", container, "reason", err.Error())
 			return
 		}
 		r.Metrics.OOMs.Inc()

@@ -23,7 +23,7 @@ import (
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
@@ -166,8 +166,8 @@ func (r *Recommender) NeedLeaderElection() bool { return true }
 // object never stops the loop). With Informers, a VPA created between runs gets its first recommendation
 // at once from the history already held (ServeNew), not at the next run.
 func (r *Recommender) Start(ctx context.Context) error {
-	logger := log.FromContext(ctx).WithName("recommender")
-	ctx = log.IntoContext(ctx, logger)
+	logger := logf.FromContext(ctx).WithName("recommender")
+	ctx = logf.IntoContext(ctx, logger)
 	created := make(chan struct{}, 1)
 	if r.Informers != nil {
 		inf, err := r.Informers.GetInformer(ctx, &vpav1.VerticalPodAutoscaler{})
@@ -210,7 +210,7 @@ func (r *Recommender) waitForRun(ctx context.Context, tick <-chan time.Time, cre
 		case <-created:
 			time.Sleep(newVPABatch) // VPAs created together are served together
 			if _, err := r.ServeNew(ctx); err != nil && ctx.Err() == nil {
-				log.FromContext(ctx).Error(err, "serving new VerticalPodAutoscalers; they get a recommendation at the next run")
+				logf.FromContext(ctx).Error(err, "serving new VerticalPodAutoscalers; they get a recommendation at the next run")
 			}
 		}
 	}
@@ -274,7 +274,7 @@ func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
 	}
 	r.writeStatuses(ctx, fresh)
 	if len(fresh) > 0 {
-		log.FromContext(ctx).Info("new VerticalPodAutoscalers served", "vpas", len(fresh))
+		logf.FromContext(ctx).Info("new VerticalPodAutoscalers served", "vpas", len(fresh))
 	}
 	return len(fresh), nil
 }
@@ -313,7 +313,7 @@ type served struct {
 func (r *Recommender) RunOnce(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	logger := log.FromContext(ctx)
+	logger := logf.FromContext(ctx)
 	steps := newRunSteps(r)
 	defer steps.end()
 	r.statusWrites = 0
@@ -498,7 +498,7 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 	r.usageErr = err
 	if err != nil {
 		r.Metrics.MetricsAPIErrors.Inc()
-		log.FromContext(ctx).Error(err, "reading container usage; recommendations keep their history")
+		logf.FromContext(ctx).Error(err, "reading container usage; recommendations keep their history")
 	}
 	now := r.Clock.Now()
 	sums := usageSums{}
@@ -535,7 +535,7 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 	r.Metrics.setUsage(sums)
 	loads.record(r.state, now)
 	if future > 0 {
-		log.FromContext(ctx).Info("usage samples dated in the future refused (a node's clock ahead of this one's?)", "samples", future,
+		logf.FromContext(ctx).Info("usage samples dated in the future refused (a node's clock ahead of this one's?)", "samples", future,
 			"maxSkew", recommender.MaxSampleSkew.String())
 	}
 	return len(usage) - future, now
@@ -556,7 +556,7 @@ func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, 
 	if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
 		r.lastGC = now
 		if err := r.deleteOrphanCheckpoints(ctx); err != nil {
-			log.FromContext(ctx).Error(err, "deleting orphaned checkpoints")
+			logf.FromContext(ctx).Error(err, "deleting orphaned checkpoints")
 		}
 	}
 	r.collect(now)

@@ -695,7 +695,7 @@ var _ = Describe("the recommender", func() {
 		lonely := condition(getVPA(ctx, ns, "lonely"), vpav1.NoPodsMatched)
 		Expect(lonely).NotTo(BeNil())
 		Expect(lonely.Status).To(Equal(corev1.ConditionTrue))
-		Expect(len(eventsFor(ctx, ns, "unknown-kind"))).To(Equal(1), "the warning is not repeated every run")
+		Expect(eventsFor(ctx, ns, "unknown-kind")).To(HaveLen(1), "the warning is not repeated every run")
 	})
 
 	It("serves every other VPA when one stored before the CRD's rules does not decode", func() {

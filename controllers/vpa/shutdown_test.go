@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
@@ -49,7 +49,7 @@ func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = r.RunOnce(log.IntoContext(ctx, logger))
+	err = r.RunOnce(logf.IntoContext(ctx, logger))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("a run cut short returned %v, want context.Canceled", err)
 	}
@@ -59,7 +59,7 @@ func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
 	}
 
 	lines = nil
-	if err := r.RunOnce(log.IntoContext(context.Background(), logger)); err != nil {
+	if err := r.RunOnce(logf.IntoContext(context.Background(), logger)); err != nil {
 		t.Fatal(err)
 	}
 	var run string

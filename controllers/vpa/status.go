@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/internal/workload"
@@ -119,7 +119,7 @@ const StatusWriters = 8
 // writers are kept: a decision starts from the status read, and a stale read is refused). A failed patch is
 // logged and retried at the next run; the others go on.
 func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
-	logger := log.FromContext(ctx)
+	logger := logf.FromContext(ctx)
 	var writes []*statusWrite
 	for _, s := range list {
 		w, err := r.decideStatus(s)

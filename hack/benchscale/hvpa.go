@@ -95,7 +95,7 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 	h.cmd.Stdout, h.cmd.Stderr = logOut, logOut
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := h.cmd.Start(); err != nil {
-		logOut.Close()
+		_ = logOut.Close() // nothing was written to it; the failed start is the error to report
 		return nil, fmt.Errorf("starting %s: %w", cfg.binary, err)
 	}
 	go func() { _ = h.cmd.Wait(); close(h.done) }()
@@ -113,7 +113,7 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 
 // waitReady waits for /readyz and, with webhooks, for the caBundle of both webhook configurations.
 func (h *hvpaProcess) waitReady(ctx context.Context, c client.Client, probePort int, webhooks bool) error {
-	return waitFor(ctx, os.Stdout, "hvpa ready", time.Minute, func() (bool, string, error) {
+	return waitFor(ctx, stdout, "hvpa ready", time.Minute, func() (bool, string, error) {
 		if err := h.exited(); err != nil {
 			return false, "", err
 		}
@@ -121,7 +121,7 @@ func (h *hvpaProcess) waitReady(ctx context.Context, c client.Client, probePort 
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close() // only the status matters
 		if resp.StatusCode != http.StatusOK {
 			return false, "readyz " + resp.Status, nil
 		}
@@ -169,7 +169,7 @@ func (h *hvpaProcess) stop() {
 		}
 	}
 	h.stopW()
-	h.logOut.Close()
+	_ = h.logOut.Close() // the process wrote its log through its own descriptor; closing ours loses nothing
 }
 
 // tail is the last n lines of a file.

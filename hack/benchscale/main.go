@@ -57,7 +57,7 @@ func main() {
 	defer cancel()
 	var results []*result
 	for _, n := range cfg.sizes {
-		r, err := runOne(ctx, cfg, n, os.Stdout)
+		r, err := runOne(ctx, cfg, n, stdout)
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
 				fmt.Fprintln(os.Stderr, "benchscale: interrupted; everything it started is stopped")
@@ -68,7 +68,11 @@ func main() {
 		}
 		results = append(results, r)
 	}
-	printSummary(os.Stdout, cfg, results)
+	printSummary(stdout, cfg, results)
+	if stdout.err != nil {
+		fmt.Fprintln(os.Stderr, "benchscale: writing the report:", stdout.err)
+		os.Exit(1)
+	}
 }
 
 func parseFlags(args []string) (config, error) {

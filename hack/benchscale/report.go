@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -118,54 +119,58 @@ func (r *result) steady() []loopStats {
 	return slices.DeleteFunc(slices.Clone(r.loops), func(l loopStats) bool { return !l.steady })
 }
 
-// print writes the result's tables.
-func (r *result) print(out io.Writer, cfg config) {
-	fmt.Fprintf(out, "\n==== RESULT N=%d: %d Deployments x %d pods = %d pods, %d namespaces, recommender interval %s\n", r.n, r.n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval)
+// print writes the result's tables; it returns the report's write error.
+func (r *result) print(out *report, cfg config) error {
+	out.printf("\n==== RESULT N=%d: %d Deployments x %d pods = %d pods, %d namespaces, recommender interval %s\n", r.n, r.n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval)
 	var parts []string
 	for _, p := range r.setup {
 		parts = append(parts, fmt.Sprintf("%s %s", p.name, p.took))
 	}
-	fmt.Fprintf(out, "setup: %s\n", strings.Join(parts, ", "))
-	fmt.Fprintf(out, "time from VPA creation to its first recommendation (%d VPAs created at once in %s): min %s  p50 %s  p95 %s  max %s",
+	out.printf("setup: %s\n", strings.Join(parts, ", "))
+	out.printf("time from VPA creation to its first recommendation (%d VPAs created at once in %s): min %s  p50 %s  p95 %s  max %s",
 		r.n, r.vpaCreate.Round(time.Millisecond), sec(percentile(r.toRec, 0)), sec(percentile(r.toRec, 0.5)), sec(percentile(r.toRec, 0.95)), sec(percentile(r.toRec, 1)))
 	if r.noRec > 0 {
-		fmt.Fprintf(out, "  (%d VPAs WITHOUT a recommendation)", r.noRec)
+		out.printf("  (%d VPAs WITHOUT a recommendation)", r.noRec)
 	}
-	fmt.Fprintln(out)
+	out.println()
 	r.printLoops(out)
 	r.printRequests(out)
 	r.printWrites(out, cfg)
-	fmt.Fprintf(out, "process over the steady loops: RSS median %s, peak %s (peak over the whole run, VmHWM: %s); CPU %.2f s per loop (%.1f%% of one core)\n",
+	out.printf("process over the steady loops: RSS median %s, peak %s (peak over the whole run, VmHWM: %s); CPU %.2f s per loop (%.1f%% of one core)\n",
 		mib(median(r.rss)), mib(slices.Max(append([]int64{0}, r.rss...))), mib(r.peakRSS), r.cpuPerLoop(), 100*r.cpuPerLoop()/r.meanLoopWindow().Seconds())
-	fmt.Fprintf(out, "admission process (its own, as the chart deploys it): RSS median %s until the webhook cases, peak over the whole run %s\n",
+	out.printf("admission process (its own, as the chart deploys it): RSS median %s until the webhook cases, peak over the whole run %s\n",
 		mib(median(r.admissionRSS)), mib(r.admissionPeakRSS))
 	if len(r.errors) > 0 {
-		fmt.Fprintf(out, "error lines logged since the steady loops began: %d, e.g. %s\n", len(r.errors), r.errors[0])
+		out.printf("error lines logged since the steady loops began: %d, e.g. %s\n", len(r.errors), r.errors[0])
 	} else {
-		fmt.Fprintln(out, "error lines logged since the steady loops began: none")
+		out.println("error lines logged since the steady loops began: none")
 	}
-	fmt.Fprintf(out, "webhook: pod CREATE round trip seen by the client, %d creations per case\n", len(r.webhook[0].took))
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  CASE\tP50\tP99\tSIZED")
+	out.printf("webhook: pod CREATE round trip seen by the client, %d creations per case\n", len(r.webhook[0].took))
+	tw := out.table(0)
+	tw.println("  CASE\tP50\tP99\tSIZED")
 	for _, lc := range r.webhook {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d/%d\n", lc.name, ms(percentile(lc.took, 0.5)), ms(percentile(lc.took, 0.99)), lc.sized, len(lc.took))
+		tw.printf("  %s\t%s\t%s\t%d/%d\n", lc.name, ms(percentile(lc.took, 0.5)), ms(percentile(lc.took, 0.99)), lc.sized, len(lc.took))
 	}
 	d50, d99 := r.webhookCost()
-	fmt.Fprintf(tw, "  the webhook's cost (first case minus the last)\t%+.2fms\t%+.2fms\t\n", d50, d99)
-	tw.Flush()
-	fmt.Fprintf(out, "logs: %s (hvpa.log, audit.log, kube-controller-manager.log)\n", r.dir)
+	tw.printf("  the webhook's cost (first case minus the last)\t%+.2fms\t%+.2fms\t\n", d50, d99)
+	tw.flush()
+	out.printf("logs: %s (hvpa.log, audit.log, kube-controller-manager.log)\n", r.dir)
+	if out.err != nil {
+		return fmt.Errorf("writing the report: %w", out.err)
+	}
+	return nil
 }
 
 // printLoops is a row per recommender run since the VPAs were created.
-func (r *result) printLoops(out io.Writer) {
-	fmt.Fprintln(out, "recommender loops since the VPAs were created (* steady state; API requests, CPU: between the previous run line and this one; heap: at the line)")
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+func (r *result) printLoops(out *report) {
+	out.println("recommender loops since the VPAs were created (* steady state; API requests, CPU: between the previous run line and this one; heap: at the line)")
+	tw := out.table(tabwriter.AlignRight)
 	head := []string{"LOOP", "", "DURATION"}
 	for _, s := range steps {
 		head = append(head, strings.ToUpper(s))
 	}
 	head = append(head, "VPAS", "PODS", "SAMPLES", "AGGREGATES", "STATUS WRITES", "CHECKPOINTS", "API REQUESTS", "FAILED", "CPU s", "HEAP MiB", "")
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	tw.println(strings.Join(head, "\t"))
 	for i, l := range r.loops {
 		mark := ""
 		if l.steady {
@@ -178,13 +183,13 @@ func (r *result) printLoops(out io.Writer) {
 		row = append(row, fmt.Sprint(l.run.int("vpas")), fmt.Sprint(l.run.int("pods")), fmt.Sprint(l.run.int("usageSamples")), fmt.Sprint(l.run.int("aggregates")),
 			fmt.Sprint(l.run.int("statusWrites")), fmt.Sprint(l.run.int("checkpointsWritten")), fmt.Sprint(l.total), fmt.Sprint(l.failed),
 			fmt.Sprintf("%.2f", l.cpu), heapMiB(l.run.heap), "")
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+		tw.println(strings.Join(row, "\t"))
 	}
-	tw.Flush()
+	tw.flush()
 }
 
 // printRequests is the steady loops' API requests by verb and resource: each loop and the mean.
-func (r *result) printRequests(out io.Writer) {
+func (r *result) printRequests(out *report) {
 	steady := r.steady()
 	keys := map[string]int{}
 	for _, l := range steady {
@@ -202,37 +207,37 @@ func (r *result) printRequests(out io.Writer) {
 		}
 		return order[i] < order[j]
 	})
-	fmt.Fprintln(out, "API requests of the recommender process per steady loop, by verb and resource (audit log)")
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	out.println("API requests of the recommender process per steady loop, by verb and resource (audit log)")
+	tw := out.table(tabwriter.AlignRight)
 	head := []string{"VERB RESOURCE"}
 	for i := range steady {
 		head = append(head, fmt.Sprintf("LOOP %d", i+1))
 	}
-	fmt.Fprintln(tw, strings.Join(append(head, "MEAN", ""), "\t"))
+	tw.println(strings.Join(append(head, "MEAN", ""), "\t"))
 	total := []string{"total"}
 	for _, k := range order {
 		row := []string{k}
 		for _, l := range steady {
 			row = append(row, fmt.Sprint(l.requests[k]))
 		}
-		fmt.Fprintln(tw, strings.Join(append(row, fmt.Sprintf("%.1f", float64(keys[k])/float64(len(steady))), ""), "\t"))
+		tw.println(strings.Join(append(row, fmt.Sprintf("%.1f", float64(keys[k])/float64(len(steady))), ""), "\t"))
 	}
 	sum := 0
 	for _, l := range steady {
 		total = append(total, fmt.Sprint(l.total))
 		sum += l.total
 	}
-	fmt.Fprintln(tw, strings.Join(append(total, fmt.Sprintf("%.1f", float64(sum)/float64(len(steady))), ""), "\t"))
-	tw.Flush()
+	tw.println(strings.Join(append(total, fmt.Sprintf("%.1f", float64(sum)/float64(len(steady))), ""), "\t"))
+	tw.flush()
 }
 
 // printWrites compares the steady loops' checkpoint writes with their steady rate and gives the status
 // writes' rate over every loop since the first recommendations.
-func (r *result) printWrites(out io.Writer, cfg config) {
-	fmt.Fprintf(out, "checkpoint writes: %.1f per steady loop (the steady rate: ceil(N x interval / period) = %d)\n",
+func (r *result) printWrites(out *report, cfg config) {
+	out.printf("checkpoint writes: %.1f per steady loop (the steady rate: ceil(N x interval / period) = %d)\n",
 		r.meanOf("checkpointsWritten"), vpactrl.CheckpointQuota(r.n, cfg.interval, cfg.checkpointPeriod))
 	writes, loops := r.statusWrites()
-	fmt.Fprintf(out, "status writes: %d over the %d loops since every VPA had its recommendation: %.2f per loop, %.2f per VPA and day\n",
+	out.printf("status writes: %d over the %d loops since every VPA had its recommendation: %.2f per loop, %.2f per VPA and day\n",
 		writes, loops, float64(writes)/float64(max(loops, 1)), float64(writes)/float64(r.n)/(float64(loops)*cfg.interval.Hours()/24))
 }
 
@@ -301,22 +306,22 @@ func (r *result) webhookCost() (float64, float64) {
 }
 
 // printSummary is one row per N.
-func printSummary(out io.Writer, cfg config, results []*result) {
-	fmt.Fprintf(out, "\n==== SUMMARY (recommender interval %s, checkpoint period %s, %d pods per Deployment, %d steady loops after skipping %d, %d pod creations per webhook case)\n",
+func printSummary(out *report, cfg config, results []*result) {
+	out.printf("\n==== SUMMARY (recommender interval %s, checkpoint period %s, %d pods per Deployment, %d steady loops after skipping %d, %d pod creations per webhook case)\n",
 		cfg.interval, cfg.checkpointPeriod, cfg.podsPerApp, cfg.loops, cfg.settle, cfg.creates)
-	fmt.Fprintln(out, caseOf(cfg))
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "N\tPODS\tREC p50\tREC p95\tREC max\tLOOP p50\tAPI REQ/LOOP\tSTATUS WRITES/LOOP\t(SINCE RECS)\tCHECKPOINTS/LOOP\tCPU s/LOOP\tRSS MEDIAN\tRSS PEAK\tHEAP (LAST)\tADMISSION RSS\tWEBHOOK p50\tWEBHOOK p99\tCOST p50\tCOST p99\t")
+	out.println(caseOf(cfg))
+	tw := out.table(tabwriter.AlignRight)
+	tw.println("N\tPODS\tREC p50\tREC p95\tREC max\tLOOP p50\tAPI REQ/LOOP\tSTATUS WRITES/LOOP\t(SINCE RECS)\tCHECKPOINTS/LOOP\tCPU s/LOOP\tRSS MEDIAN\tRSS PEAK\tHEAP (LAST)\tADMISSION RSS\tWEBHOOK p50\tWEBHOOK p99\tCOST p50\tCOST p99\t")
 	for _, r := range results {
 		d50, d99 := r.webhookCost()
 		last := r.loops[len(r.loops)-1].run.heap
 		writes, loops := r.statusWrites()
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%d/%d\t%.1f\t%.2f\t%s\t%s\t%s MiB\t%s\t%s\t%s\t%+.2fms\t%+.2fms\t\n", r.n, r.pods,
+		tw.printf("%d\t%d\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%d/%d\t%.1f\t%.2f\t%s\t%s\t%s MiB\t%s\t%s\t%s\t%+.2fms\t%+.2fms\t\n", r.n, r.pods,
 			sec(percentile(r.toRec, 0.5)), sec(percentile(r.toRec, 0.95)), sec(percentile(r.toRec, 1)), short(r.medianLoop()),
 			r.meanRequests(), r.meanOf("statusWrites"), writes, loops, r.meanOf("checkpointsWritten"), r.cpuPerLoop(), mib(median(r.rss)), mib(r.peakRSS), heapMiB(last), mib(median(r.admissionRSS)),
 			ms(percentile(r.webhook[0].took, 0.5)), ms(percentile(r.webhook[0].took, 0.99)), d50, d99)
 	}
-	tw.Flush()
+	tw.flush()
 }
 
 // caseOf says which case the run measures.
@@ -379,3 +384,40 @@ func heapMiB(bytes float64) string {
 func sec(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 
 func mib(kib int64) string { return fmt.Sprintf("%.0f MiB", float64(kib)/1024) }
+
+// report writes benchscale's progress lines and tables to its output and keeps the first write error: once
+// a write fails nothing more is written, and benchscale ends with that error instead of a report cut short.
+type report struct {
+	w   io.Writer
+	err error
+}
+
+// stdout is the report on the standard output; main checks its error at the end.
+var stdout = &report{w: os.Stdout}
+
+func (p *report) Write(b []byte) (int, error) {
+	if p.err != nil {
+		return 0, p.err
+	}
+	n, err := p.w.Write(b)
+	p.err = err
+	return n, err
+}
+
+// the write errors of printf and println are kept in p.err
+func (p *report) printf(format string, args ...any) { _, _ = fmt.Fprintf(p, format, args...) }
+func (p *report) println(args ...any)               { _, _ = fmt.Fprintln(p, args...) }
+
+// table is a tabwriter onto the report; its rows reach the report at flush.
+type table struct {
+	*report
+	tw *tabwriter.Writer
+}
+
+func (p *report) table(flags uint) *table {
+	tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', flags)
+	return &table{report: &report{w: tw}, tw: tw}
+}
+
+// flush writes the table's rows; a failed write is the report's, kept in its error.
+func (t *table) flush() { _ = t.tw.Flush() }

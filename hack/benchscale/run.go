@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -29,14 +28,14 @@ const (
 )
 
 // runOne benchmarks n Deployments (each with a VPA) on a fresh control plane and prints their table.
-func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, error) {
+func runOne(ctx context.Context, cfg config, n int, out *report) (*result, error) {
 	r := &result{n: n, pods: n * cfg.podsPerApp, namespaces: (n + cfg.perNamespace - 1) / cfg.perNamespace}
 	dir, err := freshRunDir(cfg, n)
 	if err != nil {
 		return nil, err
 	}
 	r.dir = dir
-	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
+	say := func(format string, args ...any) { out.printf(format+"\n", args...) }
 	say("\n== N=%d: %d Deployments x %d pods = %d pods in %d namespaces, recommender interval %s (logs in %s)",
 		n, n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval, dir)
 	phase := r.phases(say)
@@ -90,8 +89,7 @@ func runOne(ctx context.Context, cfg config, n int, out io.Writer) (*result, err
 	if err := r.attributeAudit(auditLog); err != nil {
 		return nil, err
 	}
-	r.print(out, cfg)
-	return r, nil
+	return r, r.print(out, cfg)
 }
 
 // freshRunDir returns the absolute path of the directory for the N=n run's logs, emptied and created afresh.
@@ -153,7 +151,7 @@ func newPlayedFleet(ctx context.Context, c client.Client, ms *playedkubelet.Metr
 
 // setUpWorkloads creates the n Deployments, waits until the fleet runs every pod and the metrics API reports
 // them all, and seeds cfg.history of usage history if asked.
-func setUpWorkloads(ctx context.Context, out io.Writer, c client.Client, cfg config, n int, fleet *playedkubelet.Fleet, r *result, phase func(string)) error {
+func setUpWorkloads(ctx context.Context, out *report, c client.Client, cfg config, n int, fleet *playedkubelet.Fleet, r *result, phase func(string)) error {
 	if err := createWorkloads(ctx, c, cfg, n); err != nil {
 		return err
 	}
@@ -187,7 +185,7 @@ func setUpWorkloads(ctx context.Context, out io.Writer, c client.Client, cfg con
 
 // measureRecommender waits for two recommender runs that see every pod, measures the time to every VPA's
 // recommendation and the steady-state loops, and saves the recommender's memory statistics and heap profile.
-func measureRecommender(ctx context.Context, out io.Writer, restCfg *rest.Config, c client.Client, cfg config, n int, h *hvpaProcess, r *result,
+func measureRecommender(ctx context.Context, out *report, restCfg *rest.Config, c client.Client, cfg config, n int, h *hvpaProcess, r *result,
 	phase func(string), say func(string, ...any)) error {
 	if err := waitFor(ctx, out, "two recommender runs that see every pod", 3*cfg.interval+5*time.Minute, func() (bool, string, error) {
 		seen := 0
@@ -225,7 +223,7 @@ func measureRecommender(ctx context.Context, out io.Writer, restCfg *rest.Config
 
 // measureAdmission measures the admission webhook's latency and the processes' memory, then stops both
 // processes.
-func measureAdmission(ctx context.Context, out io.Writer, c client.Client, cfg config, h, adm *hvpaProcess, r *result, phase func(string)) error {
+func measureAdmission(ctx context.Context, out *report, c client.Client, cfg config, h, adm *hvpaProcess, r *result, phase func(string)) error {
 	r.admissionRSS = adm.watch.rssBetween(time.Time{}, time.Now())
 	var err error
 	if r.webhook, err = measureWebhook(ctx, out, c, cfg, adm); err != nil {
@@ -283,7 +281,7 @@ func createWorkloads(ctx context.Context, c client.Client, cfg config, n int) er
 
 // waitFor polls check every 500ms until it is done, printing its progress every 15 s; it fails after timeout,
 // on check's error, or when ctx ends.
-func waitFor(ctx context.Context, out io.Writer, what string, timeout time.Duration, check func() (bool, string, error)) error {
+func waitFor(ctx context.Context, out *report, what string, timeout time.Duration, check func() (bool, string, error)) error {
 	start := time.Now()
 	lastSaid := start
 	for {
@@ -296,7 +294,7 @@ func waitFor(ctx context.Context, out io.Writer, what string, timeout time.Durat
 		case time.Since(start) > timeout:
 			return fmt.Errorf("waiting for %s: not done after %s: %s", what, timeout, progress)
 		case time.Since(lastSaid) >= 15*time.Second:
-			fmt.Fprintf(out, "   ... %s: %s (%s)\n", what, progress, time.Since(start).Round(time.Second))
+			out.printf("   ... %s: %s (%s)\n", what, progress, time.Since(start).Round(time.Second))
 			lastSaid = time.Now()
 		}
 		select {

@@ -136,7 +136,7 @@ func traceStatusRate(t *testing.T, path string, skip int) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close has nothing to lose
 	var rows bytes.Buffer
 	sim, err := simulate.New(&rows, simulate.Options{})
 	if err != nil {

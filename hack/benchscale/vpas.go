@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"time"
@@ -48,7 +47,7 @@ func (s *firstSeen) snapshot() map[string]time.Time {
 // and records for each the time from its creation to its first status.recommendation, seen through a watch
 // started before the first creation. VPAs still without a recommendation after 10 intervals are counted, not
 // waited for.
-func measureRecommendations(ctx context.Context, out io.Writer, restCfg *rest.Config, c client.Client, cfg config, n int, h *hvpaProcess, r *result) error {
+func measureRecommendations(ctx context.Context, out *report, restCfg *rest.Config, c client.Client, cfg config, n int, h *hvpaProcess, r *result) error {
 	wc, err := client.NewWithWatch(restCfg, client.Options{Scheme: testenv.Scheme()})
 	if err != nil {
 		return err
@@ -80,7 +79,7 @@ func measureRecommendations(ctx context.Context, out io.Writer, restCfg *rest.Co
 		return err
 	}
 	r.vpaCreate = time.Since(r.vpasCreatedAt)
-	fmt.Fprintf(out, "-- %d VerticalPodAutoscalers (updateMode Off) created at once in %s; watching for their first recommendation\n", n, r.vpaCreate.Round(time.Millisecond))
+	out.printf("-- %d VerticalPodAutoscalers (updateMode Off) created at once in %s; watching for their first recommendation\n", n, r.vpaCreate.Round(time.Millisecond))
 	err = waitFor(ctx, out, "a recommendation in every VPA", 10*cfg.interval+5*time.Minute, func() (bool, string, error) {
 		got := len(recommended.snapshot())
 		return got >= n, fmt.Sprintf("%d of %d VPAs have a recommendation", got, n), h.exited()
@@ -99,7 +98,7 @@ func measureRecommendations(ctx context.Context, out io.Writer, restCfg *rest.Co
 	}
 	slices.Sort(r.toRec)
 	if r.noRec > 0 {
-		fmt.Fprintf(out, "   WARNING: %d VPAs had no recommendation after the wait: %v\n", r.noRec, err)
+		out.printf("   WARNING: %d VPAs had no recommendation after the wait: %v\n", r.noRec, err)
 	}
 	return nil
 }
@@ -152,7 +151,7 @@ func hasRecommendation(v *vpav1.VerticalPodAutoscaler) bool {
 // the run by which the recommender had written each of them once: its first write of a checkpoint another
 // recommender wrote reads it and relabels it (a get and an update besides the status patch), a cost of the
 // first checkpoint period only.
-func observeSteadyState(ctx context.Context, out io.Writer, cfg config, h *hvpaProcess, r *result, seeded int) error {
+func observeSteadyState(ctx context.Context, out *report, cfg config, h *hvpaProcess, r *result, seeded int) error {
 	after := func(runs []run, t time.Time) int {
 		return slices.IndexFunc(runs, func(x run) bool { return x.at.After(t) })
 	}
@@ -171,7 +170,7 @@ func observeSteadyState(ctx context.Context, out io.Writer, cfg config, h *hvpaP
 		}
 		return i + cfg.settle, ""
 	}
-	fmt.Fprintf(out, "-- observing %d steady-state recommender loops (after every seeded checkpoint was written once, and %d more)\n", cfg.loops, cfg.settle)
+	out.printf("-- observing %d steady-state recommender loops (after every seeded checkpoint was written once, and %d more)\n", cfg.loops, cfg.settle)
 	timeout := time.Duration(cfg.settle+cfg.loops+3)*cfg.interval + 10*time.Minute
 	if seeded > 0 {
 		timeout += 2 * cfg.checkpointPeriod

@@ -153,7 +153,7 @@ func (w *watcher) follow(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close has nothing to lose
 	r := bufio.NewReaderSize(f, 1<<20)
 	var partial []byte
 	for ctx.Err() == nil {
@@ -259,7 +259,7 @@ func (w *watcher) heapInuse() float64 {
 	if err != nil {
 		return -1
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body's Close has nothing to report once it is read
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -281,7 +281,7 @@ func (w *watcher) saveHeapProfile(path string) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body's Close has nothing to report once it is read
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
@@ -290,7 +290,7 @@ func (w *watcher) saveHeapProfile(path string) error {
 		return err
 	}
 	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
+		_ = f.Close() // the write failed; its error is the one to report
 		return err
 	}
 	return f.Close()
@@ -303,7 +303,7 @@ func (w *watcher) saveMemStats(path string) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body's Close has nothing to report once it is read
 	var b strings.Builder
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

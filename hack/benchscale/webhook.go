@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -35,8 +34,8 @@ type latencyCase struct {
 // Deployment, whose VPA is switched to updateMode Initial so that the webhook sizes them; bare pods in a
 // namespace without any VPA (the webhook is called and finds nothing to do); and the first setting again with
 // the MutatingWebhookConfiguration removed (the webhook is not called).
-func measureWebhook(ctx context.Context, out io.Writer, c client.Client, cfg config, h *hvpaProcess) ([]latencyCase, error) {
-	fmt.Fprintf(out, "-- webhook latency: %d pod creations per case\n", cfg.creates)
+func measureWebhook(ctx context.Context, out *report, c client.Client, cfg config, h *hvpaProcess) ([]latencyCase, error) {
+	out.printf("-- webhook latency: %d pod creations per case\n", cfg.creates)
 	ns, name := namespaceOf(cfg, 0), appName(0)
 	owned, err := ownedPod(ctx, c, ns, name)
 	if err != nil {
@@ -58,7 +57,7 @@ func measureWebhook(ctx context.Context, out io.Writer, c client.Client, cfg con
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "   %s\n", withVPA.line())
+	out.printf("   %s\n", withVPA.line())
 
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-novpa"}}); err != nil {
 		return nil, err
@@ -71,7 +70,7 @@ func measureWebhook(ctx context.Context, out io.Writer, c client.Client, cfg con
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "   %s\n", noVPA.line())
+	out.printf("   %s\n", noVPA.line())
 
 	if err := c.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhookConfig}}); err != nil {
 		return nil, fmt.Errorf("removing the MutatingWebhookConfiguration: %w", err)
@@ -83,7 +82,7 @@ func measureWebhook(ctx context.Context, out io.Writer, c client.Client, cfg con
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "   %s\n", none.line())
+	out.printf("   %s\n", none.line())
 	return []latencyCase{withVPA, noVPA, none}, h.exited()
 }
 

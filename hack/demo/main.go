@@ -88,7 +88,8 @@ func run(ctx context.Context, hold string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
+	// progress lines: the scenario table below checks its writes and ends the demo if out fails
+	say := func(format string, args ...any) { _, _ = fmt.Fprintf(out, format+"\n", args...) }
 
 	env, cfg, c, stopControlPlane, err := startControlPlane(say)
 	if err != nil {
@@ -243,10 +244,14 @@ func playScenario(ctx context.Context, c client.Client, out io.Writer, kubelet *
 	played.Set("demo", "web", load, 600<<20)
 	go kubelet.Loop(ctx, 500*time.Millisecond, playedkubelet.AcceptResizes, &played, ms)
 
-	fmt.Fprintf(out, "\n== the scenario (%s); a row every 5 s\n", scenarioLength())
+	if _, err := fmt.Fprintf(out, "\n== the scenario (%s); a row every 5 s\n", scenarioLength()); err != nil {
+		return nil, err
+	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tPHASE\tLOAD\tHPA WANTS\tREPLICAS\tDESIRED\tCPU/POD\tMEM/POD\tRUNNING\tLAST DECISION")
-	tw.Flush()
+	_, _ = fmt.Fprintln(tw, "TIME\tPHASE\tLOAD\tHPA WANTS\tREPLICAS\tDESIRED\tCPU/POD\tMEM/POD\tRUNNING\tLAST DECISION") // held until Flush
+	if err := tw.Flush(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
@@ -264,7 +269,9 @@ func playScenario(ctx context.Context, c client.Client, out io.Writer, kubelet *
 			if o, ok := row(ctx, c, tw, time.Since(start), p, load); ok {
 				seen[i] = o
 			}
-			tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return seen, nil
@@ -464,7 +471,8 @@ func row(ctx context.Context, c client.Client, w io.Writer, t time.Duration, p p
 		last = "config unsupported: " + c.Message
 	}
 	summary, total := running(ctx, c)
-	fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Round(time.Second), p.what, load, hpa, *d.Spec.Replicas, desired, cpu, mem, summary, last)
+	// the tabwriter holds the row until the caller's Flush, which returns a write error
+	_, _ = fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Round(time.Second), p.what, load, hpa, *d.Spec.Replicas, desired, cpu, mem, summary, last)
 	return observed{replicas: *d.Spec.Replicas, runningCPU: total}, true
 }
 

@@ -83,7 +83,10 @@ func main() {
 			Amplitude: *amplitude, Noise: *noise, Spread: *spread, CPURequest: *cpuReq, MemoryRequest: quantity("memory-request", *memReq), Seed: *seed})
 		return
 	}
-	writeLoadTrace(*workloads, *pods, *containers, *days, *interval, *seed)
+	if err := writeLoadTrace(*workloads, *pods, *containers, *days, *interval, *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "gentrace:", err)
+		os.Exit(2)
+	}
 }
 
 // isSet reports whether flag name was given.
@@ -131,11 +134,10 @@ func writeDemand(d closedloop.Demand) {
 
 // writeLoadTrace writes the load-test trace to stdout: workloads workloads of pods pods with containers
 // containers each, one sample per container per interval for days days, deterministic per seed.
-func writeLoadTrace(workloads, pods, containers int, days float64, interval time.Duration, seed int64) {
+func writeLoadTrace(workloads, pods, containers int, days float64, interval time.Duration, seed int64) error {
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
-	defer w.Flush()
-	fmt.Fprintf(w, "# gentrace workloads=%d pods=%d containers=%d days=%g interval=%s seed=%d\n", workloads, pods, containers, days, interval, seed)
-	w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n")
+	_, _ = fmt.Fprintf(w, "# gentrace workloads=%d pods=%d containers=%d days=%g interval=%s seed=%d\n", workloads, pods, containers, days, interval, seed)
+	_, _ = w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n") // bufio keeps the first write error; the Flush at the end returns it
 	rng := rand.New(rand.NewSource(seed))
 	type series struct {
 		prefix      []byte
@@ -168,7 +170,10 @@ func writeLoadTrace(workloads, pods, containers int, days float64, interval time
 			buf = append(buf, ',')
 			buf = strconv.AppendInt(buf, int64(x.mem*(0.95+0.1*rng.Float64())+x.leak*float64(s)), 10)
 			buf = append(buf, ",1000,4294967296,\n"...)
-			w.Write(buf)
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
 		}
 	}
+	return w.Flush()
 }

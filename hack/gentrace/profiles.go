@@ -72,8 +72,8 @@ func writeProfile(out io.Writer, name string, workloads, pods int, days float64,
 		return fmt.Errorf("--profile %q: use bursty, weekly or small", name)
 	}
 	w := bufio.NewWriterSize(out, 1<<20)
-	fmt.Fprintf(w, "# gentrace profile=%s workloads=%d pods=%d days=%g interval=1m seed=%d\n", name, workloads, pods, days, seed)
-	w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n")
+	_, _ = fmt.Fprintf(w, "# gentrace profile=%s workloads=%d pods=%d days=%g interval=1m seed=%d\n", name, workloads, pods, days, seed)
+	_, _ = w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n") // bufio keeps the first write error; the Flush at the end returns it
 	rng := rand.New(rand.NewSource(seed))
 	var all []profileSeries
 	for wl := 0; wl < workloads; wl++ {

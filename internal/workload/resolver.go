@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
@@ -157,7 +157,7 @@ func (r *Resolver) get(ctx context.Context, gvk schema.GroupVersionKind, key cli
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded) || cctx.Err() != nil:
-		log.FromContext(ctx).Info("the cache of this kind did not sync in time (list and watch permission?); reading it live from now on",
+		logf.FromContext(ctx).Info("the cache of this kind did not sync in time (list and watch permission?); reading it live from now on",
 			"kind", gvk.String(), "waited", wait.String())
 		r.mu.Lock()
 		if r.live == nil {

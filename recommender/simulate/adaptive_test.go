@@ -152,7 +152,7 @@ func runFile(t *testing.T, path string) Stats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close has nothing to lose
 	s, err := New(nil, Options{Model: adaptive.ModelAdaptive})
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func oracle(t *testing.T, path string, q float64, window time.Duration) (slack, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: Close has nothing to lose
 	type key struct {
 		container string
 		window    int64

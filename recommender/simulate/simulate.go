@@ -208,7 +208,7 @@ func New(w io.Writer, opts Options) (*Simulator, error) {
 	s.Stats.CPUWinners, s.Stats.MemoryWinners = map[string]int{}, map[string]int{}
 	if w != nil {
 		s.out = bufio.NewWriterSize(w, 1<<20)
-		s.out.WriteString(OutputHeader + "\n")
+		_, _ = s.out.WriteString(OutputHeader + "\n") // bufio keeps the first write error; the Flush at the end returns it
 	}
 	return s, nil
 }
@@ -433,8 +433,8 @@ func (s *Simulator) tick(T int64) {
 			continue
 		}
 		if s.out != nil {
-			s.out.Write(ts)
-			s.out.Write(a.row)
+			_, _ = s.out.Write(ts) // bufio keeps the first write error; Run's Flush returns it
+			_, _ = s.out.Write(a.row)
 		}
 		s.Stats.Recommendations++
 		s.Stats.Scores.tick(&a.app, a.rec.Target, days)

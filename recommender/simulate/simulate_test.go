@@ -104,8 +104,12 @@ func TestOOMRaisesTarget(t *testing.T) {
 			continue
 		}
 		var ts, mem int64
-		fmt.Sscan(f[0], &ts)
-		fmt.Sscan(f[5], &mem)
+		if _, err := fmt.Sscan(f[0], &ts); err != nil {
+			t.Fatalf("timestamp of %q: %v", line, err)
+		}
+		if _, err := fmt.Sscan(f[5], &mem); err != nil {
+			t.Fatalf("memory target of %q: %v", line, err)
+		}
 		if ts == day0+29*3600 {
 			before = mem
 		}
@@ -139,8 +143,12 @@ func TestTicks(t *testing.T) {
 func TestGzipAndErrors(t *testing.T) {
 	var gz bytes.Buffer
 	w := gzip.NewWriter(&gz)
-	w.Write(smallTrace())
-	w.Close()
+	if _, err := w.Write(smallTrace()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	plain, _ := run(t, smallTrace(), Options{Interval: time.Hour})
 	zipped, _ := run(t, gz.Bytes(), Options{Interval: time.Hour})
 	if plain != zipped {

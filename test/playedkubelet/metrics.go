@@ -89,10 +89,11 @@ func (m *MetricsServer) Reads() int {
 
 func (m *MetricsServer) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	// a failed write means the client went away: a fake metrics API has no one to tell (hence the _ = below)
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case path == "/apis/metrics.k8s.io/v1beta1":
-		json.NewEncoder(w).Encode(metav1.APIResourceList{
+		_ = json.NewEncoder(w).Encode(metav1.APIResourceList{
 			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 			GroupVersion: "metrics.k8s.io/v1beta1",
 			APIResources: []metav1.APIResource{
@@ -111,9 +112,9 @@ func (m *MetricsServer) serve(w http.ResponseWriter, r *http.Request) {
 			_ = protobufMetrics.Encode(&list, w)
 			return
 		}
-		json.NewEncoder(w).Encode(list)
+		_ = json.NewEncoder(w).Encode(list)
 	case path == "/apis/metrics.k8s.io/v1beta1/nodes":
-		json.NewEncoder(w).Encode(metricsv1beta1.NodeMetricsList{TypeMeta: metav1.TypeMeta{Kind: "NodeMetricsList", APIVersion: "metrics.k8s.io/v1beta1"}})
+		_ = json.NewEncoder(w).Encode(metricsv1beta1.NodeMetricsList{TypeMeta: metav1.TypeMeta{Kind: "NodeMetricsList", APIVersion: "metrics.k8s.io/v1beta1"}})
 	default:
 		http.NotFound(w, r)
 	}

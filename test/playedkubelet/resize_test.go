@@ -123,7 +123,11 @@ func TestResizeAndTermination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer env.Stop()
+	defer func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

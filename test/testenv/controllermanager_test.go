@@ -25,7 +25,11 @@ func TestControllerManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer env.Stop()
+	defer func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
 	cm, err := testenv.StartControllerManager(env, []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller"}, time.Second)
 	if err != nil {
 		t.Fatal(err)

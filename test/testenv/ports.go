@@ -10,6 +10,6 @@ func FreePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // the listener only found a free port
 	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // patchCABundles sets the caBundle of every webhook in the named configurations to bundle. A configuration
@@ -30,7 +30,7 @@ func (r *Rotator) patchCABundles(ctx context.Context, bundle []byte) error {
 
 // patchCABundle reads the configuration and updates it when a webhook's caBundle differs, again on conflict.
 func (r *Rotator) patchCABundle(ctx context.Context, kind, name string, bundle []byte, newObj func() client.Object) error {
-	logger := log.FromContext(ctx)
+	logger := logf.FromContext(ctx)
 	patched := 0
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		obj := newObj()

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // The certificate folder has the layout of a mounted Secret, so that the certificate and the key switch
@@ -35,7 +35,7 @@ func (r *Rotator) writeFiles(ctx context.Context, m Material) error {
 		return fmt.Errorf("writing the webhook certificate into %s: %w", r.opts.CertDir, err)
 	}
 	if wrote {
-		log.FromContext(ctx).Info("wrote the webhook serving certificate", "dir", r.opts.CertDir, "certNotAfter", notAfter(m.Cert))
+		logf.FromContext(ctx).Info("wrote the webhook serving certificate", "dir", r.opts.CertDir, "certNotAfter", notAfter(m.Cert))
 	}
 	return nil
 }
@@ -115,11 +115,11 @@ func writeSynced(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		_ = f.Close() // the write failed; its error is the one to report
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
+		_ = f.Close() // the write failed; its error is the one to report
 		return err
 	}
 	return f.Close()

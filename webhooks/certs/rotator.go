@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
@@ -182,8 +182,8 @@ func (r *Rotator) Start(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	logger := log.FromContext(ctx).WithName("webhook-certs")
-	ctx = log.IntoContext(ctx, logger)
+	logger := logf.FromContext(ctx).WithName("webhook-certs")
+	ctx = logf.IntoContext(ctx, logger)
 	t := time.NewTicker(r.opts.Interval)
 	defer t.Stop()
 	for {
@@ -252,7 +252,7 @@ func (r *Rotator) checkFiles() error {
 // syncSecret returns the Secret's content after creating or renewing it if needed. Losing a race to another
 // replica (AlreadyExists, Conflict) means reading again and adopting what the other replica wrote.
 func (r *Rotator) syncSecret(ctx context.Context) (Material, error) {
-	logger := log.FromContext(ctx)
+	logger := logf.FromContext(ctx)
 	key := types.NamespacedName{Namespace: r.opts.SecretNamespace, Name: r.opts.SecretName}
 	spec := r.opts.Spec()
 	for range maxAttempts {

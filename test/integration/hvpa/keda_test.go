@@ -85,7 +85,7 @@ func startKEDA(dir string) {
 	go func() { exited <- cmd.Wait() }()
 	DeferCleanup(func() {
 		_ = cmd.Process.Kill()
-		<-exited
+		<-exited //nolint:errcheck // killed on purpose: its exit status is the kill's
 	})
 	Consistently(exited, 2*time.Second).ShouldNot(Receive(), "KEDA's operator exited at start")
 }

@@ -145,7 +145,7 @@ var _ = Describe("Admission latency", Label("measure"), func() {
 			Expect(err).NotTo(HaveOccurred())
 			var out admissionv1.AdmissionReview
 			Expect(json.NewDecoder(resp.Body).Decode(&out)).To(Succeed())
-			resp.Body.Close()
+			Expect(resp.Body.Close()).To(Succeed())
 			direct = append(direct, time.Since(start))
 			Expect(out.Response.Allowed).To(BeTrue())
 			Expect(out.Response.Patch).NotTo(BeEmpty())
