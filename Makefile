@@ -72,7 +72,7 @@ vet: ## Run go vet (both modules: the product and hack/).
 
 .PHONY: lint
 lint: ## Static checks: golangci-lint (GOLANGCI_LINT_VERSION, built from its Go module) with the import rules of the layers, import aliases, errcheck, errorlint, forbidigo (no clock in the pure cores), funlen, gocyclo, ginkgolinter, nolintlint, staticcheck, vet and gofmt (.golangci.yml).
-	@bin=$$(bash hack/tools.sh golangci-lint) && $$bin/golangci-lint run ./...
+	@bin=$$(bash hack/tools.sh golangci-lint) && $$bin/golangci-lint run ./... && (cd hack && $$bin/golangci-lint run ./...)
 
 .PHONY: verify
 verify: generate lint ## Run every generator and fail on any difference (generated files, go.mod and go.sum of both modules) or lint finding.
@@ -114,6 +114,7 @@ test: controlplane helm upstream-vpa prometheus image-under-test ## Unit tests, 
 .PHONY: test-unit
 test-unit: ## Unit tests only, with the race detector (fuzz seed corpora included; envtest suites skip under -short).
 	go test $(GO_TEST_FLAGS) -race -short $$(go list ./... | grep -v /e2e)
+	go -C hack test $(GO_TEST_FLAGS) -race -short ./...
 
 .PHONY: test-integration
 test-integration: controlplane helm ## Only the Ginkgo suites on envtest with the local control plane.
