@@ -1,6 +1,7 @@
 package closedloop
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 // Options configure a closed-loop run.
@@ -77,7 +79,7 @@ type HPAConfig struct {
 
 // DefaultHPA returns the defaults.
 func DefaultHPA() HPAConfig {
-	return HPAConfig{MinReplicas: 1, MaxReplicas: 1000, Tolerance: 0.1, DownscaleStabilization: 5 * time.Minute, CPUInitializationPeriod: 5 * time.Minute}
+	return HPAConfig{MinReplicas: 1, MaxReplicas: 1000, Tolerance: scaling.HPATolerance, DownscaleStabilization: 5 * time.Minute, CPUInitializationPeriod: 5 * time.Minute}
 }
 
 // VPAConfig are the VPA object and updater settings of the vpa and hpa+vpa policies, upstream's defaults
@@ -127,59 +129,29 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 func fill(a, d Actuation) Actuation {
-	if a.Step == 0 {
-		a.Step = d.Step
-	}
-	if a.StartupDelay == 0 {
-		a.StartupDelay = d.StartupDelay
-	}
-	if a.RestartDelay == 0 {
-		a.RestartDelay = d.RestartDelay
-	}
-	if a.UpdaterInterval == 0 {
-		a.UpdaterInterval = d.UpdaterInterval
-	}
+	a.Step = cmp.Or(a.Step, d.Step)
+	a.StartupDelay = cmp.Or(a.StartupDelay, d.StartupDelay)
+	a.RestartDelay = cmp.Or(a.RestartDelay, d.RestartDelay)
+	a.UpdaterInterval = cmp.Or(a.UpdaterInterval, d.UpdaterInterval)
 	return a
 }
 
 func fillHPA(h, d HPAConfig) HPAConfig {
-	if h.MinReplicas == 0 {
-		h.MinReplicas = d.MinReplicas
-	}
-	if h.MaxReplicas == 0 {
-		h.MaxReplicas = d.MaxReplicas
-	}
-	if h.Tolerance == 0 {
-		h.Tolerance = d.Tolerance
-	}
-	if h.DownscaleStabilization == 0 {
-		h.DownscaleStabilization = d.DownscaleStabilization
-	}
-	if h.CPUInitializationPeriod == 0 {
-		h.CPUInitializationPeriod = d.CPUInitializationPeriod
-	}
+	h.MinReplicas = cmp.Or(h.MinReplicas, d.MinReplicas)
+	h.MaxReplicas = cmp.Or(h.MaxReplicas, d.MaxReplicas)
+	h.Tolerance = cmp.Or(h.Tolerance, d.Tolerance)
+	h.DownscaleStabilization = cmp.Or(h.DownscaleStabilization, d.DownscaleStabilization)
+	h.CPUInitializationPeriod = cmp.Or(h.CPUInitializationPeriod, d.CPUInitializationPeriod)
 	return h
 }
 
 func fillVPA(v, d VPAConfig) VPAConfig {
-	if v.UpdateMode == "" {
-		v.UpdateMode = d.UpdateMode
-	}
-	if v.MinReplicas == 0 {
-		v.MinReplicas = d.MinReplicas
-	}
-	if v.EvictionTolerance == 0 {
-		v.EvictionTolerance = d.EvictionTolerance
-	}
-	if v.UpdateThreshold == 0 {
-		v.UpdateThreshold = d.UpdateThreshold
-	}
-	if v.PodLifetimeThreshold == 0 {
-		v.PodLifetimeThreshold = d.PodLifetimeThreshold
-	}
-	if v.EvictAfterOOM == 0 {
-		v.EvictAfterOOM = d.EvictAfterOOM
-	}
+	v.UpdateMode = cmp.Or(v.UpdateMode, d.UpdateMode)
+	v.MinReplicas = cmp.Or(v.MinReplicas, d.MinReplicas)
+	v.EvictionTolerance = cmp.Or(v.EvictionTolerance, d.EvictionTolerance)
+	v.UpdateThreshold = cmp.Or(v.UpdateThreshold, d.UpdateThreshold)
+	v.PodLifetimeThreshold = cmp.Or(v.PodLifetimeThreshold, d.PodLifetimeThreshold)
+	v.EvictAfterOOM = cmp.Or(v.EvictAfterOOM, d.EvictAfterOOM)
 	return v
 }
 
