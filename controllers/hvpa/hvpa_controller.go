@@ -278,7 +278,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 // reportUndecodable marks an Hvpa stored before the CRD's rules that does not decode (its metadata only): a
 // ConfigUnsupported condition and an event with the field and the fix, written once per resourceVersion (its
-// status reads back empty). It neither scales nor requeues: the edit that fixes it brings it back.
+// status reads back empty); the event alone when the API server refuses the status write as invalid. It
+// neither scales nor requeues: the edit that fixes it brings it back.
 func (r *Reconciler) reportUndecodable(ctx context.Context, h *hvpav1alpha1.Hvpa, now time.Time) error {
 	key := types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
 	r.writtenMu.Lock()
@@ -291,7 +292,12 @@ func (r *Reconciler) reportUndecodable(ctx context.Context, h *hvpav1alpha1.Hvpa
 	op := &scaleOp{}
 	r.unsupported(op, h, now, decodeerr.Reason, h.DecodeError)
 	if _, err := r.patchStatus(ctx, orig, h); err != nil {
-		return err
+		if !apierrors.IsInvalid(err) {
+			return err // transient: retried
+		}
+		// the API server refuses any write to this object (a CRD rule that fails on the stored value): the
+		// event and the log are the report, and retrying would only repeat the refusal
+		logf.FromContext(ctx).Info("Hvpa does not decode and its status cannot be written; reported by event only", "hvpa", key.String(), "error", err.Error())
 	}
 	for _, f := range op.after {
 		f()

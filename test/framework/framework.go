@@ -11,12 +11,14 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -152,6 +154,8 @@ func RunSuite(t *testing.T, name string, labels ...any) {
 		t.Skipf("%s needs the local control plane; runs in `make test`, not under -short", name)
 	}
 	gomega.RegisterFailHandler(ginkgo.Fail)
+	// the controllers' logs (info and errors) go to GinkgoWriter: Ginkgo prints them with a spec that fails
+	ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.Level(zapcore.InfoLevel)))
 	ginkgo.RunSpecs(t, name, labels...)
 }
 

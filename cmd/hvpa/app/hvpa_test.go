@@ -67,7 +67,7 @@ var _ = Describe("an Hvpa with every component running", func() {
 		deadline := time.Now().Add(50 * time.Second)
 		for time.Now().Before(deadline) {
 			p := measure(ctx, ns, "web")
-			Expect(p.total).To(BeNumerically("<=", bound), "provided %s, above 1.5 x usage/target = %dm", p, bound)
+			Expect(p.total).To(BeNumerically("<=", bound), "provided %s, above 1.5 x usage/target = %dm; before: %s", p, bound, strings.Join(series, "; "))
 			if s := p.String(); s != last {
 				series = append(series, fmt.Sprintf("%5.1fs %s", time.Since(deadline.Add(-50*time.Second)).Seconds(), s))
 				last, since = s, time.Now()
@@ -78,8 +78,8 @@ var _ = Describe("an Hvpa with every component running", func() {
 		GinkgoWriter.Println(strings.Join(series, "\n"))
 		Expect(time.Since(since)).To(BeNumerically(">", 20*time.Second), "settled: unchanged for the last 20 s of the run (%s)", strings.Join(series, "; "))
 		final := measure(ctx, ns, "web")
-		Expect(final.pods).To(Equal(4))
-		Expect(final.perPods).To(HaveEach(Equal(int64(1750))), "4 x 1750m, the docs/design/scaling.md reference settlement")
+		Expect(final.pods).To(Equal(4), "over time: %s", strings.Join(series, "; "))
+		Expect(final.perPods).To(HaveEach(Equal(int64(1750))), "4 x 1750m, the docs/design/scaling.md reference settlement; over time: %s", strings.Join(series, "; "))
 	})
 
 	It("scales out with the load and back in once it falls past the overlap, with the pods sized to the intent", func() {

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -269,6 +270,13 @@ var _ = Describe("an Hvpa", func() {
 		Expect(unstructured.SetNestedSlice(u.Object, intervals, "spec", "scalingIntervals")).To(Succeed())
 		Eventually(func() error { return k8s.Create(ctx, u.DeepCopy()) }, 10*time.Second, 100*time.Millisecond).Should(Succeed())
 		Expect(restore()).To(Succeed())
+		// with the rules back, the stored object still takes writes (a rule that failed on its value, rather
+		// than rejected it, would refuse every one, the controller's status report included)
+		probe := u.DeepCopy()
+		probe.SetName("probe")
+		Eventually(func() error { return k8s.Create(ctx, probe.DeepCopy(), client.DryRunAll) }, 10*time.Second, 100*time.Millisecond).
+			Should(MatchError(ContainSubstring("must be a Kubernetes quantity")), "the rules are in force again")
+		Expect(k8s.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"touched":"after-the-rules"}}}`)))).To(Succeed())
 		good := epHvpa(ns, "good")
 		good.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
 		Expect(k8s.Create(ctx, good)).To(Succeed())
