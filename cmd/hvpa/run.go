@@ -171,6 +171,7 @@ func recommenderFlags(f *pflag.FlagSet, o *runOptions) {
 	f.DurationVar(&r.CheckpointGCInterval, "checkpoints-gc-interval", r.CheckpointGCInterval, "how often orphaned checkpoints are deleted")
 	f.DurationVar(&r.CheckpointPeriod, "checkpoint-period", r.CheckpointPeriod, "each checkpoint is written at most once per period, round-robin over the runs (a restart loses at most this much history; 0: every checkpoint at every run)")
 	f.Float64Var(&r.StatusDeadBand, "recommendation-dead-band", r.StatusDeadBand, "a VPA's status is patched when a target or condition changes, or a lower or upper bound moves by more than this fraction (0: any change)")
+	f.DurationVar(&r.YoungStatusDelay, "young-status-delay", r.YoungStatusDelay, "while a VPA's history is young (below one day of confidence), a recommendation whose targets stay within the dead band and whose bounds only narrow is written this long after the VPA's last status write (spread per VPA from half to one and a half times it) instead of at once; targets past the band, widening bounds, conditions and first recommendations are written at once (0: no delay)")
 	f.Var(maxAllowed{&r.MaxAllowedCPU, true}, "container-recommendation-max-allowed-cpu", "the highest CPU a VerticalPodAutoscaler's container is recommended, e.g. 2, where its containerPolicies set no maxAllowed cpu (upstream VPA's flag; default: none)")
 	f.Var(maxAllowed{&r.MaxAllowedMemory, false}, "container-recommendation-max-allowed-memory", "the highest memory a VerticalPodAutoscaler's container is recommended, e.g. 8Gi, where its containerPolicies set no maxAllowed memory (upstream VPA's flag; default: none)")
 }
@@ -397,6 +398,9 @@ func (o *runOptions) validateRecommender() error {
 	}
 	if o.recommender.CheckpointPeriod < 0 {
 		return fmt.Errorf("--checkpoint-period %s: must be 0 (every run) or positive", o.recommender.CheckpointPeriod)
+	}
+	if o.recommender.YoungStatusDelay < 0 {
+		return fmt.Errorf("--young-status-delay %s: must be 0 (no delay) or positive, e.g. 15m", o.recommender.YoungStatusDelay)
 	}
 	if b := o.recommender.StatusDeadBand; b < 0 || b >= 1 || math.IsNaN(b) {
 		return fmt.Errorf("--recommendation-dead-band %g: must be a fraction in [0, 1), e.g. 0.1", b)

@@ -43,6 +43,14 @@ type historyLoad struct {
 // done: every kind of checkpoint has loaded.
 func (h *historyLoad) done() bool { return h.vpa && h.hvpa }
 
+// listed: the checkpoints of kind (kindVPACheckpoint or kindHvpaCheckpoint) were listed and loaded.
+func (h *historyLoad) listed(kind string) bool {
+	if kind == kindHvpaCheckpoint {
+		return h.hvpa
+	}
+	return h.vpa
+}
+
 // vpas: the VPAs' history has loaded, from Prometheus or from their checkpoints.
 func (h *historyLoad) vpas() bool { return h.prometheus || h.vpa }
 
@@ -107,6 +115,7 @@ func (r *Recommender) loadVPACheckpoints(ctx context.Context) error {
 	for i := range l.Items {
 		cp := &l.Items[i]
 		ref := checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+		r.seen[ref] = true
 		writer := cp.Labels[WriterLabel]
 		if cp.Labels[OwnerKindLabel] != "Hvpa" {
 			if r.hist.prometheus {
@@ -145,6 +154,7 @@ func (r *Recommender) loadHvpaCheckpoints(ctx context.Context) error {
 	for i := range hl.Items {
 		cp := &hl.Items[i]
 		ref := checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+		r.seen[ref] = true
 		if r.loadCheckpoint(ctx, ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true) {
 			loaded++
 		}
@@ -391,15 +401,29 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 			return err
 		}
 		delete(r.ours, ref) // deleted meanwhile: created again below
+		delete(r.seen, ref)
 	}
-	err := r.Client.Get(ctx, ref.NamespacedName, cp)
+	create := func() error {
+		c := fresh()
+		c.SetNamespace(ref.Namespace)
+		c.SetName(ref.Name)
+		c.SetLabels(map[string]string{WriterLabel: r.Opts.Name})
+		return r.Client.Create(ctx, c)
+	}
+	var err error
+	if r.hist.listed(ref.kind) && !r.seen[ref] {
+		// not there when its kind was listed, nor written since: created without a read first (one another
+		// recommender created meanwhile is read below)
+		if err = create(); err == nil {
+			return r.replaced(ctx, ref, status)
+		} else if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	err = r.Client.Get(ctx, ref.NamespacedName, cp)
 	switch {
 	case apierrors.IsNotFound(err):
-		cp = fresh()
-		cp.SetNamespace(ref.Namespace)
-		cp.SetName(ref.Name)
-		cp.SetLabels(map[string]string{WriterLabel: r.Opts.Name})
-		if err := r.Client.Create(ctx, cp); err != nil {
+		if err := create(); err != nil {
 			return err
 		}
 	case err != nil:
@@ -427,10 +451,16 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 			}
 		}
 	}
+	return r.replaced(ctx, ref, status)
+}
+
+// replaced writes status into the checkpoint ref, which exists with this recommender's label: from now on
+// its own, written in one request.
+func (r *Recommender) replaced(ctx context.Context, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
 	if err := r.replaceCheckpointStatus(ctx, ref, status); err != nil {
 		return err
 	}
-	r.ours[ref], r.replaceable[ref] = true, true
+	r.ours[ref], r.replaceable[ref], r.seen[ref] = true, true, true
 	return nil
 }
 
@@ -467,6 +497,7 @@ func (r *Recommender) deleteOrphanCheckpoints(ctx context.Context) error {
 		}
 		delete(r.ours, o.ref)
 		delete(r.replaceable, o.ref)
+		delete(r.seen, o.ref)
 		key := o.key
 		if o.ofHvpa {
 			key.vpa = hvpaOwner(key.vpa)

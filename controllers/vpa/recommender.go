@@ -68,6 +68,13 @@ type Options struct {
 	// status (0.1); smaller drifts of the bounds, which move a little at every run as history builds, are
 	// not written.
 	StatusDeadBand float64
+	// YoungStatusDelay: while a VPA's history is young (confidence below LowConfidenceDays) its bounds narrow
+	// at nearly every run as samples come in, and writing each move would patch every young VPA's status at
+	// every run. There a new recommendation whose targets stay within StatusDeadBand of the ones written and
+	// whose bounds only narrow (or widen by at most the band) waits for this delay (15m, spread per VPA from
+	// half to one and a half times it) since the VPA's last status write; a target beyond the band, a bound
+	// widening beyond it, a condition change and the first recommendation are written at once. 0: no delay.
+	YoungStatusDelay time.Duration
 	// LowConfidenceDays: LowConfidence is set below this confidence (1 day).
 	LowConfidenceDays float64
 	// DefaultModel is the model of VPAs without the recommender.hvpa.dev/model annotation: "" or upstream
@@ -85,7 +92,7 @@ type Options struct {
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
 	return Options{Interval: time.Minute, Name: "default", Storage: StorageCheckpoint, CheckpointBudget: 10 * time.Second,
-		CheckpointGCInterval: 10 * time.Minute, CheckpointPeriod: 10 * time.Minute, StatusDeadBand: 0.1, LowConfidenceDays: 1}
+		CheckpointGCInterval: 10 * time.Minute, CheckpointPeriod: 10 * time.Minute, StatusDeadBand: 0.1, YoungStatusDelay: 15 * time.Minute, LowConfidenceDays: 1}
 }
 
 // vpaContainer names one container of one VPA (a checkpoint).
@@ -121,10 +128,12 @@ type Recommender struct {
 	written      map[vpaContainer]time.Time
 	ours         map[checkpointRef]bool                // checkpoints this recommender wrote or loaded as its own
 	replaceable  map[checkpointRef]bool                // checkpoints whose history the state holds (loaded or written), or that did not load: a write loses nothing
+	seen         map[checkpointRef]bool                // checkpoints listed at start or written since: another is created without a read first
 	hist         historyLoad                           // what of the usage history has loaded
 	legacy       map[vpaContainer]types.NamespacedName // Hvpa histories in VerticalPodAutoscalerCheckpoints (earlier versions), deleted once moved
 	undecodable  map[types.UID]string                  // VPAs that do not decode: the resourceVersion their condition was written at
 	firstRec     map[types.UID]bool
+	lastWrite    map[types.UID]time.Time                          // when each VPA's status was last written (or first held), for YoungStatusDelay
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
 	statusWrites int               // status patches of the current run (the per-run log line)
@@ -155,8 +164,8 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 		m = NewMetrics(nil)
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
-		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
-		firstRec: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
+		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, seen: map[checkpointRef]bool{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
+		firstRec: map[types.UID]bool{}, lastWrite: map[types.UID]time.Time{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
 // NeedLeaderElection: only the leader writes recommendations and checkpoints.
@@ -675,6 +684,11 @@ func (r *Recommender) forgetGone(vpas []vpav1.VerticalPodAutoscaler) {
 	for uid := range r.undecodable {
 		if !uids[uid] {
 			delete(r.undecodable, uid)
+		}
+	}
+	for uid := range r.lastWrite {
+		if !uids[uid] {
+			delete(r.lastWrite, uid)
 		}
 	}
 }

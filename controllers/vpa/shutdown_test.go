@@ -45,7 +45,9 @@ func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
 	}})
 	var lines []string
 	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
-	r, err := vpactrl.NewRecommender(c, usage, nil, nil, usage, recommender.Defaults(), vpactrl.DefaultOptions(), nil)
+	opts := vpactrl.DefaultOptions()
+	opts.YoungStatusDelay = 0 // every status the cut-short run did not write is written by the next
+	r, err := vpactrl.NewRecommender(c, usage, nil, nil, usage, recommender.Defaults(), opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"sort"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -160,6 +162,7 @@ func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
 			continue
 		}
 		r.statusWrites++
+		r.lastWrite[w.s.vpa.UID] = now
 		if w.s.vpa.DecodeError != "" {
 			r.undecodable[w.s.vpa.UID] = w.patched.ResourceVersion
 		}
@@ -262,8 +265,12 @@ func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus
 	}
 	recs = r.fitNode(s, recs, st, now)
 	rec := recommendedPod(recs)
-	if WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) {
+	switch {
+	case WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand):
 		rec = v.Status.Recommendation // only the bounds drifted, within the band: nothing to write
+	case confidence < r.Opts.LowConfidenceDays && r.Opts.YoungStatusDelay > 0 && YoungHold(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) &&
+		!r.youngDue(v.UID, now):
+		rec = v.Status.Recommendation // a young history's bounds narrowing: written once its delay is up
 	}
 	st.Recommendation = rec
 	r.rememberTargets(v.Namespace, s.target.Selector, rec)
@@ -299,6 +306,58 @@ func WithinDeadBand(old, cur *vpav1.RecommendedPodResources, band float64) bool 
 		}
 	}
 	return true
+}
+
+// YoungHold reports whether a young history's new recommendation may wait for its delay (YoungStatusDelay):
+// the same containers and resources, every target and uncapped target within band of the one written, every
+// lower bound no more than band below the one written and every upper bound no more than band above it. Its
+// bounds may have narrowed by any amount: a band that narrows late only makes the updater act less.
+func YoungHold(old, cur *vpav1.RecommendedPodResources, band float64) bool {
+	if old == nil || cur == nil || len(old.ContainerRecommendations) != len(cur.ContainerRecommendations) {
+		return false
+	}
+	for i, o := range old.ContainerRecommendations {
+		c := cur.ContainerRecommendations[i]
+		if o.ContainerName != c.ContainerName || !boundsWithin(o.Target, c.Target, band) || !boundsWithin(o.UncappedTarget, c.UncappedTarget, band) ||
+			!movedAtMost(o.LowerBound, c.LowerBound, -band) || !movedAtMost(o.UpperBound, c.UpperBound, band) {
+			return false
+		}
+	}
+	return true
+}
+
+// movedAtMost: the same resources, each moved from its old value by at most band of it in band's direction
+// (band > 0: up by at most band, down by any amount; band < 0: down by at most -band, up by any amount).
+func movedAtMost(old, cur corev1.ResourceList, band float64) bool {
+	if len(old) != len(cur) {
+		return false
+	}
+	for name, o := range old {
+		c, ok := cur[name]
+		if !ok {
+			return false
+		}
+		ov, cv := o.AsApproximateFloat64(), c.AsApproximateFloat64()
+		if (band >= 0 && cv-ov > band*math.Abs(ov)) || (band < 0 && ov-cv > -band*math.Abs(ov)) {
+			return false
+		}
+	}
+	return true
+}
+
+// youngDue reports whether a young VPA's held recommendation is due: YoungStatusDelay, spread per VPA from
+// half to one and a half times it (VPAs created together do not all come due at one run), has passed since
+// its last status write. A VPA not written since this recommender started is first held now.
+func (r *Recommender) youngDue(uid types.UID, now time.Time) bool {
+	last, ok := r.lastWrite[uid]
+	if !ok {
+		r.lastWrite[uid] = now
+		return false
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(uid)) // a hash.Hash never returns an error
+	spread := 0.5 + float64(h.Sum64()>>11)/(1<<53)
+	return now.Sub(last) >= time.Duration(spread*float64(r.Opts.YoungStatusDelay))
 }
 
 // boundsWithin: the same resources, each moved by at most band of its old value.

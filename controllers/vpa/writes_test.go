@@ -62,6 +62,7 @@ func newWritesCluster(t *testing.T, n int, mutate func(*vpactrl.Options)) *write
 	}})
 	opts := vpactrl.DefaultOptions()
 	opts.CheckpointGCInterval = time.Hour
+	opts.YoungStatusDelay = 0 // the dead band alone (TestYoungStatusDelay: the young histories' delay)
 	if mutate != nil {
 		mutate(&opts)
 	}

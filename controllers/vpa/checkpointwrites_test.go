@@ -1,0 +1,106 @@
+package vpa_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/test/testenv"
+)
+
+// A checkpoint that was not there when the checkpoints were listed at start is created without a read first
+// (a POST and the status patch); one another recommender created meanwhile is read and taken over as before;
+// later writes are one patch each.
+func TestCheckpointCreatedWithoutARead(t *testing.T) {
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(start)
+	objs, played := fleet(3, 1, 1, func(d, _ int) (int64, int64) { return int64(100 + 10*d), 200 << 20 })
+	played.t = start
+	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
+	type counts struct{ get, create, update, patch int }
+	seen := map[string]*counts{}
+	of := func(name string) *counts {
+		if seen[name] == nil {
+			seen[name] = &counts{}
+		}
+		return seen[name]
+	}
+	meanwhile := vpactrl.CheckpointName("app-1", "app")
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if _, ok := list.(*vpav1.VerticalPodAutoscalerCheckpointList); ok { // another recommender creates one after the list
+				cp := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: meanwhile, Labels: map[string]string{vpactrl.WriterLabel: "upstream"}},
+					Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: "app-1", ContainerName: "app"}}
+				if err := c.Create(ctx, cp); err != nil && !apierrors.IsAlreadyExists(err) {
+					return err
+				}
+			}
+			return nil
+		},
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
+				of(key.Name).get++
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
+				of(obj.GetName()).create++
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if _, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
+				of(obj.GetName()).update++
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
+				of(obj.GetName()).patch++
+				return nil // counted only: the fake client's field tracking cannot take the histogram's int-keyed map
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, o...)
+		},
+	})
+	opts := vpactrl.DefaultOptions()
+	opts.CheckpointPeriod = 0 // every checkpoint at every run
+	r, err := vpactrl.NewRecommender(c, played, nil, nil, clk, recommender.Defaults(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		clk.SetTime(clk.Now().Add(time.Minute))
+		if err := r.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]counts{
+		vpactrl.CheckpointName("app-0", "app"): {create: 1, patch: 2},
+		meanwhile:                              {create: 1, get: 1, update: 1, patch: 2}, // refused as existing: read, relabelled
+		vpactrl.CheckpointName("app-2", "app"): {create: 1, patch: 2},
+	}
+	for name, w := range want {
+		if got := of(name); *got != w {
+			t.Errorf("%s: %+v requests over two runs, want %+v", name, *got, w)
+		}
+	}
+	var cp vpav1.VerticalPodAutoscalerCheckpoint
+	if err := base.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: meanwhile}, &cp); err != nil || cp.Labels[vpactrl.WriterLabel] != opts.Name {
+		t.Errorf("the checkpoint created meanwhile: %v, labels %v, want it labelled as this recommender's", err, cp.Labels)
+	}
+}
