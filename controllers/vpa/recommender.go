@@ -61,7 +61,8 @@ type Options struct {
 	CheckpointGCInterval time.Duration
 	// CheckpointPeriod: each checkpoint is written at most once per period (10m), round-robin, the longest
 	// unwritten first, so that a restart loses at most that much history and a loop writes about
-	// checkpoints x Interval / CheckpointPeriod of them.
+	// checkpoints x Interval / CheckpointPeriod of them; a new history is first written once it is a period
+	// old (before, a restart loses less than the period anyway).
 	CheckpointPeriod time.Duration
 	// StatusDeadBand: a VPA's status is patched when a target changes, a container or resource comes or goes,
 	// a condition changes, or a lower or upper bound moves by more than this fraction of its value in

@@ -35,6 +35,15 @@ var (
 	admissionProcess   = component{name: "admission", user: admissionUser, log: "admission.log"}
 )
 
+// admissionReplica is the i-th admission process (0: admissionProcess); every replica serves the same
+// webhook configurations and shares the certificate Secret, as the chart's replicas do.
+func admissionReplica(i int) component {
+	if i == 0 {
+		return admissionProcess
+	}
+	return component{name: "admission", user: fmt.Sprintf("%s-%d", admissionUser, i), log: fmt.Sprintf("admission-%d.log", i)}
+}
+
 // hvpaProcess is `hvpa run --components=<one component>` running as a child process under its own user.
 type hvpaProcess struct {
 	cmd    *exec.Cmd
@@ -47,7 +56,8 @@ type hvpaProcess struct {
 // startHvpa starts the hvpa binary running one component with its log in dir, and waits until it is ready.
 // For the admission component it first installs the webhook configurations (pointed at 127.0.0.1, the
 // caBundle filled in by the process's self-managed certificate) and waits for the caBundle too.
-func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, cfg config, dir string, comp component) (*hvpaProcess, error) {
+// With front, the webhook configurations point at that round-robin proxy, which forwards to this process too.
+func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, cfg config, dir string, comp component, front *roundRobin) (*hvpaProcess, error) {
 	user, err := env.AddUser(envtest.User{Name: comp.user, Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		return nil, err
@@ -77,9 +87,13 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 	if comp == recommenderProcess {
 		args = append(args, "--checkpoint-period", cfg.checkpointPeriod.String())
 	}
-	if comp == admissionProcess {
-		certDir := filepath.Join(dir, "certs")
-		if _, _, err := testadmission.InstallAdmission(ctx, c, webhookConfig, ports[0], certDir); err != nil {
+	if comp.name == admissionProcess.name {
+		certDir := filepath.Join(dir, "certs-"+comp.user)
+		url := ports[0]
+		if front != nil {
+			url = front.add(ports[0])
+		}
+		if _, _, err := testadmission.InstallAdmission(ctx, c, webhookConfig, url, certDir); err != nil {
 			return nil, fmt.Errorf("installing the webhook configurations: %w", err)
 		}
 		args = append(args, "--webhook-config-name", webhookConfig, "--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(ports[0]),
@@ -104,7 +118,7 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 	h.watch = newWatcher(h.cmd.Process.Pid, logPath, fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[1]))
 	go h.watch.follow(watchCtx)
 	go h.watch.sample(watchCtx)
-	if err := h.waitReady(ctx, c, ports[2], comp == admissionProcess); err != nil {
+	if err := h.waitReady(ctx, c, ports[2], comp.name == admissionProcess.name); err != nil {
 		h.stop()
 		return nil, fmt.Errorf("%w; last lines of %s:\n%s", err, logPath, tail(logPath, 20))
 	}

@@ -37,11 +37,16 @@ type config struct {
 	loops        int           // steady-state loops observed
 	settle       int           // loops skipped between the last first recommendation and the observed ones
 	creates      int           // pod creations per webhook latency case
-	binary       string        // the hvpa binary
-	hvpaArgs     []string      // more flags for hvpa run
-	components   string        // --components of the measured process (recommender, or the chart's recommender,hvpa)
-	outDir       string        // logs of each run are kept here
-	history      time.Duration // age of the usage history seeded as checkpoints before hvpa starts (0: none)
+	// webhookReplicas admission processes serve the webhook (behind a round-robin proxy when more than one)
+	webhookReplicas int
+	burstRate       int           // pod CREATEs a second in the webhook burst (0: no burst)
+	burstFor        time.Duration // how long the burst lasts
+	burstHvpas      int           // Hvpas created before the burst, besides the N VPAs
+	binary          string        // the hvpa binary
+	hvpaArgs        []string      // more flags for hvpa run
+	components      string        // --components of the measured process (recommender, or the chart's recommender,hvpa)
+	outDir          string        // logs of each run are kept here
+	history         time.Duration // age of the usage history seeded as checkpoints before hvpa starts (0: none)
 	// checkpointPeriod is hvpa's --checkpoint-period; the seeded checkpoints were written evenly over the last one
 	checkpointPeriod time.Duration
 }
@@ -86,6 +91,10 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.settle, "settle", 0, "recommender loops to skip, besides those in which the recommender writes each seeded checkpoint for the first time, before the observed ones (with -history 0 the bounds drift past the status dead band for about 10 intervals)")
 	fs.DurationVar(&c.checkpointPeriod, "checkpoint-period", 10*time.Minute, "hvpa's --checkpoint-period; the seeded checkpoints were written evenly over the last period, so that about N x interval / period of them are due at each run")
 	fs.IntVar(&c.creates, "creates", 1000, "pod creations per webhook latency case")
+	fs.IntVar(&c.webhookReplicas, "webhook-replicas", 1, "admission processes serving the webhook; with more than one, a round-robin TCP proxy stands in front of them as a Service would")
+	fs.IntVar(&c.burstRate, "burst-rate", 0, "pod CREATEs a second in a webhook burst, timed with the webhook and without it (0: no burst)")
+	fs.DurationVar(&c.burstFor, "burst-for", time.Minute, "how long the webhook burst lasts")
+	fs.IntVar(&c.burstHvpas, "burst-hvpas", 200, "Hvpas created before the burst, besides the N VPAs")
 	fs.StringVar(&c.binary, "hvpa", "bin/hvpa", "the hvpa binary (make build)")
 	fs.StringVar(&c.components, "components", "recommender", "--components of the measured process: recommender, or recommender,hvpa as the chart's default recommender Deployment runs it (the Hvpa controller beside it)")
 	hvpaArgs := fs.String("hvpa-args", "", "more flags for `hvpa run`, space-separated (e.g. --kube-api-qps=200)")
@@ -105,6 +114,8 @@ func parseFlags(args []string) (config, error) {
 	switch {
 	case len(c.sizes) == 0:
 		return c, fmt.Errorf("-n %q: name at least one number of Deployments, e.g. 100", *sizes)
+	case c.webhookReplicas < 1 || c.burstRate < 0 || c.burstHvpas < 0 || c.burstFor <= 0:
+		return c, fmt.Errorf("-webhook-replicas (%d) must be at least 1, -burst-rate (%d) and -burst-hvpas (%d) at least 0, -burst-for (%s) positive", c.webhookReplicas, c.burstRate, c.burstHvpas, c.burstFor)
 	case c.podsPerApp < 1 || c.perNamespace < 1 || c.loops < 1 || c.creates < 1:
 		return c, fmt.Errorf("-pods (%d), -per-namespace (%d), -loops (%d) and -creates (%d) must be at least 1", c.podsPerApp, c.perNamespace, c.loops, c.creates)
 	case c.history < 0:

@@ -37,6 +37,7 @@ type result struct {
 	admissionPeakRSS int64
 	errors           []string // error lines logged from the start of the steady loops
 	webhook          []latencyCase
+	bursts           []burstCase // with -burst-rate: the webhook's burst, then the same without the webhook
 }
 
 type phaseTime struct {
@@ -154,6 +155,13 @@ func (r *result) print(out *report, cfg config) error {
 	d50, d99 := r.webhookCost()
 	tw.printf("  the webhook's cost (first case minus the last)\t%+.2fms\t%+.2fms\t\n", d50, d99)
 	tw.flush()
+	if len(r.bursts) == 2 {
+		with, without := r.bursts[0], r.bursts[1]
+		out.printf("webhook burst (%d pod CREATEs a second for %s):\n  %s\n  %s\n", with.rate, with.duration.Round(time.Second), with.line(), without.line())
+		out.printf("  the webhook's cost in the burst: p50 %+.2fms, p99 %+.2fms; pods admitted unsized while the webhook was up: %d of %d (%d CREATEs failed)\n",
+			msOf(percentile(with.took, 0.5)-percentile(without.took, 0.5)), msOf(percentile(with.took, 0.99)-percentile(without.took, 0.99)),
+			len(with.took)-with.sized, len(with.took), with.failed)
+	}
 	out.printf("logs: %s (hvpa.log, audit.log, kube-controller-manager.log)\n", r.dir)
 	if out.err != nil {
 		return fmt.Errorf("writing the report: %w", out.err)
@@ -327,7 +335,9 @@ func printSummary(out *report, cfg config, results []*result) {
 // caseOf says which case the run measures.
 func caseOf(cfg config) string {
 	if cfg.history == 0 {
-		return "case: new VPAs without history (no checkpoints seeded): their bounds move past the status dead band at every run for about 10 intervals"
+		return "case: a fresh install, new VPAs created together without history (no checkpoints seeded): their bounds narrow at nearly every run " +
+			"(each status written when a target leaves the dead band, a bound widens past it, or --young-status-delay after its last write), " +
+			"and each checkpoint is first written once its history is a period old"
 	}
 	return fmt.Sprintf("case: the steady state of a recommender that has run for %s: checkpoints written evenly over the last period, "+
 		"so about N x interval / period of them are due at each run; the played usage follows a day curve with noise, as the seeded history does, so "+
@@ -421,3 +431,6 @@ func (p *report) table(flags uint) *table {
 
 // flush writes the table's rows; a failed write is the report's, kept in its error.
 func (t *table) flush() { _ = t.tw.Flush() }
+
+// msOf is d in milliseconds.
+func msOf(d time.Duration) float64 { return float64(d) / 1e6 }

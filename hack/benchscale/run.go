@@ -67,23 +67,37 @@ func runOne(ctx context.Context, cfg config, n int, out *report) (*result, error
 	}
 	// as the chart deploys them: the recommender (with -components=recommender,hvpa the Hvpa controller beside
 	// it, as in the chart's default) and the admission webhook in processes of their own
-	h, err := startHvpa(ctx, env, c, cfg, dir, recommenderProcess)
+	h, err := startHvpa(ctx, env, c, cfg, dir, recommenderProcess, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer h.stop()
 	say("-- hvpa recommender running (pid %d): %s", h.cmd.Process.Pid, h.commandLine())
-	adm, err := startHvpa(ctx, env, c, cfg, dir, admissionProcess)
-	if err != nil {
-		return nil, err
+	var front *roundRobin // with more than one webhook replica: a round-robin proxy in front, as a Service is
+	if cfg.webhookReplicas > 1 {
+		if front, err = newRoundRobin(ctx); err != nil {
+			return nil, err
+		}
 	}
-	defer adm.stop()
-	say("-- hvpa admission running (pid %d): %s", adm.cmd.Process.Pid, adm.commandLine())
+	var adms []*hvpaProcess
+	defer func() {
+		for _, a := range adms {
+			a.stop()
+		}
+	}()
+	for i := range cfg.webhookReplicas {
+		a, err := startHvpa(ctx, env, c, cfg, dir, admissionReplica(i), front)
+		if err != nil {
+			return nil, err
+		}
+		say("-- hvpa admission running (pid %d): %s", a.cmd.Process.Pid, a.commandLine())
+		adms = append(adms, a)
+	}
 	phase("hvpa ready")
 	if err := measureRecommender(ctx, out, restCfg, c, cfg, n, h, r, phase, say); err != nil {
 		return nil, err
 	}
-	if err := measureAdmission(ctx, out, c, cfg, h, adm, r, phase); err != nil {
+	if err := measureAdmission(ctx, out, restCfg, c, cfg, h, adms, r, phase); err != nil {
 		return nil, err
 	}
 	if err := r.attributeAudit(auditLog); err != nil {
@@ -223,17 +237,20 @@ func measureRecommender(ctx context.Context, out *report, restCfg *rest.Config, 
 
 // measureAdmission measures the admission webhook's latency and the processes' memory, then stops both
 // processes.
-func measureAdmission(ctx context.Context, out *report, c client.Client, cfg config, h, adm *hvpaProcess, r *result, phase func(string)) error {
+func measureAdmission(ctx context.Context, out *report, restCfg *rest.Config, c client.Client, cfg config, h *hvpaProcess, adms []*hvpaProcess, r *result, phase func(string)) error {
+	adm := adms[0]
 	r.admissionRSS = adm.watch.rssBetween(time.Time{}, time.Now())
 	var err error
-	if r.webhook, err = measureWebhook(ctx, out, c, cfg, adm); err != nil {
+	if r.webhook, r.bursts, err = measureWebhook(ctx, out, restCfg, c, cfg, adms); err != nil {
 		return err
 	}
 	phase("webhook latency")
 	r.peakRSS = h.watch.peakRSS()
 	r.admissionPeakRSS = adm.watch.peakRSS()
 	h.stop()
-	adm.stop()
+	for _, a := range adms {
+		a.stop()
+	}
 	phase("hvpa stopped")
 	return nil
 }

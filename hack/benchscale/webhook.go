@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,33 +35,58 @@ type latencyCase struct {
 // Deployment, whose VPA is switched to updateMode Initial so that the webhook sizes them; bare pods in a
 // namespace without any VPA (the webhook is called and finds nothing to do); and the first setting again with
 // the MutatingWebhookConfiguration removed (the webhook is not called).
-func measureWebhook(ctx context.Context, out *report, c client.Client, cfg config, h *hvpaProcess) ([]latencyCase, error) {
+//
+// With cfg.burstRate, each of the first and last settings also takes a burst: cfg.burstRate pod CREATEs a
+// second for cfg.burstFor, sent as they come due whatever the answers (cfg.burstHvpas Hvpas present besides the
+// VPAs), timed the same way; the first setting's burst counts the pods admitted unsized.
+func measureWebhook(ctx context.Context, out *report, restCfg *rest.Config, c client.Client, cfg config, adms []*hvpaProcess) ([]latencyCase, []burstCase, error) {
 	out.printf("-- webhook latency: %d pod creations per case\n", cfg.creates)
 	ns, name := namespaceOf(cfg, 0), appName(0)
 	owned, err := ownedPod(ctx, c, ns, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var bursts []burstCase
+	burst := func(name string) error {
+		if cfg.burstRate <= 0 {
+			return nil
+		}
+		b, err := runBurst(ctx, restCfg, cfg, name, owned)
+		if err != nil {
+			return err
+		}
+		out.printf("   %s\n", b.line())
+		bursts = append(bursts, b)
+		return nil
+	}
+	if cfg.burstRate > 0 {
+		if err := createHvpas(ctx, c, cfg.burstHvpas); err != nil {
+			return nil, nil, err
+		}
 	}
 	v := &vpav1.VerticalPodAutoscaler{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, v); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	initial := v.DeepCopy()
 	initial.Spec.UpdatePolicy.UpdateMode = ptr.To(vpav1.UpdateModeInitial)
 	if err := c.Patch(ctx, initial, client.MergeFrom(v)); err != nil {
-		return nil, fmt.Errorf("switching VPA %s/%s to updateMode Initial: %w", ns, name, err)
+		return nil, nil, fmt.Errorf("switching VPA %s/%s to updateMode Initial: %w", ns, name, err)
 	}
 	if err := untilSized(ctx, c, owned, true); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	withVPA, err := timeCreates(ctx, c, cfg.creates, "webhook sizes the pod (its Deployment's VPA, updateMode Initial)", "vpa", owned)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out.printf("   %s\n", withVPA.line())
+	if err := burst(fmt.Sprintf("burst, webhook sizes the pods (%d replicas)", len(adms))); err != nil {
+		return nil, nil, err
+	}
 
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-novpa"}}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	bare := func() *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-novpa"}, Spec: corev1.PodSpec{NodeName: latencyNode,
@@ -68,22 +94,30 @@ func measureWebhook(ctx context.Context, out *report, c client.Client, cfg confi
 	}
 	noVPA, err := timeCreates(ctx, c, cfg.creates, "webhook called, no VPA in the namespace", "bare", bare)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out.printf("   %s\n", noVPA.line())
 
 	if err := c.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhookConfig}}); err != nil {
-		return nil, fmt.Errorf("removing the MutatingWebhookConfiguration: %w", err)
+		return nil, nil, fmt.Errorf("removing the MutatingWebhookConfiguration: %w", err)
 	}
 	if err := untilSized(ctx, c, owned, false); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	none, err := timeCreates(ctx, c, cfg.creates, "no webhook configuration (same pods as the first case)", "plain", owned)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out.printf("   %s\n", none.line())
-	return []latencyCase{withVPA, noVPA, none}, h.exited()
+	if err := burst("burst, no webhook configuration"); err != nil {
+		return nil, nil, err
+	}
+	for _, a := range adms {
+		if err := a.exited(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return []latencyCase{withVPA, noVPA, none}, bursts, nil
 }
 
 // ownedPod returns a maker of pods like those of the Deployment's ReplicaSet (its template and controller
