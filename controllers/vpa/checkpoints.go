@@ -219,9 +219,8 @@ func CheckpointStatus(a recommender.AggregateCheckpoint, now time.Time) vpav1.Ve
 }
 
 // writeCheckpoints writes the checkpoints of the served VPAs and Hvpas round-robin, the longest unwritten
-// first: none written within the checkpoint period, none the first time before its history is a period old,
-// at most CheckpointQuota of them, until the time budget of the run is spent (or the context ends). It returns
-// how many it wrote.
+// first: none written within the checkpoint period, at most CheckpointQuota of them, until the time budget
+// of the run is spent (or the context ends). It returns how many it wrote.
 func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpas []*servedHvpa) int {
 	type job struct {
 		key   vpaContainer
@@ -230,13 +229,6 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		save  func(now time.Time) recommender.AggregateCheckpoint
 	}
 	var jobs []job
-	now := r.Clock.Now()
-	// a history younger than the period is not written the first time: a restart loses no more than the
-	// period promises, and a thousand VPAs created together do not each cost a POST and a patch meanwhile
-	young := func(key vpaContainer, a *recommender.Aggregate) bool {
-		_, written := r.written[key]
-		return !written && r.Opts.CheckpointPeriod > 0 && now.Sub(a.FirstSample) < r.Opts.CheckpointPeriod
-	}
 	for _, s := range list {
 		if s.err != nil {
 			continue
@@ -247,7 +239,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 			merged = r.MergedAggregates(s.vpa.Namespace, s.vpa.Name, s.target.Selector, s.model)
 		}
 		for name, a := range merged {
-			if key := (vpaContainer{s.vpa.Namespace, s.vpa.Name, name}); !a.IsEmpty() && !young(key, a) {
+			if key := (vpaContainer{s.vpa.Namespace, s.vpa.Name, name}); !a.IsEmpty() {
 				m, ns := s.model, s.vpa.Namespace
 				jobs = append(jobs, job{key, s.vpa.Name, "VerticalPodAutoscaler", func(now time.Time) recommender.AggregateCheckpoint {
 					return m.SaveAggregate(a, r.state.Feeding(ns, name, match), now)
@@ -258,7 +250,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	for _, h := range hvpas {
 		owner := hvpaOwner(h.hvpa.Name)
 		r.state.Totals(h.hvpa.Namespace, owner, func(name string, t *recommender.WorkloadTotal) {
-			if key := (vpaContainer{h.hvpa.Namespace, owner, name}); !t.Aggregate.IsEmpty() && !young(key, t.Aggregate) {
+			if key := (vpaContainer{h.hvpa.Namespace, owner, name}); !t.Aggregate.IsEmpty() {
 				jobs = append(jobs, job{key, h.hvpa.Name, "Hvpa", t.Checkpoint})
 			}
 		})

@@ -61,15 +61,15 @@ type Options struct {
 	CheckpointGCInterval time.Duration
 	// CheckpointPeriod: each checkpoint is written at most once per period (10m), round-robin, the longest
 	// unwritten first, so that a restart loses at most that much history and a loop writes about
-	// checkpoints x Interval / CheckpointPeriod of them; a new history is first written once it is a period
-	// old (before, a restart loses less than the period anyway).
+	// checkpoints x Interval / CheckpointPeriod of them.
 	CheckpointPeriod time.Duration
 	// StatusDeadBand: a VPA's status is patched when a target changes, a container or resource comes or goes,
 	// a condition changes, or a lower or upper bound moves by more than this fraction of its value in
 	// status (0.1); smaller drifts of the bounds, which move a little at every run as history builds, are
 	// not written.
 	StatusDeadBand float64
-	// YoungStatusDelay: while a VPA's history is young (confidence below LowConfidenceDays) its bounds narrow
+	// YoungStatusDelay: while the history of a VPA whose updateMode is Off or Initial (the updater leaves its
+	// running pods alone) is young (confidence below LowConfidenceDays) its bounds narrow
 	// at nearly every run as samples come in, and writing each move would patch every young VPA's status at
 	// every run. There a new recommendation whose targets stay within StatusDeadBand of the ones written and
 	// whose bounds only narrow (or widen by at most the band) waits for this delay (15m, spread per VPA from

@@ -268,8 +268,8 @@ func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus
 	switch {
 	case WithinDeadBand(v.Status.Recommendation, rec, r.Opts.StatusDeadBand):
 		rec = v.Status.Recommendation // only the bounds drifted, within the band: nothing to write
-	case confidence < r.Opts.LowConfidenceDays && r.Opts.YoungStatusDelay > 0 && YoungHold(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) &&
-		!r.youngDue(v.UID, now):
+	case confidence < r.Opts.LowConfidenceDays && r.Opts.YoungStatusDelay > 0 && !actsOnRunningPods(v) &&
+		YoungHold(v.Status.Recommendation, rec, r.Opts.StatusDeadBand) && !r.youngDue(v.UID, now):
 		rec = v.Status.Recommendation // a young history's bounds narrowing: written once its delay is up
 	}
 	st.Recommendation = rec
@@ -343,6 +343,14 @@ func movedAtMost(old, cur corev1.ResourceList, band float64) bool {
 		}
 	}
 	return true
+}
+
+// actsOnRunningPods: the VPA's updateMode has the updater act on running pods (Auto, Recreate, InPlace,
+// InPlaceOrRecreate), which it does when a pod's request leaves the bounds: their status is written at every
+// change past the dead band, held bounds would delay those updates.
+func actsOnRunningPods(v *vpav1.VerticalPodAutoscaler) bool {
+	m := v.EffectiveUpdateMode()
+	return m != vpav1.UpdateModeOff && m != vpav1.UpdateModeInitial
 }
 
 // youngDue reports whether a young VPA's held recommendation is due: YoungStatusDelay, spread per VPA from

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
@@ -122,5 +123,32 @@ func TestYoungHold(t *testing.T) {
 	}
 	if vpactrl.YoungHold(nil, old, 0.1) {
 		t.Error("a VPA without a recommendation in status is held")
+	}
+}
+
+// The delay holds only VPAs whose running pods the updater leaves alone (Off, Initial): where it acts on them
+// (Auto here) it evicts or resizes a pod when its request leaves the bounds, so every move past the dead band
+// is written as before.
+func TestYoungStatusDelaySparesVPAsTheUpdaterActsOn(t *testing.T) {
+	writes := map[time.Duration]int{}
+	for _, d := range []time.Duration{0, 15 * time.Minute} {
+		w := newWritesCluster(t, 10, func(o *vpactrl.Options) { o.YoungStatusDelay = d })
+		var vpas vpav1.VerticalPodAutoscalerList
+		if err := w.c.List(context.Background(), &vpas); err != nil {
+			t.Fatal(err)
+		}
+		for i := range vpas.Items {
+			v := &vpas.Items[i]
+			v.Spec.UpdatePolicy = &vpav1.PodUpdatePolicy{UpdateMode: ptr.To(vpav1.UpdateModeAuto)}
+			if err := w.c.Update(context.Background(), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 31 {
+			writes[d] += w.run(t)
+		}
+	}
+	if writes[0] == 0 || writes[15*time.Minute] != writes[0] {
+		t.Errorf("Auto VPAs: %d status writes over 31 runs with the delay, %d without: want the same, and some", writes[15*time.Minute], writes[0])
 	}
 }

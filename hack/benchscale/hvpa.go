@@ -88,16 +88,11 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 		args = append(args, "--checkpoint-period", cfg.checkpointPeriod.String())
 	}
 	if comp.name == admissionProcess.name {
-		certDir := filepath.Join(dir, "certs-"+comp.user)
-		url := ports[0]
-		if front != nil {
-			url = front.add(ports[0])
+		more, err := admissionArgs(ctx, c, dir, comp, ports[0], front)
+		if err != nil {
+			return nil, err
 		}
-		if _, _, err := testadmission.InstallAdmission(ctx, c, webhookConfig, url, certDir); err != nil {
-			return nil, fmt.Errorf("installing the webhook configurations: %w", err)
-		}
-		args = append(args, "--webhook-config-name", webhookConfig, "--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(ports[0]),
-			"--cert-dir", certDir, "--webhook-cert-ips", "127.0.0.1")
+		args = append(args, more...)
 	}
 	args = append(args, cfg.hvpaArgs...)
 	logPath := filepath.Join(dir, comp.log)
@@ -152,6 +147,21 @@ func (h *hvpaProcess) waitReady(ctx context.Context, c client.Client, probePort 
 		}
 		return len(m.Webhooks[0].ClientConfig.CABundle) > 0 && len(v.Webhooks[0].ClientConfig.CABundle) > 0, "no caBundle yet", nil
 	})
+}
+
+// admissionArgs installs the webhook configurations (pointed at port, or at front, which forwards to port
+// too) and returns the admission process's flags for them.
+func admissionArgs(ctx context.Context, c client.Client, dir string, comp component, port int, front *roundRobin) ([]string, error) {
+	certDir := filepath.Join(dir, "certs-"+comp.user)
+	url := port
+	if front != nil {
+		url = front.add(port)
+	}
+	if _, _, err := testadmission.InstallAdmission(ctx, c, webhookConfig, url, certDir); err != nil {
+		return nil, fmt.Errorf("installing the webhook configurations: %w", err)
+	}
+	return []string{"--webhook-config-name", webhookConfig, "--webhook-host", "127.0.0.1", "--webhook-port", fmt.Sprint(port),
+		"--cert-dir", certDir, "--webhook-cert-ips", "127.0.0.1"}, nil
 }
 
 // exited is an error once the process has ended.

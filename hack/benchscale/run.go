@@ -73,25 +73,10 @@ func runOne(ctx context.Context, cfg config, n int, out *report) (*result, error
 	}
 	defer h.stop()
 	say("-- hvpa recommender running (pid %d): %s", h.cmd.Process.Pid, h.commandLine())
-	var front *roundRobin // with more than one webhook replica: a round-robin proxy in front, as a Service is
-	if cfg.webhookReplicas > 1 {
-		if front, err = newRoundRobin(ctx); err != nil {
-			return nil, err
-		}
-	}
-	var adms []*hvpaProcess
-	defer func() {
-		for _, a := range adms {
-			a.stop()
-		}
-	}()
-	for i := range cfg.webhookReplicas {
-		a, err := startHvpa(ctx, env, c, cfg, dir, admissionReplica(i), front)
-		if err != nil {
-			return nil, err
-		}
-		say("-- hvpa admission running (pid %d): %s", a.cmd.Process.Pid, a.commandLine())
-		adms = append(adms, a)
+	adms, err := startAdmission(ctx, env, c, cfg, dir, say)
+	defer stopAll(adms)
+	if err != nil {
+		return nil, err
 	}
 	phase("hvpa ready")
 	if err := measureRecommender(ctx, out, restCfg, c, cfg, n, h, r, phase, say); err != nil {
@@ -104,6 +89,35 @@ func runOne(ctx context.Context, cfg config, n int, out *report) (*result, error
 		return nil, err
 	}
 	return r, r.print(out, cfg)
+}
+
+// stopAll stops the processes.
+func stopAll(ps []*hvpaProcess) {
+	for _, p := range ps {
+		p.stop()
+	}
+}
+
+// startAdmission starts cfg.webhookReplicas admission processes, behind a round-robin proxy (as a Service)
+// when more than one; it returns those started, also with an error.
+func startAdmission(ctx context.Context, env *envtest.Environment, c client.Client, cfg config, dir string, say func(string, ...any)) ([]*hvpaProcess, error) {
+	var front *roundRobin
+	if cfg.webhookReplicas > 1 {
+		var err error
+		if front, err = newRoundRobin(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var adms []*hvpaProcess
+	for i := range cfg.webhookReplicas {
+		a, err := startHvpa(ctx, env, c, cfg, dir, admissionReplica(i), front)
+		if err != nil {
+			return adms, err
+		}
+		say("-- hvpa admission running (pid %d): %s", a.cmd.Process.Pid, a.commandLine())
+		adms = append(adms, a)
+	}
+	return adms, nil
 }
 
 // freshRunDir returns the absolute path of the directory for the N=n run's logs, emptied and created afresh.
@@ -248,9 +262,7 @@ func measureAdmission(ctx context.Context, out *report, restCfg *rest.Config, c 
 	r.peakRSS = h.watch.peakRSS()
 	r.admissionPeakRSS = adm.watch.peakRSS()
 	h.stop()
-	for _, a := range adms {
-		a.stop()
-	}
+	stopAll(adms)
 	phase("hvpa stopped")
 	return nil
 }

@@ -48,30 +48,14 @@ func measureWebhook(ctx context.Context, out *report, restCfg *rest.Config, c cl
 	}
 	var bursts []burstCase
 	burst := func(name string) error {
-		if cfg.burstRate <= 0 {
-			return nil
+		b, err := burstIfAsked(ctx, out, restCfg, c, cfg, name, owned, len(bursts) == 0)
+		if err == nil && b != nil {
+			bursts = append(bursts, *b)
 		}
-		b, err := runBurst(ctx, restCfg, cfg, name, owned)
-		if err != nil {
-			return err
-		}
-		out.printf("   %s\n", b.line())
-		bursts = append(bursts, b)
-		return nil
+		return err
 	}
-	if cfg.burstRate > 0 {
-		if err := createHvpas(ctx, c, cfg.burstHvpas); err != nil {
-			return nil, nil, err
-		}
-	}
-	v := &vpav1.VerticalPodAutoscaler{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, v); err != nil {
+	if err := switchToInitial(ctx, c, ns, name); err != nil {
 		return nil, nil, err
-	}
-	initial := v.DeepCopy()
-	initial.Spec.UpdatePolicy.UpdateMode = ptr.To(vpav1.UpdateModeInitial)
-	if err := c.Patch(ctx, initial, client.MergeFrom(v)); err != nil {
-		return nil, nil, fmt.Errorf("switching VPA %s/%s to updateMode Initial: %w", ns, name, err)
 	}
 	if err := untilSized(ctx, c, owned, true); err != nil {
 		return nil, nil, err
@@ -112,12 +96,50 @@ func measureWebhook(ctx context.Context, out *report, restCfg *rest.Config, c cl
 	if err := burst("burst, no webhook configuration"); err != nil {
 		return nil, nil, err
 	}
+	return []latencyCase{withVPA, noVPA, none}, bursts, anyExited(adms)
+}
+
+// anyExited is the first admission process's exit, as an error; nil while all run.
+func anyExited(adms []*hvpaProcess) error {
 	for _, a := range adms {
 		if err := a.exited(); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
-	return []latencyCase{withVPA, noVPA, none}, bursts, nil
+	return nil
+}
+
+// switchToInitial sets the VPA's updateMode to Initial, so that the webhook sizes its pods.
+func switchToInitial(ctx context.Context, c client.Client, ns, name string) error {
+	v := &vpav1.VerticalPodAutoscaler{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, v); err != nil {
+		return err
+	}
+	initial := v.DeepCopy()
+	initial.Spec.UpdatePolicy.UpdateMode = ptr.To(vpav1.UpdateModeInitial)
+	if err := c.Patch(ctx, initial, client.MergeFrom(v)); err != nil {
+		return fmt.Errorf("switching VPA %s/%s to updateMode Initial: %w", ns, name, err)
+	}
+	return nil
+}
+
+// burstIfAsked runs a burst (runBurst) when cfg asks for one, first creating the Hvpas when first, and
+// prints it; nil without one.
+func burstIfAsked(ctx context.Context, out *report, restCfg *rest.Config, c client.Client, cfg config, name string, newPod func() *corev1.Pod, first bool) (*burstCase, error) {
+	if cfg.burstRate <= 0 {
+		return nil, nil
+	}
+	if first {
+		if err := createHvpas(ctx, c, cfg.burstHvpas); err != nil {
+			return nil, err
+		}
+	}
+	b, err := runBurst(ctx, restCfg, cfg, name, newPod)
+	if err != nil {
+		return nil, err
+	}
+	out.printf("   %s\n", b.line())
+	return &b, nil
 }
 
 // ownedPod returns a maker of pods like those of the Deployment's ReplicaSet (its template and controller

@@ -387,10 +387,11 @@ type VerticalPodAutoscalerConditionType string
 const (
 	// RecommendationProvided is true when the recommender wrote a recommendation.
 	RecommendationProvided VerticalPodAutoscalerConditionType = "RecommendationProvided"
-	// LowConfidence is true when the recommendation rests on less than a day of history. While it is, hvpa's
-	// recommender writes a recommendation whose targets stay within the dead band (--recommendation-dead-band)
-	// and whose bounds only narrow at most every --young-status-delay (15m, spread per VPA) rather than at every
-	// run; a target past the band, a widening bound, a condition change and the first recommendation at once.
+	// LowConfidence is true when the recommendation rests on less than a day of history. While it is, and the
+	// VPA's updateMode is Off or Initial, hvpa's recommender writes a recommendation whose targets stay within
+	// the dead band (--recommendation-dead-band) and whose bounds only narrow at most every --young-status-delay
+	// (15m, spread per VPA) rather than at every run; a target past the band, a widening bound, a condition
+	// change and the first recommendation at once.
 	LowConfidence VerticalPodAutoscalerConditionType = "LowConfidence"
 	// NoPodsMatched is true when the target's selector matches no pods.
 	NoPodsMatched VerticalPodAutoscalerConditionType = "NoPodsMatched"
