@@ -239,9 +239,9 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 			merged = r.MergedAggregates(s.vpa.Namespace, s.vpa.Name, s.target.Selector, s.model)
 		}
 		for name, a := range merged {
-			if key := (vpaContainer{s.vpa.Namespace, s.vpa.Name, name}); !a.IsEmpty() {
+			if !a.IsEmpty() {
 				m, ns := s.model, s.vpa.Namespace
-				jobs = append(jobs, job{key, s.vpa.Name, "VerticalPodAutoscaler", func(now time.Time) recommender.AggregateCheckpoint {
+				jobs = append(jobs, job{vpaContainer{ns, s.vpa.Name, name}, s.vpa.Name, "VerticalPodAutoscaler", func(now time.Time) recommender.AggregateCheckpoint {
 					return m.SaveAggregate(a, r.state.Feeding(ns, name, match), now)
 				}})
 			}
@@ -250,8 +250,8 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	for _, h := range hvpas {
 		owner := hvpaOwner(h.hvpa.Name)
 		r.state.Totals(h.hvpa.Namespace, owner, func(name string, t *recommender.WorkloadTotal) {
-			if key := (vpaContainer{h.hvpa.Namespace, owner, name}); !t.Aggregate.IsEmpty() {
-				jobs = append(jobs, job{key, h.hvpa.Name, "Hvpa", t.Checkpoint})
+			if !t.Aggregate.IsEmpty() {
+				jobs = append(jobs, job{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, "Hvpa", t.Checkpoint})
 			}
 		})
 	}
@@ -410,17 +410,18 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 		c.SetLabels(map[string]string{WriterLabel: r.Opts.Name})
 		return r.Client.Create(ctx, c)
 	}
-	var err error
 	if r.hist.listed(ref.kind) && !r.seen[ref] {
 		// not there when its kind was listed, nor written since: created without a read first (one another
 		// recommender created meanwhile is read below)
-		if err = create(); err == nil {
+		err := create()
+		if err == nil {
 			return r.replaced(ctx, ref, status)
-		} else if !apierrors.IsAlreadyExists(err) {
+		}
+		if !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 	}
-	err = r.Client.Get(ctx, ref.NamespacedName, cp)
+	err := r.Client.Get(ctx, ref.NamespacedName, cp)
 	switch {
 	case apierrors.IsNotFound(err):
 		if err := create(); err != nil {

@@ -294,18 +294,10 @@ func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus
 // target and uncapped target (any change of those is written: targets move in histogram buckets and the
 // webhook and updater act on them).
 func WithinDeadBand(old, cur *vpav1.RecommendedPodResources, band float64) bool {
-	if old == nil || cur == nil || len(old.ContainerRecommendations) != len(cur.ContainerRecommendations) {
-		return false
-	}
-	for i, o := range old.ContainerRecommendations {
-		c := cur.ContainerRecommendations[i]
-		if o.ContainerName != c.ContainerName || !equality.Semantic.DeepEqual(o.Target, c.Target) ||
-			!equality.Semantic.DeepEqual(o.UncappedTarget, c.UncappedTarget) ||
-			!boundsWithin(o.LowerBound, c.LowerBound, band) || !boundsWithin(o.UpperBound, c.UpperBound, band) {
-			return false
-		}
-	}
-	return true
+	return eachContainer(old, cur, func(o, c vpav1.RecommendedContainerResources) bool {
+		return equality.Semantic.DeepEqual(o.Target, c.Target) && equality.Semantic.DeepEqual(o.UncappedTarget, c.UncappedTarget) &&
+			movedWithin(o.LowerBound, c.LowerBound, band, band) && movedWithin(o.UpperBound, c.UpperBound, band, band)
+	})
 }
 
 // YoungHold reports whether a young history's new recommendation may wait for its delay (YoungStatusDelay):
@@ -313,32 +305,20 @@ func WithinDeadBand(old, cur *vpav1.RecommendedPodResources, band float64) bool 
 // lower bound no more than band below the one written and every upper bound no more than band above it. Its
 // bounds may have narrowed by any amount: a band that narrows late only makes the updater act less.
 func YoungHold(old, cur *vpav1.RecommendedPodResources, band float64) bool {
+	return eachContainer(old, cur, func(o, c vpav1.RecommendedContainerResources) bool {
+		return movedWithin(o.Target, c.Target, band, band) && movedWithin(o.UncappedTarget, c.UncappedTarget, band, band) &&
+			movedWithin(o.LowerBound, c.LowerBound, math.Inf(1), band) && movedWithin(o.UpperBound, c.UpperBound, band, math.Inf(1))
+	})
+}
+
+// eachContainer reports whether both recommendations exist, name the same containers in the same order, and
+// keep holds for each container's old and new recommendation.
+func eachContainer(old, cur *vpav1.RecommendedPodResources, keep func(o, c vpav1.RecommendedContainerResources) bool) bool {
 	if old == nil || cur == nil || len(old.ContainerRecommendations) != len(cur.ContainerRecommendations) {
 		return false
 	}
 	for i, o := range old.ContainerRecommendations {
-		c := cur.ContainerRecommendations[i]
-		if o.ContainerName != c.ContainerName || !boundsWithin(o.Target, c.Target, band) || !boundsWithin(o.UncappedTarget, c.UncappedTarget, band) ||
-			!movedAtMost(o.LowerBound, c.LowerBound, -band) || !movedAtMost(o.UpperBound, c.UpperBound, band) {
-			return false
-		}
-	}
-	return true
-}
-
-// movedAtMost: the same resources, each moved from its old value by at most band of it in band's direction
-// (band > 0: up by at most band, down by any amount; band < 0: down by at most -band, up by any amount).
-func movedAtMost(old, cur corev1.ResourceList, band float64) bool {
-	if len(old) != len(cur) {
-		return false
-	}
-	for name, o := range old {
-		c, ok := cur[name]
-		if !ok {
-			return false
-		}
-		ov, cv := o.AsApproximateFloat64(), c.AsApproximateFloat64()
-		if (band >= 0 && cv-ov > band*math.Abs(ov)) || (band < 0 && ov-cv > -band*math.Abs(ov)) {
+		if c := cur.ContainerRecommendations[i]; o.ContainerName != c.ContainerName || !keep(o, c) {
 			return false
 		}
 	}
@@ -368,8 +348,9 @@ func (r *Recommender) youngDue(uid types.UID, now time.Time) bool {
 	return now.Sub(last) >= time.Duration(spread*float64(r.Opts.YoungStatusDelay))
 }
 
-// boundsWithin: the same resources, each moved by at most band of its old value.
-func boundsWithin(old, cur corev1.ResourceList, band float64) bool {
+// movedWithin: the same resources, each moved from its old value up by at most up and down by at most down,
+// as fractions of that value (math.Inf(1): by any amount).
+func movedWithin(old, cur corev1.ResourceList, up, down float64) bool {
 	if len(old) != len(cur) {
 		return false
 	}
@@ -379,7 +360,7 @@ func boundsWithin(old, cur corev1.ResourceList, band float64) bool {
 			return false
 		}
 		ov, cv := o.AsApproximateFloat64(), c.AsApproximateFloat64()
-		if math.Abs(cv-ov) > band*math.Abs(ov) {
+		if d, lim := cv-ov, math.Abs(ov); d > up*lim || -d > down*lim {
 			return false
 		}
 	}

@@ -96,17 +96,7 @@ func (w *writesCluster) run(t *testing.T) int {
 // the model's (what the dead band allows and nothing more).
 func (w *writesCluster) checkStatus(t *testing.T, band float64, when string) {
 	t.Helper()
-	m, err := recommender.NewModel(recommender.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vpas vpav1.VerticalPodAutoscalerList
-	if err := w.c.List(context.Background(), &vpas); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range vpas.Items {
-		sel := labels.SelectorFromSet(labels.Set{"app": v.Spec.TargetRef.Name})
-		fresh, _ := vpactrl.Recommendation(m, w.r.MergedAggregates(v.Namespace, v.Name, sel, m), nil)
+	w.eachStatus(t, func(v vpav1.VerticalPodAutoscaler, fresh *vpav1.RecommendedPodResources) {
 		st := v.Status.Recommendation
 		if st == nil || fresh == nil || len(st.ContainerRecommendations) != 1 || len(fresh.ContainerRecommendations) != 1 {
 			t.Fatalf("%s: %s status %v, model %v", when, v.Name, st, fresh)
@@ -125,6 +115,24 @@ func (w *writesCluster) checkStatus(t *testing.T, band float64, when string) {
 				}
 			}
 		}
+	})
+}
+
+// eachStatus calls f with every VPA as stored and the recommendation the model gives for it now.
+func (w *writesCluster) eachStatus(t *testing.T, f func(v vpav1.VerticalPodAutoscaler, fresh *vpav1.RecommendedPodResources)) {
+	t.Helper()
+	m, err := recommender.NewModel(recommender.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vpas vpav1.VerticalPodAutoscalerList
+	if err := w.c.List(context.Background(), &vpas); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vpas.Items {
+		sel := labels.SelectorFromSet(labels.Set{"app": v.Spec.TargetRef.Name})
+		fresh, _ := vpactrl.Recommendation(m, w.r.MergedAggregates(v.Namespace, v.Name, sel, m), nil)
+		f(v, fresh)
 	}
 }
 

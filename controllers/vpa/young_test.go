@@ -9,13 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
-	"github.com/hvpa-dev/hvpa/recommender"
 )
 
 // TestYoungStatusDelay: while the histories are young, a status whose bounds only narrow waits for its
@@ -38,20 +36,10 @@ func TestYoungStatusDelay(t *testing.T) {
 		}
 		check := func(run int, when string) {
 			t.Helper()
-			m, err := recommender.NewModel(recommender.Defaults())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var vpas vpav1.VerticalPodAutoscalerList
-			if err := w.c.List(context.Background(), &vpas); err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range vpas.Items {
+			w.eachStatus(t, func(v vpav1.VerticalPodAutoscaler, fresh *vpav1.RecommendedPodResources) {
 				if c := w.vpaWrites[v.Name]; c != counts[v.Name] {
 					counts[v.Name], lastWrite[v.Name] = c, run
 				}
-				sel := labels.SelectorFromSet(labels.Set{"app": v.Spec.TargetRef.Name})
-				fresh, _ := vpactrl.Recommendation(m, w.r.MergedAggregates(v.Namespace, v.Name, sel, m), nil)
 				st := v.Status.Recommendation
 				switch {
 				case vpactrl.WithinDeadBand(st, fresh, band):
@@ -63,7 +51,7 @@ func TestYoungStatusDelay(t *testing.T) {
 				default:
 					t.Errorf("%s: %s status %v is neither the model's %v within the dead band nor a held young one", when, v.Name, st, fresh)
 				}
-			}
+			})
 		}
 		for run := 2; run <= 31; run++ {
 			writes[d] += w.run(t)
