@@ -7,9 +7,9 @@ import (
 	"net"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -26,8 +26,7 @@ type roundRobin struct {
 	ln       net.Listener
 	mu       sync.Mutex
 	backends []string
-	next     atomic.Uint64
-	conns    []atomic.Int64 // connections handed to each backend
+	next     int // the backend of the next connection (under mu)
 }
 
 // newRoundRobin listens on a free port until ctx ends.
@@ -36,7 +35,7 @@ func newRoundRobin(ctx context.Context) (*roundRobin, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &roundRobin{ln: ln, conns: make([]atomic.Int64, 16)}
+	p := &roundRobin{ln: ln}
 	go func() { <-ctx.Done(); _ = ln.Close() }()
 	go p.serve()
 	return p, nil
@@ -57,10 +56,9 @@ func (p *roundRobin) serve() {
 			return // closed
 		}
 		p.mu.Lock()
-		i := int(p.next.Add(1)-1) % len(p.backends)
-		to := p.backends[i]
+		to := p.backends[p.next%len(p.backends)]
+		p.next++
 		p.mu.Unlock()
-		p.conns[i].Add(1)
 		go pipe(in, to)
 	}
 }
@@ -86,21 +84,17 @@ func createHvpas(ctx context.Context, c client.Client, n int) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return err
 	}
-	sem := make(chan struct{}, 16)
-	errs := make(chan error, n)
+	var g errgroup.Group
+	g.SetLimit(16)
 	for i := range n {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			h := wrappers.MakeHvpa(ns, fmt.Sprintf("hvpa-%04d", i)).HPA(true, 1, 5).Utilization(corev1.ResourceCPU, 50).
 				Controlled(corev1.ResourceCPU).CPUPerReplica("500m", "1", "2", "4", "8").Obj()
-			errs <- c.Create(ctx, h)
-		}()
+			return c.Create(ctx, h)
+		})
 	}
-	for range n {
-		if err := <-errs; err != nil {
-			return fmt.Errorf("creating the burst's Hvpas: %w", err)
-		}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("creating the burst's Hvpas: %w", err)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func startHvpa(ctx context.Context, env *envtest.Environment, c client.Client, c
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig := filepath.Join(dir, comp.name+".kubeconfig")
+	kubeconfig := filepath.Join(dir, strings.TrimSuffix(comp.log, ".log")+".kubeconfig") // one per process, as its log
 	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
 		return nil, err
 	}
