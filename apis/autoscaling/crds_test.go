@@ -434,7 +434,7 @@ var _ = Describe("VerticalPodAutoscalerCheckpoint", func() {
 			MemoryHistogram:  vpav1.HistogramCheckpoint{ReferenceTimestamp: now, BucketWeights: map[int]uint32{40: 10000}, TotalWeight: 1},
 			FirstSampleStart: now, LastSampleStart: now, TotalSamplesCount: 1440,
 		}
-		Expect(k8s.Status().Update(ctx, in)).To(Succeed())
+		Expect(k8s.Update(ctx, in)).To(Succeed()) // no status subresource, as upstream's CRD
 		out := &vpav1.VerticalPodAutoscalerCheckpoint{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(in), out)).To(Succeed())
 		Expect(equality.Semantic.DeepEqual(out.Status, in.Status)).To(BeTrue(), "got %+v", out.Status)

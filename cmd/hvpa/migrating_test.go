@@ -244,14 +244,21 @@ func schemaPaths(s *apiextensionsv1.JSONSchemaProps, prefix string, out map[stri
 	}
 }
 
-// crdVersions reads the CRDs of a YAML file: "kind/version" -> property paths, and whether it is served.
-func crdVersions(t *testing.T, path string) (map[string]map[string]bool, map[string]bool) {
+// crdVersion is what a CRD says of one version besides its schema: whether it is served, and the
+// subresources it has ("status,scale"), which decide what a create or a patch of the object stores.
+type crdVersion struct {
+	served       bool
+	subresources string
+}
+
+// crdVersions reads the CRDs of a YAML file: "kind/version" -> property paths, and how it is served.
+func crdVersions(t *testing.T, path string) (map[string]map[string]bool, map[string]crdVersion) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths, served := map[string]map[string]bool{}, map[string]bool{}
+	paths, served := map[string]map[string]bool{}, map[string]crdVersion{}
 	for _, doc := range strings.Split(string(data), "\n---") {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := sigsyaml.Unmarshal([]byte(doc), crd); err != nil || crd.Kind != "CustomResourceDefinition" {
@@ -259,7 +266,14 @@ func crdVersions(t *testing.T, path string) (map[string]map[string]bool, map[str
 		}
 		for _, v := range crd.Spec.Versions {
 			key := crd.Spec.Names.Kind + "/" + v.Name
-			paths[key], served[key] = map[string]bool{}, v.Served
+			var subs []string
+			if v.Subresources != nil && v.Subresources.Status != nil {
+				subs = append(subs, "status")
+			}
+			if v.Subresources != nil && v.Subresources.Scale != nil {
+				subs = append(subs, "scale")
+			}
+			paths[key], served[key] = map[string]bool{}, crdVersion{v.Served, strings.Join(subs, ",")}
 			if v.Schema != nil {
 				schemaPaths(v.Schema.OpenAPIV3Schema, "", paths[key])
 			}
@@ -269,11 +283,13 @@ func crdVersions(t *testing.T, path string) (map[string]map[string]bool, map[str
 }
 
 // TestCRDsHaveUpstreamFields: hvpa's VerticalPodAutoscaler and checkpoint CRDs have every field of upstream's
-// (its module's deploy/vpa-v1-crd-gen.yaml), in v1 and in the unserved v1beta2 entries upstream keeps.
+// (its module's deploy/vpa-v1-crd-gen.yaml), in v1 and in the unserved v1beta2 entries upstream keeps, and
+// its subresources: upstream's recommender writes a checkpoint's status in the object, which a status
+// subresource would drop.
 func TestCRDsHaveUpstreamFields(t *testing.T) {
 	upstream, upServed := crdVersions(t, filepath.Join(upstreamModule(t), "deploy", "vpa-v1-crd-gen.yaml"))
 	ours := map[string]map[string]bool{}
-	ourServed := map[string]bool{}
+	ourServed := map[string]crdVersion{}
 	for _, f := range []string{"autoscaling.k8s.io_verticalpodautoscalers.yaml", "autoscaling.k8s.io_verticalpodautoscalercheckpoints.yaml"} {
 		p, s := crdVersions(t, filepath.Join("..", "..", "charts", "hvpa", "crds", f))
 		maps.Copy(ours, p)
@@ -288,7 +304,7 @@ func TestCRDsHaveUpstreamFields(t *testing.T) {
 			continue
 		}
 		if ourServed[key] != upServed[key] {
-			t.Errorf("%s: served %v, upstream %v", key, ourServed[key], upServed[key])
+			t.Errorf("%s: served and subresources %+v, upstream %+v", key, ourServed[key], upServed[key])
 		}
 		for f := range fields {
 			if !ours[key][f] {

@@ -52,7 +52,7 @@ func benchRecommender(b *testing.B, n int) (*vpactrl.Recommender, *atomic.Int64)
 	ctx := context.Background()
 	objs, usage := fleet(n, n/10, 10, func(_, p int) (int64, int64) { return int64(100 + p*10), int64(200+p) << 20 })
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
-		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
 	patches := &atomic.Int64{} // status patches are sent several at a time
 	c := interceptor.NewClient(base, interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
 		patches.Add(1)

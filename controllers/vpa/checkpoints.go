@@ -364,16 +364,16 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 					return hvpaOwner(cp.Spec.VPAObjectName), cp.Spec.ContainerName, cp.Status
 				}
 				return cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status
-			}, owner, container, func() *vpav1.VerticalPodAutoscalerCheckpoint {
-				return &vpav1.VerticalPodAutoscalerCheckpoint{Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container}}
+			}, owner, container, func(s vpav1.VerticalPodAutoscalerCheckpointStatus) *vpav1.VerticalPodAutoscalerCheckpoint {
+				return &vpav1.VerticalPodAutoscalerCheckpoint{Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container}, Status: s}
 			})
 	}
 	err := saveCheckpointAs(ctx, r, checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
 		&hvpav1alpha1.HvpaCheckpoint{}, func(cp *hvpav1alpha1.HvpaCheckpoint) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus) {
 			return cp.Spec.HvpaName, cp.Spec.ContainerName, cp.Status
 		},
-		owner, container, func() *hvpav1alpha1.HvpaCheckpoint {
-			return &hvpav1alpha1.HvpaCheckpoint{Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}}
+		owner, container, func(s vpav1.VerticalPodAutoscalerCheckpointStatus) *hvpav1alpha1.HvpaCheckpoint {
+			return &hvpav1alpha1.HvpaCheckpoint{Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}, Status: s}
 		})
 	key := vpaContainer{ns, hvpaOwner(owner), container}
 	if old, ok := r.legacy[key]; err == nil && ok {
@@ -392,7 +392,8 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 // refusing one that belongs to another owner (names collide), and labelling one another recommender wrote
 // as this one's.
 func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus,
-	cp T, ownerOf func(T) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus), owner, container string, fresh func() T) error {
+	cp T, ownerOf func(T) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus), owner, container string,
+	fresh func(vpav1.VerticalPodAutoscalerCheckpointStatus) T) error {
 	if r.ours[ref] && r.replaceable[ref] {
 		// this recommender's own checkpoint (loaded at start or written since): its status replaced in one
 		// request, no read first (checkpoints are not cached: a list at start and at each garbage collection)
@@ -404,19 +405,23 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 		delete(r.seen, ref)
 	}
 	create := func() error {
-		c := fresh()
+		c := fresh(status)
 		c.SetNamespace(ref.Namespace)
 		c.SetName(ref.Name)
 		c.SetLabels(map[string]string{WriterLabel: r.Opts.Name})
-		return r.Client.Create(ctx, c)
+		if err := r.Client.Create(ctx, c); err != nil {
+			return err
+		}
+		if r.statusKept(ref.kind, c, status) {
+			r.ours[ref], r.replaceable[ref], r.seen[ref] = true, true, true
+			return nil
+		}
+		return r.replaced(ctx, ref, status) // a CRD with a status subresource dropped it
 	}
 	if r.hist.listed(ref.kind) && !r.seen[ref] {
 		// not there when its kind was listed, nor written since: created without a read first (one another
 		// recommender created meanwhile is read below)
 		err := create()
-		if err == nil {
-			return r.replaced(ctx, ref, status)
-		}
 		if !apierrors.IsAlreadyExists(err) {
 			return err
 		}
@@ -424,9 +429,7 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 	err := r.Client.Get(ctx, ref.NamespacedName, cp)
 	switch {
 	case apierrors.IsNotFound(err):
-		if err := create(); err != nil {
-			return err
-		}
+		return create()
 	case err != nil:
 		return err
 	default:
@@ -466,7 +469,8 @@ func (r *Recommender) replaced(ctx context.Context, ref checkpointRef, status vp
 }
 
 // replaceCheckpointStatus replaces a checkpoint's whole status (a JSON patch: "add" replaces the member, so
-// that histogram buckets the new status no longer has are gone, which a merge patch would keep).
+// that histogram buckets the new status no longer has are gone, which a merge patch would keep): a patch of
+// the object, as upstream's recommender writes, or of its status subresource where the CRD has one.
 func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
 	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": status}})
 	if err != nil {
@@ -478,7 +482,50 @@ func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpoin
 	}
 	cp.SetNamespace(ref.Namespace)
 	cp.SetName(ref.Name)
-	return r.Client.Status().Patch(ctx, cp, client.RawPatch(types.JSONPatchType, patch))
+	if r.statusModes[ref.kind] != statusSubresource {
+		if err := r.Client.Patch(ctx, cp, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+			return err
+		}
+		if r.statusKept(ref.kind, cp, status) {
+			return nil
+		}
+	}
+	err = r.Client.Status().Patch(ctx, cp, client.RawPatch(types.JSONPatchType, patch))
+	if apierrors.IsNotFound(err) {
+		// deleted meanwhile, or the CRD no longer has the subresource: the next write of the kind finds out
+		r.statusModes[ref.kind] = statusUnknown
+	}
+	return err
+}
+
+// statusMode is how the checkpoints of one kind take their status: in the object (upstream's CRD, and this
+// project's since it matches upstream's), or through the status subresource the CRDs of an earlier hvpa have
+// (helm does not upgrade CRDs). Each write of the object checks which: the answer holds the stored status.
+type statusMode int
+
+const (
+	statusUnknown     statusMode = iota // no write of the kind answered yet
+	statusInObject                      // a create or patch of the object stores its status: one request
+	statusSubresource                   // the CRD has a status subresource: the status is patched there, a second request
+)
+
+// statusKept says whether the answer to a create or patch of a checkpoint of kind (cp, the stored object)
+// holds the status it sent, and notes how the kind takes its status.
+func (r *Recommender) statusKept(kind string, cp client.Object, sent vpav1.VerticalPodAutoscalerCheckpointStatus) bool {
+	var got vpav1.VerticalPodAutoscalerCheckpointStatus
+	switch c := cp.(type) {
+	case *vpav1.VerticalPodAutoscalerCheckpoint:
+		got = c.Status
+	case *hvpav1alpha1.HvpaCheckpoint:
+		got = c.Status
+	}
+	// stored times have whole seconds; the sample count and version tell a status from an older one
+	kept := got.LastUpdateTime.Unix() == sent.LastUpdateTime.Unix() && got.TotalSamplesCount == sent.TotalSamplesCount && got.Version == sent.Version
+	r.statusModes[kind] = statusSubresource
+	if kept {
+		r.statusModes[kind] = statusInObject
+	}
+	return kept
 }
 
 // deleteOrphanCheckpoints deletes the checkpoints this recommender wrote (WriterLabel) whose VPA or Hvpa no

@@ -2,6 +2,8 @@ package vpa_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,17 +20,17 @@ import (
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
-// A checkpoint that was not there when the checkpoints were listed at start is created without a read first
-// (a POST and the status patch); one another recommender created meanwhile is read and taken over as before;
-// later writes are one patch each.
+// A checkpoint that was not there when the checkpoints were listed at start is created with its status in
+// one request, without a read first; one another recommender created meanwhile is read and taken over as
+// before; later writes are one patch of the object each (the CRD has no status subresource, as upstream's).
 func TestCheckpointCreatedWithoutARead(t *testing.T) {
 	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakePassiveClock(start)
 	objs, played := fleet(3, 1, 1, func(d, _ int) (int64, int64) { return int64(100 + 10*d), 200 << 20 })
 	played.t = start
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
-		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
-	type counts struct{ get, create, update, patch int }
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
+	type counts struct{ get, create, update, patch, statusPatch int }
 	seen := map[string]*counts{}
 	of := func(name string) *counts {
 		if seen[name] == nil {
@@ -69,10 +71,10 @@ func TestCheckpointCreatedWithoutARead(t *testing.T) {
 			}
 			return c.Update(ctx, obj, opts...)
 		},
+		Patch: checkpointPatch(func(cp *vpav1.VerticalPodAutoscalerCheckpoint) { of(cp.Name).patch++ }),
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
 			if _, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
-				of(obj.GetName()).patch++
-				return nil // counted only: the fake client's field tracking cannot take the histogram's int-keyed map
+				of(obj.GetName()).statusPatch++
 			}
 			return c.SubResource(sub).Patch(ctx, obj, p, o...)
 		},
@@ -90,9 +92,9 @@ func TestCheckpointCreatedWithoutARead(t *testing.T) {
 		}
 	}
 	want := map[string]counts{
-		vpactrl.CheckpointName("app-0", "app"): {create: 1, patch: 2},
+		vpactrl.CheckpointName("app-0", "app"): {create: 1, patch: 1},
 		meanwhile:                              {create: 1, get: 1, update: 1, patch: 2}, // refused as existing: read, relabelled
-		vpactrl.CheckpointName("app-2", "app"): {create: 1, patch: 2},
+		vpactrl.CheckpointName("app-2", "app"): {create: 1, patch: 1},
 	}
 	for name, w := range want {
 		if got := of(name); *got != w {
@@ -103,4 +105,42 @@ func TestCheckpointCreatedWithoutARead(t *testing.T) {
 	if err := base.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: meanwhile}, &cp); err != nil || cp.Labels[vpactrl.WriterLabel] != opts.Name {
 		t.Errorf("the checkpoint created meanwhile: %v, labels %v, want it labelled as this recommender's", err, cp.Labels)
 	}
+}
+
+// checkpointPatch is a fake client's Patch that answers a checkpoint's status patch (see answerStatus), after
+// seen (nil: none); other patches go through.
+func checkpointPatch(seen func(*vpav1.VerticalPodAutoscalerCheckpoint)) func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
+	return func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, o ...client.PatchOption) error {
+		cp, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint)
+		if !ok {
+			return c.Patch(ctx, obj, p, o...)
+		}
+		if seen != nil {
+			seen(cp)
+		}
+		return answerStatus(ctx, c, cp, p)
+	}
+}
+
+// answerStatus answers a checkpoint's status patch (one "add" of /status, as the recommender writes it) with
+// the stored object carrying the new status, as the API server does; it is not stored (the fake client's
+// field tracking cannot take the histogram's int-keyed map).
+func answerStatus(ctx context.Context, c client.Client, cp *vpav1.VerticalPodAutoscalerCheckpoint, p client.Patch) error {
+	data, err := p.Data(cp)
+	if err != nil {
+		return err
+	}
+	var ops []struct {
+		Op    string                                      `json:"op"`
+		Path  string                                      `json:"path"`
+		Value vpav1.VerticalPodAutoscalerCheckpointStatus `json:"value"`
+	}
+	if err := json.Unmarshal(data, &ops); err != nil || len(ops) != 1 || ops[0].Path != "/status" {
+		return fmt.Errorf("a checkpoint patch %s, want one operation on /status (%v)", data, err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cp), cp); err != nil {
+		return err
+	}
+	cp.Status = ops[0].Value
+	return nil
 }

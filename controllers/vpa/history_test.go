@@ -108,9 +108,8 @@ var _ = Describe("usage history from a real Prometheus", Ordered, func() {
 		histWorkload(ctx, nsCheckpoint, end)
 		cp := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: nsCheckpoint, Name: vpactrl.CheckpointName("hist", "app")},
 			Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: "hist", ContainerName: "app"}}
-		Expect(k8s.Create(ctx, cp)).To(Succeed())
 		cp.Status = checkpointOf(histPods(nsProm, end), end)
-		Expect(k8s.Status().Update(ctx, cp)).To(Succeed())
+		Expect(k8s.Create(ctx, cp)).To(Succeed())
 		fromCheckpoint := newRecommender(func(o *vpactrl.Options) { o.Namespaces = []string{nsCheckpoint} }, nil)
 		runs(fromCheckpoint, 1)
 

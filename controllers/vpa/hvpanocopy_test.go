@@ -54,8 +54,8 @@ func TestHvpasReadWithoutCopies(t *testing.T) {
 	var listed, before []*hvpav1alpha1.HvpaList
 	copied := 0
 	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(world...).
-		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).
-		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: checkpointPatch(nil), List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			err := c.List(ctx, list, opts...)
 			if l, ok := list.(*hvpav1alpha1.HvpaList); ok && err == nil {
 				if o := (&client.ListOptions{}).ApplyOptions(opts); o.UnsafeDisableDeepCopy == nil || !*o.UnsafeDisableDeepCopy {

@@ -20,7 +20,7 @@ package vpa
 // (update), delete those it wrote whose VerticalPodAutoscaler or Hvpa is gone (HvpaCheckpoints for Hvpas,
 // which upstream's garbage collection never reaches; VerticalPodAutoscalerCheckpoints an earlier hvpa wrote
 // for an Hvpa are moved).
-// +kubebuilder:rbac:groups=autoscaling.k8s.io,resources=verticalpodautoscalercheckpoints;hvpacheckpoints,verbs=get;list;create;update;delete
+// +kubebuilder:rbac:groups=autoscaling.k8s.io,resources=verticalpodautoscalercheckpoints;hvpacheckpoints,verbs=get;list;create;update;patch;delete
 
 // Checkpoint status: patch the saved histograms.
 // +kubebuilder:rbac:groups=autoscaling.k8s.io,resources=verticalpodautoscalercheckpoints/status;hvpacheckpoints/status,verbs=patch

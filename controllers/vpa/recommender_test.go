@@ -288,11 +288,42 @@ var _ = Describe("the recommender", func() {
 		const stale = 170 // far above any usage of this spec
 		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(HaveKey(stale))
 		cp.Status.CPUHistogram.BucketWeights[stale] = 10000
-		Expect(k8s.Status().Update(ctx, cp)).To(Succeed())
+		Expect(k8s.Update(ctx, cp)).To(Succeed())
 		runs(restarted, 1)
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, cp)).To(Succeed())
 		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(HaveKey(stale))
 		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(BeEmpty())
+	})
+
+	It("writes every checkpoint's status where an earlier hvpa's CRD has a status subresource, and in one request once the CRD matches upstream's", func() {
+		ns := framework.NewNamespace(k8s, "rec")
+		const crd = "verticalpodautoscalercheckpoints.autoscaling.k8s.io"
+		restore, err := testenv.WithStatusSubresource(ctx, k8s, crd)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(restore()).To(Succeed()) })
+		statusServed(ctx, ns, false)
+
+		deployment(ctx, ns, "web", "app")
+		for _, p := range runPods(ctx, ns, "web", 2, corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("128Mi")}, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
+		}
+		Expect(k8s.Create(ctx, vpaFor(ns, "web", "web", vpav1.UpdateModeOff))).To(Succeed())
+		r := newRecommender(func(o *vpactrl.Options) { o.Namespaces = []string{ns} }, nil)
+		samples := func() int {
+			cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, cp)).To(Succeed())
+			return cp.Status.TotalSamplesCount
+		}
+		runs(r, 1)
+		Expect(samples()).To(Equal(2), "created, then its status patched through the subresource")
+		runs(r, 1)
+		Expect(samples()).To(Equal(4))
+
+		By("the CRD upgraded to upstream's shape (no status subresource) while the recommender runs")
+		Expect(restore()).To(Succeed())
+		statusServed(ctx, ns, true)
+		runs(r, 1)
+		Expect(samples()).To(Equal(6), "the status written in the object from the first write after the upgrade")
 	})
 
 	It("models an Hvpa's whole workload: load above the base summed over the pods, kept through a restart by its checkpoint", func() {
@@ -453,7 +484,7 @@ var _ = Describe("the recommender", func() {
 			CPU:         recommender.HistogramCheckpoint{Reference: now, BucketWeights: map[int]uint32{40: 10000}, TotalWeight: 500},
 			Memory:      recommender.HistogramCheckpoint{Reference: now, BucketWeights: map[int]uint32{60: 10000}, TotalWeight: 500},
 			FirstSample: now.Add(-48 * time.Hour), LastSample: now.Add(-time.Minute), TotalSamples: 500}, now)
-		Expect(k8s.Status().Update(ctx, legacy)).To(Succeed())
+		Expect(k8s.Update(ctx, legacy)).To(Succeed())
 
 		r := newRecommender(nil, nil)
 		runs(r, 2)
@@ -881,4 +912,19 @@ func (f *failingUsage) ContainerUsage(ctx context.Context) ([]metrics.ContainerU
 		return nil, f.err
 	}
 	return f.UsageSource.ContainerUsage(ctx)
+}
+
+// statusServed waits until the API server serves the VerticalPodAutoscalerCheckpoint CRD as changed: a
+// checkpoint created with a status keeps it (inObject: no status subresource) or loses it.
+func statusServed(ctx context.Context, ns string, inObject bool) {
+	GinkgoHelper()
+	Eventually(func() (bool, error) {
+		probe := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "probe-"},
+			Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: "probe", ContainerName: "app"}, Status: vpav1.VerticalPodAutoscalerCheckpointStatus{TotalSamplesCount: 1}}
+		if err := k8s.Create(ctx, probe); err != nil {
+			return false, err
+		}
+		defer func() { _ = k8s.Delete(ctx, probe) }()
+		return (probe.Status.TotalSamplesCount == 1) == inObject, nil
+	}, framework.LongTimeout, framework.Interval).Should(BeTrue(), "the API server serves the checkpoint CRD as changed")
 }

@@ -25,12 +25,12 @@ import (
 func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
 	objs, usage := fleet(200, 1, 1, func(int, int) (int64, int64) { return 100, 200 << 20 })
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
-		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
 	patches, late, cancelAt := 0, 0, 10
-	c := interceptor.NewClient(base, interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+	c := interceptor.NewClient(base, interceptor.Funcs{Patch: checkpointPatch(nil), SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if err := ctx.Err(); err != nil {

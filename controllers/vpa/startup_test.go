@@ -49,18 +49,16 @@ func seedVPACheckpoint(ctx context.Context, ns, owner, container string, status 
 	}
 	cp := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container}}
+	cp.Status = status // created with its status: the CRD has no status subresource, as upstream's
 	Expect(k8s.Create(ctx, cp)).To(Succeed())
-	cp.Status = status
-	Expect(k8s.Status().Update(ctx, cp)).To(Succeed())
 }
 
 func seedHvpaCheckpoint(ctx context.Context, ns, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) {
 	GinkgoHelper()
 	cp := &hvpav1alpha1.HvpaCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: vpactrl.CheckpointName(owner, container),
 		Labels: map[string]string{vpactrl.WriterLabel: "default"}}, Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}}
+	cp.Status = status // created with its status: the CRD has no status subresource, as upstream's
 	Expect(k8s.Create(ctx, cp)).To(Succeed())
-	cp.Status = status
-	Expect(k8s.Status().Update(ctx, cp)).To(Succeed())
 }
 
 // samplesOf is the totalSamplesCount stored in a checkpoint (-1: none stored).

@@ -46,20 +46,28 @@ func newWritesCluster(t *testing.T, n int, mutate func(*vpactrl.Options)) *write
 	played.t = start
 	w.usage = played
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
-		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}, &vpav1.VerticalPodAutoscalerCheckpoint{}).Build()
-	w.c = interceptor.NewClient(base, interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
-		w.mu.Lock() // status patches are sent several at a time
-		defer w.mu.Unlock()
-		switch obj.(type) {
-		case *vpav1.VerticalPodAutoscaler:
-			w.vpaWrites[obj.GetName()]++
-		case *vpav1.VerticalPodAutoscalerCheckpoint:
-			w.cpWrites[obj.GetName()]++
-			w.cpWrittenAt[obj.GetName()] = w.clk.Now()
-			return nil // counted only: the fake client's field tracking cannot take the histogram's int-keyed map
-		}
-		return c.SubResource(sub).Patch(ctx, obj, p, o...)
-	}})
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
+	cpWritten := func(cp *vpav1.VerticalPodAutoscalerCheckpoint) {
+		w.cpWrites[cp.Name]++
+		w.cpWrittenAt[cp.Name] = w.clk.Now()
+	}
+	w.c = interceptor.NewClient(base, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
+			if cp, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
+				cpWritten(cp) // created with its status
+			}
+			return c.Create(ctx, obj, o...)
+		},
+		Patch: checkpointPatch(cpWritten),
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+			w.mu.Lock() // status patches are sent several at a time
+			defer w.mu.Unlock()
+			if _, ok := obj.(*vpav1.VerticalPodAutoscaler); ok {
+				w.vpaWrites[obj.GetName()]++
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, o...)
+		},
+	})
 	opts := vpactrl.DefaultOptions()
 	opts.CheckpointGCInterval = time.Hour
 	opts.YoungStatusDelay = 0 // the dead band alone (TestYoungStatusDelay: the young histories' delay)

@@ -45,12 +45,9 @@ func seedHistory(ctx context.Context, c client.Client, cfg config, n int, age ti
 				Spec:       vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: appName(i), ContainerName: "app"},
 			}
 			status := vpactrl.CheckpointStatus(appHistory(m, appName(i), cfg.podsPerApp, cfg.interval, writtenAt.Add(-age), writtenAt), writtenAt)
+			cp.Status = status // in the create: the CRD has no status subresource
 			if err := c.Create(ctx, cp); err != nil {
 				return fmt.Errorf("creating checkpoint %s/%s: %w", cp.Namespace, cp.Name, err)
-			}
-			cp.Status = status
-			if err := c.Status().Update(ctx, cp); err != nil {
-				return fmt.Errorf("checkpoint %s/%s status: %w", cp.Namespace, cp.Name, err)
 			}
 			return nil
 		})

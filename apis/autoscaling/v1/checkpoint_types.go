@@ -7,10 +7,12 @@ import (
 // VerticalPodAutoscalerCheckpoint holds the recommender's usage history of one container of one
 // VerticalPodAutoscaler (or Hvpa), so that recommendations survive a restart.
 //
+// It has no status subresource, as upstream's CRD has none: upstream's recommender creates a checkpoint with
+// its status and replaces the status with a patch of the object, which a status subresource would drop.
+//
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=vpacheckpoint,path=verticalpodautoscalercheckpoints,singular=verticalpodautoscalercheckpoint,scope=Namespaced
 // +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubernetes/kubernetes/pull/63797"
-// +kubebuilder:subresource:status
 // +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="VPA",type="string",JSONPath=".spec.vpaObjectName"
 // +kubebuilder:printcolumn:name="Container",type="string",JSONPath=".spec.containerName"

@@ -9,12 +9,13 @@ import (
 // HvpaCheckpoint holds the embedded recommender's usage history of one container of one Hvpa's workload (the
 // workload total, docs/design/scaling.md section 2), so that its recommendation survives a restart. It is a kind of its
 // own, not a VerticalPodAutoscalerCheckpoint, so that an upstream VPA recommender running beside hvpa, whose
-// garbage collection deletes every VerticalPodAutoscalerCheckpoint that names no VPA, never reaches it.
+// garbage collection deletes every VerticalPodAutoscalerCheckpoint that names no VPA, never reaches it. Like
+// upstream's checkpoint it has no status subresource: a new checkpoint is created with its status in one
+// request.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=hvpacheckpoint,path=hvpacheckpoints,singular=hvpacheckpoint,scope=Namespaced
 // +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, hvpa is an out-of-tree autoscaler that uses the autoscaling.k8s.io group like the upstream VPA"
-// +kubebuilder:subresource:status
 // +kubebuilder:storageversion
 // +kubebuilder:printcolumn:name="Hvpa",type="string",JSONPath=".spec.hvpaName"
 // +kubebuilder:printcolumn:name="Container",type="string",JSONPath=".spec.containerName"

@@ -206,6 +206,10 @@ var _ = Describe("hvpa beside upstream VPA's binaries", Ordered, func() {
 		cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: nsHvpaActs, Name: "web-app"}, cp)).To(Succeed())
 		Expect(cp.Labels).NotTo(HaveKey(vpactrl.WriterLabel), "upstream's recommender wrote it (hvpa labels its own)")
+		// upstream creates it with its status and patches /status of the object: a status subresource on the CRD
+		// would drop both
+		Expect(cp.Status.TotalSamplesCount).To(BeNumerically(">", 0), "upstream's recommender stored its history: %+v", cp.Status)
+		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(BeEmpty())
 		v := &vpav1.VerticalPodAutoscaler{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: nsHvpaActs, Name: "web"}, v)).To(Succeed())
 		v.Spec.Recommenders = nil // the default recommender: hvpa's
