@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
@@ -88,7 +89,7 @@ func OOMKilledSince(pods []corev1.Pod, since *time.Time) bool {
 	for _, p := range pods {
 		for _, cs := range p.Status.ContainerStatuses {
 			for _, s := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
-				if t := s.Terminated; t != nil && t.Reason == "OOMKilled" && (since == nil || t.FinishedAt.After(*since)) {
+				if t := vpav1.OOMKill(s); t != nil && (since == nil || t.FinishedAt.After(*since)) {
 					return true
 				}
 			}

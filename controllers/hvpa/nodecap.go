@@ -46,11 +46,8 @@ func (r *Reconciler) nodeCapEvent(op *scaleOp, h *hvpav1alpha1.Hvpa, wasCapped b
 // inPlaceCondition sets InPlaceUnavailable while the cluster serves no pods/resize and h's updateMode resizes
 // in place (InPlaceOrRecreate, the default, or InPlace); it removes it otherwise.
 func (r *Reconciler) inPlaceCondition(h *hvpav1alpha1.Hvpa, now time.Time) {
-	mode := vpav1.UpdateModeInPlaceOrRecreate
-	if h.Spec.VPA != nil && h.Spec.VPA.Template.UpdatePolicy != nil && h.Spec.VPA.Template.UpdatePolicy.UpdateMode != nil {
-		mode = *h.Spec.VPA.Template.UpdatePolicy.UpdateMode
-	}
-	if !r.NoInPlaceResize || (mode != vpav1.UpdateModeInPlace && mode != vpav1.UpdateModeInPlaceOrRecreate) {
+	mode := h.PodUpdateMode()
+	if !r.NoInPlaceResize || !mode.ResizesInPlace() {
 		meta.RemoveStatusCondition(&h.Status.Conditions, hvpav1alpha1.ConditionInPlaceUnavailable)
 		return
 	}

@@ -338,7 +338,7 @@ func Plan(c *Controller, pods []Pod, now time.Time, o Options) []Action {
 // PlanWithBudget is Plan, and also the disruptions the workload may still take this loop after the planned
 // ones (the updater spends it on evictions that replace refused resizes).
 func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Action, int) {
-	acts := !c.BoostOnly && c.Mode != vpav1.UpdateModeOff && c.Mode != vpav1.UpdateModeInitial
+	acts := !c.BoostOnly && c.Mode.ActsOnRunningPods()
 	live := 0
 	for i := range pods {
 		if pods[i].Live {

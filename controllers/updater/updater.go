@@ -351,10 +351,7 @@ func (u *Updater) vpaControllers(ctx context.Context) ([]served, error) {
 	}
 	for i := range vpas.Items {
 		v := &vpas.Items[i]
-		mode := vpav1.UpdateModeAuto
-		if v.Spec.UpdatePolicy != nil && v.Spec.UpdatePolicy.UpdateMode != nil {
-			mode = *v.Spec.UpdatePolicy.UpdateMode
-		}
+		mode := v.EffectiveUpdateMode()
 		// a VPA with a startup boost is served in every mode: its boosted pods go back once the boost is over
 		// (with the CPUStartupBoost gate on: without it the webhook boosts nothing, and a boost annotation on a
 		// pod is its author's)
@@ -395,14 +392,7 @@ func (u *Updater) hvpaControllers(ctx context.Context) ([]served, error) {
 	}
 	for i := range hvpas.Items {
 		h := &hvpas.Items[i]
-		var up *vpav1.PodUpdatePolicy
-		if h.Spec.VPA != nil {
-			up = h.Spec.VPA.Template.UpdatePolicy
-		}
-		mode := vpav1.UpdateModeInPlaceOrRecreate
-		if up != nil && up.UpdateMode != nil {
-			mode = *up.UpdateMode
-		}
+		up, mode := h.PodUpdatePolicy(), h.PodUpdateMode()
 		d := h.Status.Desired
 		if !u.modeActs(mode) || d == nil || len(d.Containers) == 0 || h.Status.Selector == "" ||
 			meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported) {
@@ -427,13 +417,7 @@ func (u *Updater) hvpaControllers(ctx context.Context) ([]served, error) {
 }
 
 func (u *Updater) modeActs(m vpav1.UpdateMode) bool {
-	switch m {
-	case vpav1.UpdateModeRecreate, vpav1.UpdateModeAuto, vpav1.UpdateModeInPlaceOrRecreate:
-		return true
-	case vpav1.UpdateModeInPlace:
-		return u.Gates.Enabled(features.InPlace)
-	}
-	return false
+	return m.ActsOnRunningPods() && (m != vpav1.UpdateModeInPlace || u.Gates.Enabled(features.InPlace))
 }
 
 func (u *Updater) applyPolicy(c *Controller, p *vpav1.PodUpdatePolicy) {
@@ -565,7 +549,7 @@ func (s *Pod) container(p *corev1.Pod, k corev1.Container, statuses []corev1.Con
 		if cs.Resources != nil && !sameResources(k.Resources, *cs.Resources) {
 			s.Resizing = true
 		}
-		if t := cs.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" && t.FinishedAt.Sub(t.StartedAt.Time) < o.OOMWindow &&
+		if t := vpav1.OOMKill(cs.LastTerminationState); t != nil && t.FinishedAt.Sub(t.StartedAt.Time) < o.OOMWindow &&
 			now.Sub(t.FinishedAt.Time) < o.LoopWindow {
 			s.OOMKilledEarly = true
 		}

@@ -10,11 +10,8 @@ import (
 // inPlaceCondition sets InPlaceUnavailable on a VPA whose updateMode resizes in place while the cluster serves
 // no pods/resize (Options.NoInPlaceResize), and removes it otherwise.
 func (r *Recommender) inPlaceCondition(v *vpav1.VerticalPodAutoscaler, conds []vpav1.VerticalPodAutoscalerCondition, now time.Time) []vpav1.VerticalPodAutoscalerCondition {
-	mode := vpav1.UpdateModeRecreate
-	if v.Spec.UpdatePolicy != nil && v.Spec.UpdatePolicy.UpdateMode != nil {
-		mode = *v.Spec.UpdatePolicy.UpdateMode
-	}
-	if !r.Opts.NoInPlaceResize || (mode != vpav1.UpdateModeInPlace && mode != vpav1.UpdateModeInPlaceOrRecreate) {
+	mode := v.EffectiveUpdateMode()
+	if !r.Opts.NoInPlaceResize || !mode.ResizesInPlace() {
 		return RemoveCondition(conds, vpav1.InPlaceUnavailable)
 	}
 	what := "pods are evicted instead"

@@ -96,10 +96,7 @@ func (m *Metrics) observeStep(step string, d time.Duration) {
 func (m *Metrics) setObjects(list []*served) {
 	m.Objects.Reset()
 	for _, s := range list {
-		mode := string(vpav1.UpdateModeAuto)
-		if p := s.vpa.Spec.UpdatePolicy; p != nil && p.UpdateMode != nil {
-			mode = string(*p.UpdateMode)
-		}
+		mode := string(s.vpa.EffectiveUpdateMode())
 		supported := "true"
 		if s.err != nil {
 			supported = "false"

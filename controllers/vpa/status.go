@@ -329,8 +329,7 @@ func eachContainer(old, cur *vpav1.RecommendedPodResources, keep func(o, c vpav1
 // InPlaceOrRecreate), which it does when a pod's request leaves the bounds: their status is written at every
 // change past the dead band, held bounds would delay those updates.
 func actsOnRunningPods(v *vpav1.VerticalPodAutoscaler) bool {
-	m := v.EffectiveUpdateMode()
-	return m != vpav1.UpdateModeOff && m != vpav1.UpdateModeInitial
+	return v.EffectiveUpdateMode().ActsOnRunningPods()
 }
 
 // youngDue reports whether a young VPA's held recommendation is due: YoungStatusDelay, spread per VPA from

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
 // Pod is what the recommender reads of one pod. It is shared with the store: read only.
@@ -110,7 +112,7 @@ func From(p *corev1.Pod) *Pod {
 			}
 		}
 		for _, st := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
-			if t := st.Terminated; t != nil && t.Reason == "OOMKilled" {
+			if t := vpav1.OOMKill(st); t != nil {
 				c.OOMKills = append(c.OOMKills, t.FinishedAt.Time)
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
 // PodsPerNode is the pod capacity of a played Node.
@@ -83,7 +85,7 @@ func (k *Kubelet) OOMKill(ctx context.Context, pod *corev1.Pod, container string
 		}
 		cs.RestartCount++
 		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: 137, Reason: "OOMKilled", StartedAt: metav1.NewTime(at.Add(-time.Hour)), FinishedAt: metav1.NewTime(at)}}
+			ExitCode: 137, Reason: vpav1.ReasonOOMKilled, StartedAt: metav1.NewTime(at.Add(-time.Hour)), FinishedAt: metav1.NewTime(at)}}
 		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(at.Add(time.Second))}}
 		return k.Client.Status().Update(ctx, pod)
 	}

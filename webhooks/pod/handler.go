@@ -243,7 +243,7 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 	off := false
 	switch {
 	case c.vpa != nil:
-		off = c.vpa.Spec.UpdatePolicy != nil && c.vpa.Spec.UpdatePolicy.UpdateMode != nil && *c.vpa.Spec.UpdatePolicy.UpdateMode == vpav1.UpdateModeOff
+		off = !c.vpa.EffectiveUpdateMode().SizesNewPods()
 		if !off {
 			sz, fe = scaling.SizingFromVPA(c.vpa)
 		}

@@ -40,14 +40,11 @@ func Hvpa(h, old *hvpav1alpha1.Hvpa, gates featuregate.FeatureGate) (field.Error
 	policyErrs, w := resourcePolicy(rp, oldRP, old != nil, gates, hvpaBoosts, sp.Child("vpa", "template", "resourcePolicy"))
 	errs = append(errs, policyErrs...)
 	warnings = append(warnings, w...)
-	var up, oldUP *vpav1.PodUpdatePolicy
-	if h.Spec.VPA != nil {
-		up = h.Spec.VPA.Template.UpdatePolicy
+	var oldUP *vpav1.PodUpdatePolicy
+	if old != nil {
+		oldUP = old.PodUpdatePolicy()
 	}
-	if old != nil && old.Spec.VPA != nil {
-		oldUP = old.Spec.VPA.Template.UpdatePolicy
-	}
-	ue, uw := updatePolicy(up, oldUP, gates, sp.Child("vpa", "template", "updatePolicy"))
+	ue, uw := updatePolicy(h.PodUpdatePolicy(), oldUP, gates, sp.Child("vpa", "template", "updatePolicy"))
 	errs = append(errs, ue...)
 	warnings = append(warnings, uw...)
 

@@ -3,14 +3,6 @@ package v1
 // DefaultRecommender is the recommender that serves a VerticalPodAutoscaler whose spec.recommenders names none.
 const DefaultRecommender = "default"
 
-// EffectiveUpdateMode is spec.updatePolicy.updateMode, or Auto where it is unset.
-func (o *VerticalPodAutoscaler) EffectiveUpdateMode() UpdateMode {
-	if o.Spec.UpdatePolicy != nil && o.Spec.UpdatePolicy.UpdateMode != nil {
-		return *o.Spec.UpdatePolicy.UpdateMode
-	}
-	return UpdateModeAuto
-}
-
 // RecommendedBy says whether recommender ("": DefaultRecommender) serves the object: the first entry of
 // spec.recommenders names it, or none is named and it is DefaultRecommender.
 func (o *VerticalPodAutoscaler) RecommendedBy(recommender string) bool {
