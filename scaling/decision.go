@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
@@ -58,10 +60,10 @@ type BlockedPart struct {
 
 // Condition is a condition the decision sets on the Hvpa.
 type Condition struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
+	Type    string                 `json:"type"`
+	Status  metav1.ConditionStatus `json:"status"`
+	Reason  string                 `json:"reason"`
+	Message string                 `json:"message"`
 }
 
 // HPARecord is the HPA input to keep in status: desired replicas and the per-pod basis in force when they
@@ -712,11 +714,11 @@ func conditions(d Decision, c int32, limited []string) []Condition {
 	var out []Condition
 	switch {
 	case c == 0:
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "False", hvpav1alpha1.ReasonScalingDisabled, "the target has 0 replicas; hvpa does not scale up from zero"})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, metav1.ConditionFalse, hvpav1alpha1.ReasonScalingDisabled, "the target has 0 replicas; hvpa does not scale up from zero"})
 	case len(d.Totals) == 0 && d.HPAFloor == 0:
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "False", hvpav1alpha1.ReasonNoRecommendation, "no recommendation and no HPA input for any scaled container"})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, metav1.ConditionFalse, hvpav1alpha1.ReasonNoRecommendation, "no recommendation and no HPA input for any scaled container"})
 	default:
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, "True", hvpav1alpha1.ReasonValidRecommendation, fmt.Sprintf("%d totals considered", len(d.Totals))})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingActive, metav1.ConditionTrue, hvpav1alpha1.ReasonValidRecommendation, fmt.Sprintf("%d totals considered", len(d.Totals))})
 	}
 	for _, cd := range d.Containers {
 		for _, n := range cd.Notes {
@@ -726,16 +728,16 @@ func conditions(d Decision, c int32, limited []string) []Condition {
 		}
 	}
 	if len(d.NodeCaps) > 0 {
-		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, "True", hvpav1alpha1.ReasonNodeAllocatable,
+		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, metav1.ConditionTrue, hvpav1alpha1.ReasonNodeAllocatable,
 			"pods are sized to fit the largest schedulable node, more replicas carry the rest: " + strings.Join(d.NodeCaps, "; ")})
 	} else if d.NodeKnown {
-		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, "False", hvpav1alpha1.ReasonFitsLargestNode, "the intervals' per-pod maxima fit the largest schedulable node"})
+		out = append(out, Condition{hvpav1alpha1.ConditionCappedToNode, metav1.ConditionFalse, hvpav1alpha1.ReasonFitsLargestNode, "the intervals' per-pod maxima fit the largest schedulable node"})
 	}
 	if len(limited) > 0 {
 		sort.Strings(limited[1:])
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, "True", hvpav1alpha1.ReasonLimited, strings.Join(limited, "; ")})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, metav1.ConditionTrue, hvpav1alpha1.ReasonLimited, strings.Join(limited, "; ")})
 	} else {
-		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, "False", hvpav1alpha1.ReasonWithinBounds, "the desired scaling is within every bound"})
+		out = append(out, Condition{hvpav1alpha1.ConditionScalingLimited, metav1.ConditionFalse, hvpav1alpha1.ReasonWithinBounds, "the desired scaling is within every bound"})
 	}
 	return out
 }

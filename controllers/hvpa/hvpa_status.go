@@ -118,7 +118,7 @@ func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decisio
 		// would patch status on every reconcile)
 	}
 	for _, c := range d.Conditions {
-		setCondition(h, c.Type, c.Status == "True", c.Reason, c.Message, now)
+		setCondition(h, c.Type, c.Status == metav1.ConditionTrue, c.Reason, c.Message, now)
 	}
 	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionScalingActive); c != nil && c.Status == metav1.ConditionTrue {
 		setCondition(h, hvpav1alpha1.ConditionReady, true, hvpav1alpha1.ReasonReady, fmt.Sprintf("deciding for %d running pods", pods), now)

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -36,7 +37,7 @@ func nodeRoom(ctx context.Context, c client.Client) *scaling.NodeRoom {
 // (wasCapped: CappedToNode was true before this decision).
 func (r *Reconciler) nodeCapEvent(op *scaleOp, h *hvpav1alpha1.Hvpa, wasCapped bool) {
 	c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionCappedToNode)
-	if c == nil || c.Status != "True" || wasCapped {
+	if c == nil || c.Status != metav1.ConditionTrue || wasCapped {
 		return
 	}
 	msg := c.Message
