@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -218,7 +219,7 @@ func updaterFlags(f *pflag.FlagSet, o *runOptions) {
 	f.DurationVar(&u.DeferredTimeout, "in-place-deferred-timeout", u.DeferredTimeout, "a resize the kubelet defers longer than this falls back to eviction (InPlaceOrRecreate)")
 	f.DurationVar(&u.InProgressTimeout, "in-place-in-progress-timeout", u.InProgressTimeout, "a resize in progress longer than this falls back to eviction (InPlaceOrRecreate)")
 	f.DurationVar(&u.LoopWindow, "update-loop-window", u.LoopWindow, "a pod resized twice for the same change within this time is not touched again for it")
-	f.StringVar(&u.LoopRecords, "update-loop-records", u.LoopRecords, "namespace/name of a ConfigMap where the updater keeps its loop-detection records (resizes and evictions within --update-loop-window), so that a restart or a new leader does not repeat a change that did not help (default: in memory only)")
+	f.Var(namespacedNameFlag{&u.LoopRecords}, "update-loop-records", "namespace/name of a ConfigMap where the updater keeps its loop-detection records (resizes and evictions within --update-loop-window), so that a restart or a new leader does not repeat a change that did not help (default: in memory only)")
 	f.DurationVar(&u.AdmissionLeaseMaxAge, "admission-lease-max-age", u.AdmissionLeaseMaxAge, "the updater evicts only while the admission Lease was renewed within this time")
 }
 
@@ -382,7 +383,8 @@ func (o *runOptions) validate() error {
 		return fmt.Errorf("updater flags: --updater-interval must be positive (%s), --eviction-tolerance within 0..1 (%g), --pod-update-threshold not negative (%g)",
 			o.updater.Interval, o.updater.EvictionTolerance, o.updater.UpdateThreshold)
 	}
-	return nil
+	_, err := o.lease()
+	return err
 }
 
 // validateRecommender refuses the recommender's and the Hvpa controller's flag values they cannot run with.
@@ -414,9 +416,9 @@ func (o *runOptions) validateRecommender() error {
 	return nil
 }
 
-// lease is the admission Lease (namespace/name) from --admission-lease: by default hvpa-admission in the
-// webhook's namespace; "" for none (-).
-func (o *runOptions) lease() (string, error) {
+// lease is the admission Lease from --admission-lease: by default hvpa-admission in the webhook's
+// namespace; none (the zero name) for -.
+func (o *runOptions) lease() (types.NamespacedName, error) {
 	lease := o.admissionLease
 	switch lease {
 	case "":
@@ -424,10 +426,46 @@ func (o *runOptions) lease() (string, error) {
 	case "-":
 		lease = ""
 	}
-	if ns, name, ok := strings.Cut(lease, "/"); lease != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
-		return "", fmt.Errorf("--admission-lease %q: must be namespace/name, or - for none", lease)
+	if lease == "" {
+		return types.NamespacedName{}, nil
 	}
-	return lease, nil
+	n, err := parseNamespacedName(lease)
+	if err != nil {
+		return n, fmt.Errorf("--admission-lease %q: %w, or - for none", lease, err)
+	}
+	return n, nil
+}
+
+// parseNamespacedName reads "namespace/name".
+func parseNamespacedName(s string) (types.NamespacedName, error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, errors.New("must be namespace/name")
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
+}
+
+// namespacedNameFlag is a flag holding "namespace/name" (empty: none), checked as it is parsed.
+type namespacedNameFlag struct{ n *types.NamespacedName }
+
+func (f namespacedNameFlag) String() string {
+	if f.n == nil || f.n.Name == "" {
+		return ""
+	}
+	return f.n.String()
+}
+func (f namespacedNameFlag) Type() string { return "namespace/name" }
+func (f namespacedNameFlag) Set(s string) error {
+	if s == "" {
+		*f.n = types.NamespacedName{}
+		return nil
+	}
+	n, err := parseNamespacedName(s)
+	if err != nil {
+		return err
+	}
+	*f.n = n
+	return nil
 }
 
 // managerOptions are the manager's options from the flags: metrics and webhook serving, probes, leader

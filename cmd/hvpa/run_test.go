@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/types"
 	"net"
 	"net/http"
 	"os"
@@ -246,5 +247,32 @@ current-context: x
 	if _, err := runCommand(t, "run", "--kube-api-burst=10.0", "--kube-api-qps=5.0", "--kubeconfig", "/nonexistent/kubeconfig"); err == nil ||
 		strings.Contains(err.Error(), "kube-api") || !strings.Contains(err.Error(), "kubeconfig") {
 		t.Errorf("--kube-api-burst=10.0: %v, want it accepted (the run fails later, reading the kubeconfig)", err)
+	}
+}
+
+// TestNamespacedNameFlags: --admission-lease and --update-loop-records take namespace/name and refuse anything
+// else at start, naming the flag; the lease's default and "-" (none) resolve as documented.
+func TestNamespacedNameFlags(t *testing.T) {
+	for args, want := range map[string]string{
+		"--admission-lease=web":              `--admission-lease "web": must be namespace/name, or - for none`,
+		"--admission-lease=/lease":           `--admission-lease "/lease": must be namespace/name`,
+		"--admission-lease=ns/a/b":           `--admission-lease "ns/a/b": must be namespace/name`,
+		"--update-loop-records=loops":        `invalid argument "loops" for "--update-loop-records" flag: must be namespace/name`,
+		"--update-loop-records=hvpa-system/": `invalid argument "hvpa-system/" for "--update-loop-records" flag: must be namespace/name`,
+	} {
+		if _, err := runCommand(t, "run", args, "--kubeconfig", "/nonexistent/kubeconfig"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", args, err, want)
+		}
+	}
+	o := &runOptions{webhookNamespace: "hvpa-system"}
+	for flag, want := range map[string]types.NamespacedName{
+		"":            {Namespace: "hvpa-system", Name: "hvpa-admission"},
+		"-":           {},
+		"other/lease": {Namespace: "other", Name: "lease"},
+	} {
+		o.admissionLease = flag
+		if got, err := o.lease(); err != nil || got != want {
+			t.Errorf("--admission-lease=%q: %v (%v), want %v", flag, got, err, want)
+		}
 	}
 }

@@ -127,7 +127,7 @@ func (u *Updater) encodeLoopRecords(ctx context.Context) string {
 		}
 		u.Metrics.LoopRecordsDropped.Add(float64(n))
 		logf.FromContext(ctx).Info("loop records dropped: the ConfigMap holds only the newest; loop detection forgets the oldest",
-			"dropped", n, "kept", len(u.resized)+len(u.evicted), "maxBytes", maxLoopRecordBytes, "configmap", u.Options.LoopRecords)
+			"dropped", n, "kept", len(u.resized)+len(u.evicted), "maxBytes", maxLoopRecordBytes, "configmap", u.Options.LoopRecords.String())
 	}
 	return data
 }
@@ -310,6 +310,5 @@ func appendEviction(b []byte, r evictionRecord) []byte {
 }
 
 func (u *Updater) loopRecordsKey() (types.NamespacedName, bool) {
-	ns, name, ok := strings.Cut(u.Options.LoopRecords, "/")
-	return types.NamespacedName{Namespace: ns, Name: name}, ok && ns != "" && name != ""
+	return u.Options.LoopRecords, u.Options.LoopRecords.Name != ""
 }

@@ -125,7 +125,7 @@ func minTime(a, b time.Time) time.Time {
 // once by hvpa_updater_loop_records_dropped_total; the newest stay.
 func TestLoopRecordsDroppedAreCounted(t *testing.T) {
 	recs := manyRecords(8000)
-	u := &Updater{Metrics: NewMetrics(nil), resized: recs.Resized, evicted: map[string]eviction{}, Options: Options{LoopRecords: "hvpa/loops"}}
+	u := &Updater{Metrics: NewMetrics(nil), resized: recs.Resized, evicted: map[string]eviction{}, Options: Options{LoopRecords: types.NamespacedName{Namespace: "hvpa", Name: "loops"}}}
 	for k, e := range recs.Evicted {
 		known := map[types.UID]bool{}
 		for _, uid := range e.Known {

@@ -55,12 +55,12 @@ type Options struct {
 	EvictionBurst     int
 	// LoopWindow: a pod resized twice for the same change within it is not touched again for it (1h).
 	LoopWindow time.Duration
-	// LoopRecords ("namespace/name") is the ConfigMap that keeps the loop-detection records across restarts
-	// and leader changes; empty: in memory only.
-	LoopRecords string
-	// AdmissionLease names the Lease the admission webhook renews ("namespace/name"); with it set, nothing
-	// is evicted while the Lease is older than AdmissionLeaseMaxAge (evicted pods would come back unsized).
-	AdmissionLease       string
+	// LoopRecords is the ConfigMap that keeps the loop-detection records across restarts and leader
+	// changes; zero: in memory only.
+	LoopRecords types.NamespacedName
+	// AdmissionLease is the Lease the admission webhook renews; with it set, nothing is evicted while the
+	// Lease is older than AdmissionLeaseMaxAge (evicted pods would come back unsized).
+	AdmissionLease       types.NamespacedName
 	AdmissionLeaseMaxAge time.Duration
 	// NoInPlaceResize: the cluster serves no pods/resize (found by discovery at start): InPlaceOrRecreate
 	// evicts at once, InPlace leaves pods as they are (UpdateSkipped, InPlaceUnavailable).

@@ -134,8 +134,8 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 	now := u.Clock.Now()
 	controllers, errs := u.controllers(ctx)
 	admission, why := true, ""
-	if ns, name, ok := strings.Cut(u.Options.AdmissionLease, "/"); ok {
-		admission, why = admissionlease.Serving(ctx, u.Live, ns, name, u.Options.AdmissionLeaseMaxAge, now)
+	if l := u.Options.AdmissionLease; l.Name != "" {
+		admission, why = admissionlease.Serving(ctx, u.Live, l.Namespace, l.Name, u.Options.AdmissionLeaseMaxAge, now)
 	}
 	candidates := map[string]int{}
 	evicted := u.openEvictions(now)

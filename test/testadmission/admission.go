@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -22,6 +23,9 @@ import (
 
 // AdmissionNamespace holds the webhook's certificate Secret and the admission Lease in the suites.
 const AdmissionNamespace = "hvpa-system"
+
+// AdmissionLease is the Lease the suites' webhook renews and their updaters check.
+var AdmissionLease = types.NamespacedName{Namespace: AdmissionNamespace, Name: "hvpa-admission"}
 
 // URLConfig points the API server at a webhook server on this machine.
 func URLConfig(port int) func(string) admissionregistrationv1.WebhookClientConfig {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
@@ -73,9 +74,9 @@ type Options struct {
 	Gates featuregate.FeatureGate
 	// Updater configures the updater.
 	Updater updater.Options
-	// AdmissionLease ("namespace/name") is the Lease the admission webhook renews while serving and the
-	// updater checks before evicting (empty: no Lease).
-	AdmissionLease string
+	// AdmissionLease is the Lease the admission webhook renews while serving and the updater checks before
+	// evicting (zero: no Lease).
+	AdmissionLease types.NamespacedName
 	// MaxCPUBoost caps a startup-boosted CPU request (millicores; 0: no cap): --max-allowed-cpu-boost.
 	MaxCPUBoost float64
 	// Certs configure the admission webhook's serving certificate (nil: the files in the webhook server's
@@ -288,8 +289,8 @@ func addAdmission(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Opt
 	if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return err
 	}
-	if ns, name, ok := strings.Cut(o.AdmissionLease, "/"); ok {
-		hb := &admissionlease.Heartbeat{Client: live, Namespace: ns, Name: name, Interval: 10 * time.Second,
+	if l := o.AdmissionLease; l.Name != "" {
+		hb := &admissionlease.Heartbeat{Client: live, Namespace: l.Namespace, Name: l.Name, Interval: 10 * time.Second,
 			Serving: mgr.GetWebhookServer().StartedChecker(), Clock: clock.RealClock{}}
 		if err := mgr.Add(hb); err != nil {
 			return err

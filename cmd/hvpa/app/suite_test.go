@@ -47,7 +47,7 @@ var _ = BeforeSuite(func() {
 	uo := updater.DefaultOptions()
 	uo.Interval = 300 * time.Millisecond
 	Expect(app.Add(ctx, mgr, cfg, app.Options{Components: app.Available, Recommender: ro, HvpaSync: 300 * time.Millisecond,
-		Updater: uo, Certs: &co, AdmissionLease: testadmission.AdmissionNamespace + "/hvpa-admission"})).To(Succeed())
+		Updater: uo, Certs: &co, AdmissionLease: testadmission.AdmissionLease})).To(Succeed())
 	cluster.Run(mgr)
 	go cluster.Kubelet.Loop(ctx, 100*time.Millisecond, playedkubelet.AcceptResizes, &loads, cluster.Metrics)
 })

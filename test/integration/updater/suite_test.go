@@ -18,11 +18,6 @@ import (
 	"github.com/hvpa-dev/hvpa/test/testadmission"
 )
 
-const (
-	// leaseName is the admission Lease the suite's webhook renews.
-	leaseName = testadmission.AdmissionNamespace + "/hvpa-admission"
-)
-
 var (
 	cluster *framework.Cluster
 	k8s     client.Client
@@ -51,7 +46,7 @@ var _ = BeforeSuite(func() {
 	mgr, err := ctrl.NewManager(cluster.Cfg, mo)
 	Expect(err).NotTo(HaveOccurred())
 	gates = features.New()
-	Expect(app.Add(cluster.Ctx, mgr, cluster.Cfg, app.Options{Components: []string{app.Admission}, Gates: gates, Certs: &co, AdmissionLease: leaseName})).To(Succeed())
+	Expect(app.Add(cluster.Ctx, mgr, cluster.Cfg, app.Options{Components: []string{app.Admission}, Gates: gates, Certs: &co, AdmissionLease: testadmission.AdmissionLease})).To(Succeed())
 	mgrC = mgr.GetClient()
 	//nolint:staticcheck // core/v1 events, as the updater records them in the product
 	events = mgr.GetEventRecorderFor("hvpa-updater")

@@ -80,7 +80,7 @@ func testOptions() updater.Options {
 	o.Interval = 300 * time.Millisecond
 	o.DeferredTimeout = 2 * time.Second
 	o.RetryBackoff, o.RetryBackoffMax = time.Second, 4*time.Second
-	o.AdmissionLease = leaseName
+	o.AdmissionLease = testadmission.AdmissionLease
 	return o
 }
 
@@ -376,7 +376,7 @@ var _ = Describe("Updater", func() {
 		before := uids(livePods(ns, "web"))
 		vpa(ns, "web", vpav1.UpdateModeRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
 		o := testOptions()
-		o.AdmissionLease = testadmission.AdmissionNamespace + "/stale-" + ns
+		o.AdmissionLease = types.NamespacedName{Namespace: testadmission.AdmissionNamespace, Name: "stale-" + ns}
 		startUpdater(o)
 		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(ContainSubstring("AdmissionNotServing")))
 		Consistently(func() []types.UID { return uids(livePods(ns, "web")) }, 2*time.Second, framework.Interval).Should(Equal(before))
@@ -414,7 +414,7 @@ var _ = Describe("Updater", func() {
 		deployment(ns, "web", 2, "accept", rl("100m", ""), nil)
 		vpa(ns, "web", vpav1.UpdateModeRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
 		o := testOptions()
-		o.LoopRecords = ns + "/updater-loops" // the records survive the updater (its ConfigMap)
+		o.LoopRecords = types.NamespacedName{Namespace: ns, Name: "updater-loops"} // the records survive the updater (its ConfigMap)
 		first, stopFirst := context.WithCancel(context.Background())
 		// every eviction finds its pod among the known pods of a record already in the ConfigMap (written
 		// ahead: a crash right after the eviction must not lose it)

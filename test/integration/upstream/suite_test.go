@@ -32,7 +32,6 @@ const (
 	nsUpstreamActs = "upstream-acts"
 	// nsHvpaActs: upstream's recommender recommends, hvpa's admission webhook and updater act.
 	nsHvpaActs = "hvpa-acts"
-	leaseName  = testadmission.AdmissionNamespace + "/hvpa-admission"
 )
 
 var (
@@ -85,7 +84,7 @@ var _ = BeforeSuite(func() {
 	ro := vpactrl.DefaultOptions()
 	ro.Interval = 500 * time.Millisecond
 	Expect(app.Add(cluster.Ctx, mgr, cluster.Cfg, app.Options{Components: []string{app.Recommender, app.Admission}, Recommender: ro,
-		Gates: gates, Certs: &co, AdmissionLease: leaseName})).To(Succeed())
+		Gates: gates, Certs: &co, AdmissionLease: testadmission.AdmissionLease})).To(Succeed())
 	mgrC = mgr.GetClient()
 	//nolint:staticcheck // core/v1 events, as the updater records them in the product
 	events = mgr.GetEventRecorderFor("hvpa-updater")

@@ -29,6 +29,7 @@ import (
 	"github.com/hvpa-dev/hvpa/controllers/updater"
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/test/framework"
+	"github.com/hvpa-dev/hvpa/test/testadmission"
 	"github.com/hvpa-dev/hvpa/test/wrappers"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
@@ -178,7 +179,7 @@ var _ = Describe("hvpa beside upstream VPA's binaries", Ordered, func() {
 		hvpaActs = target(nsHvpaActs)
 
 		o := updater.DefaultOptions()
-		o.Interval, o.MinPodAge, o.AdmissionLease = 300*time.Millisecond, time.Second, leaseName
+		o.Interval, o.MinPodAge, o.AdmissionLease = 300*time.Millisecond, time.Second, testadmission.AdmissionLease
 		runCtx, cancel := context.WithCancel(ctx)
 		DeferCleanup(cancel)
 		u := updater.New(mgrC, k8s, events, clock.RealClock{}, gates, o, updater.NewMetrics(nil))
