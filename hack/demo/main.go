@@ -381,7 +381,7 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 	tracking.UpWindow, tracking.DownWindow, tracking.MemoryWindow, tracking.TrendWindow = 5*time.Second, 15*time.Second, time.Minute, 5*time.Second
 	if err := app.Add(ctx, mgr, cfg, app.Options{Components: app.Available, Recommender: opts, Model: &model, HvpaSync: 2 * time.Second, HvpaLowConfidenceDays: 30.0 / 86400,
 		HvpaTracking: &tracking,
-		Updater:      uo, Certs: &co, AdmissionLease: testadmission.AdmissionNamespace + "/hvpa-admission"}); err != nil {
+		Updater:      uo, Certs: &co, AdmissionLease: testadmission.AdmissionLease}); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(ctx) }()
