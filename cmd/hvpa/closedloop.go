@@ -16,6 +16,7 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/closedloop"
+	"github.com/hvpa-dev/hvpa/internal/textout"
 )
 
 // closedLoopFlags are the flags only --closed-loop reads.
@@ -138,13 +139,14 @@ func hvpaFor(hvpas []policySource) func(ns, workload string) *hvpav1alpha1.Hvpa 
 // write writes the outcome: the table (standard output, standard error when the rows go there), the summary
 // JSON and the report.
 func (a closedLoopArgs) write(cmd *cobra.Command, sums []closedloop.Summary, sim *closedloop.Simulator) error {
-	table := &output{w: cmd.OutOrStdout()}
+	tableTo := cmd.OutOrStdout()
 	if a.outSet && a.out == "-" {
-		table.w = cmd.ErrOrStderr()
+		tableTo = cmd.ErrOrStderr()
 	}
+	table := textout.New(tableTo)
 	printClosedLoopTable(table, sums, a.flags.table == "markdown")
-	if table.err != nil {
-		return table.err
+	if table.Err() != nil {
+		return table.Err()
 	}
 	if a.summary != "" {
 		if err := writeSummaryJSON(a.summary, sums); err != nil {
@@ -233,9 +235,9 @@ func printClosedLoopTable(w *output, sums []closedloop.Summary, markdown bool) {
 	}
 	if markdown {
 		for i, row := range cells {
-			w.printf("| %s |\n", strings.Join(row, " | "))
+			w.Printf("| %s |\n", strings.Join(row, " | "))
 			if i == 0 {
-				w.printf("|%s\n", strings.Repeat("---|", len(row)))
+				w.Printf("|%s\n", strings.Repeat("---|", len(row)))
 			}
 		}
 		return
@@ -255,7 +257,7 @@ func printClosedLoopTable(w *output, sums []closedloop.Summary, markdown bool) {
 				fmt.Fprintf(&b, "%*s  ", width[i], c)
 			}
 		}
-		w.println(strings.TrimRight(b.String(), " "))
+		w.Println(strings.TrimRight(b.String(), " "))
 	}
 }
 

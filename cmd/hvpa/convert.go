@@ -11,6 +11,7 @@ import (
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/gardenerhvpa"
+	"github.com/hvpa-dev/hvpa/internal/textout"
 )
 
 func newConvertCommand() *cobra.Command {
@@ -68,7 +69,7 @@ over as it was.`,
 // happened to each object and every field that is not carried over as it was. It returns the objects to
 // write and the number of such fields.
 func convertDocuments(stderr io.Writer, docs []gardenerhvpa.Document) ([]json.RawMessage, int, error) {
-	o := &output{w: stderr}
+	o := textout.New(stderr)
 	var objects []json.RawMessage
 	losses := 0
 	for _, d := range docs {
@@ -83,26 +84,26 @@ func convertDocuments(stderr io.Writer, docs []gardenerhvpa.Document) ([]json.Ra
 			}
 			objects = append(objects, j)
 			if len(lost) == 0 {
-				o.printf("%s: converted; every field carried over\n", what)
+				o.Printf("%s: converted; every field carried over\n", what)
 				continue
 			}
-			o.printf("%s: converted; %d fields not carried over as they were:\n", what, len(lost))
+			o.Printf("%s: converted; %d fields not carried over as they were:\n", what, len(lost))
 			for _, l := range lost {
-				o.println(l.String())
+				o.Println(l.String())
 			}
 			losses += len(lost)
 		case gardenerhvpa.SchemaHvpa:
-			o.printf("%s: already in hvpa's schema (it has %s); passed through unchanged\n", what, d.Why)
+			o.Printf("%s: already in hvpa's schema (it has %s); passed through unchanged\n", what, d.Why)
 			objects = append(objects, d.JSON)
 		default:
-			o.printf("%s: not a gardener Hvpa; passed through unchanged\n", what)
+			o.Printf("%s: not a gardener Hvpa; passed through unchanged\n", what)
 			objects = append(objects, d.JSON)
 		}
 	}
 	if len(docs) == 0 {
-		o.println("# the input holds no objects")
+		o.Println("# the input holds no objects")
 	}
-	return objects, losses, o.err
+	return objects, losses, o.Err()
 }
 
 // encodeHvpa is a converted Hvpa as JSON, without the status and the empty creationTimestamp that the API

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hvpa-dev/hvpa/internal/textout"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -71,23 +72,23 @@ down boundary (down / replicas). The file may hold other objects too; the one Hv
 
 func printIntervalTable(cmd *cobra.Command, iv []scaling.EffectiveInterval) error {
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-	w := &output{w: tw}
+	w := textout.New(tw)
 	for i, r := range scaling.Resources {
 		if i > 0 {
-			w.println()
+			w.Println()
 		}
-		w.printf("%s\nREPLICAS\tUP (TOTAL)\tDOWN (TOTAL)\tPER-POD MAX\tPER-POD AT DOWN\n", r)
+		w.Printf("%s\nREPLICAS\tUP (TOTAL)\tDOWN (TOTAL)\tPER-POD MAX\tPER-POD AT DOWN\n", r)
 		for _, e := range iv {
 			pin := ""
 			if e.Pinned.Has(r) {
 				pin = " (pinned)"
 			}
-			w.printf("%d\t%s\t%s\t%s%s\t%s\n", e.Replicas, scaling.Format(r, e.Up[r]), scaling.Format(r, e.Down[r]),
+			w.Printf("%d\t%s\t%s\t%s%s\t%s\n", e.Replicas, scaling.Format(r, e.Up[r]), scaling.Format(r, e.Down[r]),
 				scaling.Format(r, e.PerPodMax(r)), pin, scaling.Format(r, e.PerPodAtDown(r)))
 		}
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return tw.Flush()
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hvpa-dev/hvpa/internal/gardenerhvpa"
+	"github.com/hvpa-dev/hvpa/internal/textout"
 	"github.com/hvpa-dev/hvpa/recommender/simulate"
 )
 
@@ -40,9 +41,9 @@ func TestConvertDocumentsReturnsTheWriteError(t *testing.T) {
 
 // The closed-loop table keeps the first write error for the command to return.
 func TestClosedLoopTableKeepsTheWriteError(t *testing.T) {
-	o := &output{w: &failingWriter{}}
+	o := textout.New(&failingWriter{})
 	printClosedLoopTable(o, nil, true)
-	if !errors.Is(o.err, errDiskFull) {
-		t.Fatalf("table on a failing writer: %v, want %v", o.err, errDiskFull)
+	if !errors.Is(o.Err(), errDiskFull) {
+		t.Fatalf("table on a failing writer: %v, want %v", o.Err(), errDiskFull)
 	}
 }

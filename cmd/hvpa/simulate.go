@@ -20,6 +20,7 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/closedloop"
+	"github.com/hvpa-dev/hvpa/internal/textout"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/adaptive"
 	"github.com/hvpa-dev/hvpa/recommender/simulate"
@@ -346,19 +347,19 @@ func overrides(annotations map[string]string) (*recommender.Config, string, erro
 
 // printRun writes the run's summary and scores.
 func printRun(w io.Writer, st simulate.Stats, wall time.Duration, peakHeap uint64) error {
-	o := &output{w: w}
+	o := textout.New(w)
 	printSummary(o, st, wall, peakHeap)
 	printScores(o, st)
-	return o.err
+	return o.Err()
 }
 
 func printSummary(w *output, st simulate.Stats, wall time.Duration, peakHeap uint64) {
 	rate := float64(st.Samples) / wall.Seconds()
-	w.printf("hvpa simulate: %d rows, %d usage samples, %d OOM events (%d rejected), %d aggregates\n",
+	w.Printf("hvpa simulate: %d rows, %d usage samples, %d OOM events (%d rejected), %d aggregates\n",
 		st.Rows, st.Samples, st.OOMs, st.RejectedOOMs, st.Aggregates)
-	w.printf("recommendations: %d rows over %d ticks\n", st.Recommendations, st.Ticks)
-	w.printf("wall time %s, %.0f samples/s, peak heap %.1f MiB\n", wall.Round(time.Millisecond), rate, float64(peakHeap)/(1<<20))
-	w.printf("quality: cpu slack %.1f%% (usage above target %.2f%% of %d samples), memory slack %.1f%% (above target %.2f%% of %d samples), target changes over 10%%: %d\n",
+	w.Printf("recommendations: %d rows over %d ticks\n", st.Recommendations, st.Ticks)
+	w.Printf("wall time %s, %.0f samples/s, peak heap %.1f MiB\n", wall.Round(time.Millisecond), rate, float64(peakHeap)/(1<<20))
+	w.Printf("quality: cpu slack %.1f%% (usage above target %.2f%% of %d samples), memory slack %.1f%% (above target %.2f%% of %d samples), target changes over 10%%: %d\n",
 		100*st.CPUSlack(), 100*st.CPUAboveFraction(), st.ScoredCPU, 100*st.MemorySlack(), 100*st.MemoryAboveFraction(), st.ScoredMemory, st.TargetChanges)
 }
 
@@ -366,7 +367,7 @@ func printSummary(w *output, st simulate.Stats, wall time.Duration, peakHeap uin
 // when some workload ran the adaptive model, of upstream's beside them; then the candidates that won.
 func printScores(w *output, st simulate.Stats) {
 	line := func(name string, sc simulate.Scores) {
-		w.printf("scores (%s): cpu slack %.1f%%, memory slack %.1f%%, cpu over %.2f%%, memory over %.2f%%, OOM events %d, applied changes per container-day %.2f (%d over %.1f container-days)\n",
+		w.Printf("scores (%s): cpu slack %.1f%%, memory slack %.1f%%, cpu over %.2f%%, memory over %.2f%%, OOM events %d, applied changes per container-day %.2f (%d over %.1f container-days)\n",
 			name, 100*sc.CPUSlack(), 100*sc.MemorySlack(), 100*sc.CPUOverFraction(), 100*sc.MemoryOverFraction(), sc.OOMs, sc.ChangesPerContainerDay(), sc.Changes, sc.ContainerDays)
 	}
 	if st.Adaptive == 0 {
@@ -379,7 +380,7 @@ func printScores(w *output, st simulate.Stats) {
 		name string
 		wins map[string]int
 	}{{"cpu", st.CPUWinners}, {"memory", st.MemoryWinners}} {
-		w.printf("winners (%s, per tick and container): %s\n", r.name, topWinners(r.wins, 8))
+		w.Printf("winners (%s, per tick and container): %s\n", r.name, topWinners(r.wins, 8))
 	}
 }
 

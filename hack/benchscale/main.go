@@ -74,8 +74,8 @@ func main() {
 		results = append(results, r)
 	}
 	printSummary(stdout, cfg, results)
-	if stdout.err != nil {
-		fmt.Fprintln(os.Stderr, "benchscale: writing the report:", stdout.err)
+	if stdout.Err() != nil {
+		fmt.Fprintln(os.Stderr, "benchscale: writing the report:", stdout.Err())
 		os.Exit(1)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	"github.com/hvpa-dev/hvpa/internal/textout"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
@@ -122,63 +122,63 @@ func (r *result) steady() []loopStats {
 
 // print writes the result's tables; it returns the report's write error.
 func (r *result) print(out *report, cfg config) error {
-	out.printf("\n==== RESULT N=%d: %d Deployments x %d pods = %d pods, %d namespaces, recommender interval %s\n", r.n, r.n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval)
+	out.Printf("\n==== RESULT N=%d: %d Deployments x %d pods = %d pods, %d namespaces, recommender interval %s\n", r.n, r.n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval)
 	var parts []string
 	for _, p := range r.setup {
 		parts = append(parts, fmt.Sprintf("%s %s", p.name, p.took))
 	}
-	out.printf("setup: %s\n", strings.Join(parts, ", "))
-	out.printf("time from VPA creation to its first recommendation (%d VPAs created at once in %s): min %s  p50 %s  p95 %s  max %s",
+	out.Printf("setup: %s\n", strings.Join(parts, ", "))
+	out.Printf("time from VPA creation to its first recommendation (%d VPAs created at once in %s): min %s  p50 %s  p95 %s  max %s",
 		r.n, r.vpaCreate.Round(time.Millisecond), sec(percentile(r.toRec, 0)), sec(percentile(r.toRec, 0.5)), sec(percentile(r.toRec, 0.95)), sec(percentile(r.toRec, 1)))
 	if r.noRec > 0 {
-		out.printf("  (%d VPAs WITHOUT a recommendation)", r.noRec)
+		out.Printf("  (%d VPAs WITHOUT a recommendation)", r.noRec)
 	}
-	out.println()
+	out.Println()
 	r.printLoops(out)
 	r.printRequests(out)
 	r.printWrites(out, cfg)
-	out.printf("process over the steady loops: RSS median %s, peak %s (peak over the whole run, VmHWM: %s); CPU %.2f s per loop (%.1f%% of one core)\n",
+	out.Printf("process over the steady loops: RSS median %s, peak %s (peak over the whole run, VmHWM: %s); CPU %.2f s per loop (%.1f%% of one core)\n",
 		mib(median(r.rss)), mib(slices.Max(append([]int64{0}, r.rss...))), mib(r.peakRSS), r.cpuPerLoop(), 100*r.cpuPerLoop()/r.meanLoopWindow().Seconds())
-	out.printf("admission process (its own, as the chart deploys it): RSS median %s until the webhook cases, peak over the whole run %s\n",
+	out.Printf("admission process (its own, as the chart deploys it): RSS median %s until the webhook cases, peak over the whole run %s\n",
 		mib(median(r.admissionRSS)), mib(r.admissionPeakRSS))
 	if len(r.errors) > 0 {
-		out.printf("error lines logged since the steady loops began: %d, e.g. %s\n", len(r.errors), r.errors[0])
+		out.Printf("error lines logged since the steady loops began: %d, e.g. %s\n", len(r.errors), r.errors[0])
 	} else {
-		out.println("error lines logged since the steady loops began: none")
+		out.Println("error lines logged since the steady loops began: none")
 	}
-	out.printf("webhook: pod CREATE round trip seen by the client, %d creations per case\n", len(r.webhook[0].took))
-	tw := out.table(0)
-	tw.println("  CASE\tP50\tP99\tSIZED")
+	out.Printf("webhook: pod CREATE round trip seen by the client, %d creations per case\n", len(r.webhook[0].took))
+	tw := newTable(out, 0)
+	tw.Println("  CASE\tP50\tP99\tSIZED")
 	for _, lc := range r.webhook {
-		tw.printf("  %s\t%s\t%s\t%d/%d\n", lc.name, ms(percentile(lc.took, 0.5)), ms(percentile(lc.took, 0.99)), lc.sized, len(lc.took))
+		tw.Printf("  %s\t%s\t%s\t%d/%d\n", lc.name, ms(percentile(lc.took, 0.5)), ms(percentile(lc.took, 0.99)), lc.sized, len(lc.took))
 	}
 	d50, d99 := r.webhookCost()
-	tw.printf("  the webhook's cost (first case minus the last)\t%+.2fms\t%+.2fms\t\n", d50, d99)
+	tw.Printf("  the webhook's cost (first case minus the last)\t%+.2fms\t%+.2fms\t\n", d50, d99)
 	tw.flush()
 	if len(r.bursts) == 2 {
 		with, without := r.bursts[0], r.bursts[1]
-		out.printf("webhook burst (%d pod CREATEs a second for %s):\n  %s\n  %s\n", with.rate, with.duration.Round(time.Second), with.line(), without.line())
-		out.printf("  the webhook's cost in the burst: p50 %+.2fms, p99 %+.2fms; pods admitted unsized while the webhook was up: %d of %d (%d CREATEs failed)\n",
+		out.Printf("webhook burst (%d pod CREATEs a second for %s):\n  %s\n  %s\n", with.rate, with.duration.Round(time.Second), with.line(), without.line())
+		out.Printf("  the webhook's cost in the burst: p50 %+.2fms, p99 %+.2fms; pods admitted unsized while the webhook was up: %d of %d (%d CREATEs failed)\n",
 			msOf(percentile(with.took, 0.5)-percentile(without.took, 0.5)), msOf(percentile(with.took, 0.99)-percentile(without.took, 0.99)),
 			len(with.took)-with.sized, len(with.took), with.failed)
 	}
-	out.printf("logs: %s (hvpa.log, audit.log, kube-controller-manager.log)\n", r.dir)
-	if out.err != nil {
-		return fmt.Errorf("writing the report: %w", out.err)
+	out.Printf("logs: %s (hvpa.log, audit.log, kube-controller-manager.log)\n", r.dir)
+	if out.Err() != nil {
+		return fmt.Errorf("writing the report: %w", out.Err())
 	}
 	return nil
 }
 
 // printLoops is a row per recommender run since the VPAs were created.
 func (r *result) printLoops(out *report) {
-	out.println("recommender loops since the VPAs were created (* steady state; API requests, CPU: between the previous run line and this one; heap: at the line)")
-	tw := out.table(tabwriter.AlignRight)
+	out.Println("recommender loops since the VPAs were created (* steady state; API requests, CPU: between the previous run line and this one; heap: at the line)")
+	tw := newTable(out, tabwriter.AlignRight)
 	head := []string{"LOOP", "", "DURATION"}
 	for _, s := range steps {
 		head = append(head, strings.ToUpper(s))
 	}
 	head = append(head, "VPAS", "PODS", "SAMPLES", "AGGREGATES", "STATUS WRITES", "CHECKPOINTS", "API REQUESTS", "FAILED", "CPU s", "HEAP MiB", "")
-	tw.println(strings.Join(head, "\t"))
+	tw.Println(strings.Join(head, "\t"))
 	for i, l := range r.loops {
 		mark := ""
 		if l.steady {
@@ -191,7 +191,7 @@ func (r *result) printLoops(out *report) {
 		row = append(row, fmt.Sprint(l.run.int("vpas")), fmt.Sprint(l.run.int("pods")), fmt.Sprint(l.run.int("usageSamples")), fmt.Sprint(l.run.int("aggregates")),
 			fmt.Sprint(l.run.int("statusWrites")), fmt.Sprint(l.run.int("checkpointsWritten")), fmt.Sprint(l.total), fmt.Sprint(l.failed),
 			fmt.Sprintf("%.2f", l.cpu), heapMiB(l.run.heap), "")
-		tw.println(strings.Join(row, "\t"))
+		tw.Println(strings.Join(row, "\t"))
 	}
 	tw.flush()
 }
@@ -215,37 +215,37 @@ func (r *result) printRequests(out *report) {
 		}
 		return order[i] < order[j]
 	})
-	out.println("API requests of the recommender process per steady loop, by verb and resource (audit log)")
-	tw := out.table(tabwriter.AlignRight)
+	out.Println("API requests of the recommender process per steady loop, by verb and resource (audit log)")
+	tw := newTable(out, tabwriter.AlignRight)
 	head := []string{"VERB RESOURCE"}
 	for i := range steady {
 		head = append(head, fmt.Sprintf("LOOP %d", i+1))
 	}
-	tw.println(strings.Join(append(head, "MEAN", ""), "\t"))
+	tw.Println(strings.Join(append(head, "MEAN", ""), "\t"))
 	total := []string{"total"}
 	for _, k := range order {
 		row := []string{k}
 		for _, l := range steady {
 			row = append(row, fmt.Sprint(l.requests[k]))
 		}
-		tw.println(strings.Join(append(row, fmt.Sprintf("%.1f", float64(keys[k])/float64(len(steady))), ""), "\t"))
+		tw.Println(strings.Join(append(row, fmt.Sprintf("%.1f", float64(keys[k])/float64(len(steady))), ""), "\t"))
 	}
 	sum := 0
 	for _, l := range steady {
 		total = append(total, fmt.Sprint(l.total))
 		sum += l.total
 	}
-	tw.println(strings.Join(append(total, fmt.Sprintf("%.1f", float64(sum)/float64(len(steady))), ""), "\t"))
+	tw.Println(strings.Join(append(total, fmt.Sprintf("%.1f", float64(sum)/float64(len(steady))), ""), "\t"))
 	tw.flush()
 }
 
 // printWrites compares the steady loops' checkpoint writes with their steady rate and gives the status
 // writes' rate over every loop since the first recommendations.
 func (r *result) printWrites(out *report, cfg config) {
-	out.printf("checkpoint writes: %.1f per steady loop (the steady rate: ceil(N x interval / period) = %d)\n",
+	out.Printf("checkpoint writes: %.1f per steady loop (the steady rate: ceil(N x interval / period) = %d)\n",
 		r.meanOf("checkpointsWritten"), vpactrl.CheckpointQuota(r.n, cfg.interval, cfg.checkpointPeriod))
 	writes, loops := r.statusWrites()
-	out.printf("status writes: %d over the %d loops since every VPA had its recommendation: %.2f per loop, %.2f per VPA and day\n",
+	out.Printf("status writes: %d over the %d loops since every VPA had its recommendation: %.2f per loop, %.2f per VPA and day\n",
 		writes, loops, float64(writes)/float64(max(loops, 1)), float64(writes)/float64(r.n)/(float64(loops)*cfg.interval.Hours()/24))
 }
 
@@ -315,16 +315,16 @@ func (r *result) webhookCost() (float64, float64) {
 
 // printSummary is one row per N.
 func printSummary(out *report, cfg config, results []*result) {
-	out.printf("\n==== SUMMARY (recommender interval %s, checkpoint period %s, %d pods per Deployment, %d steady loops after skipping %d, %d pod creations per webhook case)\n",
+	out.Printf("\n==== SUMMARY (recommender interval %s, checkpoint period %s, %d pods per Deployment, %d steady loops after skipping %d, %d pod creations per webhook case)\n",
 		cfg.interval, cfg.checkpointPeriod, cfg.podsPerApp, cfg.loops, cfg.settle, cfg.creates)
-	out.println(caseOf(cfg))
-	tw := out.table(tabwriter.AlignRight)
-	tw.println("N\tPODS\tREC p50\tREC p95\tREC max\tLOOP p50\tAPI REQ/LOOP\tSTATUS WRITES/LOOP\t(SINCE RECS)\tCHECKPOINTS/LOOP\tCPU s/LOOP\tRSS MEDIAN\tRSS PEAK\tHEAP (LAST)\tADMISSION RSS\tWEBHOOK p50\tWEBHOOK p99\tCOST p50\tCOST p99\t")
+	out.Println(caseOf(cfg))
+	tw := newTable(out, tabwriter.AlignRight)
+	tw.Println("N\tPODS\tREC p50\tREC p95\tREC max\tLOOP p50\tAPI REQ/LOOP\tSTATUS WRITES/LOOP\t(SINCE RECS)\tCHECKPOINTS/LOOP\tCPU s/LOOP\tRSS MEDIAN\tRSS PEAK\tHEAP (LAST)\tADMISSION RSS\tWEBHOOK p50\tWEBHOOK p99\tCOST p50\tCOST p99\t")
 	for _, r := range results {
 		d50, d99 := r.webhookCost()
 		last := r.loops[len(r.loops)-1].run.heap
 		writes, loops := r.statusWrites()
-		tw.printf("%d\t%d\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%d/%d\t%.1f\t%.2f\t%s\t%s\t%s MiB\t%s\t%s\t%s\t%+.2fms\t%+.2fms\t\n", r.n, r.pods,
+		tw.Printf("%d\t%d\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%d/%d\t%.1f\t%.2f\t%s\t%s\t%s MiB\t%s\t%s\t%s\t%+.2fms\t%+.2fms\t\n", r.n, r.pods,
 			sec(percentile(r.toRec, 0.5)), sec(percentile(r.toRec, 0.95)), sec(percentile(r.toRec, 1)), short(r.medianLoop()),
 			r.meanRequests(), r.meanOf("statusWrites"), writes, loops, r.meanOf("checkpointsWritten"), r.cpuPerLoop(), mib(median(r.rss)), mib(r.peakRSS), heapMiB(last), mib(median(r.admissionRSS)),
 			ms(percentile(r.webhook[0].took, 0.5)), ms(percentile(r.webhook[0].took, 0.99)), d50, d99)
@@ -395,38 +395,22 @@ func sec(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 
 func mib(kib int64) string { return fmt.Sprintf("%.0f MiB", float64(kib)/1024) }
 
-// report writes benchscale's progress lines and tables to its output and keeps the first write error: once
-// a write fails nothing more is written, and benchscale ends with that error instead of a report cut short.
-type report struct {
-	w   io.Writer
-	err error
-}
+// report is benchscale's output (progress lines and tables): it keeps the first write error, and benchscale
+// ends with that error instead of a report cut short.
+type report = textout.Writer
 
 // stdout is the report on the standard output; main checks its error at the end.
-var stdout = &report{w: os.Stdout}
-
-func (p *report) Write(b []byte) (int, error) {
-	if p.err != nil {
-		return 0, p.err
-	}
-	n, err := p.w.Write(b)
-	p.err = err
-	return n, err
-}
-
-// the write errors of printf and println are kept in p.err
-func (p *report) printf(format string, args ...any) { _, _ = fmt.Fprintf(p, format, args...) }
-func (p *report) println(args ...any)               { _, _ = fmt.Fprintln(p, args...) }
+var stdout = textout.New(os.Stdout)
 
 // table is a tabwriter onto the report; its rows reach the report at flush.
 type table struct {
-	*report
+	*textout.Writer
 	tw *tabwriter.Writer
 }
 
-func (p *report) table(flags uint) *table {
+func newTable(p *report, flags uint) *table {
 	tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', flags)
-	return &table{report: &report{w: tw}, tw: tw}
+	return &table{Writer: textout.New(tw), tw: tw}
 }
 
 // flush writes the table's rows; a failed write is the report's, kept in its error.

@@ -35,7 +35,7 @@ func runOne(ctx context.Context, cfg config, n int, out *report) (*result, error
 		return nil, err
 	}
 	r.dir = dir
-	say := func(format string, args ...any) { out.printf(format+"\n", args...) }
+	say := func(format string, args ...any) { out.Printf(format+"\n", args...) }
 	say("\n== N=%d: %d Deployments x %d pods = %d pods in %d namespaces, recommender interval %s (logs in %s)",
 		n, n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval, dir)
 	phase := r.phases(say)
@@ -323,7 +323,7 @@ func waitFor(ctx context.Context, out *report, what string, timeout time.Duratio
 		case time.Since(start) > timeout:
 			return fmt.Errorf("waiting for %s: not done after %s: %s", what, timeout, progress)
 		case time.Since(lastSaid) >= 15*time.Second:
-			out.printf("   ... %s: %s (%s)\n", what, progress, time.Since(start).Round(time.Second))
+			out.Printf("   ... %s: %s (%s)\n", what, progress, time.Since(start).Round(time.Second))
 			lastSaid = time.Now()
 		}
 		select {

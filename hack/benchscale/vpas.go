@@ -79,7 +79,7 @@ func measureRecommendations(ctx context.Context, out *report, restCfg *rest.Conf
 		return err
 	}
 	r.vpaCreate = time.Since(r.vpasCreatedAt)
-	out.printf("-- %d VerticalPodAutoscalers (updateMode Off) created at once in %s; watching for their first recommendation\n", n, r.vpaCreate.Round(time.Millisecond))
+	out.Printf("-- %d VerticalPodAutoscalers (updateMode Off) created at once in %s; watching for their first recommendation\n", n, r.vpaCreate.Round(time.Millisecond))
 	err = waitFor(ctx, out, "a recommendation in every VPA", 10*cfg.interval+5*time.Minute, func() (bool, string, error) {
 		got := len(recommended.snapshot())
 		return got >= n, fmt.Sprintf("%d of %d VPAs have a recommendation", got, n), h.exited()
@@ -98,7 +98,7 @@ func measureRecommendations(ctx context.Context, out *report, restCfg *rest.Conf
 	}
 	slices.Sort(r.toRec)
 	if r.noRec > 0 {
-		out.printf("   WARNING: %d VPAs had no recommendation after the wait: %v\n", r.noRec, err)
+		out.Printf("   WARNING: %d VPAs had no recommendation after the wait: %v\n", r.noRec, err)
 	}
 	return nil
 }
@@ -170,7 +170,7 @@ func observeSteadyState(ctx context.Context, out *report, cfg config, h *hvpaPro
 		}
 		return i + cfg.settle, ""
 	}
-	out.printf("-- observing %d steady-state recommender loops (after every seeded checkpoint was written once, and %d more)\n", cfg.loops, cfg.settle)
+	out.Printf("-- observing %d steady-state recommender loops (after every seeded checkpoint was written once, and %d more)\n", cfg.loops, cfg.settle)
 	timeout := time.Duration(cfg.settle+cfg.loops+3)*cfg.interval + 10*time.Minute
 	if seeded > 0 {
 		timeout += 2 * cfg.checkpointPeriod

@@ -40,7 +40,7 @@ type latencyCase struct {
 // second for cfg.burstFor, sent as they come due whatever the answers (cfg.burstHvpas Hvpas present besides the
 // VPAs), timed the same way; the first setting's burst counts the pods admitted unsized.
 func measureWebhook(ctx context.Context, out *report, restCfg *rest.Config, c client.Client, cfg config, adms []*hvpaProcess) ([]latencyCase, []burstCase, error) {
-	out.printf("-- webhook latency: %d pod creations per case\n", cfg.creates)
+	out.Printf("-- webhook latency: %d pod creations per case\n", cfg.creates)
 	ns, name := namespaceOf(cfg, 0), appName(0)
 	owned, err := ownedPod(ctx, c, ns, name)
 	if err != nil {
@@ -64,7 +64,7 @@ func measureWebhook(ctx context.Context, out *report, restCfg *rest.Config, c cl
 	if err != nil {
 		return nil, nil, err
 	}
-	out.printf("   %s\n", withVPA.line())
+	out.Printf("   %s\n", withVPA.line())
 	if err := burst(fmt.Sprintf("burst, webhook sizes the pods (%d replicas)", len(adms))); err != nil {
 		return nil, nil, err
 	}
@@ -80,7 +80,7 @@ func measureWebhook(ctx context.Context, out *report, restCfg *rest.Config, c cl
 	if err != nil {
 		return nil, nil, err
 	}
-	out.printf("   %s\n", noVPA.line())
+	out.Printf("   %s\n", noVPA.line())
 
 	if err := c.Delete(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhookConfig}}); err != nil {
 		return nil, nil, fmt.Errorf("removing the MutatingWebhookConfiguration: %w", err)
@@ -92,7 +92,7 @@ func measureWebhook(ctx context.Context, out *report, restCfg *rest.Config, c cl
 	if err != nil {
 		return nil, nil, err
 	}
-	out.printf("   %s\n", none.line())
+	out.Printf("   %s\n", none.line())
 	if err := burst("burst, no webhook configuration"); err != nil {
 		return nil, nil, err
 	}
@@ -138,7 +138,7 @@ func burstIfAsked(ctx context.Context, out *report, restCfg *rest.Config, c clie
 	if err != nil {
 		return nil, err
 	}
-	out.printf("   %s\n", b.line())
+	out.Printf("   %s\n", b.line())
 	return &b, nil
 }
 
