@@ -51,7 +51,7 @@ const sourceHPAPrefix = "HorizontalPodAutoscaler "
 func TargetsHvpa(hpa *autoscalingv2.HorizontalPodAutoscaler, name string) bool {
 	ref := hpa.Spec.ScaleTargetRef
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == hvpav1alpha1.GroupVersion.Group && ref.Kind == "Hvpa" && ref.Name == name
+	return err == nil && gv.Group == hvpav1alpha1.GroupVersion.Group && ref.Kind == hvpav1alpha1.KindHvpa && ref.Name == name
 }
 
 // HorizontalOf is the horizontal input of h. owned is the HPA h deploys as read (nil: none); hpas are the

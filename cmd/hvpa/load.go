@@ -50,7 +50,7 @@ func loadHvpa(path string, stdin io.Reader) (*hvpav1alpha1.Hvpa, *scaling.Spec, 
 		if err := yaml.Unmarshal(raw, &meta); err != nil {
 			return nil, nil, fmt.Errorf("%s: document %d: %w", path, doc, err)
 		}
-		if meta.Kind != "Hvpa" {
+		if meta.Kind != hvpav1alpha1.KindHvpa {
 			continue
 		}
 		h := &hvpav1alpha1.Hvpa{}

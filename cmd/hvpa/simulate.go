@@ -239,7 +239,7 @@ func openInput(path string, stdin io.Reader) (io.ReadCloser, error) {
 
 func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, error) {
 	var out []policySource
-	for _, f := range []struct{ path, kind string }{{vpaFile, "VerticalPodAutoscaler"}, {hvpaFile, "Hvpa"}} {
+	for _, f := range []struct{ path, kind string }{{vpaFile, vpav1.KindVerticalPodAutoscaler}, {hvpaFile, hvpav1alpha1.KindHvpa}} {
 		if f.path == "" {
 			continue
 		}
@@ -263,7 +263,7 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 				continue
 			}
 			switch f.kind {
-			case "VerticalPodAutoscaler":
+			case vpav1.KindVerticalPodAutoscaler:
 				v := &vpav1.VerticalPodAutoscaler{}
 				if err := strictDecode(raw, v); err != nil {
 					return nil, fmt.Errorf("%s: document %d: %w", f.path, doc, err)
@@ -276,7 +276,7 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 					return nil, fmt.Errorf("%s: document %d (VerticalPodAutoscaler %s): %w", f.path, doc, v.Name, err)
 				}
 				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy, cfg, nil, model})
-			case "Hvpa":
+			case hvpav1alpha1.KindHvpa:
 				h := &hvpav1alpha1.Hvpa{}
 				if err := strictDecode(raw, h); err != nil {
 					return nil, fmt.Errorf("%s: document %d: %w", f.path, doc, err)

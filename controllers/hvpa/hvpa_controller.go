@@ -720,7 +720,7 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 		return fmt.Sprintf("%s %s is also the target of %s: keep one autoscaler per workload; this Hvpa does not act",
 			target.GVK.Kind, target.Name, strings.Join(direct, ", ")), nil
 	}
-	self := workload.Autoscaler{Kind: "Hvpa", Name: h.Name, Created: h.CreationTimestamp}
+	self := workload.Autoscaler{Kind: hvpav1alpha1.KindHvpa, Name: h.Name, Created: h.CreationTimestamp}
 	all := []workload.Autoscaler{self}
 	var vpas vpav1.VerticalPodAutoscalerList
 	if err := r.Client.List(ctx, &vpas, client.InNamespace(h.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -738,7 +738,7 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 	}
 	for _, o := range hvpas.Items {
 		if ref := o.Spec.TargetRef; o.Name != h.Name && workload.RefKey(ref.APIVersion, ref.Kind, ref.Name) == same {
-			all = append(all, workload.Autoscaler{Kind: "Hvpa", Name: o.Name, Created: o.CreationTimestamp})
+			all = append(all, workload.Autoscaler{Kind: hvpav1alpha1.KindHvpa, Name: o.Name, Created: o.CreationTimestamp})
 		}
 	}
 	return workload.NotServing(self, all, target.GVK.Kind, target.Name), nil
@@ -785,7 +785,7 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 			hpa.Annotations = map[string]string{}
 		}
 		hpa.Annotations[AnnotationTemplateHash] = hash
-		hpa.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: hvpav1alpha1.GroupVersion.String(), Kind: "Hvpa", Name: h.Name}
+		hpa.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{APIVersion: hvpav1alpha1.GroupVersion.String(), Kind: hvpav1alpha1.KindHvpa, Name: h.Name}
 		hpa.Spec.MinReplicas = t.MinReplicas
 		hpa.Spec.MaxReplicas = t.MaxReplicas
 		hpa.Spec.Metrics = t.Metrics

@@ -1,6 +1,10 @@
 package updater
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+)
 
 // Event reasons. Normal: an action taken, or an update held for a routine reason (the workload's disruption
 // budget, its minimum replicas, a startup boost); Warning: an update that cannot be made as asked (a resize
@@ -78,14 +82,11 @@ func skipEventType(reason string) string {
 	return corev1.EventTypeWarning
 }
 
-// vpaKind is Controller.Kind of a VerticalPodAutoscaler.
-const vpaKind = "VerticalPodAutoscaler"
-
 // skipEvent is the event reason and type of an update of a kind's pod skipped for reason: upstream's
 // InPlaceResizeSkipped (Normal, as upstream sends it) for a VPA's pod whose infeasible resize is not tried
 // again, else UpdateSkipped.
 func skipEvent(kind, reason string) (string, string) {
-	if kind == vpaKind && reason == ReasonInfeasible {
+	if kind == vpav1.KindVerticalPodAutoscaler && reason == ReasonInfeasible {
 		return EventInPlaceResizeSkipped, corev1.EventTypeNormal
 	}
 	return EventUpdateSkipped, skipEventType(reason)
@@ -94,7 +95,7 @@ func skipEvent(kind, reason string) (string, string) {
 // resizedEvent is the reason of the event on a kind's pod resized in place (the VPA or Hvpa gets
 // EventResizedInPlace).
 func resizedEvent(kind string) string {
-	if kind == vpaKind {
+	if kind == vpav1.KindVerticalPodAutoscaler {
 		return EventInPlaceResizedByVPA
 	}
 	return EventResizedInPlace
@@ -103,7 +104,7 @@ func resizedEvent(kind string) string {
 // evictedEvents are the reasons of the events on a kind's evicted pod and on its VPA or Hvpa.
 func evictedEvents(kind string, fromResize bool) (pod, object string) {
 	switch {
-	case kind == vpaKind:
+	case kind == vpav1.KindVerticalPodAutoscaler:
 		return EventEvictedByVPA, EventEvictedPod
 	case fromResize:
 		return EventResizeFallbackEviction, EventResizeFallbackEviction

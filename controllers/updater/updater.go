@@ -171,7 +171,7 @@ func (u *Updater) RunOnce(ctx context.Context) error {
 			delete(u.refused, uid)
 		}
 	}
-	for _, kind := range []string{"VerticalPodAutoscaler", "Hvpa"} {
+	for _, kind := range []string{vpav1.KindVerticalPodAutoscaler, hvpav1alpha1.KindHvpa} {
 		u.Metrics.Candidates.WithLabelValues(kind).Set(float64(candidates[kind]))
 	}
 	u.forget(now)
@@ -368,7 +368,7 @@ func (u *Updater) vpaControllers(ctx context.Context) ([]served, error) {
 		if len(fe) > 0 || (sz.Targets == nil && !boosts) {
 			continue
 		}
-		c := Controller{Kind: vpaKind, Namespace: v.Namespace, Name: v.Name, UID: v.UID, Mode: mode, Policies: sz.Policies,
+		c := Controller{Kind: vpav1.KindVerticalPodAutoscaler, Namespace: v.Namespace, Name: v.Name, UID: v.UID, Mode: mode, Policies: sz.Policies,
 			Targets: sz.Targets, Lower: sz.Lower, Upper: sz.Upper, BoostOnly: !acts || sz.Targets == nil,
 			BoostDuration: func(container string) time.Duration { return scaling.BoostDuration(v.StartupBoostFor(container)) }}
 		if boosts {
@@ -406,7 +406,7 @@ func (u *Updater) hvpaControllers(ctx context.Context) ([]served, error) {
 		if len(fe) > 0 {
 			continue
 		}
-		c := Controller{Kind: "Hvpa", Namespace: h.Namespace, Name: h.Name, UID: h.UID, Mode: mode, Exact: true, Policies: sz.Policies, Gap: sz.Gap,
+		c := Controller{Kind: hvpav1alpha1.KindHvpa, Namespace: h.Namespace, Name: h.Name, UID: h.UID, Mode: mode, Exact: true, Policies: sz.Policies, Gap: sz.Gap,
 			Targets: sz.Targets}
 		u.applyPolicy(&c, up)
 		ref := h.Spec.TargetRef
@@ -787,7 +787,7 @@ func (u *Updater) reportEviction(c served, pod *corev1.Pod, a *Action) {
 	if a.Reason != "" {
 		msg = a.Reason + ": " + msg
 	}
-	if a.FromResize && c.ctl.Kind == vpaKind {
+	if a.FromResize && c.ctl.Kind == vpav1.KindVerticalPodAutoscaler {
 		msg = "in place of a resize that could not be made: " + msg
 	}
 	onPod, onObject := evictedEvents(c.ctl.Kind, a.FromResize)

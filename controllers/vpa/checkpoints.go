@@ -43,9 +43,9 @@ type historyLoad struct {
 // done: every kind of checkpoint has loaded.
 func (h *historyLoad) done() bool { return h.vpa && h.hvpa }
 
-// listed: the checkpoints of kind (kindVPACheckpoint or kindHvpaCheckpoint) were listed and loaded.
+// listed: the checkpoints of kind (vpav1.KindVerticalPodAutoscalerCheckpoint or hvpav1alpha1.KindHvpaCheckpoint) were listed and loaded.
 func (h *historyLoad) listed(kind string) bool {
-	if kind == kindHvpaCheckpoint {
+	if kind == hvpav1alpha1.KindHvpaCheckpoint {
 		return h.hvpa
 	}
 	return h.vpa
@@ -114,10 +114,10 @@ func (r *Recommender) loadVPACheckpoints(ctx context.Context) error {
 	loaded := 0
 	for i := range l.Items {
 		cp := &l.Items[i]
-		ref := checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+		ref := checkpointRef{vpav1.KindVerticalPodAutoscalerCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
 		r.seen[ref] = true
 		writer := cp.Labels[WriterLabel]
-		if cp.Labels[OwnerKindLabel] != "Hvpa" {
+		if cp.Labels[OwnerKindLabel] != hvpav1alpha1.KindHvpa {
 			if r.hist.prometheus {
 				r.noteCheckpoint(ref, vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}, cp.Status, writer)
 			} else if r.loadCheckpoint(ctx, ref, cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status, writer, false) {
@@ -129,14 +129,14 @@ func (r *Recommender) loadVPACheckpoints(ctx context.Context) error {
 		// an HvpaCheckpoint at its next write, then deleted; an HvpaCheckpoint loaded already wins
 		owner := hvpaOwner(cp.Spec.VPAObjectName)
 		r.legacy[vpaContainer{cp.Namespace, owner, cp.Spec.ContainerName}] = ref.NamespacedName
-		own := checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: CheckpointName(cp.Spec.VPAObjectName, cp.Spec.ContainerName)}}
+		own := checkpointRef{hvpav1alpha1.KindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: CheckpointName(cp.Spec.VPAObjectName, cp.Spec.ContainerName)}}
 		if cp.Labels[HistoryLabel] == HistoryWorkloadTotal && !r.replaceable[own] { // per-pod histories of even earlier versions start anew
 			if r.loadCheckpoint(ctx, ref, owner, cp.Spec.ContainerName, cp.Status, writer, true) {
 				loaded++
 			}
 		}
 	}
-	logf.FromContext(ctx).Info("loaded checkpoints", "kind", kindVPACheckpoint, "count", loaded, "listed", len(l.Items), "fromPrometheus", r.hist.prometheus)
+	logf.FromContext(ctx).Info("loaded checkpoints", "kind", vpav1.KindVerticalPodAutoscalerCheckpoint, "count", loaded, "listed", len(l.Items), "fromPrometheus", r.hist.prometheus)
 	return nil
 }
 
@@ -153,13 +153,13 @@ func (r *Recommender) loadHvpaCheckpoints(ctx context.Context) error {
 	loaded := 0
 	for i := range hl.Items {
 		cp := &hl.Items[i]
-		ref := checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
+		ref := checkpointRef{hvpav1alpha1.KindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
 		r.seen[ref] = true
 		if r.loadCheckpoint(ctx, ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true) {
 			loaded++
 		}
 	}
-	logf.FromContext(ctx).Info("loaded checkpoints", "kind", kindHvpaCheckpoint, "count", loaded, "listed", len(hl.Items))
+	logf.FromContext(ctx).Info("loaded checkpoints", "kind", hvpav1alpha1.KindHvpaCheckpoint, "count", loaded, "listed", len(hl.Items))
 	return nil
 }
 
@@ -241,7 +241,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		for name, a := range merged {
 			if !a.IsEmpty() {
 				m, ns := s.model, s.vpa.Namespace
-				jobs = append(jobs, job{vpaContainer{ns, s.vpa.Name, name}, s.vpa.Name, "VerticalPodAutoscaler", func(now time.Time) recommender.AggregateCheckpoint {
+				jobs = append(jobs, job{vpaContainer{ns, s.vpa.Name, name}, s.vpa.Name, vpav1.KindVerticalPodAutoscaler, func(now time.Time) recommender.AggregateCheckpoint {
 					return m.SaveAggregate(a, r.state.Feeding(ns, name, match), now)
 				}})
 			}
@@ -251,7 +251,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		owner := hvpaOwner(h.hvpa.Name)
 		r.state.Totals(h.hvpa.Namespace, owner, func(name string, t *recommender.WorkloadTotal) {
 			if !t.Aggregate.IsEmpty() {
-				jobs = append(jobs, job{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, "Hvpa", t.Checkpoint})
+				jobs = append(jobs, job{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, hvpav1alpha1.KindHvpa, t.Checkpoint})
 			}
 		})
 	}
@@ -342,14 +342,9 @@ func CheckpointQuota(n int, interval, period time.Duration) int {
 
 // checkpointRef names a checkpoint object of either kind.
 type checkpointRef struct {
-	kind string // kindVPACheckpoint or kindHvpaCheckpoint
+	kind string // vpav1.KindVerticalPodAutoscalerCheckpoint or hvpav1alpha1.KindHvpaCheckpoint
 	types.NamespacedName
 }
-
-const (
-	kindVPACheckpoint  = "VerticalPodAutoscalerCheckpoint"
-	kindHvpaCheckpoint = "HvpaCheckpoint"
-)
 
 // saveCheckpoint writes the checkpoint of one container of a VPA (a VerticalPodAutoscalerCheckpoint) or of
 // an Hvpa (an HvpaCheckpoint: upstream's garbage collection deletes every VerticalPodAutoscalerCheckpoint
@@ -357,10 +352,10 @@ const (
 // once its HvpaCheckpoint is written.
 func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
 	name := CheckpointName(owner, container)
-	if kind != "Hvpa" {
-		return saveCheckpointAs(ctx, r, checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
+	if kind != hvpav1alpha1.KindHvpa {
+		return saveCheckpointAs(ctx, r, checkpointRef{vpav1.KindVerticalPodAutoscalerCheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
 			&vpav1.VerticalPodAutoscalerCheckpoint{}, func(cp *vpav1.VerticalPodAutoscalerCheckpoint) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus) {
-				if cp.Labels[OwnerKindLabel] == "Hvpa" {
+				if cp.Labels[OwnerKindLabel] == hvpav1alpha1.KindHvpa {
 					return hvpaOwner(cp.Spec.VPAObjectName), cp.Spec.ContainerName, cp.Status
 				}
 				return cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status
@@ -368,7 +363,7 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 				return &vpav1.VerticalPodAutoscalerCheckpoint{Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container}, Status: s}
 			})
 	}
-	err := saveCheckpointAs(ctx, r, checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
+	err := saveCheckpointAs(ctx, r, checkpointRef{hvpav1alpha1.KindHvpaCheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
 		&hvpav1alpha1.HvpaCheckpoint{}, func(cp *hvpav1alpha1.HvpaCheckpoint) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus) {
 			return cp.Spec.HvpaName, cp.Spec.ContainerName, cp.Status
 		},
@@ -382,8 +377,8 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 			return fmt.Errorf("deleting %s/%s, moved to an HvpaCheckpoint: %w", old.Namespace, old.Name, derr)
 		}
 		delete(r.legacy, key)
-		delete(r.ours, checkpointRef{kindVPACheckpoint, old})
-		delete(r.replaceable, checkpointRef{kindVPACheckpoint, old})
+		delete(r.ours, checkpointRef{vpav1.KindVerticalPodAutoscalerCheckpoint, old})
+		delete(r.replaceable, checkpointRef{vpav1.KindVerticalPodAutoscalerCheckpoint, old})
 	}
 	return err
 }
@@ -477,7 +472,7 @@ func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpoin
 		return err
 	}
 	var cp client.Object = &vpav1.VerticalPodAutoscalerCheckpoint{}
-	if ref.kind == kindHvpaCheckpoint {
+	if ref.kind == hvpav1alpha1.KindHvpaCheckpoint {
 		cp = &hvpav1alpha1.HvpaCheckpoint{}
 	}
 	cp.SetNamespace(ref.Namespace)
@@ -590,8 +585,8 @@ func (r *Recommender) orphanCheckpoints(ctx context.Context) ([]orphan, error) {
 	for i := range l.Items {
 		cp := &l.Items[i]
 		owner := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.VPAObjectName}
-		o := orphan{cp, checkpointRef{kindVPACheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
-			vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}, cp.Labels[OwnerKindLabel] == "Hvpa"}
+		o := orphan{cp, checkpointRef{vpav1.KindVerticalPodAutoscalerCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
+			vpaContainer{cp.Namespace, cp.Spec.VPAObjectName, cp.Spec.ContainerName}, cp.Labels[OwnerKindLabel] == hvpav1alpha1.KindHvpa}
 		if (!o.ofHvpa && vpas[owner]) || (o.ofHvpa && hvpas[owner]) {
 			continue
 		}
@@ -602,7 +597,7 @@ func (r *Recommender) orphanCheckpoints(ctx context.Context) ([]orphan, error) {
 		if hvpas[types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.HvpaName}] {
 			continue
 		}
-		orphans = append(orphans, orphan{cp, checkpointRef{kindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
+		orphans = append(orphans, orphan{cp, checkpointRef{hvpav1alpha1.KindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}},
 			vpaContainer{cp.Namespace, cp.Spec.HvpaName, cp.Spec.ContainerName}, true})
 	}
 	return orphans, nil

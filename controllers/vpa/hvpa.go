@@ -87,7 +87,7 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 		if err != nil {
 			continue
 		}
-		v.targets[t.Key()] = append(v.targets[t.Key()], workload.Autoscaler{Kind: "Hvpa", Name: h.Name, Created: h.CreationTimestamp})
+		v.targets[t.Key()] = append(v.targets[t.Key()], workload.Autoscaler{Kind: hvpav1alpha1.KindHvpa, Name: h.Name, Created: h.CreationTimestamp})
 		if !r.inNamespaces(h.Namespace) { // --namespaces and --exclude-namespaces: neither served nor tracked
 			continue
 		}

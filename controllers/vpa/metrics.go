@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
@@ -119,12 +120,6 @@ func (m *Metrics) observeQuality(r *Recommender, cs *recommender.PodContainer, u
 	}
 }
 
-// Kinds of the objects the recommender recommends for (the kind label).
-const (
-	kindVPA  = "VerticalPodAutoscaler"
-	kindHvpa = "Hvpa"
-)
-
 // objectRef names a VerticalPodAutoscaler or an Hvpa in the namespace at hand.
 type objectRef struct{ kind, name string }
 
@@ -173,16 +168,16 @@ func (m *Metrics) setTargets(list []*served, hvpas map[types.NamespacedName]reco
 		}
 	}
 	for _, s := range list {
-		add(s.vpa.Namespace, objectRef{kindVPA, s.vpa.Name}, s.rec)
+		add(s.vpa.Namespace, objectRef{vpav1.KindVerticalPodAutoscaler, s.vpa.Name}, s.rec)
 	}
 	for k, r := range hvpas { // an Hvpa's target per pod: its workload load's target shared by the running pods
 		n := float64(max(r.Pods, 1))
 		for _, l := range r.Load {
 			if l.Target.CPUMilli >= 0 {
-				values[objectSeries{k.Namespace, kindHvpa, k.Name, l.Container, "cpu"}] = float64(l.Target.CPUMilli) / 1000 / n
+				values[objectSeries{k.Namespace, hvpav1alpha1.KindHvpa, k.Name, l.Container, "cpu"}] = float64(l.Target.CPUMilli) / 1000 / n
 			}
 			if l.Target.MemoryBytes >= 0 {
-				values[objectSeries{k.Namespace, kindHvpa, k.Name, l.Container, "memory"}] = float64(l.Target.MemoryBytes) / n
+				values[objectSeries{k.Namespace, hvpav1alpha1.KindHvpa, k.Name, l.Container, "memory"}] = float64(l.Target.MemoryBytes) / n
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/metrics"
 )
@@ -75,8 +76,8 @@ func TestTargetMetric(t *testing.T) {
 
 func TestUsageMetric(t *testing.T) {
 	m := NewMetrics(nil)
-	web := []objectRef{{kindVPA, "web"}}
-	both := []objectRef{{kindVPA, "web"}, {kindHvpa, "h"}}
+	web := []objectRef{{vpav1.KindVerticalPodAutoscaler, "web"}}
+	both := []objectRef{{vpav1.KindVerticalPodAutoscaler, "web"}, {hvpav1alpha1.KindHvpa, "h"}}
 	sums := usageSums{}
 	sums.add("ns", web, metrics.ContainerUsage{Container: "app", CPUMilli: 100, MemoryBytes: 300})
 	sums.add("ns", both, metrics.ContainerUsage{Container: "app", CPUMilli: 300, MemoryBytes: -1})   // no memory sample
@@ -100,7 +101,7 @@ func TestUsageMetric(t *testing.T) {
 func TestPerObjectMetricsOff(t *testing.T) {
 	m := NewMetrics(nil)
 	sums := usageSums{}
-	sums.add("ns", []objectRef{{kindVPA, "web"}}, metrics.ContainerUsage{Container: "app", CPUMilli: 100, MemoryBytes: 300})
+	sums.add("ns", []objectRef{{vpav1.KindVerticalPodAutoscaler, "web"}}, metrics.ContainerUsage{Container: "app", CPUMilli: 100, MemoryBytes: 300})
 	m.setUsage(sums)
 	if n := len(gaugeValues(t, m.UsageCPU, m.UsageMemory)); n != 2 {
 		t.Fatalf("per-object on: %d usage series, want 2", n)

@@ -28,6 +28,7 @@ import (
 
 	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
@@ -432,7 +433,7 @@ func (m *podMatch) matchVPAs(p *podstore.Pod, set labels.Set, list []*served) {
 		if s.pod == nil {
 			s.pod = p
 		}
-		m.owners[key] = append(m.owners[key], objectRef{kindVPA, s.vpa.Name})
+		m.owners[key] = append(m.owners[key], objectRef{vpav1.KindVerticalPodAutoscaler, s.vpa.Name})
 		if s.adaptive != nil {
 			m.adaptive[key] = append(m.adaptive[key], s)
 		}
@@ -449,7 +450,7 @@ func (m *podMatch) matchHvpas(p *podstore.Pod, set labels.Set, list []*servedHvp
 		if !h.target.Selector.Matches(set) {
 			continue
 		}
-		m.owners[key] = append(m.owners[key], objectRef{kindHvpa, h.hvpa.Name})
+		m.owners[key] = append(m.owners[key], objectRef{hvpav1alpha1.KindHvpa, h.hvpa.Name})
 		if _, ok := m.hvpa[key]; !ok {
 			m.hvpa[key] = h
 			h.pods++

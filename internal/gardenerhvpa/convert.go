@@ -76,7 +76,7 @@ func (c *converter) lose(path string, kind LossKind, format string, args ...any)
 // ranges and the largest maxAllowed of the container policies, and the approximation is reported.
 func Convert(in GardenerHvpa) (*hvpav1alpha1.Hvpa, []Loss) {
 	c := &converter{in: &in}
-	out := &hvpav1alpha1.Hvpa{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: "Hvpa"}}
+	out := &hvpav1alpha1.Hvpa{TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: hvpav1alpha1.KindHvpa}}
 	out.ObjectMeta = c.metadata()
 	out.Spec.TargetRef = c.targetRef()
 	out.Spec.Replicas = c.replicas()

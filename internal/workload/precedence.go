@@ -27,7 +27,7 @@ func (a Autoscaler) String() string { return a.Kind + " " + a.Name }
 // VPAAutoscaler is a VPA in the rule, an observer when it only watches (vpav1.Observes) to hvpa, whose
 // recommender is named recommender.
 func VPAAutoscaler(v *vpav1.VerticalPodAutoscaler, recommender string) Autoscaler {
-	return Autoscaler{Kind: "VerticalPodAutoscaler", Name: v.Name, Created: v.CreationTimestamp, Observer: v.Observes(recommender)}
+	return Autoscaler{Kind: vpav1.KindVerticalPodAutoscaler, Name: v.Name, Created: v.CreationTimestamp, Observer: v.Observes(recommender)}
 }
 
 // Before reports whether a serves the workload rather than b: actors before observers, then the oldest.

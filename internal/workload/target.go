@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
 // Target is a resolved targetRef: the workload and its pod selector.
@@ -37,19 +38,19 @@ func (e *TargetError) Error() string { return e.Message }
 
 // wellKnownSelectors reads the pod selector of the controllers whose selector sits in their spec.
 var wellKnownSelectors = map[schema.GroupKind][]string{
-	{Group: "apps", Kind: "Deployment"}:                     {"spec", "selector"},
-	{Group: "apps", Kind: "StatefulSet"}:                    {"spec", "selector"},
-	{Group: "apps", Kind: "ReplicaSet"}:                     {"spec", "selector"},
-	{Group: "apps", Kind: "DaemonSet"}:                      {"spec", "selector"},
-	{Group: "batch", Kind: "Job"}:                           {"spec", "selector"},
-	{Group: "batch", Kind: "CronJob"}:                       {"spec", "jobTemplate", "spec", "template", "metadata", "labels"},
-	{Group: "", Kind: "ReplicationController"}:              {"spec", "selector"},
-	{Group: "extensions", Kind: "Deployment"}:               {"spec", "selector"},
-	{Group: "extensions", Kind: "ReplicaSet"}:               {"spec", "selector"},
-	{Group: "extensions", Kind: "DaemonSet"}:                {"spec", "selector"},
-	{Group: "apps", Kind: "ControllerRevision"}:             nil, // never a workload
-	{Group: "autoscaling.k8s.io", Kind: "Hvpa"}:             nil, // an autoscaler, not a workload
-	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: nil,
+	{Group: "apps", Kind: "Deployment"}:                        {"spec", "selector"},
+	{Group: "apps", Kind: "StatefulSet"}:                       {"spec", "selector"},
+	{Group: "apps", Kind: "ReplicaSet"}:                        {"spec", "selector"},
+	{Group: "apps", Kind: "DaemonSet"}:                         {"spec", "selector"},
+	{Group: "batch", Kind: "Job"}:                              {"spec", "selector"},
+	{Group: "batch", Kind: "CronJob"}:                          {"spec", "jobTemplate", "spec", "template", "metadata", "labels"},
+	{Group: "", Kind: "ReplicationController"}:                 {"spec", "selector"},
+	{Group: "extensions", Kind: "Deployment"}:                  {"spec", "selector"},
+	{Group: "extensions", Kind: "ReplicaSet"}:                  {"spec", "selector"},
+	{Group: "extensions", Kind: "DaemonSet"}:                   {"spec", "selector"},
+	{Group: "apps", Kind: "ControllerRevision"}:                nil, // never a workload
+	{Group: "autoscaling.k8s.io", Kind: hvpav1alpha1.KindHvpa}: nil, // an autoscaler, not a workload
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:    nil,
 }
 
 // Resolve reads the object a targetRef names and its pod selector: from the spec of well-known

@@ -179,7 +179,7 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 			continue
 		}
 		if sel.Matches(podLabels) {
-			cands = append(cands, &candidate{kind: "VerticalPodAutoscaler", name: v.Name, created: v.CreationTimestamp.Time, vpa: v,
+			cands = append(cands, &candidate{kind: vpav1.KindVerticalPodAutoscaler, name: v.Name, created: v.CreationTimestamp.Time, vpa: v,
 				observer: v.Observes(h.RecommenderName)})
 		}
 	}
@@ -194,7 +194,7 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 		if err != nil || !sel.Matches(podLabels) {
 			continue
 		}
-		cands = append(cands, &candidate{kind: "Hvpa", name: x.Name, created: x.CreationTimestamp.Time, hvpa: x})
+		cands = append(cands, &candidate{kind: hvpav1alpha1.KindHvpa, name: x.Name, created: x.CreationTimestamp.Time, hvpa: x})
 	}
 	if len(cands) == 0 {
 		return nil, OutcomeUntargeted, nil

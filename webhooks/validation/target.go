@@ -5,6 +5,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
 const autoscalerMsg = "is an autoscaler, not a workload; point targetRef at the workload it scales"
@@ -12,10 +15,10 @@ const autoscalerMsg = "is an autoscaler, not a workload; point targetRef at the 
 // notAWorkload are the kinds that own no pods: a VPA pointing at one never matches a pod. The VPA
 // controller refuses the same kinds at run time.
 var notAWorkload = map[schema.GroupKind]string{
-	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:      autoscalerMsg,
-	{Group: "autoscaling.k8s.io", Kind: "VerticalPodAutoscaler"}: autoscalerMsg,
-	{Group: "autoscaling.k8s.io", Kind: "Hvpa"}:                  autoscalerMsg,
-	{Group: "apps", Kind: "ControllerRevision"}:                  "is a revision record, not a workload; point targetRef at the controller of the pods",
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:              autoscalerMsg,
+	{Group: "autoscaling.k8s.io", Kind: vpav1.KindVerticalPodAutoscaler}: autoscalerMsg,
+	{Group: "autoscaling.k8s.io", Kind: hvpav1alpha1.KindHvpa}:           autoscalerMsg,
+	{Group: "apps", Kind: "ControllerRevision"}:                          "is a revision record, not a workload; point targetRef at the controller of the pods",
 }
 
 const noScaleMsg = "has no scale subresource, so an Hvpa cannot set its replicas; target a Deployment, StatefulSet, ReplicaSet, " +
@@ -25,15 +28,15 @@ const noScaleMsg = "has no scale subresource, so an Hvpa cannot set its replicas
 // autoscalers (an Hvpa has /scale, but an Hvpa scaling an Hvpa is a loop). Any other kind is accepted:
 // whether a custom kind serves /scale needs the API, and the controller reports it (NoScaleSubresource).
 var notScalable = map[schema.GroupKind]string{
-	{Group: "apps", Kind: "DaemonSet"}:                           noScaleMsg,
-	{Group: "extensions", Kind: "DaemonSet"}:                     noScaleMsg,
-	{Group: "batch", Kind: "Job"}:                                noScaleMsg,
-	{Group: "batch", Kind: "CronJob"}:                            noScaleMsg,
-	{Group: "", Kind: "Pod"}:                                     noScaleMsg,
-	{Group: "apps", Kind: "ControllerRevision"}:                  noScaleMsg,
-	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:      autoscalerMsg,
-	{Group: "autoscaling.k8s.io", Kind: "VerticalPodAutoscaler"}: autoscalerMsg,
-	{Group: "autoscaling.k8s.io", Kind: "Hvpa"}:                  autoscalerMsg,
+	{Group: "apps", Kind: "DaemonSet"}:                                   noScaleMsg,
+	{Group: "extensions", Kind: "DaemonSet"}:                             noScaleMsg,
+	{Group: "batch", Kind: "Job"}:                                        noScaleMsg,
+	{Group: "batch", Kind: "CronJob"}:                                    noScaleMsg,
+	{Group: "", Kind: "Pod"}:                                             noScaleMsg,
+	{Group: "apps", Kind: "ControllerRevision"}:                          noScaleMsg,
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:              autoscalerMsg,
+	{Group: "autoscaling.k8s.io", Kind: vpav1.KindVerticalPodAutoscaler}: autoscalerMsg,
+	{Group: "autoscaling.k8s.io", Kind: hvpav1alpha1.KindHvpa}:           autoscalerMsg,
 }
 
 // targetRef checks a targetRef: kind and name set, apiVersion parsable, and the kind not one of refused.

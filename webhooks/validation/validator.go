@@ -19,7 +19,7 @@ import (
 // (nil: all off).
 func VPAValidator(gates featuregate.FeatureGate) admission.Validator[*vpav1.VerticalPodAutoscaler] {
 	return validator[*vpav1.VerticalPodAutoscaler]{
-		kind: vpav1.GroupVersion.WithKind("VerticalPodAutoscaler").GroupKind(), gates: gates, validate: validateVPA,
+		kind: vpav1.GroupVersion.WithKind(vpav1.KindVerticalPodAutoscaler).GroupKind(), gates: gates, validate: validateVPA,
 		decodeError: func(v *vpav1.VerticalPodAutoscaler) string { return v.DecodeError },
 	}
 }
@@ -27,7 +27,7 @@ func VPAValidator(gates featuregate.FeatureGate) admission.Validator[*vpav1.Vert
 // HvpaValidator admits Hvpas through Hvpa. gates are the feature gates of the process (nil: all off).
 func HvpaValidator(gates featuregate.FeatureGate) admission.Validator[*hvpav1alpha1.Hvpa] {
 	return validator[*hvpav1alpha1.Hvpa]{
-		kind: hvpav1alpha1.GroupVersion.WithKind("Hvpa").GroupKind(), gates: gates, validate: Hvpa,
+		kind: hvpav1alpha1.GroupVersion.WithKind(hvpav1alpha1.KindHvpa).GroupKind(), gates: gates, validate: Hvpa,
 		decodeError: func(h *hvpav1alpha1.Hvpa) string { return h.DecodeError },
 	}
 }

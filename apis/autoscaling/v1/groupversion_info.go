@@ -6,6 +6,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// The kinds of this package, as objects and references name them.
+const (
+	KindVerticalPodAutoscaler           = "VerticalPodAutoscaler"
+	KindVerticalPodAutoscalerCheckpoint = "VerticalPodAutoscalerCheckpoint"
+)
+
 var (
 	// GroupVersion is the group and version of the objects in this package.
 	GroupVersion = schema.GroupVersion{Group: "autoscaling.k8s.io", Version: "v1"}
