@@ -63,11 +63,10 @@ type RecommendationSource interface {
 
 // Reconciler reconciles Hvpa objects.
 type Reconciler struct {
+	// Client reads the Hvpa from the cache. A reconcile that decides from a copy older than the stored one
+	// (the cache behind this controller's own last write, or another writer's) writes nothing: its status
+	// patch carries the resourceVersion it read and is refused (patchStatus), and it decides again.
 	Client client.Client
-	// Reader reads the Hvpa itself, uncached, until the cache shows the version this controller's last
-	// status patch wrote: a reconcile right after that patch must not decide from an earlier status (it
-	// would record the same change twice). Otherwise the Hvpa is read from Client (the cache). Nil: Client.
-	Reader client.Reader
 	// Targets resolves targetRefs and reads the targets' scale, from the cache for the well-known kinds.
 	Targets         *workload.Resolver
 	Recommendations RecommendationSource // nil: no embedded recommender runs in this process
@@ -78,11 +77,9 @@ type Reconciler struct {
 	// SyncPeriod is how often an Hvpa is decided again without a change to it (new recommendations, usage).
 	SyncPeriod time.Duration
 	Metrics    *Metrics
-	// written is, per Hvpa, the resourceVersion its last status patch wrote, until the cache shows it
-	writtenMu sync.Mutex
-	written   map[types.NamespacedName]string
 	// undecodable: Hvpas that do not decode, with the resourceVersion their condition was written at
-	undecodable map[types.NamespacedName]string
+	undecodableMu sync.Mutex
+	undecodable   map[types.NamespacedName]string
 
 	// RecommenderName is the name hvpa's recommender serves ("": "default"): a VPA on an Hvpa's workload that
 	// another recommender serves, or whose updateMode is Off, only observes and never stops the Hvpa.
@@ -229,11 +226,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if r.Liveness.answer(req.NamespacedName) {
 		return reconcile.Result{}, nil
 	}
-	h, err := r.get(ctx, req.NamespacedName)
-	if err != nil {
+	h := &hvpav1alpha1.Hvpa{}
+	if err := r.Client.Get(ctx, req.NamespacedName, h); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forget(req.Namespace, req.Name) // no series of a deleted Hvpa stay behind
-			r.setWritten(req.NamespacedName, "")
+			r.forgetUndecodable(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -247,17 +244,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err == nil {
 		h.Status.ObservedGeneration = h.Generation // decided in full; a failed reconcile leaves the last one
 	}
-	patched, perr := r.patchStatus(ctx, orig, h)
+	_, perr := r.patchStatus(ctx, orig, h)
 	switch {
 	case apierrors.IsConflict(perr):
-		// decided from a read someone else's write has overtaken: nothing is applied or told, and the Hvpa
-		// is decided again from a fresh read
+		// decided from a read a later write has overtaken (another writer's, or this controller's own that
+		// the cache does not show yet): nothing is applied or told, and the Hvpa is decided again
 		logf.FromContext(ctx).V(1).Info("status changed since it was read; deciding again")
 		return reconcile.Result{RequeueAfter: conflictRetry}, nil
 	case perr != nil && err == nil:
 		err = perr
-	case patched:
-		r.setWritten(req.NamespacedName, h.ResourceVersion) // the patch's response: the version it wrote
 	}
 	if perr == nil {
 		for _, f := range op.after {
@@ -282,9 +277,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // neither scales nor requeues: the edit that fixes it brings it back.
 func (r *Reconciler) reportUndecodable(ctx context.Context, h *hvpav1alpha1.Hvpa, now time.Time) error {
 	key := types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
-	r.writtenMu.Lock()
+	r.undecodableMu.Lock()
 	seen := r.undecodable[key]
-	r.writtenMu.Unlock()
+	r.undecodableMu.Unlock()
 	if seen == h.ResourceVersion {
 		return nil
 	}
@@ -302,12 +297,12 @@ func (r *Reconciler) reportUndecodable(ctx context.Context, h *hvpav1alpha1.Hvpa
 	for _, f := range op.after {
 		f()
 	}
-	r.writtenMu.Lock()
+	r.undecodableMu.Lock()
 	if r.undecodable == nil {
 		r.undecodable = map[types.NamespacedName]string{}
 	}
 	r.undecodable[key] = h.ResourceVersion // the patch's response
-	r.writtenMu.Unlock()
+	r.undecodableMu.Unlock()
 	logf.FromContext(ctx).Info("Hvpa does not decode; reported in its status", "hvpa", key.String(), "error", h.DecodeError)
 	return nil
 }
@@ -337,43 +332,11 @@ func pendingScaling(h *hvpav1alpha1.Hvpa, scale *autoscalingv1.Scale, now time.T
 	return ls != nil && ls.FromReplicas != ls.ToReplicas && scale.Spec.Replicas == ls.FromReplicas && now.Sub(ls.Time.Time) < pendingScalingWindow
 }
 
-// get reads the Hvpa from the cache, or live while the cache does not show the version the last status
-// patch wrote yet. A live read remembers the version it saw (ours or a later one) in place of the written
-// one, until the cache shows that: a reconcile never decides from a status older than one already seen.
-func (r *Reconciler) get(ctx context.Context, key types.NamespacedName) (*hvpav1alpha1.Hvpa, error) {
-	h := &hvpav1alpha1.Hvpa{}
-	if err := r.Client.Get(ctx, key, h); err != nil || r.Reader == nil {
-		return h, err
-	}
-	r.writtenMu.Lock()
-	written := r.written[key]
-	r.writtenMu.Unlock()
-	if written == "" {
-		return h, nil
-	}
-	if h.ResourceVersion == written {
-		r.setWritten(key, "") // the cache has caught up
-		return h, nil
-	}
-	if err := r.Reader.Get(ctx, key, h); err != nil {
-		return h, err
-	}
-	r.setWritten(key, h.ResourceVersion)
-	return h, nil
-}
-
-// setWritten remembers the resourceVersion a status patch wrote ("": forget it).
-func (r *Reconciler) setWritten(key types.NamespacedName, rv string) {
-	r.writtenMu.Lock()
-	defer r.writtenMu.Unlock()
-	if rv == "" {
-		delete(r.written, key)
-		return
-	}
-	if r.written == nil {
-		r.written = map[types.NamespacedName]string{}
-	}
-	r.written[key] = rv
+// forgetUndecodable forgets a deleted Hvpa's undecodable report.
+func (r *Reconciler) forgetUndecodable(key types.NamespacedName) {
+	r.undecodableMu.Lock()
+	defer r.undecodableMu.Unlock()
+	delete(r.undecodable, key)
 }
 
 func (r *Reconciler) requeue() reconcile.Result { return reconcile.Result{RequeueAfter: r.SyncPeriod} }

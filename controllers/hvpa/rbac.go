@@ -5,8 +5,9 @@ package hvpa
 // chart's ClusterRole renders. The chart adds what depends on its values: leader election, secure metrics and
 // rbac.extraTargets. Every marker says what its verbs are for on the line above it (a chart test checks).
 
-// Hvpas: list and watch (the reconcile queue), get each one uncached before deciding (never from a stale
-// status), patch spec.replicas once (the HPA's input starts at the target's replicas).
+// Hvpas: get, list and watch (the reconcile queue and the cache it decides from; a status decided from a
+// stale copy is refused by its resourceVersion), patch spec.replicas once (the HPA's input starts at the
+// target's replicas).
 // +kubebuilder:rbac:groups=autoscaling.k8s.io,resources=hvpas,verbs=get;list;watch;patch
 
 // Hvpa status: patch the decision, the intent (status.desired), conditions.

@@ -241,7 +241,7 @@ func addHvpa(mgr ctrl.Manager, live client.Client, rec *vpactrl.Recommender, o O
 	m.PerObject = !o.DropPerObjectMetrics
 	//nolint:staticcheck // core/v1 events keep every scaling's before -> after message
 	r := hvpactrl.NewReconciler(mgr.GetClient(), recs, mgr.GetEventRecorderFor("hvpa-controller"), clock.RealClock{}, o.HvpaSync, m)
-	r.Reader, r.Gates, r.RecommenderName = mgr.GetAPIReader(), o.Gates, o.Recommender.Name
+	r.Gates, r.RecommenderName = o.Gates, o.Recommender.Name
 	r.Targets = workload.NewResolver(mgr.GetClient(), live)
 	r.LowConfidenceDays, r.Tracking = o.HvpaLowConfidenceDays, o.HvpaTracking
 	if c := o.Cluster; c != nil {
