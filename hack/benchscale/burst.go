@@ -108,6 +108,7 @@ type burstCase struct {
 	failed   int
 	late     time.Duration // how far behind schedule the last CREATE was sent
 	duration time.Duration
+	handler  *handlerHist // the webhook's own handling time over the burst; nil: no admission was handled
 }
 
 // runBurst sends cfg.burstRate pod CREATEs a second for cfg.burstFor (each pod deleted after its CREATE),

@@ -161,6 +161,9 @@ func (r *result) print(out *report, cfg config) error {
 		out.Printf("  the webhook's cost in the burst: p50 %+.2fms, p99 %+.2fms; pods admitted unsized while the webhook was up: %d of %d (%d CREATEs failed)\n",
 			msOf(percentile(with.took, 0.5)-percentile(without.took, 0.5)), msOf(percentile(with.took, 0.99)-percentile(without.took, 0.99)),
 			len(with.took)-with.sized, len(with.took), with.failed)
+		if with.handler != nil {
+			out.Printf("  %s\n", with.handler.line())
+		}
 	}
 	out.Printf("logs: %s (hvpa.log, audit.log, kube-controller-manager.log)\n", r.dir)
 	if out.Err() != nil {

@@ -48,7 +48,7 @@ func measureWebhook(ctx context.Context, out *report, restCfg *rest.Config, c cl
 	}
 	var bursts []burstCase
 	burst := func(name string) error {
-		b, err := burstIfAsked(ctx, out, restCfg, c, cfg, name, owned, len(bursts) == 0)
+		b, err := burstIfAsked(ctx, out, restCfg, c, cfg, name, owned, len(bursts) == 0, adms)
 		if err == nil && b != nil {
 			bursts = append(bursts, *b)
 		}
@@ -124,8 +124,10 @@ func switchToInitial(ctx context.Context, c client.Client, ns, name string) erro
 }
 
 // burstIfAsked runs a burst (runBurst) when cfg asks for one, first creating the Hvpas when first, and
-// prints it; nil without one.
-func burstIfAsked(ctx context.Context, out *report, restCfg *rest.Config, c client.Client, cfg config, name string, newPod func() *corev1.Pod, first bool) (*burstCase, error) {
+// prints it, with the webhook's own handling time over it (read from the admission processes' metrics); nil
+// without one.
+func burstIfAsked(ctx context.Context, out *report, restCfg *rest.Config, c client.Client, cfg config, name string, newPod func() *corev1.Pod, first bool,
+	adms []*hvpaProcess) (*burstCase, error) {
 	if cfg.burstRate <= 0 {
 		return nil, nil
 	}
@@ -134,11 +136,27 @@ func burstIfAsked(ctx context.Context, out *report, restCfg *rest.Config, c clie
 			return nil, err
 		}
 	}
+	var urls []string
+	for _, a := range adms {
+		urls = append(urls, a.watch.metricsURL)
+	}
+	before, err := scrapeHandlerHist(urls)
+	if err != nil {
+		return nil, err
+	}
 	b, err := runBurst(ctx, restCfg, cfg, name, newPod)
 	if err != nil {
 		return nil, err
 	}
+	after, err := scrapeHandlerHist(urls)
+	if err != nil {
+		return nil, err
+	}
 	out.Printf("   %s\n", b.line())
+	if h := after.minus(before); h.total() > 0 {
+		b.handler = &h
+		out.Printf("     %s\n", h.line())
+	}
 	return &b, nil
 }
 
