@@ -135,8 +135,11 @@ func answerStatus(ctx context.Context, c client.Client, cp *vpav1.VerticalPodAut
 		Path  string                                      `json:"path"`
 		Value vpav1.VerticalPodAutoscalerCheckpointStatus `json:"value"`
 	}
-	if err := json.Unmarshal(data, &ops); err != nil || len(ops) != 1 || ops[0].Path != "/status" {
-		return fmt.Errorf("a checkpoint patch %s, want one operation on /status (%v)", data, err)
+	if err := json.Unmarshal(data, &ops); err != nil {
+		return fmt.Errorf("a checkpoint patch %s: %w", data, err)
+	}
+	if len(ops) != 1 || ops[0].Path != "/status" {
+		return fmt.Errorf("a checkpoint patch %s, want one operation on /status", data)
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(cp), cp); err != nil {
 		return err
