@@ -953,3 +953,33 @@ func AfterDryRun(a Action, err error) Action {
 	a.Message += fmt.Sprintf("; not evicting: the replacement, as it would be created with the new resources, would be refused (%v); retrying with backoff", err)
 	return a
 }
+
+// EvictionGates is what the updater knows, before any request, of an eviction the plan asks for.
+type EvictionGates struct {
+	// First is when the first eviction for the same change was made within the loop window (nil: none), and
+	// Known whether the pod existed then: a pod created since is a replacement that still needs the change.
+	First *time.Time
+	Known bool
+	// Admission says whether the admission webhook serves (its Lease is fresh); NotServing says why not.
+	Admission  bool
+	NotServing string
+}
+
+// Hold is an eviction held by a gate: the evictions metric's outcome and the pod's Warning event.
+type Hold struct {
+	Outcome, Reason, Message string
+}
+
+// Hold decides the gates: no eviction of a replacement created after an eviction for the same change (evicting
+// it again would not help: the admission webhook did not size it), none while the webhook is not serving (the
+// replacement would come back unsized); nil when the eviction may go ahead.
+func (g EvictionGates) Hold(a Action) *Hold {
+	switch {
+	case g.First != nil && !g.Known:
+		return &Hold{"loop", EventLoopDetected, fmt.Sprintf("not evicting: this pod was created after an eviction for the same change (%s) at %s and still needs it, so evicting it again would not help; is the admission webhook sizing pods?",
+			a.Message, g.First.Format(time.RFC3339))}
+	case !g.Admission:
+		return &Hold{"no_admission", EventUpdateSkipped, fmt.Sprintf("AdmissionNotServing: %s; not evicting: %s", a.Message, g.NotServing)}
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package updater
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,5 +282,33 @@ func TestPlanBudget(t *testing.T) {
 				t.Errorf("%d evictions planned, budget %d left; want %d and %d", n, budget, tc.evicted, tc.budget)
 			}
 		})
+	}
+}
+
+// TestEvictionGates: a replacement created after an eviction for the same change within the window is not
+// evicted again, nor is any pod while the admission webhook is not serving; a pod that existed at that first
+// eviction, or any pod without one, goes ahead.
+func TestEvictionGates(t *testing.T) {
+	first := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	a := Action{Kind: Evict, Message: "cpu 100m -> 300m"}
+	for name, tc := range map[string]struct {
+		g       EvictionGates
+		outcome string // "": goes ahead
+		reason  string
+		message string
+	}{
+		"no earlier eviction, webhook serving":      {EvictionGates{Admission: true}, "", "", ""},
+		"a pod known at the first eviction":         {EvictionGates{First: &first, Known: true, Admission: true}, "", "", ""},
+		"a replacement of an evicted pod":           {EvictionGates{First: &first, Admission: true}, "loop", EventLoopDetected, "created after an eviction for the same change (cpu 100m -> 300m) at 2026-11-26T12:00:00Z"},
+		"webhook not serving":                       {EvictionGates{NotServing: "its Lease is 5m old"}, "no_admission", EventUpdateSkipped, "AdmissionNotServing: cpu 100m -> 300m; not evicting: its Lease is 5m old"},
+		"a replacement, webhook not serving either": {EvictionGates{First: &first}, "loop", EventLoopDetected, "is the admission webhook sizing pods?"},
+	} {
+		h := tc.g.Hold(a)
+		switch {
+		case tc.outcome == "" && h != nil:
+			t.Errorf("%s: held (%+v), want it to go ahead", name, *h)
+		case tc.outcome != "" && (h == nil || h.Outcome != tc.outcome || h.Reason != tc.reason || !strings.Contains(h.Message, tc.message)):
+			t.Errorf("%s: %+v, want outcome %s, reason %s, a message with %q", name, h, tc.outcome, tc.reason, tc.message)
+		}
 	}
 }

@@ -678,17 +678,13 @@ func resizePatch(pod *corev1.Pod, sized []scaling.ContainerDecision) ([]byte, er
 // the rate limit is reached.
 func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Action, admission bool, why string, now time.Time) {
 	key := c.ctl.Key() + "|" + a.Fingerprint
-	if prev, ok := u.evicted[key]; ok && !prev.known[pod.UID] && now.Sub(prev.at) < u.Options.LoopWindow {
-		at := prev.at
-		u.Metrics.Evictions.WithLabelValues("loop").Inc()
-		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventLoopDetected,
-			"not evicting: this pod was created after an eviction for the same change (%s) at %s and still needs it, so evicting it again would not help; is the admission webhook sizing pods?",
-			a.Message, at.Format(time.RFC3339))
-		return
+	g := EvictionGates{Admission: admission, NotServing: why}
+	if prev, ok := u.evicted[key]; ok && now.Sub(prev.at) < u.Options.LoopWindow {
+		g.First, g.Known = &prev.at, prev.known[pod.UID]
 	}
-	if !admission {
-		u.Metrics.Evictions.WithLabelValues("no_admission").Inc()
-		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventUpdateSkipped, "AdmissionNotServing: %s; not evicting: %s", a.Message, why)
+	if h := g.Hold(*a); h != nil {
+		u.Metrics.Evictions.WithLabelValues(h.Outcome).Inc()
+		u.Recorder.Event(pod, corev1.EventTypeWarning, h.Reason, h.Message)
 		return
 	}
 	if !u.replacementAdmitted(ctx, c, pod, a, now) {
