@@ -169,6 +169,7 @@ func recommenderFlags(f *pflag.FlagSet, o *runOptions) {
 	f.BoolVar(&r.MemorySaver, "memory-saver", false, "track only pods that some VerticalPodAutoscaler selects")
 	f.StringVar(&r.Storage, "storage", r.Storage, "where usage history survives restarts: checkpoint (VerticalPodAutoscalerCheckpoint objects) or prometheus (read at start; checkpoints are written too, and used when Prometheus cannot be read)")
 	f.DurationVar(&r.CheckpointBudget, "checkpoints-timeout", r.CheckpointBudget, "time budget per run for writing checkpoints (the oldest are written first)")
+	f.IntVar(&r.UpdateWorkers, "update-worker-count", r.UpdateWorkers, "status patches and checkpoint writes a run sends at once (raise --kube-api-qps and --kube-api-burst with it)")
 	f.DurationVar(&r.CheckpointGCInterval, "checkpoints-gc-interval", r.CheckpointGCInterval, "how often orphaned checkpoints are deleted")
 	f.DurationVar(&r.CheckpointPeriod, "checkpoint-period", r.CheckpointPeriod, "each checkpoint is written at most once per period, round-robin over the runs (a restart loses at most this much history; 0: every checkpoint at every run)")
 	f.Float64Var(&r.StatusDeadBand, "recommendation-dead-band", r.StatusDeadBand, "a VPA's status is patched when a target or condition changes, or a lower or upper bound moves by more than this fraction (0: any change)")
@@ -397,6 +398,9 @@ func (o *runOptions) validateRecommender() error {
 	}
 	if o.prometheus.Timeout <= 0 {
 		return fmt.Errorf("--prometheus-timeout %s: must be positive, e.g. 1m", o.prometheus.Timeout)
+	}
+	if o.recommender.UpdateWorkers < 1 {
+		return fmt.Errorf("--update-worker-count %d: must be at least 1", o.recommender.UpdateWorkers)
 	}
 	if o.recommender.CheckpointPeriod < 0 {
 		return fmt.Errorf("--checkpoint-period %s: must be 0 (every run) or positive", o.recommender.CheckpointPeriod)

@@ -155,7 +155,7 @@ var upstreamFlags = []upstreamFlag{
 	{name: "checkpoints-timeout", components: "recommender", how: same},
 	{name: "storage", components: "recommender", how: same},
 	{name: "memory-saver", components: "recommender", how: same, bool: true},
-	{name: "update-worker-count", components: "recommender", how: ignored, def: "10", why: "hvpa patches statuses from one loop with client-side rate limits (--kube-api-qps)"},
+	{name: "update-worker-count", components: "recommender", how: same},
 	{name: "min-checkpoints", components: "recommender", how: ignored, def: "10", why: "deprecated upstream too; hvpa spreads checkpoints by --checkpoint-period"},
 	{name: "recommendation-margin-fraction", components: "recommender", how: same},
 	{name: "pod-recommendation-min-cpu-millicores", components: "recommender", how: same},

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -265,28 +267,43 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	})
 	start := r.Clock.Now()
 	quota := CheckpointQuota(len(jobs), r.Opts.Interval, r.Opts.CheckpointPeriod)
-	written := 0
-	for _, j := range jobs {
-		if written >= quota || r.Clock.Now().Sub(start) >= r.Opts.CheckpointBudget || ctx.Err() != nil { // a budget of 0: none
+	if len(jobs) > quota {
+		jobs = jobs[:quota]
+	}
+	for i, j := range jobs {
+		if last, ok := r.written[j.key]; ok && start.Sub(last) < r.Opts.CheckpointPeriod {
+			jobs = jobs[:i] // the longest unwritten was written within the period: so were all the others
 			break
 		}
-		if last, ok := r.written[j.key]; ok && start.Sub(last) < r.Opts.CheckpointPeriod {
-			break // the longest unwritten was written within the period: so were all the others
+	}
+	// the statuses are taken from the model here, one after the other (the model is not shared with the
+	// writers); the requests go UpdateWorkers at a time, none started past the budget
+	var written atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.Opts.UpdateWorkers)
+	for _, j := range jobs {
+		if r.Clock.Now().Sub(start) >= r.Opts.CheckpointBudget || ctx.Err() != nil { // a budget of 0: none
+			break
 		}
 		now := r.Clock.Now()
 		status := CheckpointStatus(j.save(now), now)
-		if err := r.saveCheckpoint(ctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
-			if ctx.Err() != nil {
-				break // shutdown: the checkpoint is written by the next leader, not an error
+		g.Go(func() error {
+			if err := r.saveCheckpoint(gctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
+				if ctx.Err() == nil { // at shutdown the checkpoint is written by the next leader, not an error
+					r.notWritten(ctx, j.key, err, now)
+				}
+				return nil
 			}
-			r.notWritten(ctx, j.key, err, now)
-			continue
-		}
-		r.written[j.key] = now
-		written++
+			r.cpMu.Lock()
+			r.written[j.key] = now
+			r.cpMu.Unlock()
+			written.Add(1)
+			return nil
+		})
 	}
-	r.Metrics.CheckpointsWritten.Add(float64(written))
-	return written
+	_ = g.Wait() // the writers return no error: each failure is logged (notWritten)
+	r.Metrics.CheckpointsWritten.Add(float64(written.Load()))
+	return int(written.Load())
 }
 
 // notWritten logs a checkpoint a run did not write; one kept because it holds more history than this
@@ -296,7 +313,9 @@ func (r *Recommender) notWritten(ctx context.Context, key vpaContainer, err erro
 	if errors.As(err, &kept) {
 		logf.FromContext(ctx).V(1).Info("checkpoint kept: it holds more history than this recommender's", "vpa", key.ns+"/"+key.vpa,
 			"container", key.container, "reason", err.Error())
+		r.cpMu.Lock()
 		r.written[key] = now
+		r.cpMu.Unlock()
 		return
 	}
 	logf.FromContext(ctx).Error(err, "writing checkpoint", "vpa", key.ns+"/"+key.vpa, "container", key.container)
@@ -371,14 +390,19 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 			return &hvpav1alpha1.HvpaCheckpoint{Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}, Status: s}
 		})
 	key := vpaContainer{ns, hvpaOwner(owner), container}
-	if old, ok := r.legacy[key]; err == nil && ok {
+	r.cpMu.Lock()
+	old, ok := r.legacy[key]
+	r.cpMu.Unlock()
+	if err == nil && ok {
 		cp := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: old.Name}}
 		if derr := r.Client.Delete(ctx, cp); derr != nil && !apierrors.IsNotFound(derr) {
 			return fmt.Errorf("deleting %s/%s, moved to an HvpaCheckpoint: %w", old.Namespace, old.Name, derr)
 		}
+		r.cpMu.Lock()
 		delete(r.legacy, key)
 		delete(r.ours, checkpointRef{vpav1.KindVerticalPodAutoscalerCheckpoint, old})
 		delete(r.replaceable, checkpointRef{vpav1.KindVerticalPodAutoscalerCheckpoint, old})
+		r.cpMu.Unlock()
 	}
 	return err
 }
@@ -389,15 +413,17 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus,
 	cp T, ownerOf func(T) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus), owner, container string,
 	fresh func(vpav1.VerticalPodAutoscalerCheckpointStatus) T) error {
-	if r.ours[ref] && r.replaceable[ref] {
+	if ours, replaceable, _ := r.checkpointState(ref); ours && replaceable {
 		// this recommender's own checkpoint (loaded at start or written since): its status replaced in one
 		// request, no read first (checkpoints are not cached: a list at start and at each garbage collection)
 		err := r.replaceCheckpointStatus(ctx, ref, status)
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
+		r.cpMu.Lock()
 		delete(r.ours, ref) // deleted meanwhile: created again below
 		delete(r.seen, ref)
+		r.cpMu.Unlock()
 	}
 	create := func() error {
 		c := fresh(status)
@@ -408,12 +434,12 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 			return err
 		}
 		if r.statusKept(ref.kind, c, status) {
-			r.ours[ref], r.replaceable[ref], r.seen[ref] = true, true, true
+			r.markOurs(ref)
 			return nil
 		}
 		return r.replaced(ctx, ref, status) // a CRD with a status subresource dropped it
 	}
-	if r.hist.listed(ref.kind) && !r.seen[ref] {
+	if _, _, seen := r.checkpointState(ref); r.hist.listed(ref.kind) && !seen {
 		// not there when its kind was listed, nor written since: created without a read first (one another
 		// recommender created meanwhile is read below)
 		err := create()
@@ -434,7 +460,7 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 				ref.kind, ref.Name, o, c, owner, container)
 		}
 		// a history this recommender has not loaded is never replaced by a shorter one
-		if !r.replaceable[ref] && longerHistory(stored, status, r.Base.MemoryHistory(), r.Clock.Now()) {
+		if _, replaceable, _ := r.checkpointState(ref); !replaceable && longerHistory(stored, status, r.Base.MemoryHistory(), r.Clock.Now()) {
 			return &longerHistoryError{ref, stored, status}
 		}
 		if lbls := cp.GetLabels(); lbls[WriterLabel] != r.Opts.Name {
@@ -459,8 +485,22 @@ func (r *Recommender) replaced(ctx context.Context, ref checkpointRef, status vp
 	if err := r.replaceCheckpointStatus(ctx, ref, status); err != nil {
 		return err
 	}
-	r.ours[ref], r.replaceable[ref], r.seen[ref] = true, true, true
+	r.markOurs(ref)
 	return nil
+}
+
+// checkpointState is what this recommender knows of a checkpoint (the writers of a run share it: under cpMu).
+func (r *Recommender) checkpointState(ref checkpointRef) (ours, replaceable, seen bool) {
+	r.cpMu.Lock()
+	defer r.cpMu.Unlock()
+	return r.ours[ref], r.replaceable[ref], r.seen[ref]
+}
+
+// markOurs notes a checkpoint this recommender has written: its own from now on, replaced in one request.
+func (r *Recommender) markOurs(ref checkpointRef) {
+	r.cpMu.Lock()
+	defer r.cpMu.Unlock()
+	r.ours[ref], r.replaceable[ref], r.seen[ref] = true, true, true
 }
 
 // replaceCheckpointStatus replaces a checkpoint's whole status (a JSON patch: "add" replaces the member, so
@@ -477,7 +517,10 @@ func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpoin
 	}
 	cp.SetNamespace(ref.Namespace)
 	cp.SetName(ref.Name)
-	if r.statusModes[ref.kind] != statusSubresource {
+	r.cpMu.Lock()
+	mode := r.statusModes[ref.kind]
+	r.cpMu.Unlock()
+	if mode != statusSubresource {
 		if err := r.Client.Patch(ctx, cp, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 			return err
 		}
@@ -488,7 +531,9 @@ func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpoin
 	err = r.Client.Status().Patch(ctx, cp, client.RawPatch(types.JSONPatchType, patch))
 	if apierrors.IsNotFound(err) {
 		// deleted meanwhile, or the CRD no longer has the subresource: the next write of the kind finds out
+		r.cpMu.Lock()
 		r.statusModes[ref.kind] = statusUnknown
+		r.cpMu.Unlock()
 	}
 	return err
 }
@@ -516,6 +561,8 @@ func (r *Recommender) statusKept(kind string, cp client.Object, sent vpav1.Verti
 	}
 	// stored times have whole seconds; the sample count and version tell a status from an older one
 	kept := got.LastUpdateTime.Unix() == sent.LastUpdateTime.Unix() && got.TotalSamplesCount == sent.TotalSamplesCount && got.Version == sent.Version
+	r.cpMu.Lock()
+	defer r.cpMu.Unlock()
 	r.statusModes[kind] = statusSubresource
 	if kept {
 		r.statusModes[kind] = statusInObject

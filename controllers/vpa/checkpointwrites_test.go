@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,7 +35,10 @@ func TestCheckpointCreatedWithoutARead(t *testing.T) {
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
 	type counts struct{ get, create, update, patch, statusPatch int }
 	seen := map[string]*counts{}
+	var mu sync.Mutex // checkpoints are written several at a time (each one's requests in one goroutine)
 	of := func(name string) *counts {
+		mu.Lock()
+		defer mu.Unlock()
 		if seen[name] == nil {
 			seen[name] = &counts{}
 		}
@@ -146,4 +152,52 @@ func answerStatus(ctx context.Context, c client.Client, cp *vpav1.VerticalPodAut
 	}
 	cp.Status = ops[0].Value
 	return nil
+}
+
+// Checkpoints are written UpdateWorkers at a time (upstream's --update-worker-count): at 10,000 VPAs a run
+// writes 500 of them, which one at a time would take seconds of the loop.
+func TestCheckpointsWrittenUpdateWorkersAtATime(t *testing.T) {
+	for _, workers := range []int{1, 4} {
+		start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+		clk := clocktesting.NewFakePassiveClock(start)
+		objs, played := fleet(24, 1, 1, func(d, _ int) (int64, int64) { return int64(100 + 10*d), 200 << 20 })
+		played.t = start
+		base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
+			WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
+		var inFlight, most, writes atomic.Int64
+		slow := func() { // a write that takes a moment, as against an API server
+			n := inFlight.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(5 * time.Millisecond)
+			inFlight.Add(-1)
+			writes.Add(1)
+		}
+		c := interceptor.NewClient(base, interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
+				if _, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
+					slow()
+				}
+				return c.Create(ctx, obj, o...)
+			},
+			Patch: checkpointPatch(func(*vpav1.VerticalPodAutoscalerCheckpoint) { slow() }),
+		})
+		opts := vpactrl.DefaultOptions()
+		opts.CheckpointPeriod, opts.UpdateWorkers = 0, workers
+		r, err := vpactrl.NewRecommender(c, played, nil, nil, clk, recommender.Defaults(), opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.SetTime(clk.Now().Add(time.Minute))
+		if err := r.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if writes.Load() != 24 || most.Load() != int64(workers) {
+			t.Errorf("update workers %d: %d checkpoint writes, at most %d at once; want 24, %d at once", workers, writes.Load(), most.Load(), workers)
+		}
+	}
+	if _, err := vpactrl.NewRecommender(nil, nil, nil, nil, nil, recommender.Defaults(), vpactrl.Options{Storage: vpactrl.StorageCheckpoint}, nil); err == nil ||
+		!strings.Contains(err.Error(), "--update-worker-count 0: must be at least 1") {
+		t.Errorf("no update workers: %v, want the flag named", err)
+	}
 }

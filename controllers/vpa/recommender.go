@@ -58,6 +58,11 @@ type Options struct {
 	Storage string
 	// CheckpointBudget bounds the time spent writing checkpoints per run; the oldest are written first.
 	CheckpointBudget time.Duration
+	// UpdateWorkers is how many status patches, and how many checkpoint writes, a run sends at once
+	// (upstream's --update-worker-count, 10): a thousand VPAs created together get their first
+	// recommendations, and ten thousand checkpoints their writes, as fast as the API server and the client's
+	// rate limit allow, not one round trip after another.
+	UpdateWorkers int
 	// CheckpointGCInterval is how often orphaned checkpoints are deleted (10m).
 	CheckpointGCInterval time.Duration
 	// CheckpointPeriod: each checkpoint is written at most once per period (10m), round-robin, the longest
@@ -93,7 +98,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
-	return Options{Interval: time.Minute, Name: "default", Storage: StorageCheckpoint, CheckpointBudget: 10 * time.Second,
+	return Options{Interval: time.Minute, Name: "default", Storage: StorageCheckpoint, CheckpointBudget: 10 * time.Second, UpdateWorkers: 10,
 		CheckpointGCInterval: 10 * time.Minute, CheckpointPeriod: 10 * time.Minute, StatusDeadBand: 0.1, YoungStatusDelay: 15 * time.Minute, LowConfidenceDays: 1}
 }
 
@@ -132,6 +137,7 @@ type Recommender struct {
 	replaceable  map[checkpointRef]bool                // checkpoints whose history the state holds (loaded or written), or that did not load: a write loses nothing
 	seen         map[checkpointRef]bool                // checkpoints listed at start or written since: another is created without a read first
 	statusModes  map[string]statusMode                 // per checkpoint kind: whether its CRD takes the status in the object or in a subresource
+	cpMu         sync.Mutex                            // ours, replaceable, seen, legacy, statusModes and written while a run's checkpoint writers run
 	hist         historyLoad                           // what of the usage history has loaded
 	legacy       map[vpaContainer]types.NamespacedName // Hvpa histories in VerticalPodAutoscalerCheckpoints (earlier versions), deleted once moved
 	undecodable  map[types.UID]string                  // VPAs that do not decode: the resourceVersion their condition was written at
@@ -162,6 +168,9 @@ func NewRecommender(c client.Client, usage metrics.UsageSource, history metrics.
 	}
 	if opts.Storage == StoragePrometheus && history == nil {
 		return nil, fmt.Errorf("--storage=prometheus needs a Prometheus history provider (--prometheus-address)")
+	}
+	if opts.UpdateWorkers < 1 {
+		return nil, fmt.Errorf("--update-worker-count %d: must be at least 1", opts.UpdateWorkers)
 	}
 	if m == nil {
 		m = NewMetrics(nil)

@@ -20,7 +20,7 @@ import (
 )
 
 // TestRunStopsAtShutdownAndLogsEachRun: a run whose context ends stops at once (no status write starts after
-// the cancellation but the StatusWriters-1 already on their way, which the client cuts short; context.Canceled
+// the cancellation but the UpdateWorkers-1 already on their way, which the client cuts short; context.Canceled
 // returned), and every completed run logs one line with its counts.
 func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
 	objs, usage := fleet(200, 1, 1, func(int, int) (int64, int64) { return 100, 200 << 20 })
@@ -55,9 +55,9 @@ func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("a run cut short returned %v, want context.Canceled", err)
 	}
-	if patches != cancelAt || late > vpactrl.StatusWriters-1 {
+	if patches != cancelAt || late > opts.UpdateWorkers-1 {
 		t.Errorf("%d status writes and %d more sent after the cancellation, want %d and at most the %d already on their way",
-			patches, late, cancelAt, vpactrl.StatusWriters-1)
+			patches, late, cancelAt, opts.UpdateWorkers-1)
 	}
 
 	lines = nil

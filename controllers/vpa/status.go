@@ -111,13 +111,8 @@ type statusWrite struct {
 	firstRec bool                         // the VPA's first recommendation: its latency is observed once written
 }
 
-// StatusWriters is how many status patches writeStatuses sends at once: a thousand VPAs created together get
-// their first recommendations as fast as the API server and the client's rate limit allow, not one round
-// trip after another.
-const StatusWriters = 8
-
 // writeStatuses decides every VPA's status (in order, under the recommender's lock) and patches those that
-// changed, StatusWriters at a time, each under the resourceVersion it was decided from (conditions of other
+// changed, Options.UpdateWorkers at a time, each under the resourceVersion it was decided from (conditions of other
 // writers are kept: a decision starts from the status read, and a stale read is refused). A failed patch is
 // logged and retried at the next run; the others go on.
 func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
@@ -133,7 +128,7 @@ func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
 	}
 	failed := make([]error, len(writes))
 	var g errgroup.Group
-	g.SetLimit(StatusWriters)
+	g.SetLimit(r.Opts.UpdateWorkers)
 	for i, w := range writes {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {

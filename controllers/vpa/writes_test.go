@@ -48,6 +48,8 @@ func newWritesCluster(t *testing.T, n int, mutate func(*vpactrl.Options)) *write
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
 	cpWritten := func(cp *vpav1.VerticalPodAutoscalerCheckpoint) {
+		w.mu.Lock() // checkpoints are written several at a time
+		defer w.mu.Unlock()
 		w.cpWrites[cp.Name]++
 		w.cpWrittenAt[cp.Name] = w.clk.Now()
 	}
