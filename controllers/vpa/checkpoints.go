@@ -224,47 +224,7 @@ func CheckpointStatus(a recommender.AggregateCheckpoint, now time.Time) vpav1.Ve
 // first: none written within the checkpoint period, at most CheckpointQuota of them, until the time budget
 // of the run is spent (or the context ends). It returns how many it wrote.
 func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpas []*servedHvpa) int {
-	type job struct {
-		key   vpaContainer
-		owner string // object name
-		kind  string // VerticalPodAutoscaler or Hvpa
-		save  func(now time.Time) recommender.AggregateCheckpoint
-	}
-	var jobs []job
-	for _, s := range list {
-		if s.err != nil {
-			continue
-		}
-		match := matches(s.target.Selector)
-		merged := s.merged // this run's, from its status
-		if merged == nil {
-			merged = r.MergedAggregates(s.vpa.Namespace, s.vpa.Name, s.target.Selector, s.model)
-		}
-		for name, a := range merged {
-			if !a.IsEmpty() {
-				m, ns := s.model, s.vpa.Namespace
-				jobs = append(jobs, job{vpaContainer{ns, s.vpa.Name, name}, s.vpa.Name, vpav1.KindVerticalPodAutoscaler, func(now time.Time) recommender.AggregateCheckpoint {
-					return m.SaveAggregate(a, r.state.Feeding(ns, name, match), now)
-				}})
-			}
-		}
-	}
-	for _, h := range hvpas {
-		owner := hvpaOwner(h.hvpa.Name)
-		r.state.Totals(h.hvpa.Namespace, owner, func(name string, t *recommender.WorkloadTotal) {
-			if !t.Aggregate.IsEmpty() {
-				jobs = append(jobs, job{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, hvpav1alpha1.KindHvpa, t.Checkpoint})
-			}
-		})
-	}
-	sort.Slice(jobs, func(i, j int) bool {
-		wi, wj := r.written[jobs[i].key], r.written[jobs[j].key]
-		if !wi.Equal(wj) {
-			return wi.Before(wj)
-		}
-		a, b := jobs[i].key, jobs[j].key // ties (checkpoints loaded with one time): by name, without allocating
-		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.vpa, b.vpa), cmp.Compare(a.container, b.container)) < 0
-	})
+	jobs := r.checkpointJobs(list, hvpas)
 	start := r.Clock.Now()
 	quota := CheckpointQuota(len(jobs), r.Opts.Interval, r.Opts.CheckpointPeriod)
 	if len(jobs) > quota {
@@ -304,6 +264,54 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	_ = g.Wait() // the writers return no error: each failure is logged (notWritten)
 	r.Metrics.CheckpointsWritten.Add(float64(written.Load()))
 	return int(written.Load())
+}
+
+// checkpointJob is one checkpoint a run may write.
+type checkpointJob struct {
+	key   vpaContainer
+	owner string // object name
+	kind  string // VerticalPodAutoscaler or Hvpa
+	save  func(now time.Time) recommender.AggregateCheckpoint
+}
+
+// checkpointJobs lists the checkpoints of the served VPAs and Hvpas, the longest unwritten first.
+func (r *Recommender) checkpointJobs(list []*served, hvpas []*servedHvpa) []checkpointJob {
+	var jobs []checkpointJob
+	for _, s := range list {
+		if s.err != nil {
+			continue
+		}
+		match := matches(s.target.Selector)
+		merged := s.merged // this run's, from its status
+		if merged == nil {
+			merged = r.MergedAggregates(s.vpa.Namespace, s.vpa.Name, s.target.Selector, s.model)
+		}
+		for name, a := range merged {
+			if !a.IsEmpty() {
+				m, ns := s.model, s.vpa.Namespace
+				jobs = append(jobs, checkpointJob{vpaContainer{ns, s.vpa.Name, name}, s.vpa.Name, vpav1.KindVerticalPodAutoscaler, func(now time.Time) recommender.AggregateCheckpoint {
+					return m.SaveAggregate(a, r.state.Feeding(ns, name, match), now)
+				}})
+			}
+		}
+	}
+	for _, h := range hvpas {
+		owner := hvpaOwner(h.hvpa.Name)
+		r.state.Totals(h.hvpa.Namespace, owner, func(name string, t *recommender.WorkloadTotal) {
+			if !t.Aggregate.IsEmpty() {
+				jobs = append(jobs, checkpointJob{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, hvpav1alpha1.KindHvpa, t.Checkpoint})
+			}
+		})
+	}
+	sort.Slice(jobs, func(i, j int) bool {
+		wi, wj := r.written[jobs[i].key], r.written[jobs[j].key]
+		if !wi.Equal(wj) {
+			return wi.Before(wj)
+		}
+		a, b := jobs[i].key, jobs[j].key // ties (checkpoints loaded with one time): by name, without allocating
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.vpa, b.vpa), cmp.Compare(a.container, b.container)) < 0
+	})
+	return jobs
 }
 
 // notWritten logs a checkpoint a run did not write; one kept because it holds more history than this
