@@ -42,10 +42,14 @@ func scrapeHandlerHist(urls []string) (handlerHist, error) {
 			continue // no admission yet: the histogram has no series
 		}
 		for _, m := range mf.GetMetric() {
+			inf := false
 			for _, b := range m.GetHistogram().GetBucket() {
 				h.add(b.GetUpperBound(), float64(b.GetCumulativeCount()))
+				inf = inf || math.IsInf(b.GetUpperBound(), 1)
 			}
-			h.add(math.Inf(1), float64(m.GetHistogram().GetSampleCount()))
+			if !inf { // the text format lists le="+Inf"; a parser may leave it to the sample count
+				h.add(math.Inf(1), float64(m.GetHistogram().GetSampleCount()))
+			}
 		}
 	}
 	return h, nil
