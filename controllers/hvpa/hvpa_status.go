@@ -34,17 +34,14 @@ func (r *Reconciler) event(h *hvpav1alpha1.Hvpa, typ, reason, msg string) {
 	}
 }
 
-// patchStatus writes the status when it changed, and reports whether it did.
-func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa) (bool, error) {
+// patchStatus writes the status when it changed.
+func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa) error {
 	if equality.Semantic.DeepEqual(orig.Status, h.Status) {
-		return false, nil
+		return nil
 	}
 	// with the resourceVersion it was decided from: a status someone else changed since (their conditions
 	// included) is refused with a conflict, not overwritten
-	if err := r.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	return true, nil
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }
 
 // describe renders the change of a decision, before -> after.
