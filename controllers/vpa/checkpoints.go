@@ -239,7 +239,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 	// the statuses are taken from the model here, one after the other (the model is not shared with the
 	// writers); the requests go UpdateWorkers at a time, none started past the budget
 	var written atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
+	var g errgroup.Group // its writers return no error: each failure is logged (notWritten)
 	g.SetLimit(r.Opts.UpdateWorkers)
 	for _, j := range jobs {
 		if r.Clock.Now().Sub(start) >= r.Opts.CheckpointBudget || ctx.Err() != nil { // a budget of 0: none
@@ -248,7 +248,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		now := r.Clock.Now()
 		status := CheckpointStatus(j.save(now), now)
 		g.Go(func() error {
-			if err := r.saveCheckpoint(gctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
+			if err := r.saveCheckpoint(ctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
 				if ctx.Err() == nil { // at shutdown the checkpoint is written by the next leader, not an error
 					r.notWritten(ctx, j.key, err, now)
 				}
@@ -261,7 +261,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 			return nil
 		})
 	}
-	_ = g.Wait() // the writers return no error: each failure is logged (notWritten)
+	_ = g.Wait()
 	r.Metrics.CheckpointsWritten.Add(float64(written.Load()))
 	return int(written.Load())
 }

@@ -27,12 +27,7 @@ import (
 // one request, without a read first; one another recommender created meanwhile is read and taken over as
 // before; later writes are one patch of the object each (the CRD has no status subresource, as upstream's).
 func TestCheckpointCreatedWithoutARead(t *testing.T) {
-	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakePassiveClock(start)
-	objs, played := fleet(3, 1, 1, func(d, _ int) (int64, int64) { return int64(100 + 10*d), 200 << 20 })
-	played.t = start
-	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
-		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
+	clk, played, base := checkpointFleet(3)
 	type counts struct{ get, create, update, patch, statusPatch int }
 	seen := map[string]*counts{}
 	var mu sync.Mutex // checkpoints are written several at a time (each one's requests in one goroutine)
@@ -113,6 +108,17 @@ func TestCheckpointCreatedWithoutARead(t *testing.T) {
 	}
 }
 
+// checkpointFleet is n VPAs of one pod each on the fake client (VPAs with a status subresource, checkpoints
+// without, as the CRDs are), their played usage, and a fake clock at the start of the usage.
+func checkpointFleet(n int) (*clocktesting.FakePassiveClock, *playedUsage, client.WithWatch) {
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	objs, played := fleet(n, 1, 1, func(d, _ int) (int64, int64) { return int64(100 + 10*d), 200 << 20 })
+	played.t = start
+	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
+	return clocktesting.NewFakePassiveClock(start), played, base
+}
+
 // checkpointPatch is a fake client's Patch that answers a checkpoint's status patch (see answerStatus), after
 // seen (nil: none); other patches go through.
 func checkpointPatch(seen func(*vpav1.VerticalPodAutoscalerCheckpoint)) func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
@@ -158,12 +164,7 @@ func answerStatus(ctx context.Context, c client.Client, cp *vpav1.VerticalPodAut
 // writes 500 of them, which one at a time would take seconds of the loop.
 func TestCheckpointsWrittenUpdateWorkersAtATime(t *testing.T) {
 	for _, workers := range []int{1, 4} {
-		start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-		clk := clocktesting.NewFakePassiveClock(start)
-		objs, played := fleet(24, 1, 1, func(d, _ int) (int64, int64) { return int64(100 + 10*d), 200 << 20 })
-		played.t = start
-		base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
-			WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
+		clk, played, base := checkpointFleet(24)
 		var inFlight, most, writes atomic.Int64
 		slow := func() { // a write that takes a moment, as against an API server
 			n := inFlight.Add(1)
