@@ -244,7 +244,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err == nil {
 		h.Status.ObservedGeneration = h.Generation // decided in full; a failed reconcile leaves the last one
 	}
-	perr := r.patchStatus(ctx, orig, h)
+	perr := r.patchStatus(ctx, orig, h, op.scale != nil)
 	switch {
 	case apierrors.IsConflict(perr):
 		// decided from a read a later write has overtaken (another writer's, or this controller's own that
@@ -286,7 +286,7 @@ func (r *Reconciler) reportUndecodable(ctx context.Context, h *hvpav1alpha1.Hvpa
 	orig := h.DeepCopy()
 	op := &scaleOp{}
 	r.unsupported(op, h, now, decodeerr.Reason, h.DecodeError)
-	if err := r.patchStatus(ctx, orig, h); err != nil {
+	if err := r.patchStatus(ctx, orig, h, false); err != nil {
 		if !apierrors.IsInvalid(err) {
 			return err // transient: retried
 		}

@@ -34,13 +34,16 @@ func (r *Reconciler) event(h *hvpav1alpha1.Hvpa, typ, reason, msg string) {
 	}
 }
 
-// patchStatus writes the status when it changed.
-func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa) error {
-	if equality.Semantic.DeepEqual(orig.Status, h.Status) {
+// patchStatus writes the status when it changed, or when the reconcile acts on it (acts: it scales the target).
+// The patch carries the resourceVersion the decision was made from: a status someone else changed since
+// (their conditions included, or this controller's own write the cache does not show yet) is refused with a
+// conflict, not overwritten. A reconcile that acts without changing the status (finishing a recorded scaling)
+// still sends it, with nothing but that resourceVersion: from a stale copy it must not scale (a scaling the
+// stored status has already replaced would be applied again).
+func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa, acts bool) error {
+	if !acts && equality.Semantic.DeepEqual(orig.Status, h.Status) {
 		return nil
 	}
-	// with the resourceVersion it was decided from: a status someone else changed since (their conditions
-	// included) is refused with a conflict, not overwritten
 	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }
 

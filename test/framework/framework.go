@@ -6,6 +6,8 @@ package framework
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -154,8 +156,13 @@ func RunSuite(t *testing.T, name string, labels ...any) {
 		t.Skipf("%s needs the local control plane; runs in `make test`, not under -short", name)
 	}
 	gomega.RegisterFailHandler(ginkgo.Fail)
-	// the controllers' logs (info and errors) go to GinkgoWriter: Ginkgo prints them with a spec that fails
-	ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.Level(zapcore.InfoLevel)))
+	// the controllers' logs (info and errors; HVPA_TEST_V=N adds their V(N) debug lines) go to GinkgoWriter:
+	// Ginkgo prints them with a spec that fails
+	level := zapcore.InfoLevel
+	if v, err := strconv.Atoi(os.Getenv("HVPA_TEST_V")); err == nil && v > 0 {
+		level = zapcore.Level(-v)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.Level(level)))
 	ginkgo.RunSpecs(t, name, labels...)
 }
 

@@ -454,6 +454,38 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		Expect(audited()).To(BeTrue())
 	})
 
+	It("never finishes a scaling recorded in a stale read: the stored status has replaced it", func() {
+		ns := framework.NewNamespace(k8s, "hvpa")
+		framework.CreateDeployment(k8s, ns, "pending", 1, "500m")
+		Expect(k8s.Create(ctx, epHvpa(ns, "pending"))).To(Succeed())
+		Eventually(func() *hvpav1alpha1.DesiredState { return getHvpa(ctx, ns, "pending").Status.Desired }, framework.LongTimeout).ShouldNot(BeNil())
+		// as a lagging cache still holds it: a scaling 1 -> 2 recorded a moment ago that the deployment (at 1)
+		// does not show, the one a reconcile finishes (its status unchanged, so nothing else would be written)
+		stale := getHvpa(ctx, ns, "pending")
+		stale.Status.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.Now(), FromReplicas: 1, ToReplicas: 2}
+		By("the stored status moves on (here another writer's condition; in the field, the scaling that replaced it)")
+		Eventually(func() error {
+			h := getHvpa(ctx, ns, "pending")
+			meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{Type: "ExternalAudit", Status: metav1.ConditionTrue, Reason: "Audited", Message: "by a tool"})
+			return k8s.Status().Update(ctx, h)
+		}, framework.LongTimeout).Should(Succeed())
+
+		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		staleReader := interceptor.NewClient(direct, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if o, ok := obj.(*hvpav1alpha1.Hvpa); ok && key == client.ObjectKeyFromObject(stale) {
+				stale.DeepCopyInto(o)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}})
+		lagging := hvpactrl.NewReconciler(staleReader, nil, record.NewFakeRecorder(10), clock.RealClock{}, time.Minute, nil)
+		res, err := lagging.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.RequeueAfter).To(BeNumerically(">", 0), "decided again soon from a fresh read")
+		Consistently(deploymentReplicas(ctx, ns, "pending"), 2*time.Second).Should(Equal(int32(1)), "a scaling from a stale status was applied")
+	})
+
 	It("continues from status after a restart without scaling again", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
 		framework.CreateDeployment(k8s, ns, "restart", 1, "500m")
