@@ -54,7 +54,7 @@ deepcopy: ## Generate the deepcopy code of the API types (controller-gen).
 manifests: deepcopy ## Generate CRDs (charts/hvpa/crds), each component's ClusterRole rules from its +kubebuilder:rbac markers and the webhook configurations from webhooks.Configurations (charts/hvpa/files).
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./apis/... output:crd:artifacts:config=charts/hvpa/crds
 	$(HACK_RUN) crdpatch charts/hvpa/crds
-	$(CONTROLLER_GEN) rbac:roleName=hvpa-recommender,fileName=recommender.yaml "paths=./controllers/vpa;./recommender/metrics;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
+	$(CONTROLLER_GEN) rbac:roleName=hvpa-recommender,fileName=recommender.yaml "paths=./controllers/recommender;./usage;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
 	$(CONTROLLER_GEN) rbac:roleName=hvpa-controller,fileName=hvpa.yaml "paths=./controllers/hvpa;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
 	$(CONTROLLER_GEN) rbac:roleName=hvpa-updater,fileName=updater.yaml "paths=./controllers/updater;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac
 	$(CONTROLLER_GEN) rbac:roleName=hvpa-admission-controller,fileName=admission.yaml "paths=./webhooks;./internal/workload" output:rbac:dir=charts/hvpa/files/rbac

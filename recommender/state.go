@@ -45,7 +45,7 @@ type WorkloadTotal struct {
 
 // State is the recommender's whole memory, as pure data: pod containers and the aggregates they feed,
 // the initial history of objects (checkpoints or Prometheus), the workload totals of Hvpas, the OOM kills
-// already recorded, and expiry. The cluster loop (controllers/vpa) and `hvpa simulate` both drive it, so
+// already recorded, and expiry. The cluster loop (controllers/recommender) and `hvpa simulate` both drive it, so
 // the simulator runs the cluster's bookkeeping.
 type State struct {
 	aggs       map[AggregateKey]*AggregateEntry

@@ -9,7 +9,7 @@ import (
 	promconfig "github.com/prometheus/common/config"
 	"github.com/spf13/pflag"
 
-	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/usage"
 )
 
 // promClientFlags are how the recommender reaches Prometheus: credentials and TLS, turned into
@@ -88,16 +88,16 @@ func (c promClientFlags) httpConfig() (promconfig.HTTPClientConfig, error) {
 }
 
 // prometheusHistory builds the Prometheus history provider from the flags.
-func prometheusHistory(o runOptions) (metrics.HistoryProvider, error) {
+func prometheusHistory(o runOptions) (usage.HistoryProvider, error) {
 	p, err := o.prometheusConfig()
 	if err != nil {
 		return nil, err
 	}
-	return metrics.NewPrometheus(p, time.Now)
+	return usage.NewPrometheus(p, time.Now)
 }
 
 // prometheusConfig is the Prometheus configuration the flags give; errors name the flags.
-func (o runOptions) prometheusConfig() (metrics.PrometheusConfig, error) {
+func (o runOptions) prometheusConfig() (usage.PrometheusConfig, error) {
 	p := o.prometheus
 	h, err := o.promClient.httpConfig()
 	if err != nil {
@@ -105,11 +105,11 @@ func (o runOptions) prometheusConfig() (metrics.PrometheusConfig, error) {
 	}
 	p.HTTP = h
 	if job := o.promClient.cadvisorJob; job != "" {
-		def := metrics.DefaultPrometheusConfig()
+		def := usage.DefaultPrometheusConfig()
 		if p.CPUQuery != def.CPUQuery || p.MemoryQuery != def.MemoryQuery {
 			return p, fmt.Errorf("--prometheus-cadvisor-job-name=%s with --prometheus-cpu-query or --prometheus-memory-query: those are whole queries; put job=%q into their selectors instead", job, job)
 		}
-		p.CPUQuery, p.MemoryQuery = metrics.CadvisorQueries(job)
+		p.CPUQuery, p.MemoryQuery = usage.CadvisorQueries(job)
 	}
 	return p, nil
 }

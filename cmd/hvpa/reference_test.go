@@ -47,7 +47,7 @@ var referenceSections = []struct {
 		{"recommender/adaptive/config.go", func(n, _ string) bool { return n == "AnnotationModel" }},
 		{"controllers/hvpa/hvpa_controller.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") }}}},
 	{"Labels", "", []refSource{
-		{"controllers/vpa/checkpoints.go", func(n, _ string) bool { return strings.HasSuffix(n, "Label") }}}},
+		{"controllers/recommender/checkpoints.go", func(n, _ string) bool { return strings.HasSuffix(n, "Label") }}}},
 }
 
 // fileConsts parses a Go file's exported constants, with their type (when declared), value (string

@@ -33,13 +33,13 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/cmd/hvpa/app"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/kubeversion"
 	"github.com/hvpa-dev/hvpa/internal/metricsauth"
 	"github.com/hvpa-dev/hvpa/recommender/adaptive"
-	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/usage"
 	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/certs"
 )
@@ -58,13 +58,13 @@ type runOptions struct {
 	leaseDuration     time.Duration
 	renewDeadline     time.Duration
 	retryPeriod       time.Duration
-	recommender       vpactrl.Options
+	recommender       recommenderctrl.Options
 	hvpaSync          time.Duration
 	kubeAPIQPS        float64
 	kubeAPIBurst      float64
 	profiling         bool
 	hvpaLowConfidence float64
-	prometheus        metrics.PrometheusConfig
+	prometheus        usage.PrometheusConfig
 	promClient        promClientFlags
 	gates             featuregate.MutableFeatureGate
 	webhookHost       string
@@ -89,7 +89,7 @@ func newRunCommand() *cobra.Command {
 
 // newRunCommandOptions returns the run command and the options its flags set.
 func newRunCommandOptions() (*cobra.Command, *runOptions) {
-	o := &runOptions{recommender: vpactrl.DefaultOptions(), prometheus: metrics.DefaultPrometheusConfig(), gates: features.New(), certs: certs.DefaultOptions(),
+	o := &runOptions{recommender: recommenderctrl.DefaultOptions(), prometheus: usage.DefaultPrometheusConfig(), gates: features.New(), certs: certs.DefaultOptions(),
 		updater: updater.DefaultOptions()}
 	zapOpts := zap.Options{}
 	cmd := &cobra.Command{
@@ -302,8 +302,8 @@ func run(ctx context.Context, cmd *cobra.Command, o runOptions) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	var history metrics.HistoryProvider
-	if o.recommender.Storage == vpactrl.StoragePrometheus {
+	var history usage.HistoryProvider
+	if o.recommender.Storage == recommenderctrl.StoragePrometheus {
 		if history, err = prometheusHistory(o); err != nil {
 			return err
 		}

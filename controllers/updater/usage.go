@@ -5,7 +5,7 @@ import (
 
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
-	"github.com/hvpa-dev/hvpa/recommender/metrics"
+	"github.com/hvpa-dev/hvpa/usage"
 )
 
 // MetricsUsage reads memory usage from the resource metrics API (metrics.k8s.io PodMetrics, one list per
@@ -18,7 +18,7 @@ var _ UsageReader = MetricsUsage{}
 
 // MemoryUsage lists the namespace's PodMetrics: pod name -> container -> memory working set (bytes).
 func (m MetricsUsage) MemoryUsage(ctx context.Context, namespace string) (map[string]map[string]float64, error) {
-	samples, err := metrics.MetricsAPI{Client: m.Client, Namespace: namespace}.ContainerUsage(ctx)
+	samples, err := usage.MetricsAPI{Client: m.Client, Namespace: namespace}.ContainerUsage(ctx)
 	if err != nil {
 		return nil, err
 	}

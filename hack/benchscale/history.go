@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/recommender"
 )
 
@@ -41,10 +41,10 @@ func seedHistory(ctx context.Context, c client.Client, cfg config, n int, age ti
 		g.Go(func() error {
 			writtenAt := seededWrittenAt(i, n, cfg.checkpointPeriod, now)
 			cp := &vpav1.VerticalPodAutoscalerCheckpoint{
-				ObjectMeta: metav1.ObjectMeta{Namespace: namespaceOf(cfg, i), Name: vpactrl.CheckpointName(appName(i), "app")},
+				ObjectMeta: metav1.ObjectMeta{Namespace: namespaceOf(cfg, i), Name: recommenderctrl.CheckpointName(appName(i), "app")},
 				Spec:       vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: appName(i), ContainerName: "app"},
 			}
-			status := vpactrl.CheckpointStatus(appHistory(m, appName(i), cfg.podsPerApp, cfg.interval, writtenAt.Add(-age), writtenAt), writtenAt)
+			status := recommenderctrl.CheckpointStatus(appHistory(m, appName(i), cfg.podsPerApp, cfg.interval, writtenAt.Add(-age), writtenAt), writtenAt)
 			cp.Status = status // in the create: the CRD has no status subresource
 			if err := c.Create(ctx, cp); err != nil {
 				return fmt.Errorf("creating checkpoint %s/%s: %w", cp.Namespace, cp.Name, err)

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/internal/textout"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
@@ -246,7 +246,7 @@ func (r *result) printRequests(out *report) {
 // writes' rate over every loop since the first recommendations.
 func (r *result) printWrites(out *report, cfg config) {
 	out.Printf("checkpoint writes: %.1f per steady loop (the steady rate: ceil(N x interval / period) = %d)\n",
-		r.meanOf("checkpointsWritten"), vpactrl.CheckpointQuota(r.n, cfg.interval, cfg.checkpointPeriod))
+		r.meanOf("checkpointsWritten"), recommenderctrl.CheckpointQuota(r.n, cfg.interval, cfg.checkpointPeriod))
 	writes, loops := r.statusWrites()
 	out.Printf("status writes: %d over the %d loops since every VPA had its recommendation: %.2f per loop, %.2f per VPA and day\n",
 		writes, loops, float64(writes)/float64(max(loops, 1)), float64(writes)/float64(r.n)/(float64(loops)*cfg.interval.Hours()/24))

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/simulate"
 )
@@ -24,7 +24,7 @@ func TestSeededCheckpointsComeDueAtTheSteadyRate(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	for _, n := range []int{100, 1000} {
 		const interval, period = 30 * time.Second, 10 * time.Minute
-		quota := vpactrl.CheckpointQuota(n, interval, period)
+		quota := recommenderctrl.CheckpointQuota(n, interval, period)
 		for k := 1; k <= 20; k++ {
 			due := 0
 			for i := range n {
@@ -102,8 +102,8 @@ func TestPlayedUsageStatusRate(t *testing.T) {
 				m.AddCPU(ctr, at, float64(u.CPUMilli)/1000)
 				m.AddMemory(ctr, at, float64(u.MemoryBytes))
 			}
-			rec, _ := vpactrl.Recommendation(m, merged, nil)
-			if status != nil && vpactrl.WithinDeadBand(status, rec, 0.1) {
+			rec, _ := recommenderctrl.Recommendation(m, merged, nil)
+			if status != nil && recommenderctrl.WithinDeadBand(status, rec, 0.1) {
 				continue
 			}
 			if status != nil {

@@ -39,8 +39,8 @@ import (
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/cmd/hvpa/app"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
@@ -369,7 +369,7 @@ func startManager(ctx context.Context, cfg *rest.Config, c client.Client) error 
 	if err != nil {
 		return err
 	}
-	opts := vpactrl.DefaultOptions()
+	opts := recommenderctrl.DefaultOptions()
 	opts.Interval = 2 * time.Second
 	model := recommender.Defaults()
 	model.CPUHalfLife = 15 * time.Second

@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/admissionlease"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/heartbeat"
@@ -31,8 +31,8 @@ import (
 	"github.com/hvpa-dev/hvpa/internal/version"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
-	"github.com/hvpa-dev/hvpa/recommender/metrics"
 	"github.com/hvpa-dev/hvpa/scaling"
+	"github.com/hvpa-dev/hvpa/usage"
 	"github.com/hvpa-dev/hvpa/webhooks"
 	"github.com/hvpa-dev/hvpa/webhooks/certs"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
@@ -52,11 +52,11 @@ var Available = []string{Recommender, Hvpa, Admission, Updater}
 // Options choose and configure the components.
 type Options struct {
 	Components  []string
-	Recommender vpactrl.Options
+	Recommender recommenderctrl.Options
 	// Model is the recommender's model configuration (recommender.Defaults() unless set).
 	Model *recommender.Config
 	// History is the Prometheus history provider, for Recommender.Storage prometheus.
-	History metrics.HistoryProvider
+	History usage.HistoryProvider
 	// HvpaSync is how often every Hvpa is decided again without a change to it.
 	HvpaSync time.Duration
 	// HvpaLowConfidenceDays: below this much history an Hvpa's embedded recommendation has LowConfidence and
@@ -131,7 +131,7 @@ func Add(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options) err
 			return err
 		}
 	}
-	var rec *vpactrl.Recommender
+	var rec *recommenderctrl.Recommender
 	if want[Recommender] {
 		if rec, err = addRecommender(mgr, cfg, live, o); err != nil {
 			return err
@@ -189,7 +189,7 @@ type healthChecks interface {
 }
 
 // addRecommender adds the recommender loop, its pod store and its liveness check.
-func addRecommender(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Options) (*vpactrl.Recommender, error) {
+func addRecommender(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Options) (*recommenderctrl.Recommender, error) {
 	// usage in protobuf (as metrics-server serves it; JSON from servers that do not): at 10,000 pods the list
 	// decodes with a fraction of JSON's memory and time
 	mcfg := rest.CopyConfig(cfg)
@@ -202,13 +202,13 @@ func addRecommender(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Op
 	if o.Model != nil {
 		model = *o.Model
 	}
-	m := vpactrl.NewMetrics(o.Registry)
+	m := recommenderctrl.NewMetrics(o.Registry)
 	m.PerObject = !o.DropPerObjectMetrics
 	ropts := o.Recommender
 	if c := o.Cluster; c != nil {
 		ropts.NoInPlaceResize, ropts.KubernetesVersion = !c.InPlaceResize, c.Version
 	}
-	rec, err := vpactrl.NewRecommender(mgr.GetClient(), metrics.MetricsAPI{Client: mc}, o.History, mgr.GetEventRecorder("hvpa-recommender"),
+	rec, err := recommenderctrl.NewRecommender(mgr.GetClient(), usage.MetricsAPI{Client: mc}, o.History, mgr.GetEventRecorder("hvpa-recommender"),
 		clock.RealClock{}, model, ropts, m)
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func addRecommender(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Op
 
 // addHvpa adds the Hvpa controller; it takes its embedded recommendations from rec when the recommender runs
 // in the process.
-func addHvpa(mgr ctrl.Manager, live client.Client, rec *vpactrl.Recommender, o Options) error {
+func addHvpa(mgr ctrl.Manager, live client.Client, rec *recommenderctrl.Recommender, o Options) error {
 	var recs hvpactrl.RecommendationSource
 	if rec != nil {
 		recs = rec

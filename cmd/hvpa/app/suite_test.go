@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hvpa-dev/hvpa/cmd/hvpa/app"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
@@ -42,7 +42,7 @@ var _ = BeforeSuite(func() {
 	mo.Cache, mo.Client = app.CacheOptions(), app.ClientOptions() // the product's cache, as hvpa run sets it
 	mgr, err := ctrl.NewManager(cfg, mo)
 	Expect(err).NotTo(HaveOccurred())
-	ro := vpactrl.DefaultOptions()
+	ro := recommenderctrl.DefaultOptions()
 	ro.Interval = 300 * time.Millisecond
 	uo := updater.DefaultOptions()
 	uo.Interval = 300 * time.Millisecond

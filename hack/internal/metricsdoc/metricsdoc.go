@@ -15,8 +15,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	hvpactrl "github.com/hvpa-dev/hvpa/controllers/hvpa"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/internal/version"
 	"github.com/hvpa-dev/hvpa/webhooks/pod"
 )
@@ -39,7 +39,7 @@ type component struct {
 // components are the four components of the binary, and the build's own metric, in the order of the page.
 var components = []component{
 	{"build", "Build", func(r prometheus.Registerer) any { return version.NewMetrics(r) }},
-	{"recommender", "Recommender", func(r prometheus.Registerer) any { return vpactrl.NewMetrics(r) }},
+	{"recommender", "Recommender", func(r prometheus.Registerer) any { return recommenderctrl.NewMetrics(r) }},
 	{"controller", "Hvpa controller", func(r prometheus.Registerer) any { return hvpactrl.NewMetrics(r) }},
 	{"updater", "Updater", func(r prometheus.Registerer) any { return updater.NewMetrics(r) }},
 	{"webhook", "Admission webhook", func(r prometheus.Registerer) any { return pod.NewMetrics(r) }},

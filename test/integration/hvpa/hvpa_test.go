@@ -242,7 +242,7 @@ var _ = Describe("an Hvpa", func() {
 		Expect(k8s.Create(ctx, h)).To(Succeed())
 		Eventually(unsupportedMessage(ctx, ns, "shared"), framework.LongTimeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("the oldest, VerticalPodAutoscaler shared-vpa, serves it")))
 		Consistently(deploymentReplicas(ctx, ns, "shared"), 2*time.Second).Should(Equal(int32(1)))
-		// the VPA serves the workload: the recommender does not mark it (controllers/vpa tests that side)
+		// the VPA serves the workload: the recommender does not mark it (controllers/recommender tests that side)
 		v := &vpav1.VerticalPodAutoscaler{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shared-vpa"}, v)).To(Succeed())
 		for _, c := range v.Status.Conditions {

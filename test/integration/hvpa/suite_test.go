@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	app "github.com/hvpa-dev/hvpa/cmd/hvpa/app"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 )
@@ -39,7 +39,7 @@ var _ = BeforeSuite(func() {
 
 	mgr, err := ctrl.NewManager(cfg, framework.ManagerOptions(nil))
 	Expect(err).NotTo(HaveOccurred())
-	opts := vpactrl.DefaultOptions()
+	opts := recommenderctrl.DefaultOptions()
 	opts.Interval = 300 * time.Millisecond
 	Expect(app.Add(cluster.Ctx, mgr, cfg, app.Options{Components: []string{app.Recommender, app.Hvpa}, Recommender: opts, HvpaSync: 300 * time.Millisecond})).To(Succeed())
 	cluster.Run(mgr)

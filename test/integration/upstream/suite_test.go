@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	app "github.com/hvpa-dev/hvpa/cmd/hvpa/app"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/playedkubelet"
@@ -81,7 +81,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	mgr, err := ctrl.NewManager(cluster.Cfg, framework.ManagerOptions(&wo))
 	Expect(err).NotTo(HaveOccurred())
-	ro := vpactrl.DefaultOptions()
+	ro := recommenderctrl.DefaultOptions()
 	ro.Interval = 500 * time.Millisecond
 	Expect(app.Add(cluster.Ctx, mgr, cluster.Cfg, app.Options{Components: []string{app.Recommender, app.Admission}, Recommender: ro,
 		Gates: gates, Certs: &co, AdmissionLease: testadmission.AdmissionLease})).To(Succeed())

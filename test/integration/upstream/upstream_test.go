@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/controllers/updater"
-	vpactrl "github.com/hvpa-dev/hvpa/controllers/vpa"
 	"github.com/hvpa-dev/hvpa/test/framework"
 	"github.com/hvpa-dev/hvpa/test/testadmission"
 	"github.com/hvpa-dev/hvpa/test/wrappers"
@@ -206,7 +206,7 @@ var _ = Describe("hvpa beside upstream VPA's binaries", Ordered, func() {
 		// upstream's recommender (stopped with the spec before) wrote the VPA's checkpoint
 		cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: nsHvpaActs, Name: "web-app"}, cp)).To(Succeed())
-		Expect(cp.Labels).NotTo(HaveKey(vpactrl.WriterLabel), "upstream's recommender wrote it (hvpa labels its own)")
+		Expect(cp.Labels).NotTo(HaveKey(recommenderctrl.WriterLabel), "upstream's recommender wrote it (hvpa labels its own)")
 		// upstream creates it with its status and patches /status of the object: a status subresource on the CRD
 		// would drop both
 		Expect(cp.Status.TotalSamplesCount).To(BeNumerically(">", 0), "upstream's recommender stored its history: %+v", cp.Status)
@@ -222,8 +222,8 @@ var _ = Describe("hvpa beside upstream VPA's binaries", Ordered, func() {
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: nsHvpaActs, Name: "web-app"}, cp); err != nil {
 				return err
 			}
-			if cp.Labels[vpactrl.WriterLabel] != "default" {
-				return fmt.Errorf("checkpoint written by %q", cp.Labels[vpactrl.WriterLabel])
+			if cp.Labels[recommenderctrl.WriterLabel] != "default" {
+				return fmt.Errorf("checkpoint written by %q", cp.Labels[recommenderctrl.WriterLabel])
 			}
 			return nil
 		}, framework.LongTimeout, framework.Interval).Should(Succeed())

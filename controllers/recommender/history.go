@@ -1,0 +1,97 @@
+package recommender
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/hvpa-dev/hvpa/internal/workload"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/usage"
+)
+
+// Where the history at start came from (the history_source metric).
+const (
+	historyCheckpoint         = "checkpoint"
+	historyPrometheus         = "prometheus"
+	historyCheckpointFallback = "checkpoint-fallback" // --storage=prometheus, but Prometheus could not be read
+	historyNone               = "none"
+)
+
+// loadPrometheusHistory loads the containers' usage history from Prometheus into history aggregates. A
+// container's pod labels (which VPA selects it) come from Prometheus, else from the live pod, else from the
+// pod template of the workload that owned the pod (gone pods without kube-state-metrics' label allow-list).
+func (r *Recommender) loadPrometheusHistory(ctx context.Context) error {
+	logger := logf.FromContext(ctx)
+	history, err := r.History.History(ctx)
+	if err != nil {
+		return fmt.Errorf("reading usage history from Prometheus: %w", err)
+	}
+	find, err := r.historyLabels(ctx)
+	if err != nil {
+		return err
+	}
+	m := r.model(r.Base)
+	count := map[string]int{}
+	for _, h := range history {
+		lbl, from := find(ctx, h)
+		count[from]++
+		if len(lbl) == 0 { // neither Prometheus nor the cluster knows the pod's labels: no VPA could select it
+			continue
+		}
+		c := r.state.HistoryContainer(m, recommender.AggregateKey{Namespace: h.Namespace, Container: h.Container, Group: recommender.LabelKey(lbl)}, lbl)
+		for _, s := range h.CPU {
+			m.AddCPUSpan(c, s.Time, s.Value, h.Step)
+		}
+		for _, s := range h.Memory {
+			m.AddMemory(c, s.Time, s.Value)
+		}
+	}
+	logger.Info("loaded usage history from Prometheus", "containers", len(history)-count[""], "labelsFromPrometheus", count["prometheus"],
+		"labelsFromLivePods", count["pod"], "labelsFromOwners", count["owner"], "withoutLabels", count[""])
+	return nil
+}
+
+// historyLabels returns the lookup of a history container's pod labels and where they came from
+// ("prometheus", "pod", "owner"; "" none).
+func (r *Recommender) historyLabels(ctx context.Context) (func(context.Context, usage.ContainerHistory) (map[string]string, string), error) {
+	pods, err := r.Pods.List(ctx, metav1.NamespaceAll)
+	if err != nil {
+		return nil, err
+	}
+	live := map[types.NamespacedName]map[string]string{}
+	for _, p := range pods {
+		live[p.Key()] = p.Labels
+	}
+	templates := map[types.NamespacedName]map[string]string{} // owner (kind/name) -> its pod template's labels
+	owned := func(ctx context.Context, ns string, o usage.Owner) map[string]string {
+		key := types.NamespacedName{Namespace: ns, Name: o.Kind + "/" + o.Name}
+		if l, ok := templates[key]; ok {
+			return l
+		}
+		var l map[string]string
+		if gvk, ok := workload.KindGVK(o.Kind); ok && r.Targets != nil {
+			if t, err := r.Targets.PodTemplate(ctx, gvk, ns, o.Name); err == nil && t != nil {
+				l = t.Labels
+			}
+		}
+		templates[key] = l
+		return l
+	}
+	return func(ctx context.Context, h usage.ContainerHistory) (map[string]string, string) {
+		switch {
+		case len(h.Labels) > 0:
+			return h.Labels, "prometheus"
+		case len(live[types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}]) > 0:
+			return live[types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}], "pod"
+		case h.Owner.Kind != "":
+			if l := owned(ctx, h.Namespace, h.Owner); len(l) > 0 {
+				return l, "owner"
+			}
+		}
+		return nil, ""
+	}, nil
+}

@@ -1,0 +1,107 @@
+package recommender
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/podstore"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/scaling"
+)
+
+// Node-aware caps of VPA recommendations: a target no node can hold is lowered to the room of the largest
+// schedulable node (scaling.NodeRoomOf, recommender.FitNode), and CappedToNode says so.
+
+// readNodeRoom reads the Nodes and DaemonSets (from the cache) into the room of the largest schedulable node;
+// nil when none can be read or none is schedulable (no cap). A failed read is logged and caps nothing.
+func (r *Recommender) readNodeRoom(ctx context.Context) *scaling.NodeRoom {
+	var nodes corev1.NodeList
+	if err := r.Client.List(ctx, &nodes); err != nil {
+		logf.FromContext(ctx).Error(err, "listing nodes; recommendations are not capped to the largest node this run")
+		return nil
+	}
+	var daemonSets appsv1.DaemonSetList
+	if err := r.Client.List(ctx, &daemonSets); err != nil {
+		logf.FromContext(ctx).Error(err, "listing DaemonSets; recommendations are not capped to the largest node this run")
+		return nil
+	}
+	return scaling.NodeRoomOf(nodes.Items, daemonSets.Items)
+}
+
+// globalMax fills a policy's maxAllowed from --container-recommendation-max-allowed-cpu and -memory.
+func (r *Recommender) globalMax(p recommender.Policy) recommender.Policy {
+	return recommender.WithGlobalMax(p, r.Opts.MaxAllowedCPU, r.Opts.MaxAllowedMemory)
+}
+
+// fitNode caps a served VPA's recommendations to the room of the largest schedulable node, counting the
+// requests of the pod's other containers (from one of its running pods), and sets CappedToNode.
+func (r *Recommender) fitNode(s *served, recs []recommender.ContainerRecommendation, st *vpav1.VerticalPodAutoscalerStatus, now time.Time) []recommender.ContainerRecommendation {
+	room := r.nodeRoom
+	if room == nil {
+		return recs
+	}
+	limit := recommender.Amounts{CPUMilli: -1, MemoryBytes: -1}
+	if x, ok := room.Room.Get(scaling.CPU); ok {
+		limit.CPUMilli = int64(x)
+	}
+	if x, ok := room.Room.Get(scaling.Memory); ok {
+		limit.MemoryBytes = int64(x)
+	}
+	out, caps := recommender.FitNode(recs, otherContainers(s.pod, recs), limit)
+	if len(caps) == 0 {
+		// the condition appears when a cap applies, and says so when it no longer does
+		if condition(st.Conditions, vpav1.CappedToNode) != nil {
+			st.Conditions = SetCondition(st.Conditions, cond(vpav1.CappedToNode, false, vpav1.ReasonFitsLargestNode, "every target fits the largest schedulable node"), now)
+		}
+		return out
+	}
+	parts := make([]string, len(caps))
+	for i, c := range caps {
+		res := scaling.Memory
+		if c.CPU {
+			res = scaling.CPU
+		}
+		parts[i] = fmt.Sprintf("%s (%s)", c, room.Explain(res))
+	}
+	msg := "targets lowered so that the pod fits the largest schedulable node: " + strings.Join(parts, "; ")
+	if !hasCondition(s.vpa.Status.Conditions, vpav1.CappedToNode, vpav1.ReasonNodeAllocatable) {
+		r.event(s.vpa, corev1.EventTypeWarning, vpav1.ReasonNodeAllocatable, msg)
+	}
+	st.Conditions = SetCondition(st.Conditions, cond(vpav1.CappedToNode, true, vpav1.ReasonNodeAllocatable, msg), now)
+	return out
+}
+
+// otherContainers are the requests in force of the pod's containers without a recommendation (nil pod: none).
+func otherContainers(p *podstore.Pod, recs []recommender.ContainerRecommendation) recommender.Amounts {
+	var out recommender.Amounts
+	if p == nil {
+		return out
+	}
+	for _, c := range p.Containers {
+		recommended := false
+		for _, rc := range recs {
+			recommended = recommended || rc.Container == c.Name
+		}
+		if !recommended {
+			out.CPUMilli += int64(c.CPUMilli)
+			out.MemoryBytes += int64(c.MemoryBytes)
+		}
+	}
+	return out
+}
+
+func condition(conds []vpav1.VerticalPodAutoscalerCondition, t vpav1.VerticalPodAutoscalerConditionType) *vpav1.VerticalPodAutoscalerCondition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}

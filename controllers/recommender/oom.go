@@ -1,0 +1,113 @@
+package recommender
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/hvpa-dev/hvpa/internal/podstore"
+)
+
+// observeOOMs records OOM kills from pod status (current or last state terminated with reason OOMKilled) and
+// containers evicted by the kubelet under memory pressure (an evicted pod's status). Each kill is recorded
+// once.
+func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.Time) {
+	pods, evicted, models, hvpas := match.index, match.evicted, match.model, match.hvpa
+	record := func(p *podstore.Pod, container string, at time.Time, request float64, key string) {
+		if !r.state.FirstOOM(key, now) {
+			return
+		}
+		m := models[p.Key()].For(container)
+		if m == nil {
+			m = r.model(r.Base)
+		}
+		cs := r.container(m, p, container, now)
+		peak, _ := cs.State.OpenWindowPeak()
+		if err := m.RecordOOM(cs.State, at, request); err != nil {
+			logf.FromContext(ctx).V(1).Info("OOM not recorded", "pod", p.Namespace+"/"+p.Name, "container", container, "reason", err.Error())
+			return
+		}
+		r.Metrics.OOMs.Inc()
+		r.oomAdaptive(match.adaptive[p.Key()], container, at, request)
+		if h := hvpas[p.Key()]; h != nil {
+			if request <= 0 {
+				request = cs.State.MemoryRequest
+			}
+			h.recordOOM(r.state, container, at, request, peak, now)
+		}
+	}
+	for _, p := range pods {
+		for _, c := range p.Containers {
+			for _, finished := range c.OOMKills {
+				at := finished
+				if at.IsZero() || at.After(now) { // unknown, or dated in the future: recorded as seen now (once: by its own time)
+					at = now
+				}
+				record(p, c.Name, at, c.MemoryBytes, fmt.Sprintf("%s/%s/%s", p.UID, c.Name, finished.UTC().Format(time.RFC3339)))
+			}
+		}
+	}
+	// kubelet evictions under memory pressure, from the evicted pod's own status (which only the kubelet
+	// writes), never from Events (which anyone who may create Events could forge); the container's own
+	// request counts, not the number in the message
+	for _, p := range evicted {
+		if _, tracked := models[p.Key()]; !tracked && r.Opts.MemorySaver {
+			continue
+		}
+		at := p.EvictedAt
+		if at.IsZero() || at.After(now) {
+			at = now
+		}
+		if now.Sub(at) > r.Base.MemoryAggregationInterval {
+			continue // old news: recorded long ago (the pod object outlives its eviction), or too old to count
+		}
+		for _, e := range ParseMemoryEviction(p.EvictionMessage) {
+			_, memory := p.Requests(e.Container)
+			record(p, e.Container, at, memory, fmt.Sprintf("evicted/%s/%s", p.UID, e.Container))
+		}
+	}
+}
+
+// MemoryEviction is one container named by a kubelet eviction under memory pressure.
+type MemoryEviction struct {
+	Container string
+	Usage     float64 // bytes
+	Request   float64 // bytes
+}
+
+var evictedContainer = regexp.MustCompile(`Container (\S+) was using (\S+), request is (\S+)|Container (\S+) was using (\S+), which exceeds its request of (\S+)`)
+
+// ParseMemoryEviction reads the containers of a kubelet Evicted message about memory, e.g. "The node was low
+// on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container app was using 1Gi, request is
+// 512Mi, has larger consumption of memory." Messages about other resources give nothing.
+func ParseMemoryEviction(msg string) []MemoryEviction {
+	var out []MemoryEviction
+	if !strings.Contains(msg, "low on resource: memory") {
+		return nil
+	}
+	for _, m := range evictedContainer.FindAllStringSubmatch(msg, -1) {
+		name, usage, req := m[1], m[2], m[3]
+		if name == "" {
+			name, usage, req = m[4], m[5], m[6]
+		}
+		u, err1 := resource.ParseQuantity(trimPunct(usage))
+		q, err2 := resource.ParseQuantity(trimPunct(req))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		out = append(out, MemoryEviction{Container: name, Usage: u.AsApproximateFloat64(), Request: q.AsApproximateFloat64()})
+	}
+	return out
+}
+
+func trimPunct(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == ',' || s[len(s)-1] == '.') {
+		s = s[:len(s)-1]
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package recommender
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/scaling"
+)
+
+func TestParseMemoryEviction(t *testing.T) {
+	cases := map[string]struct {
+		msg  string
+		want []MemoryEviction
+	}{
+		"kubelet message, request form": {
+			msg:  "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container app was using 1Gi, request is 512Mi, has larger consumption of memory. Container sidecar was using 300Mi, request is 100Mi, has larger consumption of memory.",
+			want: []MemoryEviction{{"app", 1 << 30, 512 << 20}, {"sidecar", 300 << 20, 100 << 20}},
+		},
+		"older message form": {
+			msg:  "The node was low on resource: memory. Container worker was using 2Gi, which exceeds its request of 1Gi.",
+			want: []MemoryEviction{{"worker", 2 << 30, 1 << 30}},
+		},
+		"not about memory":    {msg: "The node was low on resource: ephemeral-storage. Container app was using 5Gi, request is 0, has larger consumption of ephemeral-storage."},
+		"unparseable amounts": {msg: "The node was low on resource: memory. Container app was using lots, request is some."},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ParseMemoryEviction(tc.msg)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("eviction %d: %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+// An OOM kill of one pod of an Hvpa's workload raises its memory load to replicas x (the upstream bump of the
+// killed pod - its base): with 128Mi containers the 100Mi minimum bump decides (228Mi, not 1.2 x 128Mi),
+// exactly, and a memory base per replica comes off each pod's share.
+func TestHvpaOOMBumpsTheTotalByTheUpstreamRule(t *testing.T) {
+	const mi = float64(1 << 20)
+	m, err := recommender.NewModel(recommender.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name                string
+		request, peak, base float64
+		want                float64
+	}{
+		{"128Mi request, no usage yet", 128 * mi, 0, 0, 2 * 228 * mi},
+		{"a 400Mi window peak above the 128Mi request", 128 * mi, 400 * mi, 0, 2 * 500 * mi},
+		{"a 1Gi request: the ratio decides", 1024 * mi, 0, 0, 2 * 1.2 * 1024 * mi},
+		{"a 28Mi base per replica", 128 * mi, 0, 28 * mi, 2 * 200 * mi},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &servedHvpa{hvpa: &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}, models: &modelSet{base: m}, pods: 2}
+			if tc.base > 0 {
+				h.base[scaling.Memory] = &scaling.ChangeParams{Value: tc.base, HasValue: true}
+			}
+			st := recommender.NewState()
+			h.recordOOM(st, "app", now, tc.request, tc.peak, now)
+			got := st.Total(m, recommender.OwnerKey{Namespace: "ns", Owner: hvpaOwner("web"), Container: "app"}, now).OpenWindowPeak()
+			if got != tc.want {
+				t.Errorf("memory load %v Mi, want %v Mi", got/mi, tc.want/mi)
+			}
+		})
+	}
+}

@@ -1,0 +1,728 @@
+// Package recommender is the recommender loop, the recommender in the cluster: every interval it lists the
+// VerticalPodAutoscalers and Hvpas this recommender serves, resolves their targets to pods, feeds the pods'
+// usage (the usage sources, package usage) and OOM kills into the model of the pure recommender package, and
+// writes status.recommendation and conditions. Usage history survives restarts in checkpoint objects, or is
+// read from Prometheus.
+package recommender
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/hvpa-dev/hvpa/apis/autoscaling/decodeerr"
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/podstore"
+	"github.com/hvpa-dev/hvpa/internal/workload"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/recommender/adaptive"
+	"github.com/hvpa-dev/hvpa/scaling"
+	"github.com/hvpa-dev/hvpa/usage"
+)
+
+// Storage of the usage history.
+const (
+	StorageCheckpoint = "checkpoint"
+	StoragePrometheus = "prometheus"
+)
+
+// Options configure the recommender.
+type Options struct {
+	// Interval between runs (--recommender-interval, 1m).
+	Interval time.Duration
+	// Name of this recommender (--recommender-name, "default"): it serves VPAs whose spec.recommenders names it,
+	// or that name none when Name is "default".
+	Name string
+	// Namespaces limits the VPAs served (empty: all); ExcludeNamespaces skips some.
+	Namespaces, ExcludeNamespaces []string
+	// MemorySaver tracks only pods some VPA selects.
+	MemorySaver bool
+	// Storage is StorageCheckpoint or StoragePrometheus.
+	Storage string
+	// CheckpointBudget bounds the time spent writing checkpoints per run; the oldest are written first.
+	CheckpointBudget time.Duration
+	// UpdateWorkers is how many status patches, and how many checkpoint writes, a run sends at once
+	// (upstream's --update-worker-count, 10): a thousand VPAs created together get their first
+	// recommendations, and ten thousand checkpoints their writes, as fast as the API server and the client's
+	// rate limit allow, not one round trip after another.
+	UpdateWorkers int
+	// CheckpointGCInterval is how often orphaned checkpoints are deleted (10m).
+	CheckpointGCInterval time.Duration
+	// CheckpointPeriod: each checkpoint is written at most once per period (10m), round-robin, the longest
+	// unwritten first, so that a restart loses at most that much history and a loop writes about
+	// checkpoints x Interval / CheckpointPeriod of them.
+	CheckpointPeriod time.Duration
+	// StatusDeadBand: a VPA's status is patched when a target changes, a container or resource comes or goes,
+	// a condition changes, or a lower or upper bound moves by more than this fraction of its value in
+	// status (0.1); smaller drifts of the bounds, which move a little at every run as history builds, are
+	// not written.
+	StatusDeadBand float64
+	// YoungStatusDelay: while the history of a VPA whose updateMode is Off or Initial (the updater leaves its
+	// running pods alone) is young (confidence below LowConfidenceDays) its bounds narrow
+	// at nearly every run as samples come in, and writing each move would patch every young VPA's status at
+	// every run. There a new recommendation whose targets stay within StatusDeadBand of the ones written and
+	// whose bounds only narrow (or widen by at most the band) waits for this delay (15m, spread per VPA from
+	// half to one and a half times it) since the VPA's last status write; a target beyond the band, a bound
+	// widening beyond it, a condition change and the first recommendation are written at once. 0: no delay.
+	YoungStatusDelay time.Duration
+	// LowConfidenceDays: LowConfidence is set below this confidence (1 day).
+	LowConfidenceDays float64
+	// DefaultModel is the model of VPAs without the recommender.hvpa.dev/model annotation: "" or upstream
+	// (upstream's numbers), or adaptive (--default-model).
+	DefaultModel string
+	// MaxAllowedCPU (cores) and MaxAllowedMemory (bytes) fill a container policy's maxAllowed where it sets
+	// none (upstream's --container-recommendation-max-allowed-cpu and -memory); 0: none.
+	MaxAllowedCPU, MaxAllowedMemory float64
+	// NoInPlaceResize: the cluster serves no pods/resize (discovery at start, of KubernetesVersion): VPAs that
+	// resize in place get InPlaceUnavailable.
+	NoInPlaceResize   bool
+	KubernetesVersion string
+}
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() Options {
+	return Options{Interval: time.Minute, Name: "default", Storage: StorageCheckpoint, CheckpointBudget: 10 * time.Second, UpdateWorkers: 10,
+		CheckpointGCInterval: 10 * time.Minute, CheckpointPeriod: 10 * time.Minute, StatusDeadBand: 0.1, YoungStatusDelay: 15 * time.Minute, LowConfidenceDays: 1}
+}
+
+// vpaContainer names one container of one VPA (a checkpoint).
+type vpaContainer struct{ ns, vpa, container string }
+
+// Recommender is the recommender loop (a leader-elected manager.Runnable).
+type Recommender struct {
+	Client   client.Client
+	Usage    usage.Source
+	History  usage.HistoryProvider // with Storage prometheus
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	Base     recommender.Config
+	Opts     Options
+	Metrics  *Metrics
+	// Targets resolves targetRefs; NewRecommender reads them through Client, the manager sets one with a
+	// live reader for targets its cache has not seen yet.
+	Targets *workload.Resolver
+	// Informers, when set (the manager's cache), tell the loop about VPAs created between runs.
+	Informers crcache.Informers
+	// Pods lists pods: NewRecommender reads them through Client, the manager sets a podstore.Store.
+	Pods podstore.Lister
+
+	mu     sync.Mutex
+	hvpa   hvpaRecs
+	models map[recommender.Config]*recommender.Model
+	// modelsUsed are the configurations asked for since the run started: the others are forgotten at its end
+	// (VPAs and Hvpas gone, annotations or container policies changed)
+	modelsUsed map[recommender.Config]bool
+	// state is the model's memory (pod containers, aggregates, initial history, Hvpa workload totals)
+	state        *recommender.State
+	adaptive     adaptiveStates // the adaptive VPAs' models and states
+	written      map[vpaContainer]time.Time
+	ours         map[checkpointRef]bool                // checkpoints this recommender wrote or loaded as its own
+	replaceable  map[checkpointRef]bool                // checkpoints whose history the state holds (loaded or written), or that did not load: a write loses nothing
+	seen         map[checkpointRef]bool                // checkpoints listed at start or written since: another is created without a read first
+	statusModes  map[string]statusMode                 // per checkpoint kind: whether its CRD takes the status in the object or in a subresource
+	cpMu         sync.Mutex                            // ours, replaceable, seen, legacy, statusModes and written while a run's checkpoint writers run
+	hist         historyLoad                           // what of the usage history has loaded
+	legacy       map[vpaContainer]types.NamespacedName // Hvpa histories in VerticalPodAutoscalerCheckpoints (earlier versions), deleted once moved
+	undecodable  map[types.UID]string                  // VPAs that do not decode: the resourceVersion their condition was written at
+	firstRec     map[types.UID]bool
+	lastWrite    map[types.UID]time.Time                          // when each VPA's status was last written (or first held), for YoungStatusDelay
+	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
+	lastGC       time.Time
+	statusWrites int               // status patches of the current run (the per-run log line)
+	nodeRoom     *scaling.NodeRoom // the largest schedulable node's room this run (nil: unknown, no cap)
+	usageErr     error             // why the current run could not read usage (nil: it could)
+	// progress is when the loop started or last ended a run (unix nanoseconds; 0: not started)
+	progress atomic.Int64
+}
+
+var (
+	_ manager.Runnable               = (*Recommender)(nil)
+	_ manager.LeaderElectionRunnable = (*Recommender)(nil)
+)
+
+// NewRecommender returns a recommender; its state starts empty and is loaded on the first run.
+func NewRecommender(c client.Client, usage usage.Source, history usage.HistoryProvider, rec events.EventRecorder,
+	clk clock.PassiveClock, base recommender.Config, opts Options, m *Metrics) (*Recommender, error) {
+	if _, err := recommender.NewModel(base); err != nil {
+		return nil, err
+	}
+	if opts.Storage != StorageCheckpoint && opts.Storage != StoragePrometheus {
+		return nil, fmt.Errorf("--storage %q: use %s or %s", opts.Storage, StorageCheckpoint, StoragePrometheus)
+	}
+	if opts.Storage == StoragePrometheus && history == nil {
+		return nil, fmt.Errorf("--storage=prometheus needs a Prometheus history provider (--prometheus-address)")
+	}
+	if opts.UpdateWorkers < 1 {
+		return nil, fmt.Errorf("--update-worker-count %d: must be at least 1", opts.UpdateWorkers)
+	}
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
+		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, seen: map[checkpointRef]bool{}, statusModes: map[string]statusMode{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
+		firstRec: map[types.UID]bool{}, lastWrite: map[types.UID]time.Time{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
+}
+
+// NeedLeaderElection: only the leader writes recommendations and checkpoints.
+func (r *Recommender) NeedLeaderElection() bool { return true }
+
+// Start runs the loop until ctx ends; a failed run is logged and retried at the next interval (one bad
+// object never stops the loop). With Informers, a VPA created between runs gets its first recommendation
+// at once from the history already held (ServeNew), not at the next run.
+func (r *Recommender) Start(ctx context.Context) error {
+	logger := logf.FromContext(ctx).WithName("recommender")
+	ctx = logf.IntoContext(ctx, logger)
+	created := make(chan struct{}, 1)
+	if r.Informers != nil {
+		inf, err := r.Informers.GetInformer(ctx, &vpav1.VerticalPodAutoscaler{})
+		if err != nil {
+			return fmt.Errorf("watching VerticalPodAutoscalers: %w", err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{AddFunc: func(_ any, initial bool) {
+			if !initial {
+				select {
+				case created <- struct{}{}:
+				default: // one is pending: it serves every VPA created until it runs
+				}
+			}
+		}}); err != nil {
+			return fmt.Errorf("watching VerticalPodAutoscalers: %w", err)
+		}
+	}
+	t := time.NewTicker(r.Opts.Interval)
+	defer t.Stop()
+	r.progress.Store(r.Clock.Now().UnixNano())
+	for {
+		if err := r.RunOnce(ctx); err != nil && ctx.Err() == nil { // a run cut short by shutdown is no failure
+			logger.Error(err, "recommender run failed; retrying at the next interval")
+		}
+		r.progress.Store(r.Clock.Now().UnixNano())
+		if !r.waitForRun(ctx, t.C, created) {
+			return nil
+		}
+	}
+}
+
+// waitForRun serves the VPAs created meanwhile until the next run is due; false when ctx ended.
+func (r *Recommender) waitForRun(ctx context.Context, tick <-chan time.Time, created <-chan struct{}) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			return true
+		case <-created:
+			time.Sleep(newVPABatch) // VPAs created together are served together
+			if _, err := r.ServeNew(ctx); err != nil && ctx.Err() == nil {
+				logf.FromContext(ctx).Error(err, "serving new VerticalPodAutoscalers; they get a recommendation at the next run")
+			}
+		}
+	}
+}
+
+// LoopHealthy is the liveness check of the loop (/healthz "recommender-loop"): it fails when the loop has
+// started (this replica leads) and no run has ended for StallAfter, so that a stuck loop restarts the
+// process instead of leaving every VPA without new recommendations.
+func (r *Recommender) LoopHealthy(*http.Request) error {
+	last := r.progress.Load()
+	if last == 0 {
+		return nil // not started: not the leader, or starting
+	}
+	if since := r.Clock.Now().Sub(time.Unix(0, last)); since > r.StallAfter() {
+		return fmt.Errorf("no recommender run has ended for %s (runs every %s)", since.Round(time.Second), r.Opts.Interval)
+	}
+	return nil
+}
+
+// StallAfter is how long the loop may go without ending a run before LoopHealthy fails: three intervals and
+// five minutes (a first run reading history from Prometheus takes up to three queries).
+func (r *Recommender) StallAfter() time.Duration { return 3*r.Opts.Interval + 5*time.Minute }
+
+// newVPABatch is how long ServeNew waits after a VPA is created, for the others created with it.
+const newVPABatch = 200 * time.Millisecond
+
+// ServeNew writes the status of the VPAs created since the last run (no recommendation and no condition
+// yet) from the history the recommender already holds, without feeding new usage: the first
+// recommendation of a VPA whose pods already report usage comes within a second of its creation, not at
+// the next run. It returns how many it served.
+func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.hist.tried { // the first run loads the history and serves everything
+		return 0, nil
+	}
+	_, list, _, err := r.resolveAll(ctx)
+	if err != nil {
+		return 0, err
+	}
+	byNS := map[string][]*served{}
+	var fresh []*served
+	for _, s := range list {
+		if s.vpa.Status.Recommendation == nil && len(s.vpa.Status.Conditions) == 0 {
+			byNS[s.vpa.Namespace] = append(byNS[s.vpa.Namespace], s)
+			fresh = append(fresh, s)
+		}
+	}
+	for ns, inNS := range byNS {
+		pods, err := r.Pods.List(ctx, ns)
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range pods {
+			for _, s := range inNS {
+				if p.Phase == corev1.PodRunning && s.err == nil && s.target.Selector.Matches(labels.Set(p.Labels)) {
+					s.matched++
+				}
+			}
+		}
+	}
+	r.writeStatuses(ctx, fresh)
+	if len(fresh) > 0 {
+		logf.FromContext(ctx).Info("new VerticalPodAutoscalers served", "vpas", len(fresh))
+	}
+	return len(fresh), nil
+}
+
+func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
+	r.modelsUsed[cfg] = true
+	if m, ok := r.models[cfg]; ok {
+		return m
+	}
+	m, err := recommender.NewModel(cfg)
+	if err != nil { // configurations are validated before they get here
+		m, _ = recommender.NewModel(r.Base)
+	}
+	r.models[cfg] = m
+	return m
+}
+
+// served is a VPA this recommender serves, with its resolved target and model.
+type served struct {
+	vpa    *vpav1.VerticalPodAutoscaler
+	target workload.Target
+	err    error              // ConfigUnsupported
+	model  *recommender.Model // the object's model (flags and annotations)
+	models *modelSet          // and its containers' (container policies with model fields)
+	// adaptive is its adaptive model (recommender.hvpa.dev/model: adaptive); nil: upstream's model
+	adaptive *adaptive.Model
+	matched  int           // running pods its selector matches
+	pod      *podstore.Pod // one of them: its other containers' requests count toward the node cap
+
+	rec *vpav1.RecommendedPodResources // the recommendation in status after this run (the target metric)
+	// merged are the VPA's aggregates merged per container by this run's status step (its checkpoints save them)
+	merged map[string]*recommender.Aggregate
+}
+
+// RunOnce does one run: list, resolve, feed, recommend, write status, checkpoints and garbage collection.
+func (r *Recommender) RunOnce(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	logger := logf.FromContext(ctx)
+	steps := newRunSteps(r)
+	defer steps.end()
+	r.statusWrites = 0
+	clear(r.modelsUsed)
+	if !r.hist.done() {
+		// until every kind has loaded, at every run; meanwhile the recommendations go on (a VPA's in status is
+		// kept while its history has not loaded, FetchingHistory says so) and nothing unloaded is written
+		r.loadHistory(ctx)
+	}
+
+	// 1. the VPAs this recommender serves, and their targets
+	vpas, list, hv, err := r.resolveAll(ctx)
+	if err != nil {
+		return err
+	}
+	r.Metrics.setObjects(list)
+	if err := steps.done(ctx, "resolve"); err != nil { // shutdown: stop between steps, not at the end of the run
+		return err
+	}
+	// 2. pods (not Pending), and which VPA or Hvpa selects each
+	pods, err := r.Pods.List(ctx, metav1.NamespaceAll)
+	if err != nil {
+		return err
+	}
+	m := r.matchPods(pods, list, hv)
+	if err := steps.done(ctx, "pods"); err != nil {
+		return err
+	}
+	// 3. usage from metrics.k8s.io into the model
+	samples, now := r.feedUsage(ctx, m)
+	if err := steps.done(ctx, "usage"); err != nil {
+		return err
+	}
+	// 4. OOM kills from pod status and kubelet evictions
+	r.observeOOMs(ctx, m, now)
+	_ = steps.done(ctx, "oom")
+	// 5. recommendations and status, within the largest schedulable node
+	r.nodeRoom = r.readNodeRoom(ctx)
+	r.writeStatuses(ctx, list)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.hist.hvpa { // an Hvpa gets no embedded recommendation before its history (HvpaCheckpoints) loaded
+		r.updateHvpaRecommendations(hv.served)
+	}
+	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
+	r.Metrics.Aggregates.Set(float64(r.state.NumAggregates()))
+	_ = steps.done(ctx, "status")
+	// 6. checkpoints and garbage collection
+	checkpoints := r.checkpointAndCollect(ctx, list, hv.served, vpas, now)
+	_ = steps.done(ctx, "checkpoints")
+	logger.Info("recommender run", "vpas", len(list), "hvpas", len(hv.served), "pods", len(m.index), "usageSamples", samples,
+		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(),
+		"duration", r.Clock.Now().Sub(steps.start).Round(time.Microsecond).String(), "steps", steps.took)
+	return ctx.Err()
+}
+
+// runSteps times the steps of one run: each step's duration goes to the step metric and the run's log line.
+type runSteps struct {
+	r           *Recommender
+	start, last time.Time
+	took        map[string]string
+}
+
+func newRunSteps(r *Recommender) *runSteps {
+	now := r.Clock.Now()
+	return &runSteps{r: r, start: now, last: now, took: map[string]string{}}
+}
+
+// done ends step name and returns ctx's error: a run stops between steps at shutdown.
+func (s *runSteps) done(ctx context.Context, name string) error {
+	now := s.r.Clock.Now()
+	s.r.Metrics.observeStep(name, now.Sub(s.last))
+	s.took[name] = now.Sub(s.last).Round(time.Microsecond).String()
+	s.last = now
+	return ctx.Err()
+}
+
+// end records the whole run as step "total".
+func (s *runSteps) end() {
+	now := s.r.Clock.Now()
+	s.r.Metrics.observeStep("total", now.Sub(s.start))
+	s.took["total"] = now.Sub(s.start).Round(time.Microsecond).String()
+}
+
+// podMatch is which served object each running pod feeds.
+type podMatch struct {
+	index   map[types.NamespacedName]*podstore.Pod // the pods tracked
+	model   map[types.NamespacedName]*modelSet     // the models a pod's usage feeds, by container
+	hvpa    map[types.NamespacedName]*servedHvpa   // the Hvpa whose workload total a pod's usage feeds
+	owners  map[types.NamespacedName][]objectRef   // the VPAs and Hvpas that select a pod (the usage metric)
+	evicted []*podstore.Pod                        // evicted pods are Failed: evictions are looked up here
+	// adaptive are the adaptive VPAs that select a pod (their models get its samples and OOM kills)
+	adaptive map[types.NamespacedName][]*served
+}
+
+// matchVPAs records the VPAs of list whose targets select running pod p (labels set), counting their pods.
+func (m *podMatch) matchVPAs(p *podstore.Pod, set labels.Set, list []*served) {
+	key := p.Key()
+	for _, s := range list {
+		if !s.target.Selector.Matches(set) {
+			continue
+		}
+		s.matched++
+		if s.pod == nil {
+			s.pod = p
+		}
+		m.owners[key] = append(m.owners[key], objectRef{vpav1.KindVerticalPodAutoscaler, s.vpa.Name})
+		if s.adaptive != nil {
+			m.adaptive[key] = append(m.adaptive[key], s)
+		}
+		if _, ok := m.model[key]; !ok {
+			m.model[key] = s.models
+		}
+	}
+}
+
+// matchHvpas records the Hvpas of list whose targets select running pod p: the first feeds its workload total.
+func (m *podMatch) matchHvpas(p *podstore.Pod, set labels.Set, list []*servedHvpa) {
+	key := p.Key()
+	for _, h := range list {
+		if !h.target.Selector.Matches(set) {
+			continue
+		}
+		m.owners[key] = append(m.owners[key], objectRef{hvpav1alpha1.KindHvpa, h.hvpa.Name})
+		if _, ok := m.hvpa[key]; !ok {
+			m.hvpa[key] = h
+			h.pods++
+		}
+		if _, ok := m.model[key]; !ok {
+			m.model[key] = h.models
+		}
+	}
+}
+
+// matchPods matches the running pods to the VPAs and Hvpas whose targets select them (counting each
+// VPA's and Hvpa's pods). With --memory-saver only the pods some object selects are tracked.
+func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaView) podMatch {
+	byNS := map[string][]*served{}
+	for _, s := range list {
+		if s.err == nil {
+			byNS[s.vpa.Namespace] = append(byNS[s.vpa.Namespace], s)
+		}
+	}
+	var hvpaSelectors map[string][]labels.Selector
+	if r.Opts.MemorySaver {
+		hvpaSelectors = hv.selectors
+	}
+	hvpaByNS := map[string][]*servedHvpa{}
+	for _, h := range hv.served {
+		hvpaByNS[h.hvpa.Namespace] = append(hvpaByNS[h.hvpa.Namespace], h)
+	}
+	m := podMatch{index: map[types.NamespacedName]*podstore.Pod{}, model: map[types.NamespacedName]*modelSet{},
+		hvpa: map[types.NamespacedName]*servedHvpa{}, owners: map[types.NamespacedName][]objectRef{}, adaptive: map[types.NamespacedName][]*served{}}
+	for _, p := range pods {
+		if p.EvictionMessage != "" {
+			m.evicted = append(m.evicted, p)
+		}
+		if p.Phase != corev1.PodRunning {
+			continue
+		}
+		key, set := p.Key(), labels.Set(p.Labels)
+		m.matchVPAs(p, set, byNS[p.Namespace])
+		m.matchHvpas(p, set, hvpaByNS[p.Namespace])
+		_, tracked := m.model[key]
+		for _, sel := range hvpaSelectors[p.Namespace] {
+			tracked = tracked || sel.Matches(set)
+		}
+		if tracked || !r.Opts.MemorySaver {
+			m.index[key] = p
+		}
+	}
+	return m
+}
+
+// feedUsage reads the containers' usage from metrics.k8s.io into the models (and the Hvpas' workload
+// totals, and the usage metric); it returns how many samples came and the time they were read, the run's
+// now. While the metrics API fails the models keep their history and the status step says so
+// (UsageUnavailable).
+func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time) {
+	usage, err := r.Usage.ContainerUsage(ctx)
+	r.usageErr = err
+	if err != nil {
+		r.Metrics.MetricsAPIErrors.Inc()
+		logf.FromContext(ctx).Error(err, "reading container usage; recommendations keep their history")
+	}
+	now := r.Clock.Now()
+	sums := usageSums{}
+	loads := workloadLoads{}
+	future := 0
+	for _, u := range usage {
+		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Pod}
+		p, ok := m.index[key]
+		if !ok {
+			continue
+		}
+		if u.Time, ok = recommender.SampleTime(u.Time, now); !ok {
+			future++ // dated beyond the clock skew: it would block the container's later samples
+			continue
+		}
+		sums.add(u.Namespace, m.owners[key], u)
+		r.feedAdaptive(m.adaptive[key], u)
+		if h := m.hvpa[key]; h != nil {
+			loads.add(h, p, u)
+		}
+		model := m.model[key].For(u.Container)
+		if model == nil {
+			model = r.model(r.Base)
+		}
+		cs := r.container(model, p, u.Container, now)
+		if u.CPUMilli >= 0 {
+			model.AddCPU(cs.State, u.Time, float64(u.CPUMilli)/1000)
+		}
+		if u.MemoryBytes >= 0 {
+			model.AddMemory(cs.State, u.Time, float64(u.MemoryBytes))
+		}
+		r.Metrics.observeQuality(r, cs, u)
+	}
+	r.Metrics.setUsage(sums)
+	loads.record(r.state, now)
+	if future > 0 {
+		logf.FromContext(ctx).Info("usage samples dated in the future refused (a node's clock ahead of this one's?)", "samples", future,
+			"maxSkew", recommender.MaxSampleSkew.String())
+	}
+	return len(usage) - future, now
+}
+
+// checkpointAndCollect writes the checkpoints due (with --storage=prometheus too: they are what a restart
+// goes on with when Prometheus cannot be read), deletes orphaned ones every --checkpoints-gc-interval, and
+// forgets what expired or is gone; it returns how many checkpoints it wrote.
+func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, hvpas []*servedHvpa, vpas []vpav1.VerticalPodAutoscaler, now time.Time) int {
+	writeVPAs, writeHvpas := list, hvpas // nothing of a kind is written before its checkpoints loaded
+	if !r.hist.vpa {
+		writeVPAs = nil
+	}
+	if !r.hist.hvpa {
+		writeHvpas = nil
+	}
+	checkpoints := r.writeCheckpoints(ctx, writeVPAs, writeHvpas)
+	if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
+		r.lastGC = now
+		if err := r.deleteOrphanCheckpoints(ctx); err != nil {
+			logf.FromContext(ctx).Error(err, "deleting orphaned checkpoints")
+		}
+	}
+	r.collect(now)
+	r.forgetAdaptive(list)
+	r.forgetGone(vpas)
+	r.forgetModels()
+	return checkpoints
+}
+
+// forgetModels drops the models no VPA or Hvpa asked for in this run (the flags' model stays): an object
+// gone, or its annotations or container policies changed, leaves no model behind.
+func (r *Recommender) forgetModels() {
+	for cfg := range r.models {
+		if !r.modelsUsed[cfg] && cfg != r.Base {
+			delete(r.models, cfg)
+		}
+	}
+}
+
+// resolveAll lists the VPAs this recommender serves and resolves their targets and the Hvpas': a VPA whose
+// workload an older VPA or Hvpa also targets gets a MultipleAutoscalers error (the oldest serves it).
+func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, []*served, hvpaView, error) {
+	vpas, err := r.listVPAs(ctx)
+	if err != nil {
+		return nil, nil, hvpaView{}, err
+	}
+	var list []*served
+	byTarget := map[string][]*served{}
+	for i := range vpas {
+		v := &vpas[i]
+		s := &served{vpa: v, model: r.model(r.Base)}
+		if v.DecodeError != "" { // stored before the CRD's rules: its metadata only
+			s.err = &workload.TargetError{Reason: decodeerr.Reason, Message: v.DecodeError}
+		} else if cfg, err := recommender.WithOverrides(r.Base, v.Annotations); err != nil {
+			s.err = &workload.TargetError{Reason: vpav1.ReasonInvalidOverride, Message: err.Error()}
+		} else if s.models, err = r.modelsFor(cfg, v.Spec.ResourcePolicy); err != nil {
+			s.err = &workload.TargetError{Reason: vpav1.ReasonInvalidOverride, Message: err.Error()}
+		} else if s.adaptive, err = r.adaptiveOf(v, cfg); err != nil {
+			s.err = &workload.TargetError{Reason: vpav1.ReasonInvalidOverride, Message: err.Error()}
+		} else {
+			s.model = s.models.base
+		}
+		if s.err == nil {
+			s.target, s.err = r.Targets.Resolve(ctx, v.Namespace, v.Spec.TargetRef)
+		}
+		if s.err == nil {
+			byTarget[s.target.Key()] = append(byTarget[s.target.Key()], s)
+		}
+		list = append(list, s)
+	}
+	// several autoscalers on one workload: the oldest serves it (workload.NotServing), the Hvpa controller
+	// reports an Hvpa's side
+	hv := r.resolveHvpas(ctx)
+	for key, group := range byTarget {
+		all := append([]workload.Autoscaler(nil), hv.targets[key]...)
+		for _, s := range group {
+			all = append(all, workload.VPAAutoscaler(s.vpa, r.Opts.Name))
+		}
+		if len(all) < 2 {
+			continue
+		}
+		for _, s := range group {
+			if msg := workload.NotServing(workload.VPAAutoscaler(s.vpa, r.Opts.Name), all, s.target.GVK.Kind, s.target.Name); msg != "" {
+				s.err = &workload.TargetError{Reason: vpav1.ReasonMultipleAutoscalers, Message: msg}
+			}
+		}
+	}
+	return vpas, list, hv, nil
+}
+
+func (r *Recommender) listVPAs(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, error) {
+	var l vpav1.VerticalPodAutoscalerList
+	if err := r.Client.List(ctx, &l); err != nil {
+		return nil, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
+	}
+	include := map[string]bool{}
+	for _, n := range r.Opts.Namespaces {
+		include[n] = true
+	}
+	exclude := map[string]bool{}
+	for _, n := range r.Opts.ExcludeNamespaces {
+		exclude[n] = true
+	}
+	out := l.Items[:0]
+	for _, v := range l.Items {
+		if (len(include) > 0 && !include[v.Namespace]) || exclude[v.Namespace] || !r.serves(&v) {
+			continue
+		}
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { // by namespace/name, without building either string
+		if a, b := &out[i], &out[j]; a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// serves: the first entry of spec.recommenders names this recommender, or none is named and this is "default".
+func (r *Recommender) serves(v *vpav1.VerticalPodAutoscaler) bool {
+	return v.RecommendedBy(r.Opts.Name)
+}
+
+// forgetGone drops what the recommender remembers about VPAs that no longer exist.
+func (r *Recommender) forgetGone(vpas []vpav1.VerticalPodAutoscaler) {
+	uids := map[types.UID]bool{}
+	for _, v := range vpas {
+		uids[v.UID] = true
+	}
+	for uid := range r.firstRec {
+		if !uids[uid] {
+			delete(r.firstRec, uid)
+		}
+	}
+	for uid := range r.undecodable {
+		if !uids[uid] {
+			delete(r.undecodable, uid)
+		}
+	}
+	for uid := range r.lastWrite {
+		if !uids[uid] {
+			delete(r.lastWrite, uid)
+		}
+	}
+}
+
+// container returns the state of one container of one pod, creating it and its aggregate as needed.
+func (r *Recommender) container(m *recommender.Model, p *podstore.Pod, name string, now time.Time) *recommender.PodContainer {
+	return r.state.Container(m, recommender.ContainerKey{Namespace: p.Namespace, Pod: p.Name, Container: name}, recommender.LabelKey(p.Labels), p.Labels, now)
+}
+
+// collect forgets pod containers not seen for a memory aggregation interval, aggregates and workload totals
+// without samples for the memory history (8 days), and the quality metric's targets of forgotten aggregates.
+func (r *Recommender) collect(now time.Time) {
+	r.state.Collect(r.model(r.Base), now)
+	for k := range r.lastTarget {
+		if _, ok := r.state.Aggregate(k); !ok {
+			delete(r.lastTarget, k)
+		}
+	}
+}
+
+// matches is a selector as the state's aggregate filter.
+func matches(sel labels.Selector) func(string, map[string]string) bool {
+	return func(_ string, l map[string]string) bool { return sel.Matches(labels.Set(l)) }
+}

@@ -1,0 +1,241 @@
+package recommender_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/test/framework"
+	"github.com/hvpa-dev/hvpa/test/playedkubelet"
+	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/usage"
+)
+
+// seededHistory is a checkpoint's status holding samples CPU samples from days ago until a minute ago.
+func seededHistory(samples int, days float64) vpav1.VerticalPodAutoscalerCheckpointStatus {
+	now := played0.Now()
+	return recommenderctrl.CheckpointStatus(recommender.AggregateCheckpoint{
+		CPU:         recommender.HistogramCheckpoint{Reference: now, BucketWeights: map[int]uint32{40: 10000}, TotalWeight: 50},
+		Memory:      recommender.HistogramCheckpoint{Reference: now, BucketWeights: map[int]uint32{60: 10000}, TotalWeight: 5},
+		FirstSample: now.Add(-time.Duration(days * 24 * float64(time.Hour))), LastSample: now.Add(-time.Minute), TotalSamples: samples}, now)
+}
+
+// seedVPACheckpoint writes a VerticalPodAutoscalerCheckpoint of this recommender for a VPA's container (an
+// Hvpa's, as earlier versions kept them, with hvpa).
+func seedVPACheckpoint(ctx context.Context, ns, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus, hvpa bool) {
+	GinkgoHelper()
+	name, labels := recommenderctrl.CheckpointName(owner, container), map[string]string{recommenderctrl.WriterLabel: "default"}
+	if hvpa {
+		name = "hvpa-" + name
+		labels[recommenderctrl.OwnerKindLabel], labels[recommenderctrl.HistoryLabel] = "Hvpa", recommenderctrl.HistoryWorkloadTotal
+	}
+	cp := &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container}}
+	cp.Status = status // created with its status: the CRD has no status subresource, as upstream's
+	Expect(k8s.Create(ctx, cp)).To(Succeed())
+}
+
+func seedHvpaCheckpoint(ctx context.Context, ns, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) {
+	GinkgoHelper()
+	cp := &hvpav1alpha1.HvpaCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: recommenderctrl.CheckpointName(owner, container),
+		Labels: map[string]string{recommenderctrl.WriterLabel: "default"}}, Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}}
+	cp.Status = status // created with its status: the CRD has no status subresource, as upstream's
+	Expect(k8s.Create(ctx, cp)).To(Succeed())
+}
+
+// samplesOf is the totalSamplesCount stored in a checkpoint (-1: none stored).
+func samplesOf(ctx context.Context, cp client.Object) int {
+	GinkgoHelper()
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(cp), cp); apierrors.IsNotFound(err) {
+		return -1
+	} else {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	switch c := cp.(type) {
+	case *vpav1.VerticalPodAutoscalerCheckpoint:
+		return c.Status.TotalSamplesCount
+	case *hvpav1alpha1.HvpaCheckpoint:
+		return c.Status.TotalSamplesCount
+	}
+	return -1
+}
+
+func vpaCheckpoint(ns, name string) *vpav1.VerticalPodAutoscalerCheckpoint {
+	return &vpav1.VerticalPodAutoscalerCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+func hvpaCheckpoint(ns, name string) *hvpav1alpha1.HvpaCheckpoint {
+	return &hvpav1alpha1.HvpaCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+// workloadWithHvpa is a Deployment of pods running the app container at 300m and 400Mi, and its Hvpa
+// (spec.vpa.deploy).
+func workloadWithHvpa(ctx context.Context, ns, name string, pods int) *hvpav1alpha1.Hvpa {
+	GinkgoHelper()
+	deployment(ctx, ns, name, "app")
+	for _, p := range runPods(ctx, ns, name, pods, nil, "app") {
+		played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 300, MemoryBytes: 400 * mi})
+	}
+	h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: hvpav1alpha1.HvpaSpec{
+		TargetRef:        autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+		VPA:              &hvpav1alpha1.VpaSpec{Deploy: true},
+		ScalingIntervals: []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](4)}}}}
+	Expect(k8s.Create(ctx, h)).To(Succeed())
+	return h
+}
+
+// workloadWithVPA is a Deployment of one pod running the app container at cpu millicores, and its VPA (Off).
+func workloadWithVPA(ctx context.Context, ns, name string, cpu int64) []*corev1.Pod {
+	GinkgoHelper()
+	deployment(ctx, ns, name, "app")
+	pods := runPods(ctx, ns, name, 1, nil, "app")
+	played.Set(ns, pods[0].Name, "app", playedkubelet.Usage{CPUMilli: cpu, MemoryBytes: 300 * mi})
+	Expect(k8s.Create(ctx, vpaFor(ns, name, name, vpav1.UpdateModeOff))).To(Succeed())
+	return pods
+}
+
+var _ = Describe("loading the usage history at start", func() {
+	ctx := context.Background()
+
+	It("loses no checkpoint history when the HvpaCheckpoint CRD is missing at start and added later", func() {
+		ns := framework.NewNamespace(k8s, "start")
+		workloadWithVPA(ctx, ns, "web", 250)
+		h := workloadWithHvpa(ctx, ns, "wl", 2)
+		seedVPACheckpoint(ctx, ns, "web", "app", seededHistory(5000, 5), false)
+		seedVPACheckpoint(ctx, ns, "wl", "app", seededHistory(3000, 4), true) // kept by an earlier version
+
+		By("a helm upgrade that leaves the HvpaCheckpoint CRD out")
+		crdFile := filepath.Join("..", "..", "charts", "hvpa", "crds", "autoscaling.k8s.io_hvpacheckpoints.yaml")
+		crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "hvpacheckpoints.autoscaling.k8s.io"}}
+		Expect(k8s.Delete(ctx, crd)).To(Succeed())
+		restore := func() {
+			_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crdFile}, Scheme: testenv.Scheme()})
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(func() error { return k8s.List(ctx, &hvpav1alpha1.HvpaCheckpointList{}) }).Should(Succeed())
+		}
+		DeferCleanup(func() { // every other spec needs it
+			if k8s.List(ctx, &hvpav1alpha1.HvpaCheckpointList{}) != nil {
+				restore()
+			}
+		})
+		Eventually(func() error { return k8s.List(ctx, &hvpav1alpha1.HvpaCheckpointList{}) }, time.Minute).ShouldNot(Succeed())
+
+		r := newRecommender(nil, nil)
+		runs(r, 3)
+		Expect(samplesOf(ctx, vpaCheckpoint(ns, "web-app"))).To(Equal(5003), "the VPA's history loaded on its own, and grew by a sample a run")
+		Expect(samplesOf(ctx, vpaCheckpoint(ns, "hvpa-wl-app"))).To(Equal(3000), "the Hvpa's history is neither lost nor written while its kind cannot be")
+		v := getVPA(ctx, ns, "web")
+		Expect(condition(v, vpav1.FetchingHistory)).To(BeNil(), "the VPAs' history has loaded")
+		Expect(condition(v, vpav1.LowConfidence).Status).To(Equal(corev1.ConditionFalse), "5 days of history: %s", condition(v, vpav1.LowConfidence).Message)
+		_, ok := r.HvpaRecommendation(client.ObjectKeyFromObject(h))
+		Expect(ok).To(BeFalse(), "an embedded recommendation before the Hvpa's history loaded")
+
+		By("the CRD added again: the Hvpa's history is loaded, moved and goes on")
+		restore()
+		runs(r, 2)
+		Expect(samplesOf(ctx, hvpaCheckpoint(ns, "wl-app"))).To(BeNumerically(">", 3000), "the Hvpa's history carried over")
+		Expect(samplesOf(ctx, vpaCheckpoint(ns, "hvpa-wl-app"))).To(Equal(-1), "moved, then deleted")
+		Expect(samplesOf(ctx, vpaCheckpoint(ns, "web-app"))).To(Equal(5005))
+		rec, ok := r.HvpaRecommendation(client.ObjectKeyFromObject(h))
+		Expect(ok).To(BeTrue())
+		Expect(rec.Confidence).To(BeNumerically(">=", 1), "the Hvpa's recommendation rests on its 4 days of history")
+	})
+
+	It("loads each kind on its own, retries a failed list, keeps the recommendation in status and says so (FetchingHistory) meanwhile", func() {
+		ns := framework.NewNamespace(k8s, "start")
+		pods := workloadWithVPA(ctx, ns, "web", 250)
+		h := workloadWithHvpa(ctx, ns, "wl", 1)
+		runs(newRecommender(nil, nil), 2) // the previous leader's recommendation
+		before := containerRec(getVPA(ctx, ns, "web"), "app").DeepCopy()
+		Expect(before).NotTo(BeNil())
+		Expect(k8s.DeleteAllOf(ctx, &vpav1.VerticalPodAutoscalerCheckpoint{}, client.InNamespace(ns))).To(Succeed())
+		Expect(k8s.DeleteAllOf(ctx, &hvpav1alpha1.HvpaCheckpoint{}, client.InNamespace(ns))).To(Succeed())
+		seedVPACheckpoint(ctx, ns, "web", "app", seededHistory(5000, 5), false)
+		seedHvpaCheckpoint(ctx, ns, "wl", "app", seededHistory(3000, 4))
+		played.Set(ns, pods[0].Name, "app", playedkubelet.Usage{CPUMilli: 2500, MemoryBytes: 3000 * mi}) // ten times the usage
+
+		By("the list of VerticalPodAutoscalerCheckpoints fails at start")
+		var failing atomic.Bool
+		failing.Store(true)
+		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.Scheme()})
+		Expect(err).NotTo(HaveOccurred())
+		flaky := interceptor.NewClient(direct, interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*vpav1.VerticalPodAutoscalerCheckpointList); ok && failing.Load() {
+				return errors.New("etcdserver: request timed out")
+			}
+			return c.List(ctx, list, opts...)
+		}})
+		opts := recommenderctrl.DefaultOptions()
+		opts.CheckpointGCInterval, opts.CheckpointPeriod = time.Hour, 0
+		r, err := recommenderctrl.NewRecommender(flaky, usage.MetricsAPI{Client: mclient}, nil, recorder, played0, recommender.Defaults(), opts, nil)
+		Expect(err).NotTo(HaveOccurred())
+		runs(r, 2)
+		v := getVPA(ctx, ns, "web")
+		fetching := condition(v, vpav1.FetchingHistory)
+		Expect(fetching).NotTo(BeNil())
+		Expect(fetching.Status).To(Equal(corev1.ConditionTrue))
+		Expect(fetching.Reason).To(Equal(vpav1.ReasonHistoryNotLoaded))
+		Expect(fetching.Message).To(ContainSubstring("etcdserver: request timed out"))
+		Expect(containerRec(v, "app").Target).To(Equal(before.Target), "the recommendation in status is kept while the history has not loaded")
+		Expect(samplesOf(ctx, vpaCheckpoint(ns, "web-app"))).To(Equal(5000), "a checkpoint that has not loaded is not written")
+		Expect(samplesOf(ctx, hvpaCheckpoint(ns, "wl-app"))).To(Equal(3002), "the HvpaCheckpoints loaded on their own")
+		_, ok := r.HvpaRecommendation(client.ObjectKeyFromObject(h))
+		Expect(ok).To(BeTrue())
+
+		By("the list succeeds at a later run")
+		failing.Store(false)
+		runs(r, 1)
+		v = getVPA(ctx, ns, "web")
+		Expect(condition(v, vpav1.FetchingHistory)).To(BeNil(), "removed once the history loaded")
+		Expect(samplesOf(ctx, vpaCheckpoint(ns, "web-app"))).To(Equal(5003), "loaded: the runs' samples added to its history")
+		Expect(containerRec(v, "app").Target.Cpu().MilliValue()).NotTo(Equal(before.Target.Cpu().MilliValue()), "recommended from the history and the new usage")
+	})
+
+	It("with --storage=prometheus, keeps a checkpoint holding more history than Prometheus has, and loads the Hvpas' workload totals", func() {
+		ns := framework.NewNamespace(k8s, "start")
+		pods := workloadWithVPA(ctx, ns, "web", 250)
+		h := workloadWithHvpa(ctx, ns, "wl", 1)
+		seedVPACheckpoint(ctx, ns, "web", "app", seededHistory(5000, 5), false)
+		seedHvpaCheckpoint(ctx, ns, "wl", "app", seededHistory(3000, 4))
+		// a Prometheus that has kept two hours of the pod's usage
+		end := played0.Now().Truncate(time.Hour)
+		hist := usage.ContainerHistory{Namespace: ns, Pod: pods[0].Name, Container: "app", Labels: pods[0].Labels, Step: time.Hour}
+		for _, at := range []time.Time{end.Add(-2 * time.Hour), end.Add(-time.Hour)} {
+			hist.CPU = append(hist.CPU, usage.HistorySample{Time: at, Value: 0.25})
+			hist.Memory = append(hist.Memory, usage.HistorySample{Time: at, Value: 300 * float64(mi)})
+		}
+		r := newRecommender(func(o *recommenderctrl.Options) { o.Storage = recommenderctrl.StoragePrometheus }, fixedHistory{hist})
+		runs(r, 3)
+		Expect(samplesOf(ctx, vpaCheckpoint(ns, "web-app"))).To(Equal(5000), "5 days of history replaced by Prometheus' two hours")
+		Expect(samplesOf(ctx, hvpaCheckpoint(ns, "wl-app"))).To(Equal(3003), "the Hvpa's workload total, which Prometheus does not hold, loaded from its checkpoint")
+		Expect(condition(getVPA(ctx, ns, "web"), vpav1.FetchingHistory)).To(BeNil())
+		rec, ok := r.HvpaRecommendation(client.ObjectKeyFromObject(h))
+		Expect(ok).To(BeTrue())
+		Expect(rec.Confidence).To(BeNumerically(">=", 1))
+	})
+})
+
+// fixedHistory is a Prometheus history of the containers given.
+type fixedHistory struct{ h usage.ContainerHistory }
+
+func (f fixedHistory) History(context.Context) ([]usage.ContainerHistory, error) {
+	return []usage.ContainerHistory{f.h}, nil
+}
