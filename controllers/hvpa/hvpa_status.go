@@ -3,8 +3,6 @@ package hvpa
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,12 +18,7 @@ import (
 )
 
 func setCondition(h *hvpav1alpha1.Hvpa, t string, status bool, reason, msg string, now time.Time) {
-	s := metav1.ConditionFalse
-	if status {
-		s = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg,
-		ObservedGeneration: h.Generation, LastTransitionTime: metav1.NewTime(now)})
+	hvpacycle.SetCondition(&h.Status.Conditions, h.Generation, t, status, reason, msg, now)
 }
 
 func (r *Reconciler) event(h *hvpav1alpha1.Hvpa, typ, reason, msg string) {
@@ -47,109 +40,28 @@ func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa
 	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }
 
-// describe renders the change of a decision, before -> after.
-func describe(d scaling.Decision) string {
-	var parts []string
-	if d.Replicas != d.CurrentReplicas {
-		parts = append(parts, fmt.Sprintf("replicas %d -> %d", d.CurrentReplicas, d.Replicas))
-	}
-	for _, c := range d.Containers {
-		for _, r := range scaling.Resources {
-			before, hadB := c.Current.Requests.Get(r)
-			after, hadA := c.Requests.Get(r)
-			if hadA && (!hadB || before != after) {
-				parts = append(parts, fmt.Sprintf("%s %s %s -> %s", c.Name, r, scaling.Format(r, before), scaling.Format(r, after)))
-			}
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-// record writes the decision into status (intervals, intent, HPA record, last and blocked scaling,
-// conditions) and leaves on op the events and counters that tell of it, sent once the status is written.
+// record writes the decision into status (hvpacycle.Record: every field a decision sets) and leaves on op
+// the events and counters that tell of it, sent once the status is written.
 func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decision, st scaling.State, now time.Time, pods int) {
-	s := &h.Status
-	prev := s.Desired
-	// a bounded window: status is read (and copied) on every admission, pod event and updater loop
-	s.EffectiveScalingIntervals = scaling.IntervalStatusAround(d.Intervals, d.Replicas)
-	s.EffectiveScalingIntervalCount = int32(len(d.Intervals))
-	s.Desired = d.DesiredState()
-	if d.HPA != nil && d.CurrentReplicas > 0 { // a workload at 0 has no per-pod values to record as a basis
-		changed := metav1.NewTime(now)
-		if s.HPA != nil && s.HPA.DesiredReplicas != nil && *s.HPA.DesiredReplicas == d.HPA.Desired && s.HPA.LastChangeTime != nil {
-			changed = *s.HPA.LastChangeTime
-		}
-		s.HPA = d.HPAStatus(&changed)
-	} else if d.HPA == nil {
-		s.HPA = nil
-	}
-	// a scaling is a change of the intent, the first intent is none (hvpacycle.IntentChange)
-	change := hvpacycle.IntentChange(prev, s.Desired)
+	told := hvpacycle.Record(&h.Status, d, h.Generation, now, pods)
 	switch {
-	case d.CurrentReplicas == 0: // hvpa does not scale a workload at 0 replicas: nothing was decided
-	case change == hvpacycle.Initial:
-		initial := "initial sizing intent: " + intentSummary(s.Desired)
-		op.later(func() { r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, initial) })
-	case change == hvpacycle.Scaling:
-		msg := describe(d)
-		s.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now), FromReplicas: d.CurrentReplicas, ToReplicas: d.Replicas,
-			Containers: s.Desired.Containers, Message: msg}
+	case told.Initial != "":
+		op.later(func() { r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, told.Initial) })
+	case told.Scaled != "":
 		op.later(func() {
-			r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, msg)
+			r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, told.Scaled)
 			r.Metrics.scaled(h)
 		})
 	}
-	if parts := d.BlockedParts(); len(parts) > 0 {
-		prevBlocked := s.LastBlockedScaling
-		if prevBlocked == nil || !sameParts(prevBlocked.Parts, parts) {
-			s.LastBlockedScaling = &hvpav1alpha1.BlockedScaling{Time: metav1.NewTime(now), Parts: parts}
-			var msgs []string
-			for _, b := range parts {
-				msgs = append(msgs, fmt.Sprintf("%s (%s): %s", b.Part, b.Reason, b.Message))
+	if len(told.Blocked) > 0 {
+		op.later(func() {
+			for _, b := range told.Blocked {
+				r.Metrics.blocked(h, b.Reason)
 			}
-			op.later(func() {
-				for _, b := range parts {
-					r.Metrics.blocked(h, b.Reason)
-				}
-				r.event(h, corev1.EventTypeWarning, hvpav1alpha1.EventScalingBlocked, strings.Join(msgs, "; "))
-			})
-		}
-		// the same block as before keeps its record as it is (its messages name elapsed times; rewriting them
-		// would patch status on every reconcile)
-	}
-	for _, c := range d.Conditions {
-		setCondition(h, c.Type, c.Status == metav1.ConditionTrue, c.Reason, c.Message, now)
-	}
-	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionScalingActive); c != nil && c.Status == metav1.ConditionTrue {
-		setCondition(h, hvpav1alpha1.ConditionReady, true, hvpav1alpha1.ReasonReady, fmt.Sprintf("deciding for %d running pods", pods), now)
-	} else {
-		reason, msg := hvpav1alpha1.ReasonNotActive, "scaling is not active"
-		if c != nil {
-			reason, msg = c.Reason, c.Message
-		}
-		setCondition(h, hvpav1alpha1.ConditionReady, false, reason, msg, now)
+			r.event(h, corev1.EventTypeWarning, hvpav1alpha1.EventScalingBlocked, told.BlockedMessage)
+		})
 	}
 	r.Metrics.observe(h, d, st)
-}
-
-func intentSummary(d *hvpav1alpha1.DesiredState) string {
-	parts := []string{fmt.Sprintf("%d replicas", d.Replicas)}
-	for _, c := range d.Containers {
-		parts = append(parts, fmt.Sprintf("%s cpu %s memory %s", c.Name, c.Requests.Cpu(), c.Requests.Memory()))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func sameParts(a, b []hvpav1alpha1.BlockedPart) bool {
-	key := func(p []hvpav1alpha1.BlockedPart) string {
-		var s []string
-		for _, x := range p {
-			s = append(s, x.Part+"/"+string(x.Direction)+"/"+string(x.Reason))
-		}
-		sort.Strings(s)
-		return strings.Join(s, ",")
-	}
-	return key(a) == key(b)
 }
 
 // lowConfidence keeps the LowConfidence condition while the embedded recommender is on (spec.vpa.deploy) and

@@ -455,36 +455,41 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 			return err
 		}
 	}
-	err := r.Client.Get(ctx, ref.NamespacedName, cp)
-	switch {
-	case apierrors.IsNotFound(err):
+	if err := r.Client.Get(ctx, ref.NamespacedName, cp); apierrors.IsNotFound(err) {
 		return create()
-	case err != nil:
+	} else if err != nil {
 		return err
-	default:
-		o, c, stored := ownerOf(cp)
-		if o != owner || c != container {
-			return fmt.Errorf("%s %s belongs to %s container %s, not to %s container %s: the names collide; rename one of the objects",
-				ref.kind, ref.Name, o, c, owner, container)
-		}
-		// a history this recommender has not loaded is never replaced by a shorter one
-		if _, replaceable, _ := r.checkpointState(ref); !replaceable && longerHistory(stored, status, r.Base.MemoryHistory(), r.Clock.Now()) {
-			return &longerHistoryError{ref, stored, status}
-		}
-		if lbls := cp.GetLabels(); lbls[WriterLabel] != r.Opts.Name {
-			// written by another recommender serving this object before (an earlier hvpa, or upstream's): this
-			// one writes it now, so its garbage collection may delete it once its owner is gone
-			if lbls == nil {
-				lbls = map[string]string{}
-			}
-			lbls[WriterLabel] = r.Opts.Name
-			cp.SetLabels(lbls)
-			if err := r.Client.Update(ctx, cp); err != nil {
-				return err
-			}
-		}
+	}
+	o, c, stored := ownerOf(cp)
+	if o != owner || c != container {
+		return fmt.Errorf("%s %s belongs to %s container %s, not to %s container %s: the names collide; rename one of the objects",
+			ref.kind, ref.Name, o, c, owner, container)
+	}
+	if err := r.adopt(ctx, ref, cp, stored, status); err != nil {
+		return err
 	}
 	return r.replaced(ctx, ref, status)
+}
+
+// adopt makes a stored checkpoint of the right owner this recommender's to write: a history it has not loaded
+// is never replaced by a shorter one (longerHistoryError), and one another recommender wrote gets this one's
+// writer label.
+func (r *Recommender) adopt(ctx context.Context, ref checkpointRef, cp client.Object, stored, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
+	if _, replaceable, _ := r.checkpointState(ref); !replaceable && longerHistory(stored, status, r.Base.MemoryHistory(), r.Clock.Now()) {
+		return &longerHistoryError{ref, stored, status}
+	}
+	lbls := cp.GetLabels()
+	if lbls[WriterLabel] == r.Opts.Name {
+		return nil
+	}
+	// written by another recommender serving this object before (an earlier hvpa, or upstream's): this one
+	// writes it now, so its garbage collection may delete it once its owner is gone
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	lbls[WriterLabel] = r.Opts.Name
+	cp.SetLabels(lbls)
+	return r.Client.Update(ctx, cp)
 }
 
 // replaced writes status into the checkpoint ref, which exists with this recommender's label: from now on
