@@ -50,7 +50,7 @@ func (p *playedUsage) ContainerUsage(context.Context) ([]usage.ContainerUsage, e
 // cost; so every VPA stays without status, as if just created.
 func benchRecommender(b *testing.B, n int) (*recommenderctrl.Recommender, *atomic.Int64) {
 	ctx := context.Background()
-	objs, usage := fleet(n, n/10, 10, func(_, p int) (int64, int64) { return int64(100 + p*10), int64(200+p) << 20 })
+	objs, played := fleet(n, n/10, 10, func(_, p int) (int64, int64) { return int64(100 + p*10), int64(200+p) << 20 })
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
 	patches := &atomic.Int64{} // status patches are sent several at a time
@@ -60,7 +60,7 @@ func benchRecommender(b *testing.B, n int) (*recommenderctrl.Recommender, *atomi
 	}})
 	opts := recommenderctrl.DefaultOptions()
 	opts.CheckpointBudget = 0 // checkpoints are measured apart: this is the recommendation loop
-	r, err := recommenderctrl.NewRecommender(c, usage, nil, nil, usage, recommender.Defaults(), opts, nil)
+	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, played, recommender.Defaults(), opts, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func embeddedHvpa(ns, name, target string, ratio resource.Quantity) *hvpav1alpha
 // for one Hvpa and refuse another's oomBumpUpRatio (an error message that formats the quantity, which would
 // cache its string in the cache's object), the objects the lists returned are exactly as they were.
 func TestHvpasReadWithoutCopies(t *testing.T) {
-	objs, usage := fleet(2, 1, 2, func(int, int) (int64, int64) { return 300, 200 << 20 })
+	objs, played := fleet(2, 1, 2, func(int, int) (int64, int64) { return 300, 200 << 20 })
 	var world []client.Object
 	for _, o := range objs {
 		if _, isVPA := o.(*vpav1.VerticalPodAutoscaler); !isVPA { // the Hvpas serve these workloads
@@ -72,7 +72,7 @@ func TestHvpasReadWithoutCopies(t *testing.T) {
 			}
 			return err
 		}}).Build()
-	r, err := recommenderctrl.NewRecommender(c, usage, nil, nil, clock.RealClock{}, recommender.Defaults(), recommenderctrl.DefaultOptions(), nil)
+	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, clock.RealClock{}, recommender.Defaults(), recommenderctrl.DefaultOptions(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

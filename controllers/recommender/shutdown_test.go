@@ -23,7 +23,7 @@ import (
 // the cancellation but the UpdateWorkers-1 already on their way, which the client cuts short; context.Canceled
 // returned), and every completed run logs one line with its counts.
 func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
-	objs, usage := fleet(200, 1, 1, func(int, int) (int64, int64) { return 100, 200 << 20 })
+	objs, played := fleet(200, 1, 1, func(int, int) (int64, int64) { return 100, 200 << 20 })
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -47,7 +47,7 @@ func TestRunStopsAtShutdownAndLogsEachRun(t *testing.T) {
 	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
 	opts := recommenderctrl.DefaultOptions()
 	opts.YoungStatusDelay = 0 // every status the cut-short run did not write is written by the next
-	r, err := recommenderctrl.NewRecommender(c, usage, nil, nil, usage, recommender.Defaults(), opts, nil)
+	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, played, recommender.Defaults(), opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

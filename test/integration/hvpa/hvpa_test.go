@@ -430,15 +430,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		}
 
 		By("a controller that reads the stale copy: its status write is refused, and it tells and scales nothing")
-		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.Scheme()})
-		Expect(err).NotTo(HaveOccurred())
-		staleReader := interceptor.NewClient(direct, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if o, ok := obj.(*hvpav1alpha1.Hvpa); ok && key == client.ObjectKeyFromObject(stale) {
-				stale.DeepCopyInto(o)
-				return nil
-			}
-			return c.Get(ctx, key, obj, opts...)
-		}})
+		staleReader := staleClient(stale)
 		events := record.NewFakeRecorder(10)
 		lagging := hvpactrl.NewReconciler(staleReader, nil, events, clock.RealClock{}, time.Minute, nil)
 		res, err := lagging.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
@@ -470,15 +462,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 			return k8s.Status().Update(ctx, h)
 		}, framework.LongTimeout).Should(Succeed())
 
-		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.Scheme()})
-		Expect(err).NotTo(HaveOccurred())
-		staleReader := interceptor.NewClient(direct, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if o, ok := obj.(*hvpav1alpha1.Hvpa); ok && key == client.ObjectKeyFromObject(stale) {
-				stale.DeepCopyInto(o)
-				return nil
-			}
-			return c.Get(ctx, key, obj, opts...)
-		}})
+		staleReader := staleClient(stale)
 		lagging := hvpactrl.NewReconciler(staleReader, nil, record.NewFakeRecorder(10), clock.RealClock{}, time.Minute, nil)
 		res, err := lagging.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
 		Expect(err).NotTo(HaveOccurred())
@@ -536,6 +520,21 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 		Eventually(unsupportedMessage(ctx, ns, "direct"), framework.LongTimeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("HorizontalPodAutoscaler direct-hpa")))
 	})
 })
+
+// staleClient reads the API server directly, except the Hvpa stale, which it returns as that copy: a cache
+// that lags behind the stored object.
+func staleClient(stale *hvpav1alpha1.Hvpa) client.Client {
+	GinkgoHelper()
+	direct, err := client.NewWithWatch(cfg, client.Options{Scheme: testenv.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return interceptor.NewClient(direct, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if o, ok := obj.(*hvpav1alpha1.Hvpa); ok && key == client.ObjectKeyFromObject(stale) {
+			stale.DeepCopyInto(o)
+			return nil
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}})
+}
 
 // unsupportedMessage is "reason: message" of an Hvpa's ConfigUnsupported condition while it is true, else "".
 func unsupportedMessage(ctx context.Context, ns, name string) func() string {
