@@ -50,6 +50,9 @@ type WorkloadTotal struct {
 type State struct {
 	aggs       map[AggregateKey]*AggregateEntry
 	containers map[ContainerKey]*PodContainer
+	// byName indexes containers by namespace and container name (Feeding): a checkpoint's lookup reads the
+	// few containers of its name, not every container of the cluster
+	byName map[nameKey]map[ContainerKey]*PodContainer
 	initial    map[OwnerKey]*Aggregate
 	totals     map[owner]map[string]*WorkloadTotal // by owner, then container name
 	oomSeen    map[string]time.Time
@@ -59,12 +62,14 @@ type State struct {
 
 type owner struct{ ns, name string }
 
+type nameKey struct{ ns, container string }
+
 type group struct{ ns, name string }
 
 // NewState returns an empty state.
 func NewState() *State {
 	return &State{aggs: map[AggregateKey]*AggregateEntry{}, containers: map[ContainerKey]*PodContainer{},
-		initial: map[OwnerKey]*Aggregate{}, totals: map[owner]map[string]*WorkloadTotal{}, oomSeen: map[string]time.Time{}}
+		byName: map[nameKey]map[ContainerKey]*PodContainer{}, initial: map[OwnerKey]*Aggregate{}, totals: map[owner]map[string]*WorkloadTotal{}, oomSeen: map[string]time.Time{}}
 }
 
 // Container returns the state of a pod container, creating it (and the aggregate of its group) as needed;
@@ -84,7 +89,24 @@ func (s *State) Container(m *Model, key ContainerKey, group string, labels map[s
 	}
 	pc := &PodContainer{State: m.NewContainer(a.Aggregate), Aggregate: ak, LastSeen: now}
 	s.containers[key] = pc
+	nk := nameKey{key.Namespace, key.Container}
+	if s.byName[nk] == nil {
+		s.byName[nk] = map[ContainerKey]*PodContainer{}
+	}
+	s.byName[nk][key] = pc
 	return pc
+}
+
+// forget drops one pod container and its index entry.
+func (s *State) forget(key ContainerKey) {
+	delete(s.containers, key)
+	nk := nameKey{key.Namespace, key.Container}
+	if byKey := s.byName[nk]; byKey != nil {
+		delete(byKey, key)
+		if len(byKey) == 0 {
+			delete(s.byName, nk)
+		}
+	}
 }
 
 // Aggregate returns one aggregate of the per-pod model.
@@ -182,10 +204,7 @@ func (s *State) merge(m *Model, ns, owner string, keys []AggregateKey, match fun
 // the containers whose samples a merged aggregate holds (a checkpoint leaves their open windows out).
 func (s *State) Feeding(ns, container string, match func(group string, labels map[string]string) bool) []*Container {
 	var out []*Container
-	for ck, pc := range s.containers {
-		if ck.Namespace != ns || ck.Container != container {
-			continue
-		}
+	for _, pc := range s.byName[nameKey{ns, container}] {
 		if a := s.aggs[pc.Aggregate]; a != nil && match(pc.Aggregate.Group, a.Labels) {
 			out = append(out, pc.State)
 		}
@@ -305,7 +324,7 @@ func (t *WorkloadTotal) Estimate() (Estimates, bool) {
 func (s *State) Collect(m *Model, now time.Time) {
 	for k, pc := range s.containers {
 		if now.Sub(pc.LastSeen) > m.Config.MemoryAggregationInterval {
-			delete(s.containers, k)
+			s.forget(k)
 		}
 	}
 	for k, a := range s.aggs {
@@ -332,7 +351,7 @@ func (s *State) Collect(m *Model, now time.Time) {
 }
 
 // ForgetContainer drops one pod container (e.g. a simulator that knows the pod is gone).
-func (s *State) ForgetContainer(key ContainerKey) { delete(s.containers, key) }
+func (s *State) ForgetContainer(key ContainerKey) { s.forget(key) }
 
 // LabelKey is the canonical form of a pod's labels: the group of its aggregates in the cluster.
 func LabelKey(l map[string]string) string {

@@ -236,14 +236,23 @@ func measureRecommender(ctx context.Context, out *report, restCfg *rest.Config, 
 	if cfg.history > 0 {
 		seeded = n
 	}
+	// the CPU profile from here on (the settling and the observed loops, at most 5 minutes): where a loop's CPU goes
+	cpuSeconds := min(int(cfg.loops)*int(cfg.interval.Seconds()), 300)
+	cpuDone := make(chan error, 1)
+	go func() {
+		cpuDone <- h.watch.saveProfile(filepath.Join(r.dir, "cpu.pprof"), fmt.Sprintf("profile?seconds=%d", cpuSeconds), time.Duration(cpuSeconds+60)*time.Second)
+	}()
 	if err := observeSteadyState(ctx, out, cfg, h, r, seeded); err != nil {
 		return err
 	}
 	phase(fmt.Sprintf("%d steady-state loops", cfg.loops))
+	if err := <-cpuDone; err != nil {
+		say("   no CPU profile: %v", err)
+	}
 	if err := h.watch.saveMemStats(filepath.Join(r.dir, "memstats.txt")); err != nil {
 		say("   no memory statistics: %v", err)
 	}
-	if err := h.watch.saveHeapProfile(filepath.Join(r.dir, "heap.pprof")); err != nil {
+	if err := h.watch.saveProfile(filepath.Join(r.dir, "heap.pprof"), "heap?gc=1", 30*time.Second); err != nil {
 		say("   no heap profile: %v", err)
 	}
 	return nil

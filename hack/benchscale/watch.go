@@ -272,12 +272,13 @@ func (w *watcher) heapInuse() float64 {
 	return -1
 }
 
-// saveHeapProfile writes the process's heap profile after a garbage collection (/debug/pprof/heap?gc=1 on the
-// metrics address, served with --profiling: what is live, not what awaits collection) to path, for
-// `go tool pprof`.
-func (w *watcher) saveHeapProfile(path string) error {
-	u := strings.TrimSuffix(w.metricsURL, "/metrics") + "/debug/pprof/heap?gc=1"
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(u)
+// saveProfile writes one of the process's pprof profiles to path, for `go tool pprof`: query is the profile
+// and its parameters under /debug/pprof/ on the metrics address (served with --profiling): "heap?gc=1", the
+// heap after a garbage collection (what is live, not what awaits collection); "profile?seconds=N", the CPU
+// over the next N seconds. timeout bounds the request.
+func (w *watcher) saveProfile(path, query string, timeout time.Duration) error {
+	u := strings.TrimSuffix(w.metricsURL, "/metrics") + "/debug/pprof/" + query
+	resp, err := (&http.Client{Timeout: timeout}).Get(u)
 	if err != nil {
 		return err
 	}
