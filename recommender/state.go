@@ -52,12 +52,12 @@ type State struct {
 	containers map[ContainerKey]*PodContainer
 	// byName indexes containers by namespace and container name (Feeding): a checkpoint's lookup reads the
 	// few containers of its name, not every container of the cluster
-	byName map[nameKey]map[ContainerKey]*PodContainer
-	initial    map[OwnerKey]*Aggregate
-	totals     map[owner]map[string]*WorkloadTotal // by owner, then container name
-	oomSeen    map[string]time.Time
-	byNS       map[string][]AggregateKey // index of aggs, rebuilt when aggregates come or go
-	byGroup    map[group][]AggregateKey  // the same, by namespace and group
+	byName  map[nameKey]map[ContainerKey]*PodContainer
+	initial map[OwnerKey]*Aggregate
+	totals  map[owner]map[string]*WorkloadTotal // by owner, then container name
+	oomSeen map[string]time.Time
+	byNS    map[string][]AggregateKey // index of aggs, rebuilt when aggregates come or go
+	byGroup map[group][]AggregateKey  // the same, by namespace and group
 }
 
 type owner struct{ ns, name string }
