@@ -116,9 +116,14 @@ test-unit: ## Unit tests only, with the race detector (fuzz seed corpora include
 	go test $(GO_TEST_FLAGS) -race -short $$(go list ./... | grep -v /e2e)
 	go -C hack test $(GO_TEST_FLAGS) -race -short ./...
 
+# The packages of the Ginkgo suites a label marks (framework.RunSuite(t, name, framework.<Label>, ...)): the
+# suites are selected by their label, as Kueue's Makefile-test.mk does, never by what they import.
+suites_labelled = $(shell grep -rlE --include='*_test.go' 'framework[.]RunSuite.*framework[.]$(1)\b' . | xargs -n1 dirname | sort -u)
+LABEL_FILTER ?= integration
+
 .PHONY: test-integration
-test-integration: controlplane helm ## Only the Ginkgo suites on envtest with the local control plane.
-	go test $(GO_TEST_FLAGS) -count=1 $$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep test/testenv | cut -d' ' -f1)
+test-integration: controlplane helm upstream-vpa ## The Ginkgo suites labelled integration on the local control plane (their packages' plain tests too); LABEL_FILTER narrows the specs (Ginkgo's --label-filter, e.g. LABEL_FILTER='integration && !slow').
+	go test $(GO_TEST_FLAGS) -count=1 $(call suites_labelled,Integration) -args -ginkgo.label-filter='$(LABEL_FILTER)'
 
 # The image hack/image's TestImage inspects: built here, before go test runs (a static build of the whole
 # dependency tree per platform takes minutes on a cold build cache, too long inside a test's time limit).
