@@ -399,8 +399,8 @@ func (o *runOptions) validateRecommender() error {
 	if o.prometheus.Timeout <= 0 {
 		return fmt.Errorf("--prometheus-timeout %s: must be positive, e.g. 1m", o.prometheus.Timeout)
 	}
-	if o.recommender.UpdateWorkers < 1 {
-		return fmt.Errorf("--update-worker-count %d: must be at least 1", o.recommender.UpdateWorkers)
+	if err := o.recommender.Validate(); err != nil {
+		return err
 	}
 	if o.recommender.CheckpointPeriod < 0 {
 		return fmt.Errorf("--checkpoint-period %s: must be 0 (every run) or positive", o.recommender.CheckpointPeriod)

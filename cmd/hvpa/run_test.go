@@ -250,6 +250,19 @@ current-context: x
 	}
 }
 
+// TestRecommenderOptionFlags: the recommender's options it cannot run with (recommenderctrl.Options.Validate)
+// are refused with the other flags, before the kubeconfig is read, naming the flag.
+func TestRecommenderOptionFlags(t *testing.T) {
+	for args, want := range map[string]string{
+		"--update-worker-count=0": "--update-worker-count 0: must be at least 1",
+		"--storage=disk":          `--storage "disk": use checkpoint or prometheus`,
+	} {
+		if _, err := runCommand(t, "run", args, "--kubeconfig", "/nonexistent/kubeconfig"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", args, err, want)
+		}
+	}
+}
+
 // TestNamespacedNameFlags: --admission-lease and --update-loop-records take namespace/name and refuse anything
 // else at start, naming the flag; the lease's default and "-" (none) resolve as documented.
 func TestNamespacedNameFlags(t *testing.T) {

@@ -158,20 +158,29 @@ var (
 	_ manager.LeaderElectionRunnable = (*Recommender)(nil)
 )
 
+// Validate refuses the options a recommender cannot run with, naming the flag: `hvpa run` checks them with its
+// other flags before it connects, NewRecommender again for every other caller.
+func (o Options) Validate() error {
+	if o.Storage != StorageCheckpoint && o.Storage != StoragePrometheus {
+		return fmt.Errorf("--storage %q: use %s or %s", o.Storage, StorageCheckpoint, StoragePrometheus)
+	}
+	if o.UpdateWorkers < 1 {
+		return fmt.Errorf("--update-worker-count %d: must be at least 1", o.UpdateWorkers)
+	}
+	return nil
+}
+
 // NewRecommender returns a recommender; its state starts empty and is loaded on the first run.
 func NewRecommender(c client.Client, usage usage.Source, history usage.HistoryProvider, rec events.EventRecorder,
 	clk clock.PassiveClock, base recommender.Config, opts Options, m *Metrics) (*Recommender, error) {
 	if _, err := recommender.NewModel(base); err != nil {
 		return nil, err
 	}
-	if opts.Storage != StorageCheckpoint && opts.Storage != StoragePrometheus {
-		return nil, fmt.Errorf("--storage %q: use %s or %s", opts.Storage, StorageCheckpoint, StoragePrometheus)
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	if opts.Storage == StoragePrometheus && history == nil {
 		return nil, fmt.Errorf("--storage=prometheus needs a Prometheus history provider (--prometheus-address)")
-	}
-	if opts.UpdateWorkers < 1 {
-		return nil, fmt.Errorf("--update-worker-count %d: must be at least 1", opts.UpdateWorkers)
 	}
 	if m == nil {
 		m = NewMetrics(nil)

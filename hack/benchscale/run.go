@@ -237,7 +237,7 @@ func measureRecommender(ctx context.Context, out *report, restCfg *rest.Config, 
 		seeded = n
 	}
 	// the CPU profile from here on (the settling and the observed loops, at most 5 minutes): where a loop's CPU goes
-	cpuSeconds := min(int(cfg.loops)*int(cfg.interval.Seconds()), 300)
+	cpuSeconds := min(cfg.loops*int(cfg.interval.Seconds()), 300)
 	cpuDone := make(chan error, 1)
 	go func() {
 		cpuDone <- h.watch.saveProfile(filepath.Join(r.dir, "cpu.pprof"), fmt.Sprintf("profile?seconds=%d", cpuSeconds), time.Duration(cpuSeconds+60)*time.Second)

@@ -420,11 +420,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		stale := getHvpa(ctx, ns, "stale") // as a lagging cache would still hold it: no status yet
 		Eventually(func() *hvpav1alpha1.DesiredState { return getHvpa(ctx, ns, "stale").Status.Desired }, framework.LongTimeout).ShouldNot(BeNil())
 		By("another writer adds a condition of its own (retrying, as it too meets the running controller's writes)")
-		Eventually(func() error {
-			h := getHvpa(ctx, ns, "stale")
-			meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{Type: "ExternalAudit", Status: metav1.ConditionTrue, Reason: "Audited", Message: "by a tool"})
-			return k8s.Status().Update(ctx, h)
-		}, framework.LongTimeout).Should(Succeed())
+		auditCondition(ctx, ns, "stale")
 		audited := func() bool {
 			return meta.FindStatusCondition(getHvpa(ctx, ns, "stale").Status.Conditions, "ExternalAudit") != nil
 		}
@@ -456,11 +452,7 @@ var _ = Describe("an Hvpa's lifecycle", func() {
 		stale := getHvpa(ctx, ns, "pending")
 		stale.Status.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.Now(), FromReplicas: 1, ToReplicas: 2}
 		By("the stored status moves on (here another writer's condition; in the field, the scaling that replaced it)")
-		Eventually(func() error {
-			h := getHvpa(ctx, ns, "pending")
-			meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{Type: "ExternalAudit", Status: metav1.ConditionTrue, Reason: "Audited", Message: "by a tool"})
-			return k8s.Status().Update(ctx, h)
-		}, framework.LongTimeout).Should(Succeed())
+		auditCondition(ctx, ns, "pending")
 
 		staleReader := staleClient(stale)
 		lagging := hvpactrl.NewReconciler(staleReader, nil, record.NewFakeRecorder(10), clock.RealClock{}, time.Minute, nil)
@@ -520,6 +512,17 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 		Eventually(unsupportedMessage(ctx, ns, "direct"), framework.LongTimeout).Should(And(HavePrefix("MultipleAutoscalers"), ContainSubstring("HorizontalPodAutoscaler direct-hpa")))
 	})
 })
+
+// auditCondition adds a condition of another writer's to an Hvpa's status (retrying, as that writer too meets
+// the running controller's writes): the stored status moves past any copy read before.
+func auditCondition(ctx context.Context, ns, name string) {
+	GinkgoHelper()
+	Eventually(func() error {
+		h := getHvpa(ctx, ns, name)
+		meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{Type: "ExternalAudit", Status: metav1.ConditionTrue, Reason: "Audited", Message: "by a tool"})
+		return k8s.Status().Update(ctx, h)
+	}, framework.LongTimeout).Should(Succeed())
+}
 
 // staleClient reads the API server directly, except the Hvpa stale, which it returns as that copy: a cache
 // that lags behind the stored object.
