@@ -38,16 +38,20 @@ const annotationModel = AnnotationPrefix + "model"
 
 // WithOverrides applies the override annotations of one object to base and validates the result. Errors
 // name the annotation and say what it takes; annotations under the prefix that are not overrides are
-// errors too (a typo must not be silently ignored).
+// errors too (a typo must not be silently ignored). An object without annotations under the prefix gets base
+// as it is: a base is validated where it is made (the flags), not again for each object at each run.
 func WithOverrides(base Config, annotations map[string]string) (Config, error) {
-	c := base
-	var errs []error
-	keys := make([]string, 0, len(annotations))
+	var keys []string
 	for k := range annotations {
 		if strings.HasPrefix(k, AnnotationPrefix) {
 			keys = append(keys, k)
 		}
 	}
+	if len(keys) == 0 {
+		return base, nil
+	}
+	c := base
+	var errs []error
 	sort.Strings(keys)
 	for _, k := range keys {
 		if k == annotationModel {

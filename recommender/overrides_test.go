@@ -12,6 +12,21 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
+// TestWithOverridesWithoutAny: an object without annotations under the prefix gets base as it is, without
+// validating it again (the recommender asks this of every VPA at every run; its base was validated from the
+// flags): a base the flags would refuse shows it.
+func TestWithOverridesWithoutAny(t *testing.T) {
+	base := Defaults()
+	base.TargetPercentile = 7 // refused by Validate: returned as it is
+	c, err := WithOverrides(base, map[string]string{"unrelated.example.com/x": "kept out"})
+	if err != nil || c != base {
+		t.Errorf("no override: %+v, %v; want base as it is", c, err)
+	}
+	if _, err := WithOverrides(base, map[string]string{AnnotationSafetyMargin: "0.2"}); err == nil {
+		t.Error("an override over a base Validate refuses: no error")
+	}
+}
+
 func TestWithOverrides(t *testing.T) {
 	c, err := WithOverrides(Defaults(), map[string]string{
 		AnnotationOOMBumpUpRatio: "1.5", AnnotationOOMMinBumpUp: "200Mi", AnnotationMemoryAggregationInterval: "12h",

@@ -72,6 +72,17 @@ func NewState() *State {
 		byName: map[nameKey]map[ContainerKey]*PodContainer{}, initial: map[OwnerKey]*Aggregate{}, totals: map[owner]map[string]*WorkloadTotal{}, oomSeen: map[string]time.Time{}}
 }
 
+// Seen returns the state of a pod container the state holds, marking it as seen at now; ok is false for one it
+// does not hold (Container creates it). A run's hot path asks this first: a new container's group (its pod
+// labels' key) is built only when it is created.
+func (s *State) Seen(key ContainerKey, now time.Time) (*PodContainer, bool) {
+	pc, ok := s.containers[key]
+	if ok {
+		pc.LastSeen = now
+	}
+	return pc, ok
+}
+
 // Container returns the state of a pod container, creating it (and the aggregate of its group) as needed;
 // now marks it as seen. labels are kept with a new aggregate for selectors.
 func (s *State) Container(m *Model, key ContainerKey, group string, labels map[string]string, now time.Time) *PodContainer {

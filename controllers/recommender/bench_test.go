@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -54,10 +56,12 @@ func benchRecommender(b *testing.B, n int) (*recommenderctrl.Recommender, *atomi
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
 	patches := &atomic.Int64{} // status patches are sent several at a time
-	c := interceptor.NewClient(base, interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
-		patches.Add(1)
-		return nil
-	}})
+	reads := cachedReads(objs)
+	c := interceptor.NewClient(base, interceptor.Funcs{Get: reads.get, List: reads.list,
+		SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+			patches.Add(1)
+			return nil
+		}})
 	opts := recommenderctrl.DefaultOptions()
 	opts.CheckpointBudget = 0 // checkpoints are measured apart: this is the recommendation loop
 	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, played, recommender.Defaults(), opts, nil)
@@ -74,6 +78,56 @@ func benchRecommender(b *testing.B, n int) (*recommenderctrl.Recommender, *atomi
 	}
 	patches.Store(0)
 	return r, patches
+}
+
+// informerReads serves the VPAs and Deployments of a fleet as the binary's informer cache does, a deep copy
+// of what it holds, where the fake client would encode and decode every object at each read (which costs
+// far more than the loop itself). Status writes are not applied (see benchRecommender), so what it holds stays
+// what the API server would hold.
+type informerReads struct {
+	vpas        []*vpav1.VerticalPodAutoscaler
+	deployments map[client.ObjectKey]*appsv1.Deployment
+}
+
+func cachedReads(objs []client.Object) *informerReads {
+	r := &informerReads{deployments: map[client.ObjectKey]*appsv1.Deployment{}}
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *vpav1.VerticalPodAutoscaler:
+			r.vpas = append(r.vpas, o)
+		case *appsv1.Deployment:
+			r.deployments[client.ObjectKeyFromObject(o)] = o
+		}
+	}
+	return r
+}
+
+func (r *informerReads) get(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if d, ok := obj.(*appsv1.Deployment); ok {
+		held, ok := r.deployments[key]
+		if !ok {
+			return apierrors.NewNotFound(appsv1.Resource("deployments"), key.Name)
+		}
+		if o := (&client.GetOptions{}).ApplyOptions(opts); o.UnsafeDisableDeepCopy != nil && *o.UnsafeDisableDeepCopy {
+			*d = *held // the cache's shallow copy: the reader only reads
+		} else {
+			held.DeepCopyInto(d)
+		}
+		return nil
+	}
+	return c.Get(ctx, key, obj, opts...)
+}
+
+func (r *informerReads) list(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+	l, ok := list.(*vpav1.VerticalPodAutoscalerList)
+	if !ok || len(opts) > 0 {
+		return c.List(ctx, list, opts...)
+	}
+	l.Items = make([]vpav1.VerticalPodAutoscaler, len(r.vpas))
+	for i, v := range r.vpas {
+		v.DeepCopyInto(&l.Items[i])
+	}
+	return nil
 }
 
 // heldPods is a podstore.Lister over pods held once, as the binary's podstore.Store holds them: the

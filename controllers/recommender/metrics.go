@@ -36,6 +36,8 @@ type Metrics struct {
 	PerObject bool
 
 	targetSeries, usageSeries map[objectSeries]bool // set by the last run: the ones a run no longer sets go
+	// qualityCPU and qualityMemory are Quality's two series, looked up once (it is observed per usage sample)
+	qualityCPU, qualityMemory prometheus.Observer
 }
 
 // perObject is a per-object gauge of the recommender: labels namespace, kind, object, container.
@@ -78,6 +80,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		UsageMemory: perObject("usage_memory_bytes",
 			"Mean memory usage per pod of a container over the running pods a VerticalPodAutoscaler or an Hvpa (kind) selects, from the latest metrics API read, in bytes."),
 	}
+	m.qualityCPU, m.qualityMemory = m.Quality.WithLabelValues("cpu"), m.Quality.WithLabelValues("memory")
 	if reg != nil {
 		reg.MustRegister(m.Objects, m.StepDuration, m.Aggregates, m.MetricsAPIErrors, m.RecommendationLatency, m.Quality, m.OOMs, m.CheckpointsWritten,
 			m.HistorySource, m.AdaptiveWinner, m.TargetCPU, m.TargetMemory, m.UsageCPU, m.UsageMemory)
@@ -113,10 +116,10 @@ func (m *Metrics) observeQuality(r *Recommender, cs *recommender.PodContainer, u
 		return
 	}
 	if u.CPUMilli >= 0 && t.CPUMilli > 0 {
-		m.Quality.WithLabelValues("cpu").Observe(float64(u.CPUMilli) / float64(t.CPUMilli))
+		m.qualityCPU.Observe(float64(u.CPUMilli) / float64(t.CPUMilli))
 	}
 	if u.MemoryBytes >= 0 && t.MemoryBytes > 0 {
-		m.Quality.WithLabelValues("memory").Observe(float64(u.MemoryBytes) / float64(t.MemoryBytes))
+		m.qualityMemory.Observe(float64(u.MemoryBytes) / float64(t.MemoryBytes))
 	}
 }
 
@@ -184,35 +187,45 @@ func (m *Metrics) setTargets(list []*served, hvpas map[types.NamespacedName]reco
 	m.targetSeries = m.publish(m.TargetCPU, m.TargetMemory, m.targetSeries, values)
 }
 
-// usageSums adds up one read of container usage per object, container and resource: [sum, samples].
-type usageSums map[objectSeries]*[2]float64
+// usageSums adds up one read of container usage per object and container (an objectSeries without its
+// resource: one map entry holds both).
+type usageSums map[objectSeries]*usageSum
+
+// usageSum is one object's container usage of one read: the sums and the counts of the cpu and memory samples.
+type usageSum struct{ cpu, cpuSamples, memory, memorySamples float64 }
 
 // add counts a usage sample of a pod towards the objects that select the pod (owners, in namespace ns).
 func (u usageSums) add(ns string, owners []objectRef, s usage.ContainerUsage) {
-	one := func(k objectSeries, v float64) {
+	for _, o := range owners {
+		k := objectSeries{ns, o.kind, o.name, s.Container, ""}
 		a := u[k]
 		if a == nil {
-			a = &[2]float64{}
+			a = &usageSum{}
 			u[k] = a
 		}
-		a[0] += v
-		a[1]++
-	}
-	for _, o := range owners {
 		if s.CPUMilli >= 0 {
-			one(objectSeries{ns, o.kind, o.name, s.Container, "cpu"}, float64(s.CPUMilli)/1000)
+			a.cpu += float64(s.CPUMilli) / 1000
+			a.cpuSamples++
 		}
 		if s.MemoryBytes >= 0 {
-			one(objectSeries{ns, o.kind, o.name, s.Container, "memory"}, float64(s.MemoryBytes))
+			a.memory += float64(s.MemoryBytes)
+			a.memorySamples++
 		}
 	}
 }
 
 // setUsage publishes the mean per pod of one read (a failed read publishes nothing: the series go).
 func (m *Metrics) setUsage(u usageSums) {
-	values := make(map[objectSeries]float64, len(u))
+	values := make(map[objectSeries]float64, 2*len(u))
 	for k, a := range u {
-		values[k] = a[0] / a[1]
+		if a.cpuSamples > 0 {
+			k.resource = "cpu"
+			values[k] = a.cpu / a.cpuSamples
+		}
+		if a.memorySamples > 0 {
+			k.resource = "memory"
+			values[k] = a.memory / a.memorySamples
+		}
 	}
 	m.usageSeries = m.publish(m.UsageCPU, m.UsageMemory, m.usageSeries, values)
 }

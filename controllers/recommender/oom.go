@@ -9,55 +9,57 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/hvpa-dev/hvpa/internal/podstore"
 )
 
 // observeOOMs records OOM kills from pod status (current or last state terminated with reason OOMKilled) and
 // containers evicted by the kubelet under memory pressure (an evicted pod's status). Each kill is recorded
 // once.
 func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.Time) {
-	pods, evicted, models, hvpas := match.index, match.evicted, match.model, match.hvpa
-	record := func(p *podstore.Pod, container string, at time.Time, request float64, key string) {
+	record := func(e *matchedPod, container string, at time.Time, request float64, key string) {
 		if !r.state.FirstOOM(key, now) {
 			return
 		}
-		m := models[p.Key()].For(container)
+		m := e.models.For(container)
 		if m == nil {
 			m = r.model(r.Base)
 		}
-		cs := r.container(m, p, container, now)
+		cs := r.container(m, e.pod, container, now)
 		peak, _ := cs.State.OpenWindowPeak()
 		if err := m.RecordOOM(cs.State, at, request); err != nil {
-			logf.FromContext(ctx).V(1).Info("OOM not recorded", "pod", p.Namespace+"/"+p.Name, "container", container, "reason", err.Error())
+			logf.FromContext(ctx).V(1).Info("OOM not recorded", "pod", e.pod.Namespace+"/"+e.pod.Name, "container", container, "reason", err.Error())
 			return
 		}
 		r.Metrics.OOMs.Inc()
-		r.oomAdaptive(match.adaptive[p.Key()], container, at, request)
-		if h := hvpas[p.Key()]; h != nil {
+		r.oomAdaptive(e.adaptive, container, at, request)
+		if h := e.hvpa; h != nil {
 			if request <= 0 {
 				request = cs.State.MemoryRequest
 			}
 			h.recordOOM(r.state, container, at, request, peak, now)
 		}
 	}
-	for _, p := range pods {
+	for _, e := range match.pods {
+		p := e.pod
 		for _, c := range p.Containers {
 			for _, finished := range c.OOMKills {
 				at := finished
 				if at.IsZero() || at.After(now) { // unknown, or dated in the future: recorded as seen now (once: by its own time)
 					at = now
 				}
-				record(p, c.Name, at, c.MemoryBytes, fmt.Sprintf("%s/%s/%s", p.UID, c.Name, finished.UTC().Format(time.RFC3339)))
+				record(e, c.Name, at, c.MemoryBytes, fmt.Sprintf("%s/%s/%s", p.UID, c.Name, finished.UTC().Format(time.RFC3339)))
 			}
 		}
 	}
 	// kubelet evictions under memory pressure, from the evicted pod's own status (which only the kubelet
 	// writes), never from Events (which anyone who may create Events could forge); the container's own
 	// request counts, not the number in the message
-	for _, p := range evicted {
-		if _, tracked := models[p.Key()]; !tracked && r.Opts.MemorySaver {
-			continue
+	for _, p := range match.evicted {
+		e, tracked := match.pods[p.Key()] // an evicted pod is not running: not matched (the flags' model)
+		if !tracked {
+			if r.Opts.MemorySaver {
+				continue
+			}
+			e = &matchedPod{pod: p}
 		}
 		at := p.EvictedAt
 		if at.IsZero() || at.After(now) {
@@ -66,9 +68,9 @@ func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.
 		if now.Sub(at) > r.Base.MemoryAggregationInterval {
 			continue // old news: recorded long ago (the pod object outlives its eviction), or too old to count
 		}
-		for _, e := range ParseMemoryEviction(p.EvictionMessage) {
-			_, memory := p.Requests(e.Container)
-			record(p, e.Container, at, memory, fmt.Sprintf("evicted/%s/%s", p.UID, e.Container))
+		for _, ev := range ParseMemoryEviction(p.EvictionMessage) {
+			_, memory := p.Requests(ev.Container)
+			record(e, ev.Container, at, memory, fmt.Sprintf("evicted/%s/%s", p.UID, ev.Container))
 		}
 	}
 }

@@ -355,6 +355,9 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		r.loadHistory(ctx)
 	}
 
+	// 0. usage from metrics.k8s.io, read while the targets resolve and the pods match (step 3 waits for it)
+	read := r.readUsage(ctx)
+	defer read.wait() // a run that stops early leaves no read behind
 	// 1. the VPAs this recommender serves, and their targets
 	vpas, list, hv, err := r.resolveAll(ctx)
 	if err != nil {
@@ -374,7 +377,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		return err
 	}
 	// 3. usage from metrics.k8s.io into the model
-	samples, now := r.feedUsage(ctx, m)
+	samples, now := r.feedUsage(ctx, m, read)
 	if err := steps.done(ctx, "usage"); err != nil {
 		return err
 	}
@@ -383,20 +386,27 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	_ = steps.done(ctx, "oom")
 	// 5. recommendations and status, within the largest schedulable node
 	r.nodeRoom = r.readNodeRoom(ctx)
-	r.writeStatuses(ctx, list)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	writes := r.decideStatuses(ctx, list)
+	// the patches go out while the checkpoints are written below (both wait on the API server)
+	statusesSent := r.sendStatuses(ctx, writes)
 	if r.hist.hvpa { // an Hvpa gets no embedded recommendation before its history (HvpaCheckpoints) loaded
 		r.updateHvpaRecommendations(hv.served)
 	}
 	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
 	r.Metrics.Aggregates.Set(float64(r.state.NumAggregates()))
 	_ = steps.done(ctx, "status")
-	// 6. checkpoints and garbage collection
-	checkpoints := r.checkpointAndCollect(ctx, list, hv.served, vpas, now)
+	// 6. checkpoints and garbage collection, unless the run is stopping
+	checkpoints := 0
+	if ctx.Err() == nil {
+		checkpoints = r.checkpointAndCollect(ctx, list, hv.served, vpas, now)
+	}
 	_ = steps.done(ctx, "checkpoints")
-	logger.Info("recommender run", "vpas", len(list), "hvpas", len(hv.served), "pods", len(m.index), "usageSamples", samples,
+	// 7. the status patches sent in step 5
+	r.recordStatuses(ctx, writes, statusesSent())
+	if err := steps.done(ctx, "writes"); err != nil {
+		return err
+	}
+	logger.Info("recommender run", "vpas", len(list), "hvpas", len(hv.served), "pods", len(m.pods), "usageSamples", samples,
 		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(),
 		"duration", r.Clock.Now().Sub(steps.start).Round(time.Microsecond).String(), "steps", steps.took)
 	return ctx.Err()
@@ -430,52 +440,56 @@ func (s *runSteps) end() {
 	s.took["total"] = now.Sub(s.start).Round(time.Microsecond).String()
 }
 
-// podMatch is which served object each running pod feeds.
+// podMatch is which served objects each running pod feeds: one entry per tracked pod, so a usage sample
+// costs one lookup.
 type podMatch struct {
-	index   map[types.NamespacedName]*podstore.Pod // the pods tracked
-	model   map[types.NamespacedName]*modelSet     // the models a pod's usage feeds, by container
-	hvpa    map[types.NamespacedName]*servedHvpa   // the Hvpa whose workload total a pod's usage feeds
-	owners  map[types.NamespacedName][]objectRef   // the VPAs and Hvpas that select a pod (the usage metric)
-	evicted []*podstore.Pod                        // evicted pods are Failed: evictions are looked up here
-	// adaptive are the adaptive VPAs that select a pod (their models get its samples and OOM kills)
-	adaptive map[types.NamespacedName][]*served
+	pods    map[types.NamespacedName]*matchedPod // the pods tracked
+	evicted []*podstore.Pod                      // evicted pods are Failed: evictions are looked up here
 }
 
-// matchVPAs records the VPAs of list whose targets select running pod p (labels set), counting their pods.
-func (m *podMatch) matchVPAs(p *podstore.Pod, set labels.Set, list []*served) {
-	key := p.Key()
+// matchedPod is one tracked running pod and what selects it.
+type matchedPod struct {
+	pod    *podstore.Pod
+	models *modelSet   // the models its usage feeds, by container (nil: the flags' model)
+	hvpa   *servedHvpa // the Hvpa whose workload total its usage feeds
+	owners []objectRef // the VPAs and Hvpas that select it (the usage metric)
+	// adaptive are the adaptive VPAs that select it (their models get its samples and OOM kills)
+	adaptive []*served
+}
+
+// matchVPAs records the VPAs of list whose targets select running pod e.pod (labels set), counting their pods.
+func (e *matchedPod) matchVPAs(set labels.Set, list []*served) {
 	for _, s := range list {
 		if !s.target.Selector.Matches(set) {
 			continue
 		}
 		s.matched++
 		if s.pod == nil {
-			s.pod = p
+			s.pod = e.pod
 		}
-		m.owners[key] = append(m.owners[key], objectRef{vpav1.KindVerticalPodAutoscaler, s.vpa.Name})
+		e.owners = append(e.owners, objectRef{vpav1.KindVerticalPodAutoscaler, s.vpa.Name})
 		if s.adaptive != nil {
-			m.adaptive[key] = append(m.adaptive[key], s)
+			e.adaptive = append(e.adaptive, s)
 		}
-		if _, ok := m.model[key]; !ok {
-			m.model[key] = s.models
+		if e.models == nil {
+			e.models = s.models
 		}
 	}
 }
 
-// matchHvpas records the Hvpas of list whose targets select running pod p: the first feeds its workload total.
-func (m *podMatch) matchHvpas(p *podstore.Pod, set labels.Set, list []*servedHvpa) {
-	key := p.Key()
+// matchHvpas records the Hvpas of list whose targets select running pod e.pod: the first feeds its workload total.
+func (e *matchedPod) matchHvpas(set labels.Set, list []*servedHvpa) {
 	for _, h := range list {
 		if !h.target.Selector.Matches(set) {
 			continue
 		}
-		m.owners[key] = append(m.owners[key], objectRef{hvpav1alpha1.KindHvpa, h.hvpa.Name})
-		if _, ok := m.hvpa[key]; !ok {
-			m.hvpa[key] = h
+		e.owners = append(e.owners, objectRef{hvpav1alpha1.KindHvpa, h.hvpa.Name})
+		if e.hvpa == nil {
+			e.hvpa = h
 			h.pods++
 		}
-		if _, ok := m.model[key]; !ok {
-			m.model[key] = h.models
+		if e.models == nil {
+			e.models = h.models
 		}
 	}
 }
@@ -497,8 +511,9 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 	for _, h := range hv.served {
 		hvpaByNS[h.hvpa.Namespace] = append(hvpaByNS[h.hvpa.Namespace], h)
 	}
-	m := podMatch{index: map[types.NamespacedName]*podstore.Pod{}, model: map[types.NamespacedName]*modelSet{},
-		hvpa: map[types.NamespacedName]*servedHvpa{}, owners: map[types.NamespacedName][]objectRef{}, adaptive: map[types.NamespacedName][]*served{}}
+	// sized once, the entries in one block: grown pod by pod, a map of 100,000 pods rehashes a dozen times a run
+	m := podMatch{pods: make(map[types.NamespacedName]*matchedPod, len(pods))}
+	entries := make([]matchedPod, 0, len(pods))
 	for _, p := range pods {
 		if p.EvictionMessage != "" {
 			m.evicted = append(m.evicted, p)
@@ -506,26 +521,51 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 		if p.Phase != corev1.PodRunning {
 			continue
 		}
-		key, set := p.Key(), labels.Set(p.Labels)
-		m.matchVPAs(p, set, byNS[p.Namespace])
-		m.matchHvpas(p, set, hvpaByNS[p.Namespace])
-		_, tracked := m.model[key]
+		set := labels.Set(p.Labels)
+		entries = append(entries, matchedPod{pod: p})
+		e := &entries[len(entries)-1]
+		e.matchVPAs(set, byNS[p.Namespace])
+		e.matchHvpas(set, hvpaByNS[p.Namespace])
+		tracked := e.models != nil
 		for _, sel := range hvpaSelectors[p.Namespace] {
 			tracked = tracked || sel.Matches(set)
 		}
 		if tracked || !r.Opts.MemorySaver {
-			m.index[key] = p
+			m.pods[p.Key()] = e
 		}
 	}
 	return m
 }
 
-// feedUsage reads the containers' usage from metrics.k8s.io into the models (and the Hvpas' workload
+// usageRead is one read of the containers' usage, made in the background.
+type usageRead struct {
+	done  chan struct{}
+	usage []usage.ContainerUsage
+	err   error
+}
+
+// readUsage starts reading the containers' usage from the metrics API.
+func (r *Recommender) readUsage(ctx context.Context) *usageRead {
+	read := &usageRead{done: make(chan struct{})}
+	go func() {
+		defer close(read.done)
+		read.usage, read.err = r.Usage.ContainerUsage(ctx)
+	}()
+	return read
+}
+
+// wait waits for the read to end and returns what it read.
+func (u *usageRead) wait() ([]usage.ContainerUsage, error) {
+	<-u.done
+	return u.usage, u.err
+}
+
+// feedUsage feeds the containers' usage read from metrics.k8s.io (read) into the models (and the Hvpas' workload
 // totals, and the usage metric); it returns how many samples came and the time they were read, the run's
 // now. While the metrics API fails the models keep their history and the status step says so
 // (UsageUnavailable).
-func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time) {
-	usage, err := r.Usage.ContainerUsage(ctx)
+func (r *Recommender) feedUsage(ctx context.Context, m podMatch, read *usageRead) (int, time.Time) {
+	usage, err := read.wait()
 	r.usageErr = err
 	if err != nil {
 		r.Metrics.MetricsAPIErrors.Inc()
@@ -536,21 +576,23 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch) (int, time.Time
 	loads := workloadLoads{}
 	future := 0
 	for _, u := range usage {
-		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Pod}
-		p, ok := m.index[key]
+		e, ok := m.pods[types.NamespacedName{Namespace: u.Namespace, Name: u.Pod}]
 		if !ok {
 			continue
 		}
+		p := e.pod
 		if u.Time, ok = recommender.SampleTime(u.Time, now); !ok {
 			future++ // dated beyond the clock skew: it would block the container's later samples
 			continue
 		}
-		sums.add(u.Namespace, m.owners[key], u)
-		r.feedAdaptive(m.adaptive[key], u)
-		if h := m.hvpa[key]; h != nil {
-			loads.add(h, p, u)
+		if r.Metrics.PerObject { // the per-object usage series: nothing to add up without them
+			sums.add(u.Namespace, e.owners, u)
 		}
-		model := m.model[key].For(u.Container)
+		r.feedAdaptive(e.adaptive, u)
+		if e.hvpa != nil {
+			loads.add(e.hvpa, p, u)
+		}
+		model := e.models.For(u.Container)
 		if model == nil {
 			model = r.model(r.Base)
 		}
@@ -717,7 +759,11 @@ func (r *Recommender) forgetGone(vpas []vpav1.VerticalPodAutoscaler) {
 
 // container returns the state of one container of one pod, creating it and its aggregate as needed.
 func (r *Recommender) container(m *recommender.Model, p *podstore.Pod, name string, now time.Time) *recommender.PodContainer {
-	return r.state.Container(m, recommender.ContainerKey{Namespace: p.Namespace, Pod: p.Name, Container: name}, recommender.LabelKey(p.Labels), p.Labels, now)
+	key := recommender.ContainerKey{Namespace: p.Namespace, Pod: p.Name, Container: name}
+	if pc, ok := r.state.Seen(key, now); ok {
+		return pc
+	}
+	return r.state.Container(m, key, recommender.LabelKey(p.Labels), p.Labels, now)
 }
 
 // collect forgets pod containers not seen for a memory aggregation interval, aggregates and workload totals

@@ -111,39 +111,64 @@ type statusWrite struct {
 	firstRec bool                         // the VPA's first recommendation: its latency is observed once written
 }
 
-// writeStatuses decides every VPA's status (in order, under the recommender's lock) and patches those that
-// changed, Options.UpdateWorkers at a time, each under the resourceVersion it was decided from (conditions of other
-// writers are kept: a decision starts from the status read, and a stale read is refused). A failed patch is
-// logged and retried at the next run; the others go on.
+// writeStatuses decides every VPA's status and writes those that changed (sendStatuses, recordStatuses).
 func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
-	logger := logf.FromContext(ctx)
+	writes := r.decideStatuses(ctx, list)
+	r.recordStatuses(ctx, writes, r.sendStatuses(ctx, writes)())
+}
+
+// decideStatuses decides every VPA's status, in order, under the recommender's lock: the patches of those
+// that changed. A VPA whose status cannot be decided is logged and decided again at the next run.
+func (r *Recommender) decideStatuses(ctx context.Context, list []*served) []*statusWrite {
 	var writes []*statusWrite
 	for _, s := range list {
 		w, err := r.decideStatus(s)
 		if err != nil {
-			logger.Error(err, "updating status", "vpa", klog.KObj(s.vpa))
+			logf.FromContext(ctx).Error(err, "updating status", "vpa", klog.KObj(s.vpa))
 		} else if w != nil {
 			writes = append(writes, w)
 		}
 	}
+	return writes
+}
+
+// sendStatuses starts the status patches of writes, Options.UpdateWorkers at a time, each under the
+// resourceVersion it was decided from (conditions of other writers are kept: a decision starts from the status
+// read, and a stale read is refused); it returns at once, and the function it returns waits for them and gives
+// each write's error. The patches only read what they send: a run goes on (its checkpoints) meanwhile.
+func (r *Recommender) sendStatuses(ctx context.Context, writes []*statusWrite) (wait func() []error) {
 	failed := make([]error, len(writes))
-	var g errgroup.Group
-	g.SetLimit(r.Opts.UpdateWorkers)
-	for i, w := range writes {
-		g.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				failed[i] = err
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var g errgroup.Group
+		g.SetLimit(r.Opts.UpdateWorkers)
+		for i, w := range writes {
+			g.Go(func() error {
+				if err := ctx.Err(); err != nil {
+					failed[i] = err
+					return nil
+				}
+				// with the resourceVersion it was decided from: a status another writer changed since (its
+				// conditions included) is never overwritten from a stale read; it is decided again at the next run
+				if err := r.Client.Status().Patch(ctx, w.patched, client.MergeFromWithOptions(w.s.vpa, client.MergeFromWithOptimisticLock{})); err != nil {
+					failed[i] = fmt.Errorf("patching status: %w", err)
+				}
 				return nil
-			}
-			// with the resourceVersion it was decided from: a status another writer changed since (its
-			// conditions included) is never overwritten from a stale read; it is decided again at the next run
-			if err := r.Client.Status().Patch(ctx, w.patched, client.MergeFromWithOptions(w.s.vpa, client.MergeFromWithOptimisticLock{})); err != nil {
-				failed[i] = fmt.Errorf("patching status: %w", err)
-			}
-			return nil
-		})
+			})
+		}
+		_ = g.Wait()
+	}()
+	return func() []error {
+		<-done
+		return failed
 	}
-	_ = g.Wait()
+}
+
+// recordStatuses notes the writes that succeeded (failed holds each write's error): a failed patch is logged
+// and decided again at the next run.
+func (r *Recommender) recordStatuses(ctx context.Context, writes []*statusWrite, failed []error) {
+	logger := logf.FromContext(ctx)
 	now := r.Clock.Now()
 	for i, w := range writes {
 		if failed[i] != nil {

@@ -32,23 +32,23 @@ func TestFeedUsageRefusesFutureSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &podstore.Pod{Namespace: "ns", Name: "web-0", Labels: map[string]string{"app": "web"}, Phase: corev1.PodRunning}
-	m := podMatch{index: map[types.NamespacedName]*podstore.Pod{p.Key(): p}}
+	m := podMatch{pods: map[types.NamespacedName]*matchedPod{p.Key(): {pod: p}}}
 	sample := func(at time.Time, cpu int64) []usage.ContainerUsage {
 		return []usage.ContainerUsage{{Namespace: "ns", Pod: "web-0", Container: "app", Time: at, Window: time.Minute, CPUMilli: cpu, MemoryBytes: 100 << 20}}
 	}
 	ctx := context.Background()
 	next = sample(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), 8000)
-	if n, _ := r.feedUsage(ctx, m); n != 0 {
+	if n, _ := r.feedUsage(ctx, m, r.readUsage(ctx)); n != 0 {
 		t.Errorf("a sample dated 2100 counted: %d samples", n)
 	}
 	clk.Step(time.Minute)
 	next = sample(now.Add(time.Minute+20*time.Second), 100) // 20 s ahead: recorded at now
-	if n, _ := r.feedUsage(ctx, m); n != 1 {
+	if n, _ := r.feedUsage(ctx, m, r.readUsage(ctx)); n != 1 {
 		t.Errorf("a sample 20 s ahead: %d samples, want 1", n)
 	}
 	clk.Step(time.Minute)
 	next = sample(now.Add(2*time.Minute), 120)
-	r.feedUsage(ctx, m)
+	r.feedUsage(ctx, m, r.readUsage(ctx))
 	a := r.state.MustAggregate(recommender.AggregateKey{Namespace: "ns", Container: "app", Group: recommender.LabelKey(p.Labels)})
 	if a.TotalSamples != 2 || !a.LastSample.Equal(now.Add(2*time.Minute)) || !a.FirstSample.Equal(now.Add(time.Minute)) || a.LastUpdate.After(now.Add(2*time.Minute)) {
 		t.Errorf("history: %d CPU samples from %s to %s (updated %s); want 2, from %s to %s", a.TotalSamples, a.FirstSample, a.LastSample, a.LastUpdate,

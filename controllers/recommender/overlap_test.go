@@ -1,0 +1,106 @@
+package recommender_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/usage"
+)
+
+// signal is closed once, the first time what it names happens.
+type signal struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newSignal() *signal { return &signal{ch: make(chan struct{})} }
+func (s *signal) fire()  { s.once.Do(func() { close(s.ch) }) }
+
+// waitFor reports whether s fired within d.
+func (s *signal) waitFor(d time.Duration) bool {
+	select {
+	case <-s.ch:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// waitingUsage is a usage source whose read ends only once the run has resolved a target (or after a while).
+type waitingUsage struct {
+	*playedUsage
+	resolved *signal
+	waited   bool // the read ended without a target resolved meanwhile
+}
+
+func (w *waitingUsage) ContainerUsage(ctx context.Context) ([]usage.ContainerUsage, error) {
+	w.waited = !w.resolved.waitFor(5 * time.Second)
+	return w.playedUsage.ContainerUsage(ctx)
+}
+
+// TestRunOverlapsItsWaits: a run waits on the API server in three places, and does not wait on them one
+// after the other (at 10,000 VPAs they were half of a run): the metrics API read goes on while the targets
+// resolve (the read here ends only once a target was read), and the status patches go out while the
+// checkpoints are written (a status patch here ends only once a checkpoint was written). Done one after the
+// other, each would wait 5 s for what never comes.
+func TestRunOverlapsItsWaits(t *testing.T) {
+	clk, played, base := checkpointFleet(3)
+	resolved, checkpointed := newSignal(), newSignal()
+	var mu sync.Mutex
+	patches, patchesWaited := 0, 0
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*appsv1.Deployment); ok {
+				resolved.fire()
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
+				defer checkpointed.fire()
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Patch: checkpointPatch(func(*vpav1.VerticalPodAutoscalerCheckpoint) { checkpointed.fire() }),
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*vpav1.VerticalPodAutoscaler); ok {
+				waited := !checkpointed.waitFor(5 * time.Second)
+				mu.Lock()
+				patches++
+				if waited {
+					patchesWaited++
+				}
+				mu.Unlock()
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, o...)
+		},
+	})
+	source := &waitingUsage{playedUsage: played, resolved: resolved}
+	r, err := recommenderctrl.NewRecommender(c, source, nil, nil, clk, recommender.Defaults(), recommenderctrl.DefaultOptions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if source.waited {
+		t.Error("the metrics API read had to end before a target resolved: the run reads usage and resolves targets one after the other")
+	}
+	if patches == 0 || patchesWaited > 0 {
+		t.Errorf("%d status patches, %d of them sent before any checkpoint was written and not ended until one was: the run "+
+			"wrote its checkpoints after its statuses, not meanwhile (or wrote no status)", patches, patchesWaited)
+	}
+	var cps vpav1.VerticalPodAutoscalerCheckpointList
+	if err := base.List(context.Background(), &cps); err != nil || len(cps.Items) == 0 { // the run's quota of 3: 1
+		t.Errorf("%d checkpoints written (%v), want some", len(cps.Items), err)
+	}
+}
