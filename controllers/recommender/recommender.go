@@ -8,7 +8,9 @@ package recommender
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -151,6 +153,8 @@ type Recommender struct {
 	usageErr     error             // why the current run could not read usage (nil: it could)
 	// progress is when the loop started or last ended a run (unix nanoseconds; 0: not started)
 	progress atomic.Int64
+	// created are the namespaces where VPAs were created since ServeNew last ran (the informer's adds)
+	created createdIn
 }
 
 var (
@@ -205,8 +209,9 @@ func (r *Recommender) Start(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("watching VerticalPodAutoscalers: %w", err)
 		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{AddFunc: func(_ any, initial bool) {
-			if !initial {
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{AddFunc: func(obj any, initial bool) {
+			if v, ok := obj.(*vpav1.VerticalPodAutoscaler); ok && !initial {
+				r.created.add(v.Namespace)
 				select {
 				case created <- struct{}{}:
 				default: // one is pending: it serves every VPA created until it runs
@@ -240,7 +245,7 @@ func (r *Recommender) waitForRun(ctx context.Context, tick <-chan time.Time, cre
 			return true
 		case <-created:
 			time.Sleep(newVPABatch) // VPAs created together are served together
-			if _, err := r.ServeNew(ctx); err != nil && ctx.Err() == nil {
+			if _, err := r.serveNew(ctx, r.created.take()); err != nil && ctx.Err() == nil {
 				logf.FromContext(ctx).Error(err, "serving new VerticalPodAutoscalers; they get a recommendation at the next run")
 			}
 		}
@@ -268,17 +273,49 @@ func (r *Recommender) StallAfter() time.Duration { return 3*r.Opts.Interval + 5*
 // newVPABatch is how long ServeNew waits after a VPA is created, for the others created with it.
 const newVPABatch = 200 * time.Millisecond
 
+// createdIn are namespaces where VPAs were created, as the informer tells them (its handler runs apart
+// from the loop).
+type createdIn struct {
+	mu         sync.Mutex
+	namespaces map[string]bool
+}
+
+func (c *createdIn) add(ns string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.namespaces == nil {
+		c.namespaces = map[string]bool{}
+	}
+	c.namespaces[ns] = true
+}
+
+// take returns the namespaces added since the last take, sorted (none: empty, not nil).
+func (c *createdIn) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := append([]string{}, slices.Sorted(maps.Keys(c.namespaces))...)
+	c.namespaces = nil
+	return out
+}
+
 // ServeNew writes the status of the VPAs created since the last run (no recommendation and no condition
 // yet) from the history the recommender already holds, without feeding new usage: the first
 // recommendation of a VPA whose pods already report usage comes within a second of its creation, not at
 // the next run. It returns how many it served.
 func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
+	return r.serveNew(ctx, nil)
+}
+
+// serveNew is ServeNew over the VPAs of namespaces (nil: all). The loop serves the namespaces where VPAs
+// were created: at 10,000 VPAs, resolving all of them again for each batch of new ones cost more than
+// serving the batch.
+func (r *Recommender) serveNew(ctx context.Context, namespaces []string) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.hist.tried { // the first run loads the history and serves everything
+	if !r.hist.tried || (namespaces != nil && len(namespaces) == 0) { // the first run loads the history and serves everything
 		return 0, nil
 	}
-	_, list, _, err := r.resolveAll(ctx)
+	_, list, _, err := r.resolveIn(ctx, namespaces)
 	if err != nil {
 		return 0, err
 	}
@@ -652,7 +689,13 @@ func (r *Recommender) forgetModels() {
 // resolveAll lists the VPAs this recommender serves and resolves their targets and the Hvpas': a VPA whose
 // workload an older VPA or Hvpa also targets gets a MultipleAutoscalers error (the oldest serves it).
 func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, []*served, hvpaView, error) {
-	vpas, err := r.listVPAs(ctx)
+	return r.resolveIn(ctx, nil)
+}
+
+// resolveIn is resolveAll over the VPAs of namespaces (nil: all; the Hvpas of all). Several autoscalers of
+// one workload are in its namespace: each namespace's VPAs are resolved together.
+func (r *Recommender) resolveIn(ctx context.Context, namespaces []string) ([]vpav1.VerticalPodAutoscaler, []*served, hvpaView, error) {
+	vpas, err := r.listVPAs(ctx, namespaces)
 	if err != nil {
 		return nil, nil, hvpaView{}, err
 	}
@@ -700,10 +743,20 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 	return vpas, list, hv, nil
 }
 
-func (r *Recommender) listVPAs(ctx context.Context) ([]vpav1.VerticalPodAutoscaler, error) {
+// listVPAs lists the VPAs this recommender serves in namespaces (nil: all), by namespace and name.
+func (r *Recommender) listVPAs(ctx context.Context, namespaces []string) ([]vpav1.VerticalPodAutoscaler, error) {
 	var l vpav1.VerticalPodAutoscalerList
-	if err := r.Client.List(ctx, &l); err != nil {
-		return nil, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
+	if namespaces == nil {
+		if err := r.Client.List(ctx, &l); err != nil {
+			return nil, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
+		}
+	}
+	for _, ns := range namespaces {
+		var in vpav1.VerticalPodAutoscalerList
+		if err := r.Client.List(ctx, &in, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("listing VerticalPodAutoscalers in %s: %w", ns, err)
+		}
+		l.Items = append(l.Items, in.Items...)
 	}
 	include := map[string]bool{}
 	for _, n := range r.Opts.Namespaces {
