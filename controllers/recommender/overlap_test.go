@@ -6,13 +6,18 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/test/testenv"
 	"github.com/hvpa-dev/hvpa/usage"
 )
 
@@ -102,5 +107,61 @@ func TestRunOverlapsItsWaits(t *testing.T) {
 	var cps vpav1.VerticalPodAutoscalerCheckpointList
 	if err := base.List(context.Background(), &cps); err != nil || len(cps.Items) == 0 { // the run's quota of 3: 1
 		t.Errorf("%d checkpoints written (%v), want some", len(cps.Items), err)
+	}
+}
+
+// TestFirstRecommendationLatencyEndsWithItsPatch: a first recommendation's latency
+// (hvpa_recommender_recommendation_latency_seconds) ends when its status patch did, not when the run has
+// also written its checkpoints: here the checkpoints, written after the patches ended, take an hour of the
+// clock, and no VPA's latency may include it.
+func TestFirstRecommendationLatencyEndsWithItsPatch(t *testing.T) {
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	objs, played := fleet(3, 1, 1, func(d, _ int) (int64, int64) { return int64(100 + 10*d), 200 << 20 })
+	played.t = start
+	for _, o := range objs {
+		o.SetCreationTimestamp(metav1.NewTime(start))
+	}
+	clk := clocktesting.NewFakePassiveClock(start)
+	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
+	var mu sync.Mutex
+	patched := 0
+	allPatched := newSignal()
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
+				if !allPatched.waitFor(5 * time.Second) {
+					t.Error("the status patches did not end while a checkpoint was written")
+				}
+				clk.SetTime(start.Add(time.Hour)) // a slow checkpoint write
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Patch: checkpointPatch(nil),
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+			err := c.SubResource(sub).Patch(ctx, obj, p, o...)
+			if _, ok := obj.(*vpav1.VerticalPodAutoscaler); ok {
+				mu.Lock()
+				if patched++; patched == 3 {
+					allPatched.fire()
+				}
+				mu.Unlock()
+			}
+			return err
+		},
+	})
+	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, clk, recommender.Defaults(), recommenderctrl.DefaultOptions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var m dto.Metric
+	if err := r.Metrics.RecommendationLatency.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if h := m.GetHistogram(); h.GetSampleCount() != 3 || h.GetSampleSum() >= 3600 {
+		t.Errorf("%d first recommendations, latencies summing to %.0f s; want 3, each ended before the hour the checkpoints took",
+			h.GetSampleCount(), h.GetSampleSum())
 	}
 }

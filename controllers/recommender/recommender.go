@@ -439,7 +439,8 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	}
 	_ = steps.done(ctx, "checkpoints")
 	// 7. the status patches sent in step 5
-	r.recordStatuses(ctx, writes, statusesSent())
+	statusesSent()
+	r.recordStatuses(ctx, writes)
 	if err := steps.done(ctx, "writes"); err != nil {
 		return err
 	}

@@ -150,12 +150,15 @@ type statusWrite struct {
 	written  *vpav1.VerticalPodAutoscaler // the VPA's identity; once sent, the object written
 	patch    []byte                       // statusPatch: the new status over the status read
 	firstRec bool                         // the VPA's first recommendation: its latency is observed once written
+	sent     time.Time                    // when its patch ended (sendStatuses)
+	err      error                        // why it failed
 }
 
 // writeStatuses decides every VPA's status and writes those that changed (sendStatuses, recordStatuses).
 func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
 	writes := r.decideStatuses(ctx, list)
-	r.recordStatuses(ctx, writes, r.sendStatuses(ctx, writes)())
+	r.sendStatuses(ctx, writes)()
+	r.recordStatuses(ctx, writes)
 }
 
 // decideStatuses decides every VPA's status, in order, under the recommender's lock: the patches of those
@@ -175,61 +178,57 @@ func (r *Recommender) decideStatuses(ctx context.Context, list []*served) []*sta
 
 // sendStatuses starts the status patches of writes, Options.UpdateWorkers at a time, each under the
 // resourceVersion it was decided from (conditions of other writers are kept: a decision starts from the status
-// read, and a stale read is refused); it returns at once, and the function it returns waits for them and gives
-// each write's error. The patches only read what they send: a run goes on (its checkpoints) meanwhile.
-func (r *Recommender) sendStatuses(ctx context.Context, writes []*statusWrite) (wait func() []error) {
-	failed := make([]error, len(writes))
+// read, and a stale read is refused); it returns at once, and the function it returns waits for them (each
+// write's sent and err then say how it went). The patches only read what they send: a run goes on (its
+// checkpoints) meanwhile.
+func (r *Recommender) sendStatuses(ctx context.Context, writes []*statusWrite) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var g errgroup.Group
 		g.SetLimit(r.Opts.UpdateWorkers)
-		for i, w := range writes {
-			g.Go(func() error {
-				if err := ctx.Err(); err != nil {
-					failed[i] = err
+		for _, w := range writes {
+			g.Go(func() error { // each writes its own write's sent and err
+				if w.err = ctx.Err(); w.err != nil {
 					return nil
 				}
 				// with the resourceVersion it was decided from: a status another writer changed since (its
 				// conditions included) is never overwritten from a stale read; it is decided again at the next run
 				if err := r.Client.Status().Patch(ctx, w.written, client.RawPatch(types.MergePatchType, w.patch)); err != nil {
-					failed[i] = fmt.Errorf("patching status: %w", err)
+					w.err = fmt.Errorf("patching status: %w", err)
 				}
+				w.sent = r.Clock.Now()
 				return nil
 			})
 		}
 		_ = g.Wait()
 	}()
-	return func() []error {
-		<-done
-		return failed
-	}
+	return func() { <-done }
 }
 
-// recordStatuses notes the writes that succeeded (failed holds each write's error): a failed patch is logged
-// and decided again at the next run.
-func (r *Recommender) recordStatuses(ctx context.Context, writes []*statusWrite, failed []error) {
+// recordStatuses notes the writes that succeeded, once sent: a failed patch is logged and decided again at
+// the next run. A first recommendation's latency ends when its patch did.
+func (r *Recommender) recordStatuses(ctx context.Context, writes []*statusWrite) {
 	logger := logf.FromContext(ctx)
-	now := r.Clock.Now()
-	for i, w := range writes {
-		if failed[i] != nil {
+	for _, w := range writes {
+		if w.err != nil {
 			switch {
 			case ctx.Err() != nil:
-			case apierrors.IsConflict(failed[i]):
+			case apierrors.IsConflict(w.err):
 				logger.V(1).Info("status changed since it was read; decided again at the next run", "vpa", klog.KObj(w.s.vpa))
 			default:
-				logger.Error(failed[i], "updating status", "vpa", klog.KObj(w.s.vpa))
+				logger.Error(w.err, "updating status", "vpa", klog.KObj(w.s.vpa))
 			}
 			continue
 		}
 		r.statusWrites++
-		r.lastWrite[w.s.vpa.UID] = now
+		r.lastWrite[w.s.vpa.UID] = w.sent
 		if w.s.vpa.DecodeError != "" {
 			r.undecodable[w.s.vpa.UID] = w.written.ResourceVersion
 		}
 		if w.firstRec {
 			r.firstRec[w.s.vpa.UID] = true
-			r.Metrics.RecommendationLatency.Observe(now.Sub(w.s.vpa.CreationTimestamp.Time).Seconds())
+			r.Metrics.RecommendationLatency.Observe(w.sent.Sub(w.s.vpa.CreationTimestamp.Time).Seconds())
 		}
 	}
 }
