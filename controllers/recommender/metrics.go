@@ -36,7 +36,8 @@ type Metrics struct {
 	PerObject bool
 
 	targetSeries, usageSeries map[objectSeries]bool // set by the last run: the ones a run no longer sets go
-	// qualityCPU and qualityMemory are Quality's two series, looked up once (it is observed per usage sample)
+	// qualityCPU and qualityMemory are Quality's two series, looked up at the first sample of each (it is
+	// observed per usage sample, by the run alone)
 	qualityCPU, qualityMemory prometheus.Observer
 }
 
@@ -80,7 +81,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		UsageMemory: perObject("usage_memory_bytes",
 			"Mean memory usage per pod of a container over the running pods a VerticalPodAutoscaler or an Hvpa (kind) selects, from the latest metrics API read, in bytes."),
 	}
-	m.qualityCPU, m.qualityMemory = m.Quality.WithLabelValues("cpu"), m.Quality.WithLabelValues("memory")
 	if reg != nil {
 		reg.MustRegister(m.Objects, m.StepDuration, m.Aggregates, m.MetricsAPIErrors, m.RecommendationLatency, m.Quality, m.OOMs, m.CheckpointsWritten,
 			m.HistorySource, m.AdaptiveWinner, m.TargetCPU, m.TargetMemory, m.UsageCPU, m.UsageMemory)
@@ -116,9 +116,15 @@ func (m *Metrics) observeQuality(r *Recommender, cs *recommender.PodContainer, u
 		return
 	}
 	if u.CPUMilli >= 0 && t.CPUMilli > 0 {
+		if m.qualityCPU == nil {
+			m.qualityCPU = m.Quality.WithLabelValues("cpu")
+		}
 		m.qualityCPU.Observe(float64(u.CPUMilli) / float64(t.CPUMilli))
 	}
 	if u.MemoryBytes >= 0 && t.MemoryBytes > 0 {
+		if m.qualityMemory == nil {
+			m.qualityMemory = m.Quality.WithLabelValues("memory")
+		}
 		m.qualityMemory.Observe(float64(u.MemoryBytes) / float64(t.MemoryBytes))
 	}
 }

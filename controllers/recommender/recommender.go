@@ -394,7 +394,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 
 	// 0. usage from metrics.k8s.io, read while the targets resolve and the pods match (step 3 waits for it)
 	read := r.readUsage(ctx)
-	defer read.wait() // a run that stops early leaves no read behind
+	defer func() { _, _ = read.wait() }() // a run that stops early leaves no read behind (what it read is fed in step 3)
 	// 1. the VPAs this recommender serves, and their targets
 	vpas, list, hv, err := r.resolveAll(ctx)
 	if err != nil {
