@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -94,5 +96,28 @@ func TestLoopServesNewVPAsOfTheirNamespace(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("the loop ended with %v", err)
+	}
+}
+
+// TestQualityObservedPerSample: every usage sample of a container whose target is known is observed in
+// hvpa_recommender_usage_to_target_ratio, once per resource (its two series are looked up once, at their first
+// sample).
+func TestQualityObservedPerSample(t *testing.T) {
+	w := newWritesCluster(t, 3, nil)
+	w.run(t) // the first targets
+	count := func(resource string) uint64 {
+		var m dto.Metric
+		if err := w.r.Metrics.Quality.WithLabelValues(resource).(prometheus.Histogram).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetHistogram().GetSampleCount()
+	}
+	before := map[string]uint64{"cpu": count("cpu"), "memory": count("memory")}
+	w.run(t)
+	w.run(t)
+	for _, res := range []string{"cpu", "memory"} {
+		if got := count(res) - before[res]; got != 6 { // 3 pods, one container each, 2 runs
+			t.Errorf("%s: %d samples observed over 2 runs of 3 containers, want 6", res, got)
+		}
 	}
 }
