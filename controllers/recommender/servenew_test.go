@@ -60,6 +60,13 @@ func TestLoopServesNewVPAsOfTheirNamespace(t *testing.T) {
 		}
 	}
 	eventually("the first run writes every status", func() bool { return written("app-0") && written("other") })
+	eventually("the first run ends", func() bool { // its last step (garbage collection) lists every VPA
+		var m dto.Metric
+		if err := w.r.Metrics.StepDuration.WithLabelValues("total").(prometheus.Histogram).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetHistogram().GetSampleCount() > 0
+	})
 	mu.Lock()
 	listedIn = nil
 	mu.Unlock()
