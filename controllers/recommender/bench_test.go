@@ -8,7 +8,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -17,6 +16,7 @@ import (
 	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/test/memcache"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 	"github.com/hvpa-dev/hvpa/usage"
 )
@@ -56,8 +56,23 @@ func benchRecommender(b *testing.B, n int) (*recommenderctrl.Recommender, *atomi
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
 	patches := &atomic.Int64{} // status patches are sent several at a time
-	reads := cachedReads(objs)
-	c := interceptor.NewClient(base, interceptor.Funcs{Get: reads.get, List: reads.list,
+	// the VPAs and Deployments from controller-runtime's informer cache over the fleet, as the binary reads them
+	// (the fake client encodes and decodes every object at each read, which costs far more than the loop); status
+	// writes are not applied (below), so what it holds stays what the API server would hold
+	cached := memcache.New(b, testenv.Scheme(), nil, objs...)
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*appsv1.Deployment); ok {
+				return cached.Get(ctx, key, obj, opts...)
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*vpav1.VerticalPodAutoscalerList); ok {
+				return cached.List(ctx, list, opts...)
+			}
+			return c.List(ctx, list, opts...)
+		},
 		SubResourcePatch: func(_ context.Context, _ client.Client, _ string, obj client.Object, p client.Patch, _ ...client.SubResourcePatchOption) error {
 			patches.Add(1)
 			_, err := p.Data(obj) // the client's own cost of a write: making its patch
@@ -79,56 +94,6 @@ func benchRecommender(b *testing.B, n int) (*recommenderctrl.Recommender, *atomi
 	}
 	patches.Store(0)
 	return r, patches
-}
-
-// informerReads serves the VPAs and Deployments of a fleet as the binary's informer cache does, a deep copy
-// of what it holds, where the fake client would encode and decode every object at each read (which costs
-// far more than the loop itself). Status writes are not applied (see benchRecommender), so what it holds stays
-// what the API server would hold.
-type informerReads struct {
-	vpas        []*vpav1.VerticalPodAutoscaler
-	deployments map[client.ObjectKey]*appsv1.Deployment
-}
-
-func cachedReads(objs []client.Object) *informerReads {
-	r := &informerReads{deployments: map[client.ObjectKey]*appsv1.Deployment{}}
-	for _, o := range objs {
-		switch o := o.(type) {
-		case *vpav1.VerticalPodAutoscaler:
-			r.vpas = append(r.vpas, o)
-		case *appsv1.Deployment:
-			r.deployments[client.ObjectKeyFromObject(o)] = o
-		}
-	}
-	return r
-}
-
-func (r *informerReads) get(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if d, ok := obj.(*appsv1.Deployment); ok {
-		held, ok := r.deployments[key]
-		if !ok {
-			return apierrors.NewNotFound(appsv1.Resource("deployments"), key.Name)
-		}
-		if o := (&client.GetOptions{}).ApplyOptions(opts); o.UnsafeDisableDeepCopy != nil && *o.UnsafeDisableDeepCopy {
-			*d = *held // the cache's shallow copy: the reader only reads
-		} else {
-			held.DeepCopyInto(d)
-		}
-		return nil
-	}
-	return c.Get(ctx, key, obj, opts...)
-}
-
-func (r *informerReads) list(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-	l, ok := list.(*vpav1.VerticalPodAutoscalerList)
-	if !ok || len(opts) > 0 {
-		return c.List(ctx, list, opts...)
-	}
-	l.Items = make([]vpav1.VerticalPodAutoscaler, len(r.vpas))
-	for i, v := range r.vpas {
-		v.DeepCopyInto(&l.Items[i])
-	}
-	return nil
 }
 
 // heldPods is a podstore.Lister over pods held once, as the binary's podstore.Store holds them: the

@@ -144,7 +144,7 @@ func identity(v *vpav1.VerticalPodAutoscaler) *vpav1.VerticalPodAutoscaler {
 	return &vpav1.VerticalPodAutoscaler{TypeMeta: v.TypeMeta, ObjectMeta: metav1.ObjectMeta{Namespace: v.Namespace, Name: v.Name, UID: v.UID}}
 }
 
-// statusWrite is one VPA's status patch decided by decideStatus, applied by writeStatuses.
+// statusWrite is one VPA's status patch: decided by decideStatus, sent by sendStatuses, noted by recordStatuses.
 type statusWrite struct {
 	s        *served
 	written  *vpav1.VerticalPodAutoscaler // the VPA's identity; once sent, the object written
