@@ -2,7 +2,10 @@ package recommender_test
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,8 +115,8 @@ func TestRunOverlapsItsWaits(t *testing.T) {
 
 // TestFirstRecommendationLatencyEndsWithItsPatch: a first recommendation's latency
 // (hvpa_recommender_recommendation_latency_seconds) ends when its status patch did, not when the run has
-// also written its checkpoints: here the checkpoints, written after the patches ended, take an hour of the
-// clock, and no VPA's latency may include it.
+// also written its checkpoints: here the checkpoints, written once every status write has read the clock for
+// its end, take an hour of the clock, and no VPA's latency may include it.
 func TestFirstRecommendationLatencyEndsWithItsPatch(t *testing.T) {
 	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	objs, played := fleet(3, 1, 1, func(d, _ int) (int64, int64) { return int64(100 + 10*d), 200 << 20 })
@@ -121,15 +124,13 @@ func TestFirstRecommendationLatencyEndsWithItsPatch(t *testing.T) {
 	for _, o := range objs {
 		o.SetCreationTimestamp(metav1.NewTime(start))
 	}
-	clk := clocktesting.NewFakePassiveClock(start)
+	clk := &statusReadsClock{FakePassiveClock: clocktesting.NewFakePassiveClock(start), want: 3, read: newSignal()}
 	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build()
-	var mu sync.Mutex
-	patched := 0
-	allPatched := newSignal()
 	c := interceptor.NewClient(base, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if _, ok := obj.(*vpav1.VerticalPodAutoscalerCheckpoint); ok {
-				if !allPatched.waitFor(5 * time.Second) {
+				// the patches' end is read after they return: the hour starts only once all three were read
+				if !clk.read.waitFor(5 * time.Second) {
 					t.Error("the status patches did not end while a checkpoint was written")
 				}
 				clk.SetTime(start.Add(time.Hour)) // a slow checkpoint write
@@ -137,17 +138,6 @@ func TestFirstRecommendationLatencyEndsWithItsPatch(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 		Patch: checkpointPatch(nil),
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
-			err := c.SubResource(sub).Patch(ctx, obj, p, o...)
-			if _, ok := obj.(*vpav1.VerticalPodAutoscaler); ok {
-				mu.Lock()
-				if patched++; patched == 3 {
-					allPatched.fire()
-				}
-				mu.Unlock()
-			}
-			return err
-		},
 	})
 	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, clk, recommender.Defaults(), recommenderctrl.DefaultOptions(), nil)
 	if err != nil {
@@ -163,5 +153,38 @@ func TestFirstRecommendationLatencyEndsWithItsPatch(t *testing.T) {
 	if h := m.GetHistogram(); h.GetSampleCount() != 3 || h.GetSampleSum() >= 3600 {
 		t.Errorf("%d first recommendations, latencies summing to %.0f s; want 3, each ended before the hour the checkpoints took",
 			h.GetSampleCount(), h.GetSampleSum())
+	}
+}
+
+// statusReadsClock is a fake clock that fires read once the status writers (sendStatuses, found by the
+// calling function's name) have read it want times: a patch's end is read after the patch returns, so a test
+// that moves the clock when the patches return races the writers' read.
+type statusReadsClock struct {
+	*clocktesting.FakePassiveClock
+	want  int32
+	reads atomic.Int32
+	read  *signal
+}
+
+func (c *statusReadsClock) Now() time.Time {
+	now := c.FakePassiveClock.Now()
+	if calledFrom("sendStatuses") && c.reads.Add(1) == c.want {
+		c.read.fire()
+	}
+	return now
+}
+
+// calledFrom reports whether a function whose name contains name is on the caller's stack.
+func calledFrom(name string) bool {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, name) {
+			return true
+		}
+		if !more {
+			return false
+		}
 	}
 }
