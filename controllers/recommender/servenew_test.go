@@ -128,3 +128,76 @@ func TestQualityObservedPerSample(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopServesBatchesWhileEarlierOnesGoOut: a batch of new VPAs is served while an earlier batch's patches
+// still go out (at 10,000 VPAs created together, waiting for each batch's patches left half the workers
+// idle), and a VPA whose first status is going out is not served again by a later batch.
+func TestLoopServesBatchesWhileEarlierOnesGoOut(t *testing.T) {
+	w := newWritesCluster(t, 3, func(o *recommenderctrl.Options) { o.Interval = time.Hour }) // one run: the first
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	release := make(chan struct{})
+	held := newSignal()
+	w.r.Client = interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+			if obj.GetName() == "late-a" { // the first batch's patch, held
+				held.fire()
+				<-release
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, o...)
+		}})
+	informers := &informertest.FakeInformers{Scheme: testenv.Scheme()}
+	w.r.Informers = informers
+	done := make(chan error, 1)
+	go func() { done <- w.r.Start(ctx) }()
+	writes := func(name string) int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.vpaWrites[name]
+	}
+	eventually := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				close(release)
+				t.Fatalf("not within 10 s: %s", what)
+			}
+		}
+	}
+	eventually("the first run ends", func() bool {
+		var m dto.Metric
+		if err := w.r.Metrics.StepDuration.WithLabelValues("total").(prometheus.Histogram).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetHistogram().GetSampleCount() > 0
+	})
+	inf, err := informers.FakeInformerFor(ctx, &vpav1.VerticalPodAutoscaler{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace := func(old, name, target string) { // a VPA replaces old: its pods' history is held
+		if err := w.c.Delete(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: old}}); err != nil {
+			t.Fatal(err)
+		}
+		v := vpaFor("ns", name, target, vpav1.UpdateModeOff)
+		if err := w.c.Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		inf.Add(v)
+	}
+	replace("app-1", "late-a", "app-1")
+	if !held.waitFor(10 * time.Second) {
+		t.Fatal("the first new VPA was not served within 10 s")
+	}
+	replace("app-2", "late-b", "app-2")
+	eventually("the second new VPA's status is written while the first's patch is held", func() bool { return writes("late-b") > 0 })
+	close(release)
+	eventually("the first new VPA's status is written once released", func() bool { return writes("late-a") > 0 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("the loop ended with %v", err)
+	}
+	if n := writes("late-a"); n != 1 {
+		t.Errorf("the first new VPA's status was patched %d times, want once: a later batch served it again while its patch went out", n)
+	}
+}
