@@ -220,96 +220,50 @@ func CheckpointStatus(a recommender.AggregateCheckpoint, now time.Time) vpav1.Ve
 	}
 }
 
-// checkpointWrite is one checkpoint a run writes: its job and the status taken from the model.
-type checkpointWrite struct {
-	job    checkpointJob
-	status vpav1.VerticalPodAutoscalerCheckpointStatus
-}
-
-// prepareCheckpoints takes from the model, at now, the statuses of the checkpoints of the served VPAs and
-// Hvpas this run writes, round-robin, the longest unwritten first: none written within the checkpoint
-// period, at most CheckpointQuota of them. It runs in the loop (the model is the loop's alone); the writes
-// go out in a checkpointBatch.
-func (r *Recommender) prepareCheckpoints(list []*served, hvpas []*servedHvpa, now time.Time) []checkpointWrite {
+// writeCheckpoints writes the checkpoints of the served VPAs and Hvpas round-robin, the longest unwritten
+// first: none written within the checkpoint period, at most CheckpointQuota of them, until the time budget
+// of the run is spent (or the context ends). It returns how many it wrote.
+func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpas []*servedHvpa) int {
 	jobs := r.checkpointJobs(list, hvpas)
+	start := r.Clock.Now()
 	quota := CheckpointQuota(len(jobs), r.Opts.Interval, r.Opts.CheckpointPeriod)
 	if len(jobs) > quota {
 		jobs = jobs[:quota]
 	}
 	for i, j := range jobs {
-		if last, ok := r.written[j.key]; ok && now.Sub(last) < r.Opts.CheckpointPeriod {
+		if last, ok := r.written[j.key]; ok && start.Sub(last) < r.Opts.CheckpointPeriod {
 			jobs = jobs[:i] // the longest unwritten was written within the period: so were all the others
 			break
 		}
 	}
-	writes := make([]checkpointWrite, len(jobs))
-	for i, j := range jobs {
-		writes[i] = checkpointWrite{j, CheckpointStatus(j.save(now), now)}
-	}
-	return writes
-}
-
-// checkpointBatch is the checkpoint writes of one run, going out beside the next run: they touch only
-// what cpMu guards, never the model.
-type checkpointBatch struct {
-	done    chan struct{}
-	written int           // once done: how many were written
-	took    time.Duration // and how long the batch took
-}
-
-// wait waits for the batch's writes and returns how many were written and how long they took (a nil
-// batch: none).
-func (b *checkpointBatch) wait() (int, time.Duration) {
-	if b == nil {
-		return 0, 0
-	}
-	<-b.done
-	return b.written, b.took
-}
-
-// startCheckpoints sends writes, UpdateWorkers at a time, none started past the checkpoint budget (from
-// the batch's start) or once ctx ended; it returns at once. The batch's duration is the step
-// "checkpoint-writes" of hvpa_recommender_loop_step_duration_seconds.
-func (r *Recommender) startCheckpoints(ctx context.Context, writes []checkpointWrite) *checkpointBatch {
-	b := &checkpointBatch{done: make(chan struct{})}
-	go func() {
-		defer close(b.done)
-		start := r.Clock.Now()
-		var written atomic.Int64
-		var g errgroup.Group // its writers return no error: each failure is logged (notWritten)
-		g.SetLimit(r.Opts.UpdateWorkers)
-		for _, w := range writes {
-			if r.Clock.Now().Sub(start) >= r.Opts.CheckpointBudget || ctx.Err() != nil { // a budget of 0: none
-				break
-			}
-			g.Go(func() error {
-				j, at := w.job, w.status.LastUpdateTime.Time
-				if err := r.saveCheckpoint(ctx, j.key.ns, j.owner, j.kind, j.key.container, w.status); err != nil {
-					if ctx.Err() == nil { // at shutdown the checkpoint is written by the next leader, not an error
-						r.notWritten(ctx, j.key, err, at)
-					}
-					return nil
-				}
-				r.cpMu.Lock()
-				r.written[j.key] = at
-				r.cpMu.Unlock()
-				written.Add(1)
-				return nil
-			})
+	// the statuses are taken from the model here, one after the other (the model is not shared with the
+	// writers); the requests go UpdateWorkers at a time, none started past the budget
+	var written atomic.Int64
+	var g errgroup.Group // its writers return no error: each failure is logged (notWritten)
+	g.SetLimit(r.Opts.UpdateWorkers)
+	for _, j := range jobs {
+		if r.Clock.Now().Sub(start) >= r.Opts.CheckpointBudget || ctx.Err() != nil { // a budget of 0: none
+			break
 		}
-		_ = g.Wait()
-		b.written, b.took = int(written.Load()), r.Clock.Now().Sub(start)
-		r.Metrics.CheckpointsWritten.Add(float64(b.written))
-		r.Metrics.observeStep("checkpoint-writes", b.took)
-	}()
-	return b
-}
-
-// endCheckpoints waits for the checkpoint writes a run started (under mu, by the loop) and returns how many
-// were written and how long they took: after it, what cpMu guards is the loop's alone again.
-func (r *Recommender) endCheckpoints() (int, time.Duration) {
-	defer func() { r.cpBatch = nil }()
-	return r.cpBatch.wait()
+		now := r.Clock.Now()
+		status := CheckpointStatus(j.save(now), now)
+		g.Go(func() error {
+			if err := r.saveCheckpoint(ctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
+				if ctx.Err() == nil { // at shutdown the checkpoint is written by the next leader, not an error
+					r.notWritten(ctx, j.key, err, now)
+				}
+				return nil
+			}
+			r.cpMu.Lock()
+			r.written[j.key] = now
+			r.cpMu.Unlock()
+			written.Add(1)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	r.Metrics.CheckpointsWritten.Add(float64(written.Load()))
+	return int(written.Load())
 }
 
 // checkpointJob is one checkpoint a run may write.

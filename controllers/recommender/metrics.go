@@ -54,7 +54,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Objects: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "objects",
 			Help: "VerticalPodAutoscalers served by this recommender, by update mode and whether their configuration is supported."}, []string{"mode", "supported"}),
 		StepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "loop_step_duration_seconds",
-			Help: "Duration of the steps of one recommender run (total: the whole run; checkpoint-writes: the checkpoints it writes, which go out beside the next run).", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}, []string{"step"}),
+			Help: "Duration of the steps of one recommender run.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}, []string{"step"}),
 		Aggregates: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "aggregates",
 			Help: "Container aggregates (namespace, container name, pod labels) the model tracks."}),
 		MetricsAPIErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "hvpa", Subsystem: "recommender", Name: "metrics_api_errors_total",

@@ -141,7 +141,6 @@ type Recommender struct {
 	seen         map[checkpointRef]bool                // checkpoints listed at start or written since: another is created without a read first
 	statusModes  map[string]statusMode                 // per checkpoint kind: whether its CRD takes the status in the object or in a subresource
 	cpMu         sync.Mutex                            // ours, replaceable, seen, legacy, statusModes and written while a run's checkpoint writers run
-	cpBatch      *checkpointBatch                      // the checkpoint writes the last run started, until a run waits for them (nil: none)
 	hist         historyLoad                           // what of the usage history has loaded
 	legacy       map[vpaContainer]types.NamespacedName // Hvpa histories in VerticalPodAutoscalerCheckpoints (earlier versions), deleted once moved
 	undecodable  map[types.UID]string                  // VPAs that do not decode: the resourceVersion their condition was written at
@@ -156,13 +155,6 @@ type Recommender struct {
 	progress atomic.Int64
 	// created are the namespaces where VPAs were created since ServeNew last ran (the informer's adds)
 	created createdIn
-	// statusSlots hold the status patches going out, of a run and of the batches served between runs
-	// together: at most Options.UpdateWorkers
-	statusSlots chan struct{}
-	// serves are the status writes of batches of new VPAs served between runs, still going out or not noted
-	// yet; serving, the VPAs among them (a later batch does not serve them again)
-	servedBatches []servedBatch
-	serving       map[types.NamespacedName]bool
 }
 
 var (
@@ -199,7 +191,7 @@ func NewRecommender(c client.Client, usage usage.Source, history usage.HistoryPr
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
 		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, seen: map[checkpointRef]bool{}, statusModes: map[string]statusMode{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
-		firstRec: map[types.UID]bool{}, serving: map[types.NamespacedName]bool{}, lastWrite: map[types.UID]time.Time{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
+		firstRec: map[types.UID]bool{}, lastWrite: map[types.UID]time.Time{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
 // NeedLeaderElection: only the leader writes recommendations and checkpoints.
@@ -232,14 +224,8 @@ func (r *Recommender) Start(ctx context.Context) error {
 	t := time.NewTicker(r.Opts.Interval)
 	defer t.Stop()
 	r.progress.Store(r.Clock.Now().UnixNano())
-	defer func() { // the last run's checkpoint writes and the served batches' patches (cut short by ctx) end before the loop does
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.endCheckpoints()
-		r.noteServed(ctx, true)
-	}()
 	for {
-		if err := r.runOnce(ctx, false); err != nil && ctx.Err() == nil { // a run cut short by shutdown is no failure
+		if err := r.RunOnce(ctx); err != nil && ctx.Err() == nil { // a run cut short by shutdown is no failure
 			logger.Error(err, "recommender run failed; retrying at the next interval")
 		}
 		r.progress.Store(r.Clock.Now().UnixNano())
@@ -315,23 +301,17 @@ func (c *createdIn) take() []string {
 // ServeNew writes the status of the VPAs created since the last run (no recommendation and no condition
 // yet) from the history the recommender already holds, without feeding new usage: the first
 // recommendation of a VPA whose pods already report usage comes within a second of its creation, not at
-// the next run. It returns how many it served, once their statuses are written.
+// the next run. It returns how many it served.
 func (r *Recommender) ServeNew(ctx context.Context) (int, error) {
-	n, err := r.serveNew(ctx, nil)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.noteServed(ctx, true)
-	return n, err
+	return r.serveNew(ctx, nil)
 }
 
-// serveNew is ServeNew over the VPAs of namespaces (nil: all), returning once their patches are started:
-// the loop serves the namespaces where VPAs were created, batch after batch, while the earlier batches'
-// patches go out (at 10,000 VPAs created together, waiting for each batch's patches before serving the next
-// left half the patch workers idle, and resolving all VPAs again for each batch cost more than serving it).
+// serveNew is ServeNew over the VPAs of namespaces (nil: all). The loop serves the namespaces where VPAs
+// were created: at 10,000 VPAs, resolving all of them again for each batch of new ones cost more than
+// serving the batch.
 func (r *Recommender) serveNew(ctx context.Context, namespaces []string) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.noteServed(ctx, false)
 	if !r.hist.tried || (namespaces != nil && len(namespaces) == 0) { // the first run loads the history and serves everything
 		return 0, nil
 	}
@@ -342,7 +322,7 @@ func (r *Recommender) serveNew(ctx context.Context, namespaces []string) (int, e
 	byNS := map[string][]*served{}
 	var fresh []*served
 	for _, s := range list {
-		if s.vpa.Status.Recommendation == nil && len(s.vpa.Status.Conditions) == 0 && !r.serving[client.ObjectKeyFromObject(s.vpa)] {
+		if s.vpa.Status.Recommendation == nil && len(s.vpa.Status.Conditions) == 0 {
 			byNS[s.vpa.Namespace] = append(byNS[s.vpa.Namespace], s)
 			fresh = append(fresh, s)
 		}
@@ -360,45 +340,11 @@ func (r *Recommender) serveNew(ctx context.Context, namespaces []string) (int, e
 			}
 		}
 	}
-	writes := r.decideStatuses(ctx, fresh)
-	for _, w := range writes {
-		r.serving[client.ObjectKeyFromObject(w.s.vpa)] = true
-	}
-	r.servedBatches = append(r.servedBatches, servedBatch{writes, r.sendStatuses(ctx, writes)}) // noted by noteServed once sent
+	r.writeStatuses(ctx, fresh)
 	if len(fresh) > 0 {
 		logf.FromContext(ctx).Info("new VerticalPodAutoscalers served", "vpas", len(fresh))
 	}
 	return len(fresh), nil
-}
-
-// servedBatch is the status writes of a batch of new VPAs served between runs; sent closes once they were
-// sent.
-type servedBatch struct {
-	writes []*statusWrite
-	sent   <-chan struct{}
-}
-
-// noteServed notes the served batches whose patches were all sent (with wait: every batch, once sent), under
-// mu.
-func (r *Recommender) noteServed(ctx context.Context, wait bool) {
-	left := r.servedBatches[:0]
-	for _, b := range r.servedBatches {
-		if !wait {
-			select {
-			case <-b.sent:
-			default:
-				left = append(left, b)
-				continue
-			}
-		}
-		<-b.sent
-		for _, w := range b.writes {
-			delete(r.serving, client.ObjectKeyFromObject(w.s.vpa))
-		}
-		r.recordStatuses(ctx, b.writes)
-	}
-	clear(r.servedBatches[len(left):])
-	r.servedBatches = left
 }
 
 func (r *Recommender) model(cfg recommender.Config) *recommender.Model {
@@ -432,24 +378,15 @@ type served struct {
 }
 
 // RunOnce does one run: list, resolve, feed, recommend, write status, checkpoints and garbage collection.
-// It returns once its checkpoints are written; in the loop (Start) they go out beside the next run.
 func (r *Recommender) RunOnce(ctx context.Context) error {
-	return r.runOnce(ctx, true)
-}
-
-// runOnce is RunOnce; without waitCheckpoints it returns while the run's checkpoint writes go on (the next
-// run, or the loop's end, waits for them).
-func (r *Recommender) runOnce(ctx context.Context, waitCheckpoints bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	logger := logf.FromContext(ctx)
 	steps := newRunSteps(r)
 	defer steps.end()
-	r.noteServed(ctx, true) // the VPAs served since the last run: their statuses are the run's to decide again
 	r.statusWrites = 0
 	clear(r.modelsUsed)
 	if !r.hist.done() {
-		r.endCheckpoints() // loading notes checkpoints into what the writes share
 		// until every kind has loaded, at every run; meanwhile the recommendations go on (a VPA's in status is
 		// kept while its history has not loaded, FetchingHistory says so) and nothing unloaded is written
 		r.loadHistory(ctx)
@@ -496,23 +433,17 @@ func (r *Recommender) runOnce(ctx context.Context, waitCheckpoints bool) error {
 	r.Metrics.Aggregates.Set(float64(r.state.NumAggregates()))
 	_ = steps.done(ctx, "status")
 	// 6. checkpoints and garbage collection, unless the run is stopping
-	var checkpoints int // written by the checkpoint writes that ended in this run
-	var cpWrites time.Duration
+	checkpoints := 0
 	if ctx.Err() == nil {
-		checkpoints, cpWrites = r.checkpointAndCollect(ctx, list, hv.served, vpas, now)
+		checkpoints = r.checkpointAndCollect(ctx, list, hv.served, vpas, now)
 	}
 	_ = steps.done(ctx, "checkpoints")
-	// 7. the status patches sent in step 5 (and, for RunOnce, the checkpoint writes started in step 6)
-	<-statusesSent
+	// 7. the status patches sent in step 5
+	statusesSent()
 	r.recordStatuses(ctx, writes)
-	if waitCheckpoints {
-		n, took := r.endCheckpoints()
-		checkpoints, cpWrites = checkpoints+n, cpWrites+took
-	}
 	if err := steps.done(ctx, "writes"); err != nil {
 		return err
 	}
-	steps.took["checkpoint-writes"] = cpWrites.Round(time.Microsecond).String() // beside the run: not in its total
 	logger.Info("recommender run", "vpas", len(list), "hvpas", len(hv.served), "pods", len(m.pods), "usageSamples", samples,
 		"statusWrites", r.statusWrites, "checkpointsWritten", checkpoints, "aggregates", r.state.NumAggregates(),
 		"duration", r.Clock.Now().Sub(steps.start).Round(time.Microsecond).String(), "steps", steps.took)
@@ -721,13 +652,10 @@ func (r *Recommender) feedUsage(ctx context.Context, m podMatch, read *usageRead
 	return len(usage) - future, now
 }
 
-// checkpointAndCollect waits for the previous run's checkpoint writes, starts this run's (the checkpoints
-// due, with --storage=prometheus too: they are what a restart goes on with when Prometheus cannot be read),
-// deletes orphaned ones every --checkpoints-gc-interval, and forgets what expired or is gone; it returns how
-// many checkpoints the previous run's writes wrote, and how long they took. This run's go out beside the next run (its steps 0 to 5
-// and the VPAs served between runs), which touch neither the checkpoints nor what cpMu guards.
-func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, hvpas []*servedHvpa, vpas []vpav1.VerticalPodAutoscaler, now time.Time) (int, time.Duration) {
-	written, took := r.endCheckpoints()  // the previous run's: what they write is the loop's alone again
+// checkpointAndCollect writes the checkpoints due (with --storage=prometheus too: they are what a restart
+// goes on with when Prometheus cannot be read), deletes orphaned ones every --checkpoints-gc-interval, and
+// forgets what expired or is gone; it returns how many checkpoints it wrote.
+func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, hvpas []*servedHvpa, vpas []vpav1.VerticalPodAutoscaler, now time.Time) int {
 	writeVPAs, writeHvpas := list, hvpas // nothing of a kind is written before its checkpoints loaded
 	if !r.hist.vpa {
 		writeVPAs = nil
@@ -735,7 +663,7 @@ func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, 
 	if !r.hist.hvpa {
 		writeHvpas = nil
 	}
-	writes := r.prepareCheckpoints(writeVPAs, writeHvpas, r.Clock.Now())
+	checkpoints := r.writeCheckpoints(ctx, writeVPAs, writeHvpas)
 	if now.Sub(r.lastGC) >= r.Opts.CheckpointGCInterval {
 		r.lastGC = now
 		if err := r.deleteOrphanCheckpoints(ctx); err != nil {
@@ -746,8 +674,7 @@ func (r *Recommender) checkpointAndCollect(ctx context.Context, list []*served, 
 	r.forgetAdaptive(list)
 	r.forgetGone(vpas)
 	r.forgetModels()
-	r.cpBatch = r.startCheckpoints(ctx, writes)
-	return written, took
+	return checkpoints
 }
 
 // forgetModels drops the models no VPA or Hvpa asked for in this run (the flags' model stays): an object

@@ -8,9 +8,9 @@ import (
 	"hash/fnv"
 	"math"
 	"sort"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -157,7 +157,7 @@ type statusWrite struct {
 // writeStatuses decides every VPA's status and writes those that changed (sendStatuses, recordStatuses).
 func (r *Recommender) writeStatuses(ctx context.Context, list []*served) {
 	writes := r.decideStatuses(ctx, list)
-	<-r.sendStatuses(ctx, writes)
+	r.sendStatuses(ctx, writes)()
 	r.recordStatuses(ctx, writes)
 }
 
@@ -176,33 +176,21 @@ func (r *Recommender) decideStatuses(ctx context.Context, list []*served) []*sta
 	return writes
 }
 
-// sendStatuses starts the status patches of writes, each under the resourceVersion it was decided from
-// (conditions of other writers are kept: a decision starts from the status read, and a stale read is
-// refused), at most Options.UpdateWorkers at once with those of other runs and served batches still going
-// out; it returns at once, and the channel it returns closes once they were sent (each write's sent and err
-// then say how it went). The patches only read what they send: a run goes on (its checkpoints) meanwhile.
-// Under mu.
-func (r *Recommender) sendStatuses(ctx context.Context, writes []*statusWrite) <-chan struct{} {
-	if r.statusSlots == nil || cap(r.statusSlots) != r.Opts.UpdateWorkers {
-		r.statusSlots = make(chan struct{}, r.Opts.UpdateWorkers)
-	}
-	slots := r.statusSlots // a batch keeps the slots it started with
+// sendStatuses starts the status patches of writes, Options.UpdateWorkers at a time, each under the
+// resourceVersion it was decided from (conditions of other writers are kept: a decision starts from the status
+// read, and a stale read is refused); it returns at once, and the function it returns waits for them (each
+// write's sent and err then say how it went). The patches only read what they send: a run goes on (its
+// checkpoints) meanwhile.
+func (r *Recommender) sendStatuses(ctx context.Context, writes []*statusWrite) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var wg sync.WaitGroup
+		var g errgroup.Group
+		g.SetLimit(r.Opts.UpdateWorkers)
 		for _, w := range writes {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				w.err = ctx.Err()
-				continue
-			}
-			wg.Add(1)
-			go func() { // each writes its own write's sent and err
-				defer func() { <-slots; wg.Done() }()
+			g.Go(func() error { // each writes its own write's sent and err
 				if w.err = ctx.Err(); w.err != nil {
-					return
+					return nil
 				}
 				// with the resourceVersion it was decided from: a status another writer changed since (its
 				// conditions included) is never overwritten from a stale read; it is decided again at the next run
@@ -210,11 +198,12 @@ func (r *Recommender) sendStatuses(ctx context.Context, writes []*statusWrite) <
 					w.err = fmt.Errorf("patching status: %w", err)
 				}
 				w.sent = r.Clock.Now()
-			}()
+				return nil
+			})
 		}
-		wg.Wait()
+		_ = g.Wait()
 	}()
-	return done
+	return func() { <-done }
 }
 
 // recordStatuses notes the writes that succeeded, once sent: a failed patch is logged and decided again at

@@ -16,7 +16,7 @@ import (
 )
 
 // steps are the per-step durations of the "recommender run" line, in order.
-var steps = []string{"resolve", "pods", "usage", "oom", "status", "checkpoints", "writes", "checkpoint-writes"}
+var steps = []string{"resolve", "pods", "usage", "oom", "status", "checkpoints", "writes"}
 
 // result is what one N measured.
 type result struct {
