@@ -166,6 +166,9 @@ func admissionArgs(ctx context.Context, c client.Client, dir string, comp compon
 
 // exited is an error once the process has ended.
 func (h *hvpaProcess) exited() error {
+	if h == nil { // no process (-first-rec-floor)
+		return nil
+	}
 	select {
 	case <-h.done:
 		return fmt.Errorf("the hvpa process exited (%s); last lines of its log:\n%s", h.cmd.ProcessState, tail(h.logOut.Name(), 20))

@@ -49,6 +49,9 @@ type config struct {
 	history         time.Duration // age of the usage history seeded as checkpoints before hvpa starts (0: none)
 	// checkpointPeriod is hvpa's --checkpoint-period; the seeded checkpoints were written evenly over the last one
 	checkpointPeriod time.Duration
+	// floor: measure the first recommendation's floor instead of hvpa (runFloor), floorWorkers patches at once
+	floor        bool
+	floorWorkers int
 }
 
 func main() {
@@ -61,8 +64,12 @@ func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	var results []*result
+	run := runOne
+	if cfg.floor {
+		run = runFloor
+	}
 	for _, n := range cfg.sizes {
-		r, err := runOne(ctx, cfg, n, stdout)
+		r, err := run(ctx, cfg, n, stdout)
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
 				fmt.Fprintln(os.Stderr, "benchscale: interrupted; everything it started is stopped")
@@ -73,7 +80,9 @@ func main() {
 		}
 		results = append(results, r)
 	}
-	printSummary(stdout, cfg, results)
+	if !cfg.floor {
+		printSummary(stdout, cfg, results)
+	}
 	if stdout.Err() != nil {
 		fmt.Fprintln(os.Stderr, "benchscale: writing the report:", stdout.Err())
 		os.Exit(1)
@@ -99,6 +108,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.components, "components", "recommender", "--components of the measured process: recommender, or recommender,hvpa as the chart's default recommender Deployment runs it (the Hvpa controller beside it)")
 	hvpaArgs := fs.String("hvpa-args", "", "more flags for `hvpa run`, space-separated (e.g. --kube-api-qps=200)")
 	fs.DurationVar(&c.history, "history", 8*24*time.Hour, "usage history each VPA has when the run starts, seeded as checkpoints (0: new VPAs without history, whose bounds move past the status dead band at every run for about 10 intervals)")
+	fs.BoolVar(&c.floor, "first-rec-floor", false, "instead of hvpa, a clairvoyant writer patches each new VPA's recommendation the moment it sees it created: the floor of the time to a first recommendation on this machine's API server")
+	fs.IntVar(&c.floorWorkers, "floor-workers", 10, "with -first-rec-floor: status patches the writer sends at once (hvpa's --update-worker-count)")
 	fs.StringVar(&c.outDir, "out", ".cache/benchscale", "folder for each run's hvpa log, audit log and kube-controller-manager log")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -116,6 +127,8 @@ func parseFlags(args []string) (config, error) {
 		return c, fmt.Errorf("-n %q: name at least one number of Deployments, e.g. 100", *sizes)
 	case c.webhookReplicas < 1 || c.burstRate < 0 || c.burstHvpas < 0 || c.burstFor <= 0:
 		return c, fmt.Errorf("-webhook-replicas (%d) must be at least 1, -burst-rate (%d) and -burst-hvpas (%d) at least 0, -burst-for (%s) positive", c.webhookReplicas, c.burstRate, c.burstHvpas, c.burstFor)
+	case c.floorWorkers < 1:
+		return c, fmt.Errorf("-floor-workers %d: want at least 1", c.floorWorkers)
 	case c.podsPerApp < 1 || c.perNamespace < 1 || c.loops < 1 || c.creates < 1:
 		return c, fmt.Errorf("-pods (%d), -per-namespace (%d), -loops (%d) and -creates (%d) must be at least 1", c.podsPerApp, c.perNamespace, c.loops, c.creates)
 	case c.history < 0:

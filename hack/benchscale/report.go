@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -47,10 +48,12 @@ type phaseTime struct {
 
 // loopStats is one recommender loop: from the previous "recommender run" line to its own.
 type loopStats struct {
-	run    run
-	from   time.Time
-	cpu    float64 // seconds of CPU the process used in the loop
-	steady bool    // in the steady state (observeSteadyState)
+	run  run
+	from time.Time
+	cpu  float64 // seconds of CPU the process used in the loop
+	// controlPlaneCPU is the seconds of CPU kube-apiserver and etcd used in the loop (-1: unknown)
+	controlPlaneCPU float64
+	steady          bool // in the steady state (observeSteadyState)
 	// recommended: after the run that ended after every VPA had its recommendation (the steady loops and
 	// those before them in which the seeded checkpoints are written for the first time)
 	recommended bool
@@ -139,6 +142,11 @@ func (r *result) print(out *report, cfg config) error {
 	r.printWrites(out, cfg)
 	out.Printf("process over the steady loops: RSS median %s, peak %s (peak over the whole run, VmHWM: %s); CPU %.2f s per loop (%.1f%% of one core)\n",
 		mib(median(r.rss)), mib(slices.Max(append([]int64{0}, r.rss...))), mib(r.peakRSS), r.cpuPerLoop(), 100*r.cpuPerLoop()/r.meanLoopWindow().Seconds())
+	if cp := r.controlPlaneCPUPerLoop(); cp >= 0 {
+		out.Printf("kube-apiserver and etcd over the steady loops: CPU %.2f s per loop; with the recommender's, %.2f CPU-seconds a loop on this machine's %d cores "+
+			"(a loop of d seconds has at most %d x d of them, shared with the played kubelets and metrics API)\n",
+			cp, cp+r.cpuPerLoop(), runtime.NumCPU(), runtime.NumCPU())
+	}
 	out.Printf("admission process (its own, as the chart deploys it): RSS median %s until the webhook cases, peak over the whole run %s\n",
 		mib(median(r.admissionRSS)), mib(r.admissionPeakRSS))
 	if len(r.errors) > 0 {
@@ -180,7 +188,7 @@ func (r *result) printLoops(out *report) {
 	for _, s := range steps {
 		head = append(head, strings.ToUpper(s))
 	}
-	head = append(head, "VPAS", "PODS", "SAMPLES", "AGGREGATES", "STATUS WRITES", "CHECKPOINTS", "API REQUESTS", "FAILED", "CPU s", "HEAP MiB", "")
+	head = append(head, "VPAS", "PODS", "SAMPLES", "AGGREGATES", "STATUS WRITES", "CHECKPOINTS", "API REQUESTS", "FAILED", "CPU s", "API SERVER+ETCD CPU s", "HEAP MiB", "")
 	tw.Println(strings.Join(head, "\t"))
 	for i, l := range r.loops {
 		mark := ""
@@ -193,7 +201,7 @@ func (r *result) printLoops(out *report) {
 		}
 		row = append(row, fmt.Sprint(l.run.int("vpas")), fmt.Sprint(l.run.int("pods")), fmt.Sprint(l.run.int("usageSamples")), fmt.Sprint(l.run.int("aggregates")),
 			fmt.Sprint(l.run.int("statusWrites")), fmt.Sprint(l.run.int("checkpointsWritten")), fmt.Sprint(l.total), fmt.Sprint(l.failed),
-			fmt.Sprintf("%.2f", l.cpu), heapMiB(l.run.heap), "")
+			fmt.Sprintf("%.2f", l.cpu), fmt.Sprintf("%.2f", l.controlPlaneCPU), heapMiB(l.run.heap), "")
 		tw.Println(strings.Join(row, "\t"))
 	}
 	tw.flush()
@@ -268,6 +276,19 @@ func (r *result) cpuPerLoop() float64 {
 	s := 0.0
 	for _, l := range r.steady() {
 		s += l.cpu
+	}
+	return s / float64(len(r.steady()))
+}
+
+// controlPlaneCPUPerLoop is kube-apiserver's and etcd's CPU seconds over the steady loops divided by their
+// number (-1: unknown).
+func (r *result) controlPlaneCPUPerLoop() float64 {
+	s := 0.0
+	for _, l := range r.steady() {
+		if l.controlPlaneCPU < 0 {
+			return -1
+		}
+		s += l.controlPlaneCPU
 	}
 	return s / float64(len(r.steady()))
 }

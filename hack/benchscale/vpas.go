@@ -190,7 +190,11 @@ func observeSteadyState(ctx context.Context, out *report, cfg config, h *hvpaPro
 	start, _ := first(runs)
 	recs, since := after(runs, r.allRecsAt), after(runs, r.vpasCreatedAt)
 	for i := max(1, since); i <= start+cfg.loops; i++ {
-		r.loops = append(r.loops, loopStats{run: runs[i], from: runs[i-1].at, cpu: runs[i].cpu - runs[i-1].cpu, steady: i > start, recommended: i > recs})
+		cp := -1.0
+		if runs[i].controlPlaneCPU >= 0 && runs[i-1].controlPlaneCPU >= 0 {
+			cp = runs[i].controlPlaneCPU - runs[i-1].controlPlaneCPU
+		}
+		r.loops = append(r.loops, loopStats{run: runs[i], from: runs[i-1].at, cpu: runs[i].cpu - runs[i-1].cpu, controlPlaneCPU: cp, steady: i > start, recommended: i > recs})
 	}
 	from, to := runs[start].at, runs[start+cfg.loops].at
 	r.rss = h.watch.rssBetween(from, to)
