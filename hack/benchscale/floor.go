@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -40,11 +41,36 @@ func startFloorWriter(ctx context.Context, restCfg *rest.Config, workers int) (*
 	}
 	f := &floorWriter{errs: make(chan error, 1)}
 	created := make(chan *vpav1.VerticalPodAutoscaler, 1<<16)
-	go func() {
+	go func() { // the watch ends at the client's timeout: then a list catches up and a watch goes on from it
 		defer close(created)
-		for ev := range w.ResultChan() {
-			if v, ok := ev.Object.(*vpav1.VerticalPodAutoscaler); ok && ev.Type == watch.Added && !hasRecommendation(v) {
+		queued := map[types.NamespacedName]bool{}
+		queue := func(v *vpav1.VerticalPodAutoscaler) {
+			if key := client.ObjectKeyFromObject(v); !hasRecommendation(v) && !queued[key] {
+				queued[key] = true
 				created <- v
+			}
+		}
+		for {
+			for ev := range w.ResultChan() {
+				if v, ok := ev.Object.(*vpav1.VerticalPodAutoscaler); ok && ev.Type == watch.Added {
+					queue(v)
+				}
+			}
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				var l vpav1.VerticalPodAutoscalerList
+				var err error
+				if err = wc.List(ctx, &l); err == nil {
+					for i := range l.Items {
+						queue(&l.Items[i])
+					}
+					if w, err = wc.Watch(ctx, &vpav1.VerticalPodAutoscalerList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.ResourceVersion}}); err == nil {
+						break
+					}
+				}
+				time.Sleep(time.Second)
 			}
 		}
 	}()
