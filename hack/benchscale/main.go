@@ -122,26 +122,34 @@ func parseFlags(args []string) (config, error) {
 		c.sizes = append(c.sizes, n)
 	}
 	c.hvpaArgs = strings.Fields(*hvpaArgs)
-	switch {
-	case len(c.sizes) == 0:
+	if len(c.sizes) == 0 {
 		return c, fmt.Errorf("-n %q: name at least one number of Deployments, e.g. 100", *sizes)
-	case c.webhookReplicas < 1 || c.burstRate < 0 || c.burstHvpas < 0 || c.burstFor <= 0:
-		return c, fmt.Errorf("-webhook-replicas (%d) must be at least 1, -burst-rate (%d) and -burst-hvpas (%d) at least 0, -burst-for (%s) positive", c.webhookReplicas, c.burstRate, c.burstHvpas, c.burstFor)
-	case c.floorWorkers < 1:
-		return c, fmt.Errorf("-floor-workers %d: want at least 1", c.floorWorkers)
-	case c.podsPerApp < 1 || c.perNamespace < 1 || c.loops < 1 || c.creates < 1:
-		return c, fmt.Errorf("-pods (%d), -per-namespace (%d), -loops (%d) and -creates (%d) must be at least 1", c.podsPerApp, c.perNamespace, c.loops, c.creates)
-	case c.history < 0:
-		return c, fmt.Errorf("-history %s: want 0 or a positive duration such as 192h", c.history)
-	case c.settle < 0:
-		return c, fmt.Errorf("-settle %d: want 0 or more loops", c.settle)
-	case c.checkpointPeriod < 0:
-		return c, fmt.Errorf("-checkpoint-period %s: want 0 (every checkpoint at every run) or a positive duration such as 10m", c.checkpointPeriod)
-	case c.interval < time.Second:
-		return c, fmt.Errorf("-interval %s: want at least 1s (the recommender's interval)", c.interval)
+	}
+	if err := c.checkRanges(); err != nil {
+		return c, err
 	}
 	if _, err := os.Stat(c.binary); err != nil {
 		return c, fmt.Errorf("-hvpa %s: %w (run `make build`)", c.binary, err)
 	}
 	return c, nil
+}
+
+// checkRanges refuses the numeric flags out of their ranges, naming the flag.
+func (c config) checkRanges() error {
+	switch {
+	case c.webhookReplicas < 1 || c.burstRate < 0 || c.burstHvpas < 0 || c.burstFor <= 0:
+		return fmt.Errorf("-webhook-replicas (%d) must be at least 1, -burst-rate (%d) and -burst-hvpas (%d) at least 0, -burst-for (%s) positive", c.webhookReplicas, c.burstRate, c.burstHvpas, c.burstFor)
+	case c.podsPerApp < 1 || c.perNamespace < 1 || c.loops < 1 || c.creates < 1 || c.floorWorkers < 1:
+		return fmt.Errorf("-pods (%d), -per-namespace (%d), -loops (%d), -creates (%d) and -floor-workers (%d) must be at least 1",
+			c.podsPerApp, c.perNamespace, c.loops, c.creates, c.floorWorkers)
+	case c.history < 0:
+		return fmt.Errorf("-history %s: want 0 or a positive duration such as 192h", c.history)
+	case c.settle < 0:
+		return fmt.Errorf("-settle %d: want 0 or more loops", c.settle)
+	case c.checkpointPeriod < 0:
+		return fmt.Errorf("-checkpoint-period %s: want 0 (every checkpoint at every run) or a positive duration such as 10m", c.checkpointPeriod)
+	case c.interval < time.Second:
+		return fmt.Errorf("-interval %s: want at least 1s (the recommender's interval)", c.interval)
+	}
+	return nil
 }
