@@ -4,17 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
-	"github.com/hvpa-dev/hvpa/test/playedkubelet"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
 
@@ -41,38 +37,15 @@ func startFloorWriter(ctx context.Context, restCfg *rest.Config, workers int) (*
 	}
 	f := &floorWriter{errs: make(chan error, 1)}
 	created := make(chan *vpav1.VerticalPodAutoscaler, 1<<16)
-	go func() { // the watch ends at the client's timeout: then a list catches up and a watch goes on from it
+	go func() { // each VPA once: a watch that ends (the client's timeout) is caught up by a list
 		defer close(created)
 		queued := map[types.NamespacedName]bool{}
-		queue := func(v *vpav1.VerticalPodAutoscaler) {
+		followVPAs(ctx, wc, w, func(v *vpav1.VerticalPodAutoscaler) {
 			if key := client.ObjectKeyFromObject(v); !hasRecommendation(v) && !queued[key] {
 				queued[key] = true
 				created <- v
 			}
-		}
-		for {
-			for ev := range w.ResultChan() {
-				if v, ok := ev.Object.(*vpav1.VerticalPodAutoscaler); ok && ev.Type == watch.Added {
-					queue(v)
-				}
-			}
-			for {
-				if ctx.Err() != nil {
-					return
-				}
-				var l vpav1.VerticalPodAutoscalerList
-				var err error
-				if err = wc.List(ctx, &l); err == nil {
-					for i := range l.Items {
-						queue(&l.Items[i])
-					}
-					if w, err = wc.Watch(ctx, &vpav1.VerticalPodAutoscalerList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.ResourceVersion}}); err == nil {
-						break
-					}
-				}
-				time.Sleep(time.Second)
-			}
-		}
+		})
 	}()
 	for range workers {
 		go func() {
@@ -118,36 +91,20 @@ func floorPatch(rv string) []byte {
 // runFloor measures the first recommendation's floor at n (-first-rec-floor): the same control plane, fleet
 // and workloads as runOne, then the VPAs created as runOne creates them, with the floor writer in place of hvpa.
 func runFloor(ctx context.Context, cfg config, n int, out *report) (*result, error) {
-	r := &result{n: n, pods: n * cfg.podsPerApp, namespaces: (n + cfg.perNamespace - 1) / cfg.perNamespace}
-	dir, err := freshRunDir(cfg, n)
+	r, err := newResult(cfg, n)
 	if err != nil {
 		return nil, err
 	}
-	r.dir = dir
 	say := func(format string, args ...any) { out.Printf(format+"\n", args...) }
 	say("\n== FLOOR N=%d: %d Deployments x %d pods = %d pods in %d namespaces; a clairvoyant writer (%d patches at once) in place of hvpa",
 		n, n, cfg.podsPerApp, r.pods, r.namespaces, cfg.floorWorkers)
 	phase := r.phases(say)
-	_, restCfg, c, stopControlPlane, err := startControlPlane(dir, filepath.Join(dir, "audit.log"))
+	cl, err := setUpCluster(ctx, out, cfg, n, r, phase, say)
 	if err != nil {
 		return nil, err
 	}
-	defer stopControlPlane()
-	phase("control plane up")
-	ms := playedkubelet.StartMetricsServer()
-	defer ms.Close()
-	live := &livePlay{ms: ms}
-	fleet, err := newPlayedFleet(ctx, c, ms, r.pods, live)
-	if err != nil {
-		return nil, err
-	}
-	fleetCtx, stopFleet := context.WithCancel(ctx)
-	defer stopFleet()
-	go fleet.Loop(fleetCtx, time.Second)
-	go live.run(fleetCtx)
-	if err := setUpWorkloads(ctx, out, c, cfg, n, fleet, r, phase); err != nil {
-		return nil, err
-	}
+	defer cl.stop()
+	restCfg, c := cl.restCfg, cl.c
 	writerCtx, stopWriter := context.WithCancel(ctx)
 	defer stopWriter()
 	f, err := startFloorWriter(writerCtx, restCfg, cfg.floorWorkers)

@@ -29,42 +29,20 @@ const (
 
 // runOne benchmarks n Deployments (each with a VPA) on a fresh control plane and prints their table.
 func runOne(ctx context.Context, cfg config, n int, out *report) (*result, error) {
-	r := &result{n: n, pods: n * cfg.podsPerApp, namespaces: (n + cfg.perNamespace - 1) / cfg.perNamespace}
-	dir, err := freshRunDir(cfg, n)
+	r, err := newResult(cfg, n)
 	if err != nil {
 		return nil, err
 	}
-	r.dir = dir
 	say := func(format string, args ...any) { out.Printf(format+"\n", args...) }
 	say("\n== N=%d: %d Deployments x %d pods = %d pods in %d namespaces, recommender interval %s (logs in %s)",
-		n, n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval, dir)
+		n, n, cfg.podsPerApp, r.pods, r.namespaces, cfg.interval, r.dir)
 	phase := r.phases(say)
-
-	say("-- starting the local control plane (kube-apiserver with an audit log of %s's requests, etcd, kube-controller-manager)", hvpaUser)
-	auditLog := filepath.Join(dir, "audit.log")
-	env, restCfg, c, stopControlPlane, err := startControlPlane(dir, auditLog)
+	cl, err := setUpCluster(ctx, out, cfg, n, r, phase, say)
 	if err != nil {
 		return nil, err
 	}
-	defer stopControlPlane()
-	phase("control plane up")
-
-	say("-- SIMULATION: a played fleet of kubelets runs the pods and a played metrics.k8s.io API reports their usage (no containers run)")
-	ms := playedkubelet.StartMetricsServer()
-	defer ms.Close()
-	live := &livePlay{ms: ms}
-	fleet, err := newPlayedFleet(ctx, c, ms, r.pods, live)
-	if err != nil {
-		return nil, err
-	}
-	fleetCtx, stopFleet := context.WithCancel(ctx)
-	defer stopFleet()
-	go fleet.Loop(fleetCtx, time.Second)
-	go live.run(fleetCtx)
-
-	if err := setUpWorkloads(ctx, out, c, cfg, n, fleet, r, phase); err != nil {
-		return nil, err
-	}
+	defer cl.stop()
+	env, restCfg, c, dir, auditLog := cl.env, cl.restCfg, cl.c, r.dir, cl.auditLog
 	// as the chart deploys them: the recommender (with -components=recommender,hvpa the Hvpa controller beside
 	// it, as in the chart's default) and the admission webhook in processes of their own
 	h, err := startHvpa(ctx, env, c, cfg, dir, recommenderProcess, nil)
@@ -89,6 +67,62 @@ func runOne(ctx context.Context, cfg config, n int, out *report) (*result, error
 		return nil, err
 	}
 	return r, r.print(out, cfg)
+}
+
+// newResult is the result of the run at n, with its logs' directory made afresh.
+func newResult(cfg config, n int) (*result, error) {
+	r := &result{n: n, pods: n * cfg.podsPerApp, namespaces: (n + cfg.perNamespace - 1) / cfg.perNamespace}
+	dir, err := freshRunDir(cfg, n)
+	if err != nil {
+		return nil, err
+	}
+	r.dir = dir
+	return r, nil
+}
+
+// cluster is a run's local control plane with its played fleet running the workloads; stop stops them all.
+type cluster struct {
+	env      *envtest.Environment
+	restCfg  *rest.Config
+	c        client.Client
+	auditLog string
+	stop     func()
+}
+
+// setUpCluster starts the local control plane (with an audit log of hvpaUser's requests in r.dir), a played
+// fleet of kubelets and a played metrics API, and the n Deployments (setUpWorkloads); on an error what was
+// started is stopped already.
+func setUpCluster(ctx context.Context, out *report, cfg config, n int, r *result, phase func(string), say func(string, ...any)) (*cluster, error) {
+	say("-- starting the local control plane (kube-apiserver with an audit log of %s's requests, etcd, kube-controller-manager)", hvpaUser)
+	cl := &cluster{auditLog: filepath.Join(r.dir, "audit.log")}
+	env, restCfg, c, stopControlPlane, err := startControlPlane(r.dir, cl.auditLog)
+	if err != nil {
+		return nil, err
+	}
+	cl.env, cl.restCfg, cl.c = env, restCfg, c
+	phase("control plane up")
+
+	say("-- SIMULATION: a played fleet of kubelets runs the pods and a played metrics.k8s.io API reports their usage (no containers run)")
+	ms := playedkubelet.StartMetricsServer()
+	fleetCtx, stopFleet := context.WithCancel(ctx)
+	cl.stop = func() {
+		stopFleet()
+		ms.Close()
+		stopControlPlane()
+	}
+	live := &livePlay{ms: ms}
+	fleet, err := newPlayedFleet(ctx, c, ms, r.pods, live)
+	if err != nil {
+		cl.stop()
+		return nil, err
+	}
+	go fleet.Loop(fleetCtx, time.Second)
+	go live.run(fleetCtx)
+	if err := setUpWorkloads(ctx, out, c, cfg, n, fleet, r, phase); err != nil {
+		cl.stop()
+		return nil, err
+	}
+	return cl, nil
 }
 
 // stopAll stops the processes.

@@ -111,13 +111,23 @@ func offVPA(ns, name string) *vpav1.VerticalPodAutoscaler {
 			UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: ptr.To(off)}}}
 }
 
-// watchRecommendations records when each VPA first shows a recommendation, until ctx ends. When the API server
-// ends the watch, it lists the VPAs (catching up) and watches again.
+// watchRecommendations records when each VPA first shows a recommendation, until ctx ends.
 func watchRecommendations(ctx context.Context, wc client.WithWatch, w watch.Interface, seen *firstSeen) {
+	followVPAs(ctx, wc, w, func(v *vpav1.VerticalPodAutoscaler) {
+		if hasRecommendation(v) {
+			seen.record(v.Namespace+"/"+v.Name, time.Now())
+		}
+	})
+}
+
+// followVPAs calls each for the VPA of every event of the watch w, until ctx ends. When the API server (or the
+// client's timeout) ends the watch, it lists the VPAs, calls each for every one (catching up), and watches
+// again from the list, retrying every second.
+func followVPAs(ctx context.Context, wc client.WithWatch, w watch.Interface, each func(*vpav1.VerticalPodAutoscaler)) {
 	for {
 		for ev := range w.ResultChan() {
-			if v, ok := ev.Object.(*vpav1.VerticalPodAutoscaler); ok && hasRecommendation(v) {
-				seen.record(v.Namespace+"/"+v.Name, time.Now())
+			if v, ok := ev.Object.(*vpav1.VerticalPodAutoscaler); ok {
+				each(v)
 			}
 		}
 		for {
@@ -128,9 +138,7 @@ func watchRecommendations(ctx context.Context, wc client.WithWatch, w watch.Inte
 			var err error
 			if err = wc.List(ctx, &l); err == nil {
 				for i := range l.Items {
-					if hasRecommendation(&l.Items[i]) {
-						seen.record(l.Items[i].Namespace+"/"+l.Items[i].Name, time.Now())
-					}
+					each(&l.Items[i])
 				}
 				if w, err = wc.Watch(ctx, &vpav1.VerticalPodAutoscalerList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.ResourceVersion}}); err == nil {
 					break
