@@ -31,6 +31,22 @@ type recentLoad struct {
 	// rise is the largest memory rise (a fraction: 0.5 is +50%) seen, as of riseAt
 	rise   float64
 	riseAt time.Time
+	// oomAt is the last OOM kill: the samples of the RiseWindow after it are of restarted containers, whose
+	// memory starts low again, and are no base of a rise
+	oomAt time.Time
+}
+
+// low is the smallest memory sample within RiseWindow before t, leaving out those of the RiseWindow after
+// the last OOM kill (+Inf: none).
+func (r *recentLoad) low(t time.Time) float64 {
+	low := math.Inf(1)
+	for i := len(r.samples) - 1; i >= 0 && t.Sub(r.samples[i].At) <= RiseWindow; i-- {
+		s := r.samples[i]
+		if restarted := !r.oomAt.IsZero() && s.At.After(r.oomAt) && s.At.Sub(r.oomAt) <= RiseWindow; s.MemoryBytes > 0 && !restarted {
+			low = min(low, s.MemoryBytes)
+		}
+	}
+	return low
 }
 
 // add appends a sample newer than the last one, drops those older than RecentWindow before it, and takes its
@@ -40,13 +56,7 @@ func (r *recentLoad) add(s LoadSample) {
 		return
 	}
 	if s.MemoryBytes > 0 {
-		low := math.Inf(1)
-		for i := len(r.samples) - 1; i >= 0 && s.At.Sub(r.samples[i].At) <= RiseWindow; i-- {
-			if m := r.samples[i].MemoryBytes; m > 0 {
-				low = min(low, m)
-			}
-		}
-		if !math.IsInf(low, 1) {
+		if low := r.low(s.At); !math.IsInf(low, 1) {
 			r.rise = max(r.riseAsOf(s.At), s.MemoryBytes/low-1)
 			r.riseAt = s.At
 		}
@@ -65,16 +75,11 @@ func (r *recentLoad) add(s LoadSample) {
 // the long history bumps it) counts as a sample's memory, and the rise from the window's smallest memory
 // to it as a rise: the working set the samples saw stopped at the limit.
 func (r *recentLoad) oom(t time.Time, needed float64) {
-	low := math.Inf(1)
-	for i := len(r.samples) - 1; i >= 0 && t.Sub(r.samples[i].At) <= RiseWindow; i-- {
-		if m := r.samples[i].MemoryBytes; m > 0 {
-			low = min(low, m)
-		}
-	}
-	if !math.IsInf(low, 1) {
+	if low := r.low(t); !math.IsInf(low, 1) {
 		r.rise = max(r.riseAsOf(t), needed/low-1)
 		r.riseAt = t
 	}
+	r.oomAt = t
 	if n := len(r.samples); n > 0 && !t.After(r.samples[n-1].At) {
 		r.samples[n-1].MemoryBytes = max(r.samples[n-1].MemoryBytes, needed)
 		return

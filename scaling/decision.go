@@ -291,8 +291,8 @@ type following struct {
 
 // follow decides whether a total that follows the recent load leaves its band (section 2): its trigger
 // total (the trigger load plus the base, within the container policy's bounds for c pods) is above the total
-// in force, or its level total more than Band below it, or the load is short now, and its policy lets it
-// change now. A move sets the level total.
+// in force, or its level total more than Band (SettledBand once the pods have not changed for SettledAfter)
+// below it, or the load is short now, and its policy lets it change now. A move sets the level total.
 func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, tl tracked) following {
 	pol := s.PolicyFor(k.Name)
 	within := func(t float64) float64 {
@@ -307,17 +307,28 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, 
 	cur := float64(c) * pCur
 	level, trigger := tl.level, tl.trigger
 	if target := s.HPATargets[r]; st.HPA != nil && s.HPAUtilization && target > 0 {
-		// an HPA on the resource's utilization: the recent mean stays at or below its target
-		level, trigger = max(level, tl.mean/target), max(trigger, tl.mean/(target*(1+HPATolerance)))
+		// an HPA on the resource's utilization: the recent mean stays within half the HPA's tolerance above
+		// its target (where the HPA leaves the replicas alone)
+		level, trigger = max(level, tl.mean/(target*(1+HPATolerance/2))), max(trigger, tl.mean/(target*(1+HPATolerance)))
+	}
+	young := r == Memory && (st.LowConfidence || st.StaleRecommendation)
+	if young {
+		// memory does not fall below the long history's target before the history knows the workload's
+		// peaks (an OOM kill costs more than a day of memory): the LowConfidence floor of section 2
+		level = max(level, tl.long)
 	}
 	t := within(s.VPATotal(r, level, c, pCur))
+	if young && tl.rise > s.Tracking.JumpRise {
+		t = max(t, cur) // a memory that jumps does not fall at all while the history is young
+	}
 	up := (tl.short || within(s.VPATotal(r, trigger, c, pCur)) > cur) && t >= cur*(1+s.Tracking.MinStep)
-	move := up || t < cur*(1-s.Tracking.Band)
+	band := s.Tracking.Band
+	if st.LastScaleTime != nil && s.Tracking.SettledAfter > 0 && st.Now.Sub(*st.LastScaleTime) >= s.Tracking.SettledAfter {
+		band = min(band, s.Tracking.SettledBand)
+	}
+	move := up || t < cur*(1-band)
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
-	// memory does not fall before the history knows the workload's peaks (an OOM kill costs more than a day of
-	// memory): the LowConfidence hold of section 2
-	hold = hold || (r == Memory && dir == hvpav1alpha1.DirectionDown && t < cur && (st.LowConfidence || st.StaleRecommendation))
 	return following{target: t, cur: cur, move: move && !hold, hold: hold}
 }
 

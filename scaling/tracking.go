@@ -20,8 +20,11 @@ type Tracking struct {
 	// DownWindow and DownQuantile: the CPU estimate is at least this quantile of the load over this window.
 	DownWindow   time.Duration
 	DownQuantile float64
-	// Band: a total falls when its estimate plus headroom is more than this fraction below the total in force.
-	Band float64
+	// Band: a total falls when its estimate plus headroom is more than this fraction below the total in force;
+	// SettledBand when the last scaling is SettledAfter ago or more (a workload whose pods have not changed for
+	// that long may move by less: at most one such change per SettledAfter).
+	Band, SettledBand float64
+	SettledAfter      time.Duration
 	// MinStep: a total rises by at least this fraction of the total in force, or not at all.
 	MinStep float64
 	// MemoryHeadroom and MemoryTrigger are Headroom and Trigger for memory, whose estimate is the peak over
@@ -30,6 +33,9 @@ type Tracking struct {
 	MemoryWindow                  time.Duration
 	// MemoryFloor: memory never goes below this fraction of the long history's target.
 	MemoryFloor float64
+	// JumpRise: a memory that has risen by more than this fraction within one reaction time (its rise) jumps:
+	// while the history is young it does not fall (a smoother memory falls to the long history's target).
+	JumpRise float64
 	// TrendWindow: memory that grew over this window is expected to grow as much again (0: no trend).
 	TrendWindow time.Duration
 	// TrendMax: the expected growth is at most this fraction.
@@ -39,17 +45,18 @@ type Tracking struct {
 }
 
 // DefaultTracking are the load-following total's parameters.
-var DefaultTracking = Tracking{Headroom: 0.1, Trigger: 0, UpWindow: 5 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.2,
-	MinStep: 0.1, MemoryHeadroom: 0.15, MemoryTrigger: 0.05, MemoryWindow: time.Hour, MemoryFloor: 0.5, TrendWindow: 3 * time.Minute, TrendMax: 0.5, MinSamples: 1}
+var DefaultTracking = Tracking{Headroom: 0.1, Trigger: 0, UpWindow: 10 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.15, SettledBand: 0.1, SettledAfter: 12 * time.Hour,
+	MinStep: 0.1, MemoryHeadroom: 0.15, MemoryTrigger: 0.05, MemoryWindow: time.Hour, MemoryFloor: 0.5, JumpRise: 0.3, TrendWindow: 3 * time.Minute, TrendMax: 0.5, MinSamples: 1}
 
 // trackedLoad is what a total that follows the recent load of resource r needs (section 2), in load terms:
 // the level a move sets (the recent estimate plus headroom) and the trigger (the estimate plus Trigger: the
 // total in force is too small below it); and (CPU) whether the last sample is above the load part in force
 // (cur): short now. The CPU estimate is the high quantile of the down window, the peak of the up window and
-// the last sample; the memory estimate is the peak of the memory window, and memory never goes below its
-// window's median plus the rise (the largest fraction by which memory rose within one reaction time), nor
-// below MemoryFloor of the long history's load (long); neither above the long history (or the recent peak,
-// when that is higher). False when there are too few recent samples.
+// the last sample; the memory estimate is the peak of the memory window, at least the window's median plus
+// the rise (the largest fraction by which memory rose within one reaction time), that part no higher than
+// the long history's load (long, its margin included) or the peak plus headroom, and at least the trend (a
+// new high's growth, extrapolated); memory never goes below MemoryFloor of long. False when there are too
+// few recent samples.
 func trackedLoad(tr Tracking, recent []LoadSample, r Resource, cur, rise, long float64) (tracked, bool) {
 	var vals []float64
 	var ats []time.Time
@@ -74,12 +81,21 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, cur, rise, long f
 	if r == Memory {
 		w := window(tr.MemoryWindow)
 		peak := slices.Max(w)
-		// a memory that is rising goes on rising for as long again: the growth of the last samples (the
-		// smallest of the trend window against the last) extrapolated over one more such window
-		trend := lastV * min(lastV/max(slices.Min(window(tr.TrendWindow)), 1), 1+tr.TrendMax)
-		est := max(min(max(peak, quantile(w, 0.5)*(1+rise)), max(long, peak)), trend)
+		// a memory that is rising goes on rising for as long again: the growth of the last sample over the
+		// smallest of the trend window, and over the highest of the memory window before it (noise within the
+		// range seen is no trend), extrapolated over one more such window
+		tw := window(tr.TrendWindow)
+		base := slices.Min(tw)
+		if before := w[:len(w)-len(tw)]; len(before) > 0 {
+			base = max(base, slices.Max(before))
+		}
+		trend := lastV * max(1, min(lastV/max(base, 1), 1+tr.TrendMax))
+		est := max(peak, quantile(w, 0.5)*(1+rise))
+		// the rise never takes the total above the long history's target (its margin included), nor the trend
+		// and the recent peak below their headroom
+		capAt := func(h float64) float64 { return max(min(est*(1+h), max(long, peak*(1+h))), trend*(1+h)) }
 		floor := tr.MemoryFloor * long
-		return tracked{level: max(est*(1+tr.MemoryHeadroom), floor), trigger: max(est*(1+tr.MemoryTrigger), floor), mean: mean(w)}, true
+		return tracked{level: max(capAt(tr.MemoryHeadroom), floor), trigger: max(capAt(tr.MemoryTrigger), floor), mean: mean(w), long: long, rise: rise}, true
 	}
 	down := window(tr.DownWindow)
 	est := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV)
@@ -91,6 +107,9 @@ type tracked struct {
 	// level is what a move sets; below trigger the total in force is too small; mean is the mean load of the
 	// window the level comes from.
 	level, trigger, mean float64
+	// long is the long history's load and rise the memory rise (memory: what a fall while the history is young
+	// may do)
+	long, rise float64
 	// short: the last sample is above the total in force.
 	short bool
 }

@@ -31,6 +31,18 @@ func steady(n int, v Values) []Values {
 	return out
 }
 
+// alternate is n samples, a and b in turn, ending with a.
+func alternate(n int, a, b Values) []Values {
+	out := make([]Values, n)
+	for i := range out {
+		out[i] = a
+		if (n-1-i)%2 == 1 {
+			out[i] = b
+		}
+	}
+	return out
+}
+
 func trackingSpec() *Spec {
 	s := epSpec()
 	s.Tracking = DefaultTracking
@@ -73,14 +85,46 @@ func TestLoadFollowingTotal(t *testing.T) {
 			source: SourceVPA, wantCPU: 1000},
 		"the recent load unknown after a restart: the values in force stay": {st: loadState(3, V(2000, 4096*mi), V(3000, 10000*mi), nil),
 			edit: func(_ *Spec, st *State) { st.RecentUnknown = true }, source: SourceLoad, wantCPU: 2000, wantMem: 4096 * mi},
-		"memory does not fall while the history is young": {st: loadState(3, V(1000, 4096*mi), V(3000, 2000*mi), steady(60, V(2800, 2000*mi))),
-			edit: func(_ *Spec, st *State) { st.LowConfidence = true }, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
-		"an HPA on 80% CPU: the recent mean stays at or below its target": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+		// the memory estimate plus headroom (2300Mi) is below the floor of half the long history (4000Mi)
+		"memory falls no lower than the long history's target while the history is young": {st: loadState(3, V(1000, 4096*mi),
+			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))),
+			edit: func(_ *Spec, st *State) { st.LowConfidence = true }, source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(8000 * mi / 3)},
+		"memory that jumps does not fall while the history is young": {st: loadState(3, V(1000, 4096*mi),
+			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))),
+			edit: func(_ *Spec, st *State) { st.LowConfidence, st.Recommendation[0].MemoryRise = true, 0.5 }, source: SourceLoad,
+			wantCPU: 1000, wantMem: 4096 * mi},
+		"memory falls to half the long history's target once the history is old": {st: loadState(3, V(1000, 4096*mi),
+			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))), source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(4000 * mi / 3)},
+		// a rise of 100% puts the estimate at twice the median (10000Mi, 11500Mi with headroom): no higher than
+		// the long history's target (8000Mi)
+		"the rise takes memory no higher than the long history's target": {st: loadState(3, V(1000, 4096*mi), V(3000, 8000*mi),
+			steady(60, V(2800, 5000*mi))),
+			edit: func(_ *Spec, st *State) { st.Recommendation[0].MemoryRise = 1 }, source: SourceLoad, wantCPU: RoundUp(2800 * h / 3),
+			wantMem: RoundUp(8000 * mi / 3)},
+		// memory between 8000Mi and 10000Mi: the last sample is no new high, so no trend (the total in force,
+		// 12288Mi, stays; a trend of 10000/8000 would take it to 14375Mi)
+		"noise within the range seen is no trend": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			alternate(30, V(2800, 10000*mi), V(2800, 8000*mi))), source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
+		// a new high: 12000Mi over the 9000Mi of three minutes before (and the 8000Mi before that) is expected
+		// to grow as much again
+		"memory at a new high rises with its trend": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			append(steady(30, V(2800, 8000*mi)), V(2800, 9000*mi), V(2800, 10000*mi), V(2800, 12000*mi))), source: SourceLoad,
+			wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(12000 * mi * 12000 / 9000 * 1.15 / 3)},
+		// CPU 2400m needs 2640m with headroom, 12% below the 3000m in force: inside the band (15%), outside the
+		// settled band (10%)
+		"a fall inside the band waits": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2400, 10000*mi))),
+			edit: func(_ *Spec, st *State) { last := st.Now.Add(-time.Hour); st.LastScaleTime = &last }, source: SourceLoad,
+			wantCPU: 1000, wantMem: 4096 * mi},
+		"a fall inside the band moves once the pods have settled": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			steady(30, V(2400, 10000*mi))),
+			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
+			wantCPU: RoundUp(2400 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		"an HPA on 80% CPU: the recent mean stays within half its tolerance of its target": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
 			steady(30, V(2800, 10000*mi))),
 			edit: func(s *Spec, st *State) {
 				s.HPATargets[CPU] = 0.8
 				st.HPA = &HPAInput{Raw: 2.8 / 0.8, Desired: 4}
-			}, source: SourceLoad, wantCPU: RoundUp(2800 / 0.8 / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+			}, source: SourceLoad, wantCPU: RoundUp(2800 / (0.8 * (1 + HPATolerance/2)) / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
 		"a stabilization window holds the fall": {st: loadState(3, V(2000, 4096*mi), V(3000, 10000*mi), steady(30, V(3000, 10000*mi))),
 			edit: func(s *Spec, st *State) {
 				s.ScaleDown.Stabilization = 30 * time.Minute
