@@ -110,15 +110,15 @@ func TestLoadFollowingTotal(t *testing.T) {
 		"memory at a new high rises with its trend": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
 			append(steady(30, V(2800, 8000*mi)), V(2800, 9000*mi), V(2800, 10000*mi), V(2800, 12000*mi))), source: SourceLoad,
 			wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(12000 * mi * 12000 / 9000 * 1.15 / 3)},
-		// CPU 2400m needs 2640m with headroom, 12% below the 3000m in force: inside the band (15%), outside the
-		// settled band (10%)
-		"a fall inside the band waits": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2400, 10000*mi))),
+		// the CPU load needs, with headroom, 12% less than the 3000m in force: inside the band (15%), outside
+		// the settled band (10%)
+		"a fall inside the band waits": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(3000*0.88/h, 10000*mi))),
 			edit: func(_ *Spec, st *State) { last := st.Now.Add(-time.Hour); st.LastScaleTime = &last }, source: SourceLoad,
 			wantCPU: 1000, wantMem: 4096 * mi},
 		"a fall inside the band moves once the pods have settled": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
-			steady(30, V(2400, 10000*mi))),
+			steady(30, V(3000*0.88/h, 10000*mi))),
 			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
-			wantCPU: RoundUp(2400 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+			wantCPU: RoundUp(3000 * 0.88 / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
 		"an HPA on 80% CPU: the recent mean stays within half its tolerance of its target": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
 			steady(30, V(2800, 10000*mi))),
 			edit: func(s *Spec, st *State) {

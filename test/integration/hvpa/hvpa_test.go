@@ -151,7 +151,8 @@ var _ = Describe("an Hvpa", func() {
 		loads.set(ns, "api", 4000) // about 4.6 CPU in total: the 3-replica interval (up 6)
 		Eventually(deploymentReplicas(ctx, ns, "api"), framework.LongTimeout).Should(Equal(int32(3)))
 		// per-pod intent at rest (d == c) follows the recent load (docs/design/scaling.md section 2a): the 4 CPU
-		// of load plus 10% headroom over 3 pods, within the 3-replica interval's per-pod maximum (2 CPU)
+		// of load plus its headroom (5%; the check allows up to 10%) over 3 pods, within the 3-replica
+		// interval's per-pod maximum (2 CPU)
 		Eventually(func() string {
 			h := getHvpa(ctx, ns, "api")
 			if h.Status.Recommendation == nil || h.Status.Desired == nil || h.Status.Desired.Replicas != 3 {
@@ -159,7 +160,7 @@ var _ = Describe("an Hvpa", func() {
 			}
 			perPod := h.Status.Desired.Containers[0].Requests.Cpu().MilliValue()
 			if lo, hi := int64(4000/3), int64(4400/3)+2; perPod < lo || perPod > min(hi, 2000) {
-				return fmt.Sprintf("per pod %dm, want between the load's %dm and %dm (its 10%% headroom)", perPod, lo, min(hi, 2000))
+				return fmt.Sprintf("per pod %dm, want between the load's %dm and %dm (10%% headroom)", perPod, lo, min(hi, 2000))
 			}
 			return ""
 		}, framework.LongTimeout).Should(BeEmpty())
