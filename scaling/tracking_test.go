@@ -271,8 +271,8 @@ func TestMinAllowedInScaleDownBoundaries(t *testing.T) {
 // TestLoadFollowingReplicaHold: a young history (LowConfidence) holds a replica scale-down that the
 // load-following total asks for, as it holds the long history's (section 2), with its reason in Blocked.
 func TestLoadFollowingReplicaHold(t *testing.T) {
-	// CPU only: memory that follows the load does not fall while the history is young, and would hold the
-	// replicas by itself
+	// CPU only: memory that follows the load falls no lower than the long history's target while the history
+	// is young, and would hold the replicas by itself
 	st := loadState(3, V(1000, -1), V(500, -1), steady(30, V(300, -1)))
 	if d := mustDecide(t, trackingSpec(), st); d.DesiredReplicas >= 3 {
 		t.Fatalf("the load asks for %d replicas, want fewer than 3 (totals %+v)", d.DesiredReplicas, d.Totals)
