@@ -83,12 +83,14 @@ func (r *Reconciler) lowConfidence(h *hvpav1alpha1.Hvpa, rec *recommender.HvpaRe
 			return c.Status == metav1.ConditionTrue
 		}
 		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, hvpav1alpha1.ReasonLowConfidence, fmt.Sprintf("confidence unknown: no recommendation "+
-			"from the embedded recommender yet (threshold %g days); scale-downs from the recommendation (replicas and per-pod) wait for more history", threshold), now)
+			"from the embedded recommender yet (threshold %g days); replica scale-downs from the recommendation wait for more history, and per-pod "+
+			"memory falls no lower than its long history's target (not at all when it jumps)", threshold), now)
 		return true
 	}
 	if rec.Confidence < threshold {
 		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, hvpav1alpha1.ReasonLowConfidence, fmt.Sprintf("confidence %.1f days of history (below %g): "+
-			"scale-downs from the recommendation (replicas and per-pod) wait for more history; scale-ups are not held", rec.Confidence, threshold), now)
+			"replica scale-downs from the recommendation wait for more history, and per-pod memory falls no lower than its long history's "+
+			"target (not at all when it jumps); scale-ups are not held", rec.Confidence, threshold), now)
 		return true
 	}
 	setCondition(h, hvpav1alpha1.ConditionLowConfidence, false, hvpav1alpha1.ReasonEnoughHistory,
