@@ -206,10 +206,10 @@ func TestConstantLoadSettles(t *testing.T) {
 // 5x memory step every 6 h at most three times the per-pod model's OOM kills plus 8 (measured: 16 against 8,
 // 32 against 8, 44 against 16, all at the first step, over 3 to 5 minutes): in its first day the total holds
 // memory at the long history's target, 15% above the usage, and a 5x step is found through kills until the
-// resizes catch up; the per-pod model holds its day's peak. Before session 8 the counts were 8, 20 and 28:
-// a memory trend read from noise held about 12% more memory before the step (2.39 GiB against 2.13 on
-// wl-1), which the noise-proof trend gives back. Before the load-following total the OOM kills were as few
-// as the per-pod model's, at 1.5x its CPU slack.
+// resizes catch up; the per-pod model holds its day's peak. Before the noise-proof trend (section 2a's
+// change log) the counts were 8, 20 and 28: a memory trend read from noise held about 12% more memory
+// before the step (2.39 GiB against 2.13 on wl-1), which the noise-proof trend gives back. Before the
+// load-following total the OOM kills were as few as the per-pod model's, at 1.5x its CPU slack.
 func TestModelsOnStepAndDiurnal(t *testing.T) {
 	h := exampleHvpa(t, "../examples/hvpa-kube-apiserver.yaml")
 	shapes := map[string]Demand{

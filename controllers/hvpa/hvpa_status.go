@@ -64,6 +64,10 @@ func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decisio
 	r.Metrics.observe(h, d, st)
 }
 
+// youngHistoryHolds is what a LowConfidence condition holds (docs/design/scaling.md section 2a).
+const youngHistoryHolds = "replica scale-downs from the recommendation wait for more history, and per-pod memory falls no lower " +
+	"than its long history's target (not at all when it jumps)"
+
 // lowConfidence keeps the LowConfidence condition while the embedded recommender is on (spec.vpa.deploy) and
 // reports whether the embedded recommendation rests on less history than LowConfidenceDays (replica
 // scale-downs decided from it are then blocked). Without a word from the recommender (not running in this
@@ -83,14 +87,12 @@ func (r *Reconciler) lowConfidence(h *hvpav1alpha1.Hvpa, rec *recommender.HvpaRe
 			return c.Status == metav1.ConditionTrue
 		}
 		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, hvpav1alpha1.ReasonLowConfidence, fmt.Sprintf("confidence unknown: no recommendation "+
-			"from the embedded recommender yet (threshold %g days); replica scale-downs from the recommendation wait for more history, and per-pod "+
-			"memory falls no lower than its long history's target (not at all when it jumps)", threshold), now)
+			"from the embedded recommender yet (threshold %g days); %s", threshold, youngHistoryHolds), now)
 		return true
 	}
 	if rec.Confidence < threshold {
 		setCondition(h, hvpav1alpha1.ConditionLowConfidence, true, hvpav1alpha1.ReasonLowConfidence, fmt.Sprintf("confidence %.1f days of history (below %g): "+
-			"replica scale-downs from the recommendation wait for more history, and per-pod memory falls no lower than its long history's "+
-			"target (not at all when it jumps); scale-ups are not held", rec.Confidence, threshold), now)
+			"%s; scale-ups are not held", rec.Confidence, threshold, youngHistoryHolds), now)
 		return true
 	}
 	setCondition(h, hvpav1alpha1.ConditionLowConfidence, false, hvpav1alpha1.ReasonEnoughHistory,
