@@ -50,85 +50,101 @@ type state struct {
 // solve returns the plan of least lagrangian(lambda, mu) over the grid for demand (one total a minute), with
 // falls at least hold minutes after the last change (hold >= 1). The first minute's level is free (no change).
 func solve(demand, grid []float64, hold int, lambda, mu float64) plan {
-	k := len(grid)
-	ages := hold // index a: the level has been in force a+1 minutes, this one included (capped at hold)
-	cur := make([]state, k*ages)
-	next := make([]state, k*ages)
-	inf := state{price: math.Inf(1)}
-	minute := func(t, i int) plan {
-		return plan{provided: grid[i], short: max(0, demand[t]-grid[i])}
-	}
-	add := func(s state, p plan, changed bool) state {
-		s.plan.provided += p.provided
-		s.plan.short += p.short
-		if changed {
-			s.plan.changes++
-			s.price += mu
-		}
-		s.price += p.provided + lambda*p.short
-		return s
-	}
-	for i := range cur {
-		cur[i] = inf
-	}
-	for i := range k {
-		cur[i*ages+hold-1] = add(state{}, minute(0, i), false) // at the start: as if in force for long
-	}
-	riseFrom := make([]state, k) // riseFrom[i]: the cheapest state of a level below i (any age)
-	fallFrom := make([]state, k) // fallFrom[i]: the cheapest state of a level above i, in force hold minutes
+	d := newDP(demand, grid, hold, lambda, mu)
 	for t := 1; t < len(demand); t++ {
-		best := inf
-		for i := range k {
-			riseFrom[i] = best
-			for a := range ages {
-				if s := cur[i*ages+a]; s.price < best.price {
-					best = s
-				}
-			}
-		}
-		best = inf
-		for i := k - 1; i >= 0; i-- {
-			fallFrom[i] = best
-			if s := cur[i*ages+hold-1]; s.price < best.price {
-				best = s
-			}
-		}
-		for i := range k {
-			m := minute(t, i)
-			from := riseFrom[i]
-			if fallFrom[i].price < from.price {
-				from = fallFrom[i]
-			}
-			changed := inf
-			if from.price < math.Inf(1) {
-				changed = add(from, m, true)
-			}
-			for a := range ages {
-				s := inf
-				if a > 0 {
-					s = cur[i*ages+a-1]
-				}
-				if a == hold-1 && cur[i*ages+a].price < s.price {
-					s = cur[i*ages+a]
-				}
-				if s.price < math.Inf(1) {
-					s = add(s, m, false)
-				}
-				if a == 0 && changed.price < s.price {
-					s = changed
-				}
-				next[i*ages+a] = s
-			}
-		}
-		cur, next = next, cur
+		d.step(t)
 	}
 	best := inf
-	for _, s := range cur {
+	for _, s := range d.cur {
 		if s.price < best.price {
 			best = s
 		}
 	}
 	return best.plan
+}
+
+var inf = state{price: math.Inf(1)}
+
+// dp is solve's table: cur[i*hold+a] is the best plan ending with level i in force a+1 minutes (this one
+// included, capped at hold).
+type dp struct {
+	demand, grid       []float64
+	hold               int
+	lambda, mu         float64
+	cur, next          []state
+	riseFrom, fallFrom []state // per level: the cheapest state below it (any age), above it (in force hold minutes)
+}
+
+func newDP(demand, grid []float64, hold int, lambda, mu float64) *dp {
+	k := len(grid)
+	d := &dp{demand: demand, grid: grid, hold: hold, lambda: lambda, mu: mu, cur: make([]state, k*hold), next: make([]state, k*hold),
+		riseFrom: make([]state, k), fallFrom: make([]state, k)}
+	for i := range d.cur {
+		d.cur[i] = inf
+	}
+	for i := range k {
+		d.cur[i*hold+hold-1] = d.add(state{}, 0, i, false) // at the start: as if in force for long
+	}
+	return d
+}
+
+// add extends s by minute t at level i (a change into it when changed).
+func (d *dp) add(s state, t, i int, changed bool) state {
+	if s.price == math.Inf(1) {
+		return s
+	}
+	provided, short := d.grid[i], max(0, d.demand[t]-d.grid[i])
+	s.plan.provided += provided
+	s.plan.short += short
+	s.price += provided + d.lambda*short
+	if changed {
+		s.plan.changes++
+		s.price += d.mu
+	}
+	return s
+}
+
+// step fills the table for minute t from minute t-1's.
+func (d *dp) step(t int) {
+	k, h := len(d.grid), d.hold
+	best := inf
+	for i := range k {
+		d.riseFrom[i] = best
+		for _, s := range d.cur[i*h : (i+1)*h] {
+			best = cheaper(best, s)
+		}
+	}
+	best = inf
+	for i := k - 1; i >= 0; i-- {
+		d.fallFrom[i] = best
+		best = cheaper(best, d.cur[i*h+h-1])
+	}
+	for i := range k {
+		changed := d.add(cheaper(d.riseFrom[i], d.fallFrom[i]), t, i, true)
+		for a := range h {
+			keep := inf
+			if a > 0 {
+				keep = d.cur[i*h+a-1]
+			}
+			if a == h-1 {
+				keep = cheaper(keep, d.cur[i*h+a])
+			}
+			s := d.add(keep, t, i, false)
+			if a == 0 {
+				s = cheaper(s, changed)
+			}
+			d.next[i*h+a] = s
+		}
+	}
+	d.cur, d.next = d.next, d.cur
+}
+
+// cheaper is the state of the lower price (a on a tie).
+func cheaper(a, b state) state {
+	if b.price < a.price {
+		return b
+	}
+	return a
 }
 
 // floor is the clairvoyant's answer for one workload within a shortfall budget (millicore-minutes) and a
