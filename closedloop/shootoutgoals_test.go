@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
@@ -63,18 +64,31 @@ func TestShootoutGoalsHold(t *testing.T) {
 		t.Logf("the shared traces are not on this machine (../shared/traces beside the repository): only the generated demand is checked")
 	}
 	for _, f := range shared {
-		sums = append(sums, run(func(sim *Simulator) error {
+		got := run(func(sim *Simulator) error {
 			in, err := os.Open(f)
 			if err != nil {
 				return err
 			}
 			defer func() { _ = in.Close() }() // read only
 			return sim.Run(in)
-		})...)
+		})
+		if len(got) == 0 {
+			t.Fatalf("%s: no workload ran", f)
+		}
+		sums = append(sums, got...)
 	}
 	rep := CheckGoals(sums, "hvpa")
 	if len(rep.Workloads) < 3*len(Profiles) || (len(shared) == 0 && len(rep.Workloads) != 3*len(Profiles)) {
 		t.Fatalf("%d workloads with an Hvpa run and baselines, want %d generated ones and those of %d shared traces", len(rep.Workloads), 3*len(Profiles), len(shared))
+	}
+	ran := map[string]bool{}
+	for _, w := range rep.Workloads {
+		ran[w.Namespace+"/"+w.Workload] = true
+	}
+	for _, name := range shootoutMisses {
+		if !ran[name] && (len(shared) > 0 || strings.HasPrefix(name, "shootout/")) {
+			t.Errorf("shootoutMisses names %s, which did not run", name)
+		}
 	}
 	met := 0
 	for _, w := range rep.Workloads {

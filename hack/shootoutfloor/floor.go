@@ -28,10 +28,9 @@ func (p plan) lagrangian(lambda, mu float64) float64 {
 	return p.provided + lambda*p.short + mu*float64(p.changes)
 }
 
-// levels is the geometric grid from the smallest demand (at least 1) up to the first level at or above the
-// largest: a plan never needs more than the largest demand.
-func levels(demand []float64, ratio float64) []float64 {
-	lo, hi := max(1, slices.Min(demand)), slices.Max(demand)
+// levels is the geometric grid from lo up to the first level at or above hi (a plan never needs more than the
+// largest demand).
+func levels(lo, hi, ratio float64) []float64 {
 	var out []float64
 	for l := lo; ; l *= ratio {
 		out = append(out, l)
@@ -151,8 +150,10 @@ func cheaper(a, b state) state {
 // change budget: the cheapest plan found that keeps both (feasible: a plan that exists; its provided total
 // is at or above the optimum), and a lower bound on what any plan keeping both provides (the Lagrangian dual
 // at the prices tried: solve's price minus the budgets' prices). Both on the grid; the lower bound divided
-// by the grid's ratio holds for plans at any level (a plan rounded up to the grid provides at most ratio
-// times as much, no more short, no more changes).
+// by the grid's ratio holds for plans at any level: a plan rounded up to the grid provides at most ratio
+// times as much, runs no more short, changes no more often and keeps the hold rule; the grid starts at the
+// lowest level a plan within the shortfall budget can use for a minute (the smallest demand less the
+// budget, at least 1 millicore; below 1, rounding up adds at most 1 a minute, taken off the bound).
 type floor struct {
 	feasible plan
 	found    bool
@@ -160,29 +161,34 @@ type floor struct {
 }
 
 // findFloor searches the prices: for each lambda (bisected on a log scale) the change price mu is bisected
-// until the plan keeps the change budget; lambda then moves until the shortfall budget is kept.
+// (log scale) until the plan keeps the change budget; lambda then moves until the shortfall budget is kept.
 func findFloor(demand []float64, ratio float64, hold int, shortBudget float64, changeBudget int) floor {
-	grid := levels(demand, ratio)
+	lowest := slices.Min(demand) - shortBudget
+	grid := levels(max(1, lowest), slices.Max(demand), ratio)
+	slack := 0.0
+	if lowest < 1 {
+		slack = float64(len(demand))
+	}
 	var f floor
 	consider := func(lambda, mu float64) plan {
 		p := solve(demand, grid, hold, lambda, mu)
-		f.lower = max(f.lower, (p.lagrangian(lambda, mu)-lambda*shortBudget-mu*float64(changeBudget))/ratio)
+		f.lower = max(f.lower, (p.lagrangian(lambda, mu)-lambda*shortBudget-mu*float64(changeBudget)-slack)/ratio)
 		if p.short <= shortBudget && p.changes <= changeBudget && (!f.found || p.provided < f.feasible.provided) {
 			f.feasible, f.found = p, true
 		}
 		return p
 	}
-	// withChanges: the plan at lambda whose mu is the smallest found that keeps the change budget
+	// withChanges: the plan at lambda whose mu is the smallest found that keeps the change budget; at the top
+	// price a change costs more than any plan's provided and shortfall together, so that plan makes none
 	withChanges := func(lambda float64) plan {
-		lo, hi := 0.0, slices.Max(demand)*float64(hold)*4 // at hi a change costs more than holding the top level for 4 x hold minutes
-		p := consider(lambda, lo)
-		if p.changes <= changeBudget {
+		if p := consider(lambda, 0); p.changes <= changeBudget {
 			return p
 		}
-		best := consider(lambda, hi)
-		for range 14 {
+		lo, hi := math.Log(1e-3), math.Log((1+lambda)*slices.Max(demand)*float64(len(demand))+1)
+		best := consider(lambda, math.Exp(hi))
+		for range 16 {
 			mid := (lo + hi) / 2
-			if q := consider(lambda, mid); q.changes <= changeBudget {
+			if q := consider(lambda, math.Exp(mid)); q.changes <= changeBudget {
 				hi, best = mid, q
 			} else {
 				lo = mid
@@ -194,6 +200,7 @@ func findFloor(demand []float64, ratio float64, hold int, shortBudget float64, c
 	if p := withChanges(math.Exp(loL)); p.short <= shortBudget {
 		return f
 	}
+	withChanges(math.Exp(hiL))
 	for range 12 {
 		mid := (loL + hiL) / 2
 		if p := withChanges(math.Exp(mid)); p.short <= shortBudget {
@@ -202,6 +209,5 @@ func findFloor(demand []float64, ratio float64, hold int, shortBudget float64, c
 			loL = mid
 		}
 	}
-	withChanges(math.Exp(hiL))
 	return f
 }

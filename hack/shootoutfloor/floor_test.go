@@ -110,3 +110,36 @@ func TestFindFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestFloorBelowTheDemand: on a constant demand a plan may run the whole time below it, spending the shortfall
+// budget (5%: a constant 950 for 1000 is the optimum, below the smallest demand): the lower bound is at or
+// below that optimum, and the plan found keeps the budget and is at or above it (the prices find the optimum
+// only up to the Lagrangian's gap: the table prints both).
+func TestFloorBelowTheDemand(t *testing.T) {
+	demand := make([]float64, 240)
+	for i := range demand {
+		demand[i] = 1000
+	}
+	total := 1000.0 * 240
+	f := findFloor(demand, 1.02, 5, 0.05*total, 48)
+	optimum := 950.0 * 240
+	if !f.found || f.feasible.short > 0.05*total || f.feasible.provided < optimum || f.lower > optimum || f.lower < 0.9*optimum {
+		t.Errorf("%+v: want a bound in [0.9 x %g, %g] and a plan within the budget at or above it", f, optimum, optimum)
+	}
+}
+
+// TestFloorKeepsTheChangeBudget: with a hold of one minute, bursts of ten minutes every twenty invite a change
+// every ten minutes; with 4 changes allowed the plan found makes at most 4 and the bound is below it.
+func TestFloorKeepsTheChangeBudget(t *testing.T) {
+	demand := make([]float64, 200)
+	for i := range demand {
+		demand[i] = 100
+		if i%20 < 10 {
+			demand[i] = 1000
+		}
+	}
+	f := findFloor(demand, 1.02, 1, 0, 4)
+	if !f.found || f.feasible.changes > 4 || f.feasible.short > 0 || f.lower > f.feasible.provided {
+		t.Errorf("%+v: want a plan of at most 4 changes, no shortfall, and a bound below it", f)
+	}
+}

@@ -30,7 +30,7 @@ func main() {
 	shortfall := flag.Float64("shortfall", -1, "the shortfall budget, a fraction of the demand (default: the best baseline's + 0.5 points, the goal's)")
 	flag.Parse()
 	if flag.NArg() != 2 || *hold < time.Minute || *grid <= 1 {
-		fmt.Fprintln(os.Stderr, "usage: shootoutfloor [--hold 30m] [--workload PREFIX] [--grid 1.02] TRACE.csv.gz SUMMARY.json (--hold at least 1m, --grid above 1)")
+		fmt.Fprintln(os.Stderr, "usage: shootoutfloor [--hold 30m] [--workload PREFIX] [--shortfall F] [--grid 1.02] TRACE.csv.gz SUMMARY.json (--hold at least 1m, --grid above 1)")
 		os.Exit(2)
 	}
 	if err := run(os.Stdout, flag.Arg(0), flag.Arg(1), int(*hold/time.Minute), *prefix, *grid, *shortfall); err != nil {
@@ -77,9 +77,12 @@ func run(w io.Writer, tracePath, summaryPath string, hold int, prefix string, ra
 			allowed = shortfall
 		}
 		f := findFloor(d, ratio, hold, allowed*total, int(closedloop.GoalPerPodChangesPerDay*days))
-		verdict := "reachable by a clairvoyant"
-		if f.lower/total > g.Best.CPUProvidedOverDemand {
+		verdict := "undetermined (the bound is below the baseline, the plan found above it)"
+		switch {
+		case f.lower/total > g.Best.CPUProvidedOverDemand:
 			verdict = "out of reach within these budgets (the lower bound is above the baseline)"
+		case f.found && f.feasible.provided/total <= g.Best.CPUProvidedOverDemand:
+			verdict = "reachable by a clairvoyant"
 		}
 		clair := "none within the budgets"
 		if f.found {
