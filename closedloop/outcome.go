@@ -1,10 +1,32 @@
 package closedloop
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/hvpa-dev/hvpa/scaling"
 )
+
+// SummaryDocument is the document of `hvpa simulate --closed-loop --summary-json`: every workload's Summary
+// under every run.
+type SummaryDocument struct {
+	Workloads []Summary `json:"workloads"`
+}
+
+// ReadSummaries reads the Summaries of a --summary-json file.
+func ReadSummaries(path string) ([]Summary, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc SummaryDocument
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc.Workloads, nil
+}
 
 // Summary is the outcome of one workload under one run.
 type Summary struct {

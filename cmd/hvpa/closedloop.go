@@ -263,9 +263,7 @@ func printClosedLoopTable(w *output, sums []closedloop.Summary, markdown bool) {
 
 // writeSummaryJSON writes the outcome per workload and run to path (--summary-json).
 func writeSummaryJSON(path string, sums []closedloop.Summary) error {
-	data, err := json.MarshalIndent(struct {
-		Workloads []closedloop.Summary `json:"workloads"`
-	}{sums}, "", "  ")
+	data, err := json.MarshalIndent(closedloop.SummaryDocument{Workloads: sums}, "", "  ")
 	if err != nil {
 		return err
 	}

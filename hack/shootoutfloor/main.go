@@ -10,7 +10,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -125,18 +124,12 @@ func readDemand(path string) (map[string][]float64, error) {
 // readGoals is the goal report of a shoot-out summary JSON (hvpa simulate --closed-loop --summary-json) by
 // workload ("namespace/name").
 func readGoals(path string) (map[string]closedloop.WorkloadGoals, error) {
-	data, err := os.ReadFile(path)
+	sums, err := closedloop.ReadSummaries(path)
 	if err != nil {
 		return nil, err
 	}
-	var doc struct {
-		Workloads []closedloop.Summary `json:"workloads"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	out := map[string]closedloop.WorkloadGoals{}
-	for _, w := range closedloop.CheckGoals(doc.Workloads, string(closedloop.PolicyHvpa)).Workloads {
+	for _, w := range closedloop.CheckGoals(sums, string(closedloop.PolicyHvpa)).Workloads {
 		if w.Best != nil {
 			out[w.Namespace+"/"+w.Workload] = w
 		}

@@ -7,7 +7,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -24,19 +23,12 @@ func main() {
 	}
 	var all []closedloop.Summary
 	for _, path := range flag.Args() {
-		data, err := os.ReadFile(path)
+		sums, err := closedloop.ReadSummaries(path)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "shootoutgoals:", err)
 			os.Exit(2)
 		}
-		var doc struct {
-			Workloads []closedloop.Summary `json:"workloads"`
-		}
-		if err := json.Unmarshal(data, &doc); err != nil {
-			fmt.Fprintf(os.Stderr, "shootoutgoals: %s: %v\n", path, err)
-			os.Exit(2)
-		}
-		all = append(all, doc.Workloads...)
+		all = append(all, sums...)
 	}
 	rep := closedloop.CheckGoals(all, *label)
 	if err := closedloop.WriteGoals(os.Stdout, rep); err != nil {
