@@ -102,6 +102,40 @@ func TestActuation(t *testing.T) {
 			t.Errorf("workload usage %g (%v), want 600", cpu, ok)
 		}
 	})
+	t.Run("a resize restarts a container waiting in back-off and starts its back-off anew (kubelet v1.34+)", func(t *testing.T) {
+		bigger := []scaling.Container{{Name: "app", Requests: scaling.V(500, 2<<30), Limits: scaling.V(500, 2<<30)}}
+		for _, keep := range []bool{false, true} {
+			w := testWorkload(t, Run{Policy: PolicyHPA}, Options{Actuation: Actuation{ResizeKeepsBackoff: keep}}, 1, req)
+			p := w.pods[0]
+			w.kill(t0, p, 0, 1<<30)
+			w.kill(t0+15, p, 0, 1<<30)
+			w.kill(t0+45, p, 0, 1<<30) // in back-off until +90s
+			w.resize(t0+20, p, bigger) // applies one updater period later, +80s
+			w.actuate(t0 + 80)
+			if reqOf(p.spec[0], scaling.Memory) != 2<<30 {
+				t.Fatalf("keep %v: the resize did not apply: %+v", keep, p.spec[0])
+			}
+			if keep {
+				if p.serving(t0+80) || p.ctr[0].crashes != 3 {
+					t.Errorf("kept back-off: serving %v at +80s, crashes %d; want waiting until +90s, 3", p.serving(t0+80), p.ctr[0].crashes)
+				}
+				continue
+			}
+			if !p.serving(t0+80) || p.ctr[0].crashes != 0 {
+				t.Fatalf("after the resize: serving %v, crashes %d; want serving at once with a fresh back-off", p.serving(t0+80), p.ctr[0].crashes)
+			}
+			w.kill(t0+95, p, 0, 2<<30)
+			if p.ctr[0].restartAt != t0+95+15 {
+				t.Errorf("a kill after the resize restarts at +%ds, want +15s (the first delay)", p.ctr[0].restartAt-t0-95)
+			}
+			// a resize to the values in force changes no resources: the back-off stays
+			w.resize(t0+100, p, slices.Clone(bigger))
+			w.actuate(t0 + 160)
+			if p.ctr[0].crashes != 1 {
+				t.Errorf("a resize to the same values reset the back-off: crashes %d, want 1", p.ctr[0].crashes)
+			}
+		}
+	})
 	t.Run("Instant: resizes at once, new pods serve at once", func(t *testing.T) {
 		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{Actuation: Actuation{Instant: true}}, 1, req)
 		w.scaleTo(t0, 2)

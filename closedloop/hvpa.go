@@ -85,8 +85,9 @@ func (c *hvpaCtl) feed(w *workload, at time.Time) {
 			if ev.container != ci {
 				continue
 			}
-			// as the cluster's recommender: the total rises to at least pods x (bump - base) of the killed pod
-			hvpacycle.RecordOOM(total, c.spec.Base, time.Unix(ev.at, 0).UTC(), len(w.pods), ev.request, ev.peak)
+			// as the cluster's recommender: the recent total rises to at least pods x (bump - base) of the
+			// killed pod, its history to the pods then serving (ready) x that
+			hvpacycle.RecordOOM(total, c.spec.Base, time.Unix(ev.at, 0).UTC(), len(w.pods), ev.serving, ev.request, ev.peak)
 		}
 	}
 }

@@ -54,6 +54,11 @@ type Actuation struct {
 	// UpdaterInterval is the period of the recommender and updater loops (1m): an in-place resize decided at
 	// t applies at t + UpdaterInterval.
 	UpdaterInterval time.Duration
+	// ResizeKeepsBackoff: an in-place resize leaves a container's CrashLoopBackOff as it is, as kubelets
+	// before v1.34 did for a resize that needs no restart. By default (false) the back-off is keyed by the
+	// container's resources too (kubernetes/kubernetes#131681, v1.34): a resized container waiting in
+	// back-off restarts at once with its new resources, and its next kill waits the first delay again.
+	ResizeKeepsBackoff bool
 	// Instant is the ideal actuation the Hvpa decision's own properties are tested under: new pods serve at
 	// once, resizes apply when decided and a killed container serves again at the next step. The
 	// autoscalers still read the last metrics window.

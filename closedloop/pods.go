@@ -12,7 +12,7 @@ import (
 // costs its requests at once and serves after the start-up delay; the demand of a step is split evenly over
 // the serving pods; a container whose share of memory reaches its memory limit is OOM-killed and serves
 // again after the restart delay (doubled per kill, the kubelet's back-off); an in-place resize applies one
-// updater period after it was decided; an evicted pod is replaced by a new one (sized at admission). The
+// updater period after it was decided, and a resized container waiting in back-off restarts then; an evicted pod is replaced by a new one (sized at admission). The
 // autoscalers read the usage of the last metrics window (one trace row): per pod, its CPU averaged over the
 // window and its peak working set.
 
@@ -138,7 +138,7 @@ func (w *workload) evict(t int64, i int) {
 func (w *workload) resize(t int64, p *pod, spec []scaling.Container) {
 	w.podResizes++
 	if w.run.resizeDelay == 0 {
-		p.setSpec(spec)
+		w.resized(t, p, spec)
 		return
 	}
 	p.resizeAt, p.resizeTo = t+w.run.resizeDelay, spec
@@ -148,10 +148,31 @@ func (w *workload) resize(t int64, p *pod, spec []scaling.Container) {
 func (w *workload) actuate(t int64) {
 	for _, p := range w.pods {
 		if p.resizeAt > 0 && p.resizeAt <= t {
-			p.setSpec(p.resizeTo)
+			w.resized(t, p, p.resizeTo)
 			p.resizeAt, p.resizeTo = 0, nil
 		}
 	}
+}
+
+// resized applies an in-place resize at t. The kubelet keys a container's CrashLoopBackOff by its resources
+// too (kubernetes/kubernetes#131681, since v1.34): a container whose resources change starts a back-off of
+// its own, so one waiting in back-off restarts now with the new resources, and its next kill waits the
+// first delay again (unless Actuation.ResizeKeepsBackoff).
+func (w *workload) resized(t int64, p *pod, spec []scaling.Container) {
+	for i := range p.ctr {
+		if w.run.sim.opts.Actuation.ResizeKeepsBackoff {
+			break
+		}
+		if i >= len(spec) || i >= len(p.spec) || (spec[i].Requests == p.spec[i].Requests && spec[i].Limits == p.spec[i].Limits) {
+			continue
+		}
+		c := &p.ctr[i]
+		c.crashes = 0
+		if c.restartAt > t {
+			c.restartAt, c.startedAt = t, max(t, p.readyAt)
+		}
+	}
+	p.setSpec(spec)
 }
 
 // serve splits the step's demand over the serving pods, kills the containers whose share of memory reaches
@@ -163,6 +184,7 @@ func (w *workload) serve(t int64) {
 			n++
 		}
 	}
+	w.serving = n
 	for ci, name := range w.names {
 		u := w.demand[name]
 		if u == nil {
@@ -220,7 +242,7 @@ func (w *workload) kill(t int64, p *pod, ci int, peak float64) {
 	w.ooms++
 	w.restarts++ // it restarts; a pod deleted before that still counted its kill's restart as under way
 	w.oomSince, w.oomTick = true, true
-	w.pendingOOMs = append(w.pendingOOMs, oomEvent{at: t, pod: p, container: ci, request: reqOf(p.spec[ci], scaling.Memory), peak: peak})
+	w.pendingOOMs = append(w.pendingOOMs, oomEvent{at: t, pod: p, container: ci, request: reqOf(p.spec[ci], scaling.Memory), peak: peak, serving: w.serving})
 }
 
 func reqOf(k scaling.Container, r scaling.Resource) float64 {
@@ -234,6 +256,7 @@ type oomEvent struct {
 	pod           *pod
 	container     int
 	request, peak float64
+	serving       int // the pods serving in the step of the kill (the killed one among them)
 }
 
 // closeWindow ends the metrics window: every pod that served in it gets its usage (CPU averaged over the steps

@@ -49,9 +49,10 @@ func (l *Load) Record(t *recommender.WorkloadTotal) {
 	t.AddLoad(l.at, cpu, mem)
 }
 
-// RecordOOM raises the memory of workload total t after an OOM kill at at of one of its pods (pods running):
-// to at least pods x (bump - base(request)), the bump as upstream makes it from max(request, the killed
-// container's window peak).
-func RecordOOM(t *recommender.WorkloadTotal, base [scaling.NumResources]*scaling.ChangeParams, at time.Time, pods int, request, peak float64) {
-	t.RecordPodOOM(at, pods, max(request, peak), base[scaling.Memory].Base(request))
+// RecordOOM raises the memory of workload total t after an OOM kill at at of one of its pods (pods running,
+// serving of them ready when it was killed): the recent load to at least pods x (bump - base(request)), the
+// history to serving x that (WorkloadTotal.RecordPodOOM), the bump as upstream makes it from max(request, the
+// killed container's window peak).
+func RecordOOM(t *recommender.WorkloadTotal, base [scaling.NumResources]*scaling.ChangeParams, at time.Time, pods, serving int, request, peak float64) {
+	t.RecordPodOOM(at, pods, serving, max(request, peak), base[scaling.Memory].Base(request))
 }

@@ -27,12 +27,45 @@ func TestOOMBumpOneRule(t *testing.T) {
 			if got, _ := c.OpenWindowPeak(); got != tc.want {
 				t.Errorf("Model.RecordOOM: window peak %v Mi, want %v Mi", got/mi, tc.want/mi)
 			}
-			// an Hvpa's workload total: 3 pods, each needing the killed pod's bump above a 28Mi base
+			// an Hvpa's workload total: 3 pods, all serving, each needing the killed pod's bump above a 28Mi base
 			s := NewState()
 			total := s.Total(m, OwnerKey{Namespace: "ns", Owner: "Hvpa/web", Container: "app"}, t0)
-			total.RecordPodOOM(t0, 3, tc.used, 28*mi)
+			total.RecordPodOOM(t0, 3, 3, tc.used, 28*mi)
 			if got, want := total.OpenWindowPeak(), 3*(tc.want-28*mi); got != want {
 				t.Errorf("WorkloadTotal.RecordPodOOM: window load %v Mi, want %v Mi", got/mi, want/mi)
+			}
+		})
+	}
+}
+
+// TestOOMOfAPodServingAlone: a kill while only some of the workload's pods served (the others starting or in
+// back-off) says what the load was over the pods that served: the memory history records serving x need,
+// the recent load pods x need (the next decisions size every pod for what one carried alone). Serving is
+// clamped to [1, pods].
+func TestOOMOfAPodServingAlone(t *testing.T) {
+	m := mustModel(t)
+	need := m.Config.OOMBump(1000*mi) - 28*mi
+	for _, tc := range []struct {
+		name                    string
+		pods, serving           int
+		wantHistory, wantRecent float64
+	}{
+		{"1 of 4 serving", 4, 1, need, 4 * need},
+		{"3 of 4 serving", 4, 3, 3 * need, 4 * need},
+		{"all serving", 4, 4, 4 * need, 4 * need},
+		{"none counted serving: the killed one served", 4, 0, need, 4 * need},
+		{"more serving than pods: the pods", 2, 5, 2 * need, 2 * need},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewState()
+			total := s.Total(m, OwnerKey{Namespace: "ns", Owner: "Hvpa/web", Container: "app"}, t0)
+			total.RecordPodOOM(t0, tc.pods, tc.serving, 1000*mi, 28*mi)
+			if got := total.OpenWindowPeak(); got != tc.wantHistory {
+				t.Errorf("history's window load %v Mi, want %v Mi", got/mi, tc.wantHistory/mi)
+			}
+			load, _ := s.WorkloadRecommendation("ns", "Hvpa/web", func(string) Policy { return DefaultPolicy() })
+			if len(load) != 1 || len(load[0].Recent) != 1 || load[0].Recent[0].MemoryBytes != tc.wantRecent {
+				t.Fatalf("recent load %+v, want one sample of %v Mi", load, tc.wantRecent/mi)
 			}
 		})
 	}
@@ -76,7 +109,7 @@ func TestOOMBeforeTheFirstCPUSample(t *testing.T) {
 	// the workload total of an Hvpa: memory load, no CPU load
 	s := NewState()
 	total := s.Total(m, OwnerKey{Namespace: "ns", Owner: "Hvpa/web", Container: "app"}, t0)
-	total.RecordPodOOM(t0, 2, 128*mi, 0)
+	total.RecordPodOOM(t0, 2, 2, 128*mi, 0)
 	load, _ := s.WorkloadRecommendation("ns", "Hvpa/web", func(string) Policy { return DefaultPolicy() })
 	b = m.memOpts.Bucket(2 * 228 * mi)
 	if want := scaleAmount(amount(m.memOpts.Start(b+1)), 1.15); len(load) != 1 || load[0].Target.CPUMilli != -1 || load[0].Target.MemoryBytes != want {

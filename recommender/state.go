@@ -301,13 +301,18 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 
 // RecordPodOOM records an OOM kill of one of the workload's pods at at: the pod used used bytes (max(its
 // request, its window peak), as upstream makes it), its base is base bytes (the per-pod part that is not
-// load), and the workload runs pods replicas. It raises the memory load of the current window to at least
-// pods x (Config.OOMBump(used) - base), as if every pod needed the killed pod's bump; a later smaller peak
-// does not lower it.
-func (t *WorkloadTotal) RecordPodOOM(at time.Time, pods int, used, base float64) {
-	needed := float64(max(pods, 1)) * max(0, t.model.Config.OOMBump(used)-base)
-	t.recent.oom(at, needed)
-	t.model.addPeak(t.feed, at, needed, true)
+// load), the workload runs pods replicas and serving of them were serving (ready) when it was killed. The
+// recent load (the next decisions) rises to at least pods x need, need = Config.OOMBump(used) - base, as if
+// every pod needed the killed pod's bump: a pod may again carry alone what it carried, while its siblings
+// start or wait in back-off. The memory history (its peaks, for days) records serving x need: what the
+// workload's load was, spread over the pods that served it (min(serving, pods), at least 1). A later smaller
+// peak lowers neither.
+func (t *WorkloadTotal) RecordPodOOM(at time.Time, pods, serving int, used, base float64) {
+	pods = max(pods, 1)
+	serving = min(max(serving, 1), pods)
+	need := max(0, t.model.Config.OOMBump(used)-base)
+	t.recent.oom(at, float64(pods)*need)
+	t.model.addPeak(t.feed, at, float64(serving)*need, true)
 }
 
 // OpenWindowPeak is the memory load of the total's open window (usage or OOM), in bytes.

@@ -54,8 +54,9 @@ type servedHvpa struct {
 	target workload.Target
 	models *modelSet
 	// base is spec.baseResourcesPerReplica: the per-pod part of usage that is not load (docs/design/scaling.md section 2)
-	base [scaling.NumResources]*scaling.ChangeParams
-	pods int // running pods of the target this run
+	base  [scaling.NumResources]*scaling.ChangeParams
+	pods  int // running pods of the target this run
+	ready int // of them, the ready ones (serving)
 	// usage is this run's usage of the target's pods, summed over pods and containers (-1: none)
 	usage recommender.Amounts
 }
@@ -198,13 +199,19 @@ func (l workloadLoads) record(st *recommender.State, now time.Time) {
 	}
 }
 
-// recordOOM raises the memory total of the OOM-killed container to at least replicas x bump, the bump of
-// the killed pod as upstream makes it from max(request, its window peak); in load terms that is
-// replicas x (bump - base(request)).
-func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.Time, request, peak float64, now time.Time) {
+// recordOOM raises the memory total of the OOM-killed container: its recent load to at least replicas x
+// bump, the bump of the killed pod as upstream makes it from max(request, its window peak), in load terms
+// replicas x (bump - base(request)); its history to the pods that served (the ready ones, the killed pod
+// among them) x that, what the workload's load was (hvpacycle.RecordOOM). killedReady says whether the killed
+// pod counts among the ready already.
+func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.Time, request, peak float64, killedReady bool, now time.Time) {
 	m := h.models.For(container)
+	serving := h.ready
+	if !killedReady {
+		serving++
+	}
 	hvpacycle.RecordOOM(st.Total(m, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now),
-		h.base, at, h.pods, request, peak)
+		h.base, at, h.pods, serving, request, peak)
 }
 
 // addUsage adds a usage sample to the target's summed usage of this run.

@@ -35,7 +35,7 @@ func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.
 			if request <= 0 {
 				request = cs.State.MemoryRequest
 			}
-			h.recordOOM(r.state, container, at, request, peak, now)
+			h.recordOOM(r.state, container, at, request, peak, e.pod.Ready, now)
 		}
 	}
 	for _, e := range match.pods {

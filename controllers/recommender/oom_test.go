@@ -44,7 +44,8 @@ func TestParseMemoryEviction(t *testing.T) {
 
 // An OOM kill of one pod of an Hvpa's workload raises its memory load to replicas x (the upstream bump of the
 // killed pod - its base): with 128Mi containers the 100Mi minimum bump decides (228Mi, not 1.2 x 128Mi),
-// exactly, and a memory base per replica comes off each pod's share.
+// exactly, and a memory base per replica comes off each pod's share. The memory history counts the pods that
+// were ready (the killed one among them): a pod killed while its sibling was not ready carried the load alone.
 func TestHvpaOOMBumpsTheTotalByTheUpstreamRule(t *testing.T) {
 	const mi = float64(1 << 20)
 	m, err := recommender.NewModel(recommender.Defaults())
@@ -55,23 +56,32 @@ func TestHvpaOOMBumpsTheTotalByTheUpstreamRule(t *testing.T) {
 	for _, tc := range []struct {
 		name                string
 		request, peak, base float64
-		want                float64
+		ready               int  // of the 2 pods
+		killedReady         bool // the killed pod among them
+		want, wantRecent    float64
 	}{
-		{"128Mi request, no usage yet", 128 * mi, 0, 0, 2 * 228 * mi},
-		{"a 400Mi window peak above the 128Mi request", 128 * mi, 400 * mi, 0, 2 * 500 * mi},
-		{"a 1Gi request: the ratio decides", 1024 * mi, 0, 0, 2 * 1.2 * 1024 * mi},
-		{"a 28Mi base per replica", 128 * mi, 0, 28 * mi, 2 * 200 * mi},
+		{"128Mi request, no usage yet", 128 * mi, 0, 0, 2, true, 2 * 228 * mi, 2 * 228 * mi},
+		{"a 400Mi window peak above the 128Mi request", 128 * mi, 400 * mi, 0, 2, true, 2 * 500 * mi, 2 * 500 * mi},
+		{"a 1Gi request: the ratio decides", 1024 * mi, 0, 0, 2, true, 2 * 1.2 * 1024 * mi, 2 * 1.2 * 1024 * mi},
+		{"a 28Mi base per replica", 128 * mi, 0, 28 * mi, 2, true, 2 * 200 * mi, 2 * 200 * mi},
+		{"the killed pod restarting, its sibling ready", 128 * mi, 0, 0, 1, false, 2 * 228 * mi, 2 * 228 * mi},
+		{"the killed pod served alone: its sibling not ready", 128 * mi, 0, 0, 0, false, 228 * mi, 2 * 228 * mi},
+		{"ready again after the kill, its sibling not ready", 128 * mi, 0, 0, 1, true, 228 * mi, 2 * 228 * mi},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &servedHvpa{hvpa: &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}, models: &modelSet{base: m}, pods: 2}
+			h := &servedHvpa{hvpa: &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}, models: &modelSet{base: m}, pods: 2, ready: tc.ready}
 			if tc.base > 0 {
 				h.base[scaling.Memory] = &scaling.ChangeParams{Value: tc.base, HasValue: true}
 			}
 			st := recommender.NewState()
-			h.recordOOM(st, "app", now, tc.request, tc.peak, now)
+			h.recordOOM(st, "app", now, tc.request, tc.peak, tc.killedReady, now)
 			got := st.Total(m, recommender.OwnerKey{Namespace: "ns", Owner: hvpaOwner("web"), Container: "app"}, now).OpenWindowPeak()
 			if got != tc.want {
-				t.Errorf("memory load %v Mi, want %v Mi", got/mi, tc.want/mi)
+				t.Errorf("memory history's load %v Mi, want %v Mi", got/mi, tc.want/mi)
+			}
+			load, _ := st.WorkloadRecommendation("ns", hvpaOwner("web"), func(string) recommender.Policy { return recommender.DefaultPolicy() })
+			if len(load) != 1 || len(load[0].Recent) != 1 || load[0].Recent[0].MemoryBytes != tc.wantRecent {
+				t.Errorf("recent load %+v, want one sample of %v Mi", load, tc.wantRecent/mi)
 			}
 		})
 	}

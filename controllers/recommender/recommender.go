@@ -525,6 +525,9 @@ func (e *matchedPod) matchHvpas(set labels.Set, list []*servedHvpa) {
 		if e.hvpa == nil {
 			e.hvpa = h
 			h.pods++
+			if e.pod.Ready {
+				h.ready++
+			}
 		}
 		if e.models == nil {
 			e.models = h.models

@@ -21,6 +21,9 @@ type Pod struct {
 	UID             types.UID
 	Labels          map[string]string // shared between pods with equal labels
 	Phase           corev1.PodPhase
+	// Ready is the pod's Ready condition: True while it serves (a Service sends it traffic); a container in
+	// CrashLoopBackOff or a pod still starting is not ready.
+	Ready bool
 	// EvictionMessage is the kubelet's message when it evicted the pod (status.reason Evicted), else empty.
 	EvictionMessage string
 	// EvictedAt is when: the DisruptionTarget condition's transition, else the latest condition transition
@@ -71,7 +74,8 @@ func (p *Pod) GetObjectMeta() metav1.Object {
 
 // From is what the recommender reads of p; p is not kept.
 func From(p *corev1.Pod) *Pod {
-	out := &Pod{Namespace: podMaps.share(p.Namespace), Name: p.Name, UID: p.UID, Labels: podMaps.labelMap(p.Labels), Phase: p.Status.Phase}
+	out := &Pod{Namespace: podMaps.share(p.Namespace), Name: p.Name, UID: p.UID, Labels: podMaps.labelMap(p.Labels), Phase: p.Status.Phase,
+		Ready: isReady(p)}
 	if p.Status.Reason == "Evicted" {
 		out.EvictionMessage, out.EvictedAt = p.Status.Message, evictedAt(p)
 	}
@@ -132,6 +136,15 @@ func value(l corev1.ResourceList, r corev1.ResourceName) float64 {
 		return float64(q.Value())
 	}
 	return 0
+}
+
+func isReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // evictedAt is when the kubelet evicted p: its DisruptionTarget condition's transition, else its latest

@@ -78,6 +78,16 @@ func TestFrom(t *testing.T) {
 		want: Pod{Namespace: "ns", Name: "p", UID: "u1", Labels: map[string]string{"app": "a"}, Phase: corev1.PodFailed,
 			EvictionMessage: "m", EvictedAt: t0.Add(time.Hour), Containers: []Container{}},
 	}, {
+		name: "ready while its Ready condition is True; a crash-looping pod (Ready False) is not",
+		pod: corev1.Pod{ObjectMeta: meta, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}}}},
+		want: Pod{Namespace: "ns", Name: "p", UID: "u1", Labels: map[string]string{"app": "a"}, Phase: corev1.PodRunning, Ready: true, Containers: []Container{}},
+	}, {
+		name: "running but not ready: a container in back-off",
+		pod: corev1.Pod{ObjectMeta: meta, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}}},
+		want: Pod{Namespace: "ns", Name: "p", UID: "u1", Labels: map[string]string{"app": "a"}, Phase: corev1.PodRunning, Containers: []Container{}},
+	}, {
 		name: "a failed pod that was not evicted carries no message",
 		pod:  corev1.Pod{ObjectMeta: meta, Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "DeadlineExceeded", Message: "m"}},
 		want: Pod{Namespace: "ns", Name: "p", UID: "u1", Labels: map[string]string{"app": "a"}, Phase: corev1.PodFailed, Containers: []Container{}},
