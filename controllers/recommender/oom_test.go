@@ -4,9 +4,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/podstore"
+	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -84,5 +88,30 @@ func TestHvpaOOMBumpsTheTotalByTheUpstreamRule(t *testing.T) {
 				t.Errorf("recent load %+v, want one sample of %v Mi", load, tc.wantRecent/mi)
 			}
 		})
+	}
+}
+
+// TestMatchPodsCountsReadyPods: an Hvpa counts the running pods of its target and, of them, the ready ones (an
+// OOM kill's memory history counts the pods that served: docs/design/scaling.md section 2); a pending pod and
+// another workload's pod count neither.
+func TestMatchPodsCountsReadyPods(t *testing.T) {
+	h := &servedHvpa{hvpa: &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}},
+		target: workload.Target{Namespace: "ns", Name: "web", Selector: labels.SelectorFromSet(labels.Set{"app": "web"})}}
+	pod := func(name string, phase corev1.PodPhase, ready bool, app string) *podstore.Pod {
+		return &podstore.Pod{Namespace: "ns", Name: name, Labels: map[string]string{"app": app}, Phase: phase, Ready: ready}
+	}
+	pods := []*podstore.Pod{
+		pod("serving", corev1.PodRunning, true, "web"),
+		pod("crash-looping", corev1.PodRunning, false, "web"),
+		pod("serving-too", corev1.PodRunning, true, "web"),
+		pod("pending", corev1.PodPending, false, "web"),
+		pod("other", corev1.PodRunning, true, "other"),
+	}
+	m := (&Recommender{}).matchPods(pods, nil, hvpaView{served: []*servedHvpa{h}})
+	if h.pods != 3 || h.ready != 2 {
+		t.Errorf("the Hvpa's pods %d, ready %d; want 3 running, 2 of them ready", h.pods, h.ready)
+	}
+	if e := m.pods[pods[1].Key()]; e == nil || e.hvpa != h || e.pod.Ready {
+		t.Errorf("the crash-looping pod's match: %+v, want it matched to the Hvpa and not ready", e)
 	}
 }
