@@ -4,7 +4,9 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -102,7 +104,7 @@ func TestActuation(t *testing.T) {
 			t.Errorf("workload usage %g (%v), want 600", cpu, ok)
 		}
 	})
-	t.Run("a resize restarts a container waiting in back-off and starts its back-off anew (kubelet v1.34+)", func(t *testing.T) {
+	t.Run("a resize restarts a container waiting in back-off and starts its back-off anew (kubernetes/kubernetes#125757)", func(t *testing.T) {
 		bigger := []scaling.Container{{Name: "app", Requests: scaling.V(500, 2<<30), Limits: scaling.V(500, 2<<30)}}
 		for _, keep := range []bool{false, true} {
 			w := testWorkload(t, Run{Policy: PolicyHPA}, Options{Actuation: Actuation{ResizeKeepsBackoff: keep}}, 1, req)
@@ -134,6 +136,55 @@ func TestActuation(t *testing.T) {
 			if p.ctr[0].crashes != 1 {
 				t.Errorf("a resize to the same values reset the back-off: crashes %d, want 1", p.ctr[0].crashes)
 			}
+		}
+	})
+	t.Run("a resize starts anew the back-off of a running container and of the resized containers only", func(t *testing.T) {
+		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 1, req)
+		two := []scaling.Container{{Name: "app", Requests: scaling.V(500, 1<<30), Limits: scaling.V(500, 1<<30)},
+			{Name: "side", Requests: scaling.V(50, 1<<28), Limits: scaling.V(50, 1<<28)}}
+		p := w.newPod(t0-600, two) // started at -540s
+		w.kill(t0-300, p, 0, 1<<30)
+		w.kill(t0-285, p, 0, 1<<30) // app: running again since -255s after two kills
+		w.kill(t0-10, p, 1, 1<<28)
+		w.kill(t0+5, p, 1, 1<<28) // side: in back-off until +35s
+		resized := slices.Clone(two)
+		resized[0].Requests, resized[0].Limits = scaling.V(500, 2<<30), scaling.V(500, 2<<30)
+		w.resize(t0-50, p, resized) // app only, applies at +10s
+		w.actuate(t0 + 10)
+		if p.ctr[0].crashes != 0 || p.ctr[0].restartAt > t0+10 {
+			t.Errorf("the resized running container: crashes %d, restart at %+ds; want a fresh back-off, running", p.ctr[0].crashes, p.ctr[0].restartAt-t0)
+		}
+		if p.ctr[1].crashes != 2 || p.ctr[1].restartAt != t0+35 || p.serving(t0+10) {
+			t.Errorf("the container left as it was: crashes %d, restart at %+ds, pod serving %v; want 2, +35s, not serving", p.ctr[1].crashes, p.ctr[1].restartAt-t0, p.serving(t0+10))
+		}
+	})
+	t.Run("an OOM kill carries the pods that served in its step", func(t *testing.T) {
+		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 2, req)
+		w.demand["app"] = &usage{cpu: 100, mem: 2.5 * (1 << 30), hasCPU: true, hasMem: true}
+		w.scaleTo(t0, 3) // a third pod starting: it serves nothing yet
+		steps(t, w, t0, 1)
+		if len(w.pendingOOMs) != 2 || w.pendingOOMs[0].serving != 2 || w.pendingOOMs[1].serving != 2 {
+			t.Fatalf("kills %+v, want both serving pods killed, each with 2 serving", w.pendingOOMs)
+		}
+		steps(t, w, t0+15, 4) // at +60s the new pod serves alone while the others wait in back-off until +90s
+		last := w.pendingOOMs[len(w.pendingOOMs)-1]
+		if last.at != t0+60 || last.pod != w.pods[2] || last.serving != 1 {
+			t.Errorf("the last kill %+v, want the new pod's at +60s, serving alone", last)
+		}
+	})
+	t.Run("the Hvpa's memory history hears an OOM kill over the pods that served, its recent load over every pod", func(t *testing.T) {
+		w := testWorkload(t, Run{Policy: PolicyHvpa, Model: ModelTotal}, Options{}, 3, req)
+		at := time.Unix(t0, 0).UTC()
+		w.pendingOOMs = []oomEvent{{at: t0, pod: w.pods[0], container: 0, request: 1 << 30, peak: 1 << 30, serving: 1}}
+		w.hv.feed(w, at)
+		total := w.run.state.Total(w.hv.models["app"], recommender.OwnerKey{Namespace: "ns", Owner: w.hv.owner, Container: "app"}, at)
+		need := w.hv.models["app"].Config.OOMBump(1 << 30) // the example has no memory base per replica
+		if got := total.OpenWindowPeak(); got != need {
+			t.Errorf("memory history %v GiB, want 1 serving pod x the bump, %v GiB", got/(1<<30), need/(1<<30))
+		}
+		load, _ := w.run.state.WorkloadRecommendation("ns", w.hv.owner, func(string) recommender.Policy { return recommender.DefaultPolicy() })
+		if len(load) != 1 || len(load[0].Recent) == 0 || load[0].Recent[len(load[0].Recent)-1].MemoryBytes != 3*need {
+			t.Errorf("recent load %+v, want 3 pods x the bump, %v GiB", load, 3*need/(1<<30))
 		}
 	})
 	t.Run("Instant: resizes at once, new pods serve at once", func(t *testing.T) {

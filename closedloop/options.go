@@ -54,10 +54,13 @@ type Actuation struct {
 	// UpdaterInterval is the period of the recommender and updater loops (1m): an in-place resize decided at
 	// t applies at t + UpdaterInterval.
 	UpdaterInterval time.Duration
-	// ResizeKeepsBackoff: an in-place resize leaves a container's CrashLoopBackOff as it is, as kubelets
-	// before v1.34 did for a resize that needs no restart. By default (false) the back-off is keyed by the
-	// container's resources too (kubernetes/kubernetes#131681, v1.34): a resized container waiting in
-	// back-off restarts at once with its new resources, and its next kill waits the first delay again.
+	// ResizeKeepsBackoff: an in-place resize leaves a container's CrashLoopBackOff as it is, as kubelets did
+	// before kubernetes/kubernetes#125757 (2024). By default (false) a resize that changes a container's
+	// resources starts its back-off anew, as the kubelet does since that change (since #131681, v1.34, the
+	// back-off is keyed by the container's resources): a resized container waiting in back-off restarts with
+	// its new resources when the resize applies (the kubelet's sync of the pod for the resize), and its next
+	// kill waits the first delay again. Not modelled: a kubelet that leaves the pod-level memory limit of an
+	// OOM-killed pod unraised (#138760, reported in 2026), whose pods then crash-loop as under this option.
 	ResizeKeepsBackoff bool
 	// Instant is the ideal actuation the Hvpa decision's own properties are tested under: new pods serve at
 	// once, resizes apply when decided and a killed container serves again at the next step. The

@@ -154,10 +154,10 @@ func (w *workload) actuate(t int64) {
 	}
 }
 
-// resized applies an in-place resize at t. The kubelet keys a container's CrashLoopBackOff by its resources
-// too (kubernetes/kubernetes#131681, since v1.34): a container whose resources change starts a back-off of
-// its own, so one waiting in back-off restarts now with the new resources, and its next kill waits the
-// first delay again (unless Actuation.ResizeKeepsBackoff).
+// resized applies an in-place resize at t. The kubelet starts the CrashLoopBackOff of a container whose
+// resources change anew (kubernetes/kubernetes#125757; keyed by its resources since #131681): one waiting in
+// back-off restarts now with the new resources, and its next kill waits the first delay again (unless
+// Actuation.ResizeKeepsBackoff).
 func (w *workload) resized(t int64, p *pod, spec []scaling.Container) {
 	for i := range p.ctr {
 		if w.run.sim.opts.Actuation.ResizeKeepsBackoff {

@@ -41,7 +41,7 @@ func (f *closedLoopFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.actuation.StartupDelay, "startup-delay", a.StartupDelay, "with --closed-loop: a new pod serves this long after it is created")
 	fs.DurationVar(&f.actuation.RestartDelay, "restart-delay", a.RestartDelay, "with --closed-loop: an OOM-killed container serves again after this delay, doubled per kill in a row up to 5m")
 	fs.DurationVar(&f.actuation.UpdaterInterval, "updater-interval", a.UpdaterInterval, "with --closed-loop: the recommender and updater period; an in-place resize applies this long after it was decided")
-	fs.BoolVar(&f.actuation.ResizeKeepsBackoff, "resize-keeps-backoff", false, "with --closed-loop: an in-place resize leaves a container's CrashLoopBackOff as it is (kubelets before v1.34); by default a resized container waiting in back-off restarts at once with its new resources (kubernetes/kubernetes#131681)")
+	fs.BoolVar(&f.actuation.ResizeKeepsBackoff, "resize-keeps-backoff", false, "with --closed-loop: an in-place resize leaves a container's CrashLoopBackOff as it is (kubelets before kubernetes/kubernetes#125757); by default a resize starts the container's back-off anew and one waiting in back-off restarts with its new resources when the resize applies")
 	fs.StringVar(&f.table, "table", "text", "with --closed-loop: the format of the table on standard output, text or markdown")
 }
 

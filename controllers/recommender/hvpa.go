@@ -57,6 +57,9 @@ type servedHvpa struct {
 	base  [scaling.NumResources]*scaling.ChangeParams
 	pods  int // running pods of the target this run
 	ready int // of them, the ready ones (serving)
+	// killedNotReady: of them, the ones not ready after an OOM kill within the last run interval; they served
+	// until then (observeOOMs)
+	killedNotReady int
 	// usage is this run's usage of the target's pods, summed over pods and containers (-1: none)
 	usage recommender.Amounts
 }
@@ -201,17 +204,13 @@ func (l workloadLoads) record(st *recommender.State, now time.Time) {
 
 // recordOOM raises the memory total of the OOM-killed container: its recent load to at least replicas x
 // bump, the bump of the killed pod as upstream makes it from max(request, its window peak), in load terms
-// replicas x (bump - base(request)); its history to the pods that served (the ready ones, the killed pod
-// among them) x that, what the workload's load was (hvpacycle.RecordOOM). killedReady says whether the killed
-// pod counts among the ready already.
-func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.Time, request, peak float64, killedReady bool, now time.Time) {
+// replicas x (bump - base(request)); its history to the pods that served x that, what the workload's load was
+// (hvpacycle.RecordOOM). The pods that served are the ready ones and those not ready after a kill of the last
+// run interval: when every pod is killed at once, every pod served.
+func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.Time, request, peak float64, now time.Time) {
 	m := h.models.For(container)
-	serving := h.ready
-	if !killedReady {
-		serving++
-	}
 	hvpacycle.RecordOOM(st.Total(m, recommender.OwnerKey{Namespace: h.hvpa.Namespace, Owner: hvpaOwner(h.hvpa.Name), Container: container}, now),
-		h.base, at, h.pods, serving, request, peak)
+		h.base, at, h.pods, h.ready+h.killedNotReady, request, peak)
 }
 
 // addUsage adds a usage sample to the target's summed usage of this run.

@@ -1,14 +1,18 @@
 package recommender
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/hvpa-dev/hvpa/internal/podstore"
 )
 
 // observeOOMs records OOM kills from pod status (current or last state terminated with reason OOMKilled) and
@@ -35,9 +39,10 @@ func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.
 			if request <= 0 {
 				request = cs.State.MemoryRequest
 			}
-			h.recordOOM(r.state, container, at, request, peak, e.pod.Ready, now)
+			h.recordOOM(r.state, container, at, request, peak, now)
 		}
 	}
+	countKilledNotReady(match, now.Add(-cmp.Or(r.Opts.Interval, time.Minute)))
 	for _, e := range match.pods {
 		p := e.pod
 		for _, c := range p.Containers {
@@ -71,6 +76,22 @@ func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.
 		for _, ev := range ParseMemoryEviction(p.EvictionMessage) {
 			_, memory := p.Requests(ev.Container)
 			record(e, ev.Container, at, memory, fmt.Sprintf("evicted/%s/%s", p.UID, ev.Container))
+		}
+	}
+}
+
+// countKilledNotReady counts, for each Hvpa, its pods that are not ready and were OOM-killed since since (or
+// at an unknown time): a pod in CrashLoopBackOff served until its kill, so a kill of this run counts it among
+// the pods that served (servedHvpa.recordOOM), with the ready ones.
+func countKilledNotReady(match podMatch, since time.Time) {
+	for _, e := range match.pods {
+		if e.hvpa == nil || e.pod.Ready {
+			continue
+		}
+		if slices.ContainsFunc(e.pod.Containers, func(c podstore.Container) bool {
+			return slices.ContainsFunc(c.OOMKills, func(t time.Time) bool { return t.IsZero() || t.After(since) })
+		}) {
+			e.hvpa.killedNotReady++
 		}
 	}
 }
