@@ -12,9 +12,9 @@ import (
 // costs its requests at once and serves after the start-up delay; the demand of a step is split evenly over
 // the serving pods; a container whose share of memory reaches its memory limit is OOM-killed and serves
 // again after the restart delay (doubled per kill, the kubelet's back-off); an in-place resize applies one
-// updater period after it was decided, and a resized container waiting in back-off restarts then; an evicted pod is replaced by a new one (sized at admission). The
-// autoscalers read the usage of the last metrics window (one trace row): per pod, its CPU averaged over the
-// window and its peak working set.
+// updater period after it was decided, and a resized container waiting in back-off restarts then; an
+// evicted pod is replaced by a new one (sized at admission). The autoscalers read the usage of the last
+// metrics window (one trace row): per pod, its CPU averaged over the window and its peak working set.
 
 // maxRestartDelay and backoffReset are the kubelet's CrashLoopBackOff bounds: the delay doubles up to five
 // minutes and starts again after ten minutes of running.
@@ -159,17 +159,16 @@ func (w *workload) actuate(t int64) {
 // back-off restarts now with the new resources, and its next kill waits the first delay again (unless
 // Actuation.ResizeKeepsBackoff).
 func (w *workload) resized(t int64, p *pod, spec []scaling.Container) {
-	for i := range p.ctr {
-		if w.run.sim.opts.Actuation.ResizeKeepsBackoff {
-			break
-		}
-		if i >= len(spec) || i >= len(p.spec) || (spec[i].Requests == p.spec[i].Requests && spec[i].Limits == p.spec[i].Limits) {
-			continue
-		}
-		c := &p.ctr[i]
-		c.crashes = 0
-		if c.restartAt > t {
-			c.restartAt, c.startedAt = t, max(t, p.readyAt)
+	if !w.run.sim.opts.Actuation.ResizeKeepsBackoff {
+		for i := range p.ctr {
+			if i >= len(spec) || i >= len(p.spec) || (spec[i].Requests == p.spec[i].Requests && spec[i].Limits == p.spec[i].Limits) {
+				continue
+			}
+			c := &p.ctr[i]
+			c.crashes = 0
+			if c.restartAt > t {
+				c.restartAt, c.startedAt = t, max(t, p.readyAt)
+			}
 		}
 	}
 	p.setSpec(spec)

@@ -50,7 +50,7 @@ func (l *Load) Record(t *recommender.WorkloadTotal) {
 }
 
 // RecordOOM raises the memory of workload total t after an OOM kill at at of one of its pods (pods running,
-// serving of them ready when it was killed): the recent load to at least pods x (bump - base(request)), the
+// serving of them serving when it was killed): the recent load to at least pods x (bump - base(request)), the
 // history to serving x that (WorkloadTotal.RecordPodOOM), the bump as upstream makes it from max(request, the
 // killed container's window peak).
 func RecordOOM(t *recommender.WorkloadTotal, base [scaling.NumResources]*scaling.ChangeParams, at time.Time, pods, serving int, request, peak float64) {

@@ -301,7 +301,7 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 
 // RecordPodOOM records an OOM kill of one of the workload's pods at at: the pod used used bytes (max(its
 // request, its window peak), as upstream makes it), its base is base bytes (the per-pod part that is not
-// load), the workload runs pods replicas and serving of them were serving (ready) when it was killed. The
+// load), the workload runs pods replicas and serving of them were serving when it was killed. The
 // recent load (the next decisions) rises to at least pods x need, need = Config.OOMBump(used) - base, as if
 // every pod needed the killed pod's bump: a pod may again carry alone what it carried, while its siblings
 // start or wait in back-off. The memory history (its peaks, for days) records serving x need: what the
