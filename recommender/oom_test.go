@@ -1,6 +1,10 @@
 package recommender
 
-import "testing"
+import (
+	"math"
+	"testing"
+	"time"
+)
 
 // TestOOMBumpOneRule: the bump is max(used + 100Mi, 1.2 x used), and every path that records an OOM kill uses
 // it exactly: a 128Mi container, where the minimum bump (228Mi) is above the ratio's (153.6Mi), and a 1000Mi
@@ -58,14 +62,20 @@ func TestOOMOfAPodServingAlone(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewState()
-			total := s.Total(m, OwnerKey{Namespace: "ns", Owner: "Hvpa/web", Container: "app"}, t0)
+			total := s.Total(m, OwnerKey{Namespace: "ns", Owner: "Hvpa/web", Container: "app"}, t0.Add(-time.Minute))
+			// the minute before, the load was 80% of what the kill says the serving pods needed: a rise of 25%,
+			// however many pods the next decisions size for
+			total.AddLoad(t0.Add(-time.Minute), 0.1, tc.wantHistory/1.25)
 			total.RecordPodOOM(t0, tc.pods, tc.serving, 1000*mi, 28*mi)
 			if got := total.OpenWindowPeak(); got != tc.wantHistory {
 				t.Errorf("history's window load %v Mi, want %v Mi", got/mi, tc.wantHistory/mi)
 			}
 			load, _ := s.WorkloadRecommendation("ns", "Hvpa/web", func(string) Policy { return DefaultPolicy() })
-			if len(load) != 1 || len(load[0].Recent) != 1 || load[0].Recent[0].MemoryBytes != tc.wantRecent {
-				t.Fatalf("recent load %+v, want one sample of %v Mi", load, tc.wantRecent/mi)
+			if len(load) != 1 || len(load[0].Recent) != 2 || load[0].Recent[1].MemoryBytes != tc.wantRecent {
+				t.Fatalf("recent load %+v, want the kill's sample of %v Mi", load, tc.wantRecent/mi)
+			}
+			if got := load[0].MemoryRise; math.Abs(got-0.25) > 1e-9 {
+				t.Errorf("memory rise %v, want 0.25 (what the serving pods needed over the load before)", got)
 			}
 		})
 	}

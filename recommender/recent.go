@@ -31,18 +31,19 @@ type recentLoad struct {
 	// rise is the largest memory rise (a fraction: 0.5 is +50%) seen, as of riseAt
 	rise   float64
 	riseAt time.Time
-	// oomAt is the last OOM kill: the samples of the RiseWindow after it are of restarted containers, whose
-	// memory starts low again, and are no base of a rise
-	oomAt time.Time
+	// oomFrom and oomTo are the first and the last OOM kill of the last storm (kills less than RiseWindow
+	// apart): the samples after its first kill up to RiseWindow after its last are of containers killed at
+	// their limit or restarted, whose memory starts low again, and are no base of a rise
+	oomFrom, oomTo time.Time
 }
 
-// low is the smallest memory sample within RiseWindow before t, leaving out those of the RiseWindow after
-// the last OOM kill (+Inf: none).
+// low is the smallest memory sample within RiseWindow before t, leaving out those of the last storm of OOM
+// kills (from its first kill to RiseWindow after its last) (+Inf: none).
 func (r *recentLoad) low(t time.Time) float64 {
 	low := math.Inf(1)
 	for i := len(r.samples) - 1; i >= 0 && t.Sub(r.samples[i].At) <= RiseWindow; i-- {
 		s := r.samples[i]
-		if restarted := !r.oomAt.IsZero() && s.At.After(r.oomAt) && s.At.Sub(r.oomAt) <= RiseWindow; s.MemoryBytes > 0 && !restarted {
+		if restarted := !r.oomTo.IsZero() && s.At.After(r.oomFrom) && s.At.Sub(r.oomTo) <= RiseWindow; s.MemoryBytes > 0 && !restarted {
 			low = min(low, s.MemoryBytes)
 		}
 	}
@@ -56,11 +57,22 @@ func (r *recentLoad) add(s LoadSample) {
 		return
 	}
 	if s.MemoryBytes > 0 {
-		if low := r.low(s.At); !math.IsInf(low, 1) {
-			r.rise = max(r.riseAsOf(s.At), s.MemoryBytes/low-1)
-			r.riseAt = s.At
-		}
+		r.rose(s.At, s.MemoryBytes)
 	}
+	r.push(s)
+}
+
+// rose takes a memory of mem bytes at t into account for the rise: its factor over the smallest memory of
+// the RiseWindow before it.
+func (r *recentLoad) rose(t time.Time, mem float64) {
+	if low := r.low(t); !math.IsInf(low, 1) {
+		r.rise = max(r.riseAsOf(t), mem/low-1)
+		r.riseAt = t
+	}
+}
+
+// push appends a sample newer than the last one and drops those older than RecentWindow before it.
+func (r *recentLoad) push(s LoadSample) {
 	r.samples = append(r.samples, s)
 	cut := 0
 	for cut < len(r.samples) && s.At.Sub(r.samples[cut].At) > RecentWindow {
@@ -71,20 +83,22 @@ func (r *recentLoad) add(s LoadSample) {
 	}
 }
 
-// oom takes an OOM kill at t into account: the memory the workload needed then (needed bytes, bumped as
-// the long history bumps it) counts as a sample's memory, and the rise from the window's smallest memory
-// to it as a rise: the working set the samples saw stopped at the limit.
-func (r *recentLoad) oom(t time.Time, needed float64) {
-	if low := r.low(t); !math.IsInf(low, 1) {
-		r.rise = max(r.riseAsOf(t), needed/low-1)
-		r.riseAt = t
+// oom takes an OOM kill at t into account: the memory the next decisions size for (needed bytes, bumped as
+// the long history bumps it) counts as a sample's memory, and the rise from the window's smallest memory to
+// what the workload's load was (served bytes, at most needed) as a rise: the working set the samples saw
+// stopped at the limit. A kill while pods start or wait in back-off needs more than the load was (a pod may
+// again carry alone what it carried); that is no growth of the load.
+func (r *recentLoad) oom(t time.Time, needed, served float64) {
+	r.rose(t, min(served, needed))
+	if r.oomTo.IsZero() || t.Sub(r.oomTo) > RiseWindow {
+		r.oomFrom = t
 	}
-	r.oomAt = t
+	r.oomTo = t
 	if n := len(r.samples); n > 0 && !t.After(r.samples[n-1].At) {
 		r.samples[n-1].MemoryBytes = max(r.samples[n-1].MemoryBytes, needed)
 		return
 	}
-	r.add(LoadSample{At: t, CPUMilli: -1, MemoryBytes: needed})
+	r.push(LoadSample{At: t, CPUMilli: -1, MemoryBytes: needed})
 }
 
 // riseAsOf is the memory rise decayed to t.

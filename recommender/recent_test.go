@@ -7,8 +7,9 @@ import (
 )
 
 // TestMemoryRise pins the memory rise of a workload total's recent load: the largest factor by which memory
-// rose within RiseWindow, an OOM kill's needed memory counting as a sample, and the samples of restarted
-// containers (within RiseWindow after a kill, their memory starts low again) no base of a rise.
+// rose within RiseWindow, an OOM kill's served memory counting as a rise (its needed memory as the sample),
+// and the samples of killed and restarted containers (from a storm's first kill to RiseWindow after its last,
+// their memory stopped at the limit or starts low again) no base of a rise.
 func TestMemoryRise(t *testing.T) {
 	const gi = float64(1 << 30)
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
@@ -16,21 +17,30 @@ func TestMemoryRise(t *testing.T) {
 	type step struct {
 		minute int
 		mem    float64
-		oom    bool // an OOM kill that needed mem
+		oom    bool    // an OOM kill that needed mem
+		served float64 // the kill's served memory (0: mem)
 	}
 	cases := map[string]struct {
 		steps []step
 		want  float64
 	}{
-		"steady: no rise":          {steps: []step{{0, 4 * gi, false}, {1, 4 * gi, false}, {2, 4 * gi, false}}, want: 0},
-		"a rise within the window": {steps: []step{{0, 4 * gi, false}, {1, 5 * gi, false}, {2, 6 * gi, false}}, want: 0.5},
-		"a rise slower than the window is no rise": {steps: []step{{0, 4 * gi, false}, {4, 5 * gi, false}, {8, 6 * gi, false}},
+		"steady: no rise":          {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {2, 4 * gi, false, 0}}, want: 0},
+		"a rise within the window": {steps: []step{{0, 4 * gi, false, 0}, {1, 5 * gi, false, 0}, {2, 6 * gi, false, 0}}, want: 0.5},
+		"a rise slower than the window is no rise": {steps: []step{{0, 4 * gi, false, 0}, {4, 5 * gi, false, 0}, {8, 6 * gi, false, 0}},
 			want: 0},
-		"an OOM kill counts what it needed": {steps: []step{{0, 4 * gi, false}, {1, 4 * gi, false}, {2, 8 * gi, true}}, want: 1},
+		"an OOM kill counts what it needed": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {2, 8 * gi, true, 0}}, want: 1},
+		// one pod of two served the load when it was killed (the other starting): the next decisions size both
+		// pods for its bump (the sample), but the load rose by the bump alone
+		"a kill of a pod serving alone rises by what it served": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0},
+			{2, 9.6 * gi, true, 4.8 * gi}}, want: 0.2},
+		// the storm's second kill comes after a sample of the first kill's restarted container (1Gi): that
+		// sample is no base of the second kill's rise, though it is older than that kill
+		"a storm's samples between its kills are no base": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0},
+			{2, 4.8 * gi, true, 0}, {3, 1 * gi, false, 0}, {4, 4.8 * gi, true, 0}, {6, 5 * gi, false, 0}}, want: 0.2},
 		// the kill restarts the containers: the next samples are small and the memory grows back; neither the
 		// small samples nor the growth back is a rise of the workload's memory
-		"the restarted containers' samples are no base": {steps: []step{{0, 4 * gi, false}, {1, 4 * gi, false}, {2, 5 * gi, true},
-			{3, 0.5 * gi, false}, {4, 3 * gi, false}, {5, 4.5 * gi, false}}, want: 0.25},
+		"the restarted containers' samples are no base": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {2, 5 * gi, true, 0},
+			{3, 0.5 * gi, false, 0}, {4, 3 * gi, false, 0}, {5, 4.5 * gi, false, 0}}, want: 0.25},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -39,7 +49,11 @@ func TestMemoryRise(t *testing.T) {
 			for _, s := range tc.steps {
 				last = at(s.minute)
 				if s.oom {
-					r.oom(last, s.mem)
+					served := s.mem
+					if s.served > 0 {
+						served = s.served
+					}
+					r.oom(last, s.mem, served)
 					continue
 				}
 				r.add(LoadSample{At: last, CPUMilli: 100, MemoryBytes: s.mem})

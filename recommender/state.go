@@ -305,13 +305,14 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 // recent load (the next decisions) rises to at least pods x need, need = Config.OOMBump(used) - base, as if
 // every pod needed the killed pod's bump: a pod may again carry alone what it carried, while its siblings
 // start or wait in back-off. The memory history (its peaks, for days) records serving x need: what the
-// workload's load was, spread over the pods that served it (min(serving, pods), at least 1). A later smaller
-// peak lowers neither.
+// workload's load was, spread over the pods that served it (min(serving, pods), at least 1), and so does the
+// memory rise (how fast the load grew: the kill of a pod serving alone is no growth of the others' share). A
+// later smaller peak lowers neither.
 func (t *WorkloadTotal) RecordPodOOM(at time.Time, pods, serving int, used, base float64) {
 	pods = max(pods, 1)
 	serving = min(max(serving, 1), pods)
 	need := max(0, t.model.Config.OOMBump(used)-base)
-	t.recent.oom(at, float64(pods)*need)
+	t.recent.oom(at, float64(pods)*need, float64(serving)*need)
 	t.model.addPeak(t.feed, at, float64(serving)*need, true)
 }
 
