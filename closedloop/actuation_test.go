@@ -66,12 +66,12 @@ func TestActuation(t *testing.T) {
 	t.Run("the back-off starts again after ten minutes of running", func(t *testing.T) {
 		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 1, req)
 		p := w.pods[0]
-		w.kill(t0, p, 0, 1<<30)
-		w.kill(t0+15, p, 0, 1<<30)
+		w.kill(t0, p, 0, 1<<30, 1)
+		w.kill(t0+15, p, 0, 1<<30, 1)
 		if p.ctr[0].restartAt != t0+45 {
 			t.Fatalf("second kill restarts at +%ds, want +45s", p.ctr[0].restartAt-t0)
 		}
-		w.kill(t0+45+600, p, 0, 1<<30)
+		w.kill(t0+45+600, p, 0, 1<<30, 1)
 		if p.ctr[0].restartAt != t0+45+600+15 {
 			t.Errorf("a kill after ten minutes of running restarts at +%ds, want +15s", p.ctr[0].restartAt-t0-645)
 		}
@@ -79,7 +79,7 @@ func TestActuation(t *testing.T) {
 	t.Run("a scale-down takes the starting, then the restarting, then the newest pods", func(t *testing.T) {
 		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 3, req)
 		old := slices.Clone(w.pods)
-		w.kill(t0+100, old[0], 0, 1<<30)
+		w.kill(t0+100, old[0], 0, 1<<30, 1)
 		w.scaleTo(t0+100, 5) // two starting pods
 		w.scaleTo(t0+100, 2)
 		if len(w.pods) != 2 || w.pods[0] != old[1] || w.pods[1] != old[2] {
@@ -109,9 +109,9 @@ func TestActuation(t *testing.T) {
 		for _, keep := range []bool{false, true} {
 			w := testWorkload(t, Run{Policy: PolicyHPA}, Options{Actuation: Actuation{ResizeKeepsBackoff: keep}}, 1, req)
 			p := w.pods[0]
-			w.kill(t0, p, 0, 1<<30)
-			w.kill(t0+15, p, 0, 1<<30)
-			w.kill(t0+45, p, 0, 1<<30) // in back-off until +90s
+			w.kill(t0, p, 0, 1<<30, 1)
+			w.kill(t0+15, p, 0, 1<<30, 1)
+			w.kill(t0+45, p, 0, 1<<30, 1) // in back-off until +90s
 			w.resize(t0+20, p, bigger) // applies one updater period later, +80s
 			w.actuate(t0 + 80)
 			if reqOf(p.spec[0], scaling.Memory) != 2<<30 {
@@ -126,7 +126,7 @@ func TestActuation(t *testing.T) {
 			if !p.serving(t0+80) || p.ctr[0].crashes != 0 {
 				t.Fatalf("after the resize: serving %v, crashes %d; want serving at once with a fresh back-off", p.serving(t0+80), p.ctr[0].crashes)
 			}
-			w.kill(t0+95, p, 0, 2<<30)
+			w.kill(t0+95, p, 0, 2<<30, 1)
 			if p.ctr[0].restartAt != t0+95+15 {
 				t.Errorf("a kill after the resize restarts at +%ds, want +15s (the first delay)", p.ctr[0].restartAt-t0-95)
 			}
@@ -143,10 +143,10 @@ func TestActuation(t *testing.T) {
 		two := []scaling.Container{{Name: "app", Requests: scaling.V(500, 1<<30), Limits: scaling.V(500, 1<<30)},
 			{Name: "side", Requests: scaling.V(50, 1<<28), Limits: scaling.V(50, 1<<28)}}
 		p := w.newPod(t0-600, two) // started at -540s
-		w.kill(t0-300, p, 0, 1<<30)
-		w.kill(t0-285, p, 0, 1<<30) // app: running again since -255s after two kills
-		w.kill(t0-10, p, 1, 1<<28)
-		w.kill(t0+5, p, 1, 1<<28) // side: in back-off until +35s
+		w.kill(t0-300, p, 0, 1<<30, 1)
+		w.kill(t0-285, p, 0, 1<<30, 1) // app: running again since -255s after two kills
+		w.kill(t0-10, p, 1, 1<<28, 1)
+		w.kill(t0+5, p, 1, 1<<28, 1) // side: in back-off until +35s
 		resized := slices.Clone(two)
 		resized[0].Requests, resized[0].Limits = scaling.V(500, 2<<30), scaling.V(500, 2<<30)
 		w.resize(t0-50, p, resized) // app only, applies at +10s

@@ -183,7 +183,6 @@ func (w *workload) serve(t int64) {
 			n++
 		}
 	}
-	w.serving = n
 	for ci, name := range w.names {
 		u := w.demand[name]
 		if u == nil {
@@ -194,15 +193,15 @@ func (w *workload) serve(t int64) {
 			cpuShare, memShare = u.cpu/float64(n), u.mem/float64(n)
 		}
 		for _, p := range w.pods {
-			w.serveContainer(t, p, ci, u, cpuShare, memShare)
+			w.serveContainer(t, p, ci, u, cpuShare, memShare, n)
 		}
 	}
 	w.account(t)
 }
 
-// serveContainer gives container ci of pod p its share of the step: usage for the metrics window, and an OOM
-// kill when the memory share reaches its limit.
-func (w *workload) serveContainer(t int64, p *pod, ci int, u *usage, cpuShare, memShare float64) {
+// serveContainer gives container ci of pod p its share of the step (serving pods serve it): usage for the
+// metrics window, and an OOM kill when the memory share reaches its limit.
+func (w *workload) serveContainer(t int64, p *pod, ci int, u *usage, cpuShare, memShare float64, serving int) {
 	c := &p.ctr[ci]
 	if !p.serving(t) { // starting or restarting: no usage, and no metric for the time it does not run
 		return
@@ -217,14 +216,15 @@ func (w *workload) serveContainer(t int64, p *pod, ci int, u *usage, cpuShare, m
 	limit, hasLimit := p.spec[ci].Limits.Get(scaling.Memory)
 	if hasLimit && limit > 0 && memShare >= limit {
 		c.memMax = max(c.memMax, limit) // the working set stops at the limit: the container is killed there
-		w.kill(t, p, ci, limit)
+		w.kill(t, p, ci, limit, serving)
 		return
 	}
 	c.memMax = max(c.memMax, memShare)
 }
 
-// kill OOM-kills container ci of pod p at t: it restarts after the back-off and its policy hears of it.
-func (w *workload) kill(t int64, p *pod, ci int, peak float64) {
+// kill OOM-kills container ci of pod p at t, when serving pods (p among them) served the step: it restarts
+// after the back-off and its policy hears of it.
+func (w *workload) kill(t int64, p *pod, ci int, peak float64, serving int) {
 	c := &p.ctr[ci]
 	if t-c.startedAt >= backoffReset {
 		c.crashes = 0
@@ -241,7 +241,7 @@ func (w *workload) kill(t int64, p *pod, ci int, peak float64) {
 	w.ooms++
 	w.restarts++ // it restarts; a pod deleted before that still counted its kill's restart as under way
 	w.oomSince, w.oomTick = true, true
-	w.pendingOOMs = append(w.pendingOOMs, oomEvent{at: t, pod: p, container: ci, request: reqOf(p.spec[ci], scaling.Memory), peak: peak, serving: w.serving})
+	w.pendingOOMs = append(w.pendingOOMs, oomEvent{at: t, pod: p, container: ci, request: reqOf(p.spec[ci], scaling.Memory), peak: peak, serving: serving})
 }
 
 func reqOf(k scaling.Container, r scaling.Resource) float64 {

@@ -39,7 +39,6 @@ type workload struct {
 	pendingOOMs []oomEvent
 	oomSince    bool // a kill since the Hvpa's last scaling
 	oomTick     bool // a kill since the last series point
-	serving     int  // the pods serving in the step being served
 
 	// the outcome
 	start, last                           int64
