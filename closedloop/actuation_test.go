@@ -112,7 +112,7 @@ func TestActuation(t *testing.T) {
 			w.kill(t0, p, 0, 1<<30, 1)
 			w.kill(t0+15, p, 0, 1<<30, 1)
 			w.kill(t0+45, p, 0, 1<<30, 1) // in back-off until +90s
-			w.resize(t0+20, p, bigger) // applies one updater period later, +80s
+			w.resize(t0+20, p, bigger)    // applies one updater period later, +80s
 			w.actuate(t0 + 80)
 			if reqOf(p.spec[0], scaling.Memory) != 2<<30 {
 				t.Fatalf("keep %v: the resize did not apply: %+v", keep, p.spec[0])
