@@ -90,10 +90,14 @@ func (r *recentLoad) push(s LoadSample) {
 // again carry alone what it carried); that is no growth of the load.
 func (r *recentLoad) oom(t time.Time, needed, served float64) {
 	r.rose(t, min(served, needed))
-	if r.oomTo.IsZero() || t.Sub(r.oomTo) > RiseWindow {
+	switch {
+	case r.oomTo.IsZero() || t.Sub(r.oomTo) > RiseWindow:
+		r.oomFrom, r.oomTo = t, t
+	case t.Before(r.oomFrom): // kills of several pods may come in any order
 		r.oomFrom = t
+	case t.After(r.oomTo):
+		r.oomTo = t
 	}
-	r.oomTo = t
 	if n := len(r.samples); n > 0 && !t.After(r.samples[n-1].At) {
 		r.samples[n-1].MemoryBytes = max(r.samples[n-1].MemoryBytes, needed)
 		return

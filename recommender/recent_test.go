@@ -37,6 +37,10 @@ func TestMemoryRise(t *testing.T) {
 		// sample is no base of the second kill's rise, though it is older than that kill
 		"a storm's samples between its kills are no base": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0},
 			{2, 4.8 * gi, true, 0}, {3, 1 * gi, false, 0}, {4, 4.8 * gi, true, 0}, {6, 5 * gi, false, 0}}, want: 0.2},
+		// two pods' kills recorded out of order (the later first): the storm still ends 3 min after the later
+		// one, so the restarted container's 1Gi at +3 min is no base
+		"kills out of order": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {3, 4.8 * gi, true, 0},
+			{2, 4.8 * gi, true, 0}, {6, 1 * gi, false, 0}, {7, 4.8 * gi, false, 0}}, want: 0.2},
 		// the kill restarts the containers: the next samples are small and the memory grows back; neither the
 		// small samples nor the growth back is a rise of the workload's memory
 		"the restarted containers' samples are no base": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {2, 5 * gi, true, 0},
