@@ -58,8 +58,8 @@ var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.M
 // new high's growth, extrapolated); memory never goes below MemoryFloor of long. False when there are too
 // few recent samples.
 func trackedLoad(tr Tracking, recent []LoadSample, r Resource, cur, rise, long float64) (tracked, bool) {
-	var vals []float64
-	var ats []time.Time
+	vals := make([]float64, 0, len(recent))
+	ats := make([]time.Time, 0, len(recent))
 	for _, s := range recent {
 		if v, ok := s.Load.Get(r); ok {
 			vals = append(vals, v)
