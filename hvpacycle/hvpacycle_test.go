@@ -1,10 +1,12 @@
 package hvpacycle
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
@@ -65,4 +67,72 @@ func TestLoad(t *testing.T) {
 	if s.CPUMilli != 1300 || s.MemoryBytes >= 0 || !s.At.Equal(t0.Add(time.Second)) {
 		t.Errorf("sample %+v, want 1300m at the newest usage's time, no memory", s)
 	}
+}
+
+// TestSameContainersIsSemanticEquality: the intent's typed comparison says what equality.Semantic.DeepEqual
+// says (the rule it replaced) on random pairs drawn from a small domain (names, orders, nil and empty
+// lists, quantities spelt two ways), and both outcomes occur.
+func TestSameContainersIsSemanticEquality(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	quantities := []string{"500m", "0.5", "1", "1000m", "1Gi", "1024Mi"}
+	list := func() corev1.ResourceList {
+		switch rng.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return corev1.ResourceList{}
+		}
+		l := corev1.ResourceList{}
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if rng.IntN(3) > 0 {
+				l[r] = resource.MustParse(quantities[rng.IntN(len(quantities))])
+			}
+		}
+		return l
+	}
+	containers := func() []hvpav1alpha1.ContainerResources {
+		n := rng.IntN(3)
+		if n == 0 && rng.IntN(2) == 0 {
+			return nil
+		}
+		out := make([]hvpav1alpha1.ContainerResources, n)
+		for i := range out {
+			out[i] = hvpav1alpha1.ContainerResources{Name: []string{"app", "side"}[rng.IntN(2)], Requests: list(), Limits: list()}
+		}
+		return out
+	}
+	seen := map[bool]int{}
+	for range 20000 {
+		a := containers()
+		b := containers()
+		if rng.IntN(2) == 0 {
+			b = a
+			if len(a) > 0 && rng.IntN(2) == 0 { // the same values spelt anew
+				b = make([]hvpav1alpha1.ContainerResources, len(a))
+				for i, c := range a {
+					b[i] = hvpav1alpha1.ContainerResources{Name: c.Name, Requests: respell(c.Requests), Limits: respell(c.Limits)}
+				}
+			}
+		}
+		want := equality.Semantic.DeepEqual(a, b)
+		if got := sameContainers(a, b); got != want {
+			t.Fatalf("sameContainers(%v, %v) = %v, Semantic.DeepEqual %v", a, b, got, want)
+		}
+		seen[want]++
+	}
+	if seen[true] == 0 || seen[false] == 0 {
+		t.Fatalf("outcomes %v: want both", seen)
+	}
+}
+
+// respell is l with every quantity parsed again from its string (500m stays 500m; the value is the same).
+func respell(l corev1.ResourceList) corev1.ResourceList {
+	if l == nil {
+		return nil
+	}
+	out := corev1.ResourceList{}
+	for k, q := range l {
+		out[k] = resource.MustParse(q.String())
+	}
+	return out
 }

@@ -1,7 +1,7 @@
 package hvpacycle
 
 import (
-	"k8s.io/apimachinery/pkg/api/equality"
+	corev1 "k8s.io/api/core/v1"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
@@ -29,8 +29,36 @@ func IntentChange(prev, next *hvpav1alpha1.DesiredState) Change {
 		return Unchanged
 	case prev == nil:
 		return Initial
-	case prev.Replicas != next.Replicas || !equality.Semantic.DeepEqual(prev.Containers, next.Containers):
+	case prev.Replicas != next.Replicas || !sameContainers(prev.Containers, next.Containers):
 		return Scaling
 	}
 	return Unchanged
+}
+
+// sameContainers reports whether a and b are the same containers in the same order with the same requests
+// and limits, quantities compared by value (500m is 0.5) and an empty list the same as none: what
+// equality.Semantic.DeepEqual says of them, without its reflection (it ran at every decision and took a tenth
+// of the closed-loop simulator's time).
+func sameContainers(a, b []hvpav1alpha1.ContainerResources) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || !sameList(a[i].Requests, b[i].Requests) || !sameList(a[i].Limits, b[i].Limits) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameList(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if o, ok := b[name]; !ok || q.Cmp(o) != 0 {
+			return false
+		}
+	}
+	return true
 }
