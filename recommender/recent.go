@@ -93,10 +93,10 @@ func (r *recentLoad) oom(t time.Time, needed, served float64) {
 	switch {
 	case r.oomTo.IsZero() || t.Sub(r.oomTo) > RiseWindow:
 		r.oomFrom, r.oomTo = t, t
-	case t.Before(r.oomFrom): // kills of several pods may come in any order
-		r.oomFrom = t
 	case t.After(r.oomTo):
 		r.oomTo = t
+	case t.Before(r.oomFrom) && r.oomFrom.Sub(t) <= RiseWindow: // kills of several pods may come in any order
+		r.oomFrom = t
 	}
 	if n := len(r.samples); n > 0 && !t.After(r.samples[n-1].At) {
 		r.samples[n-1].MemoryBytes = max(r.samples[n-1].MemoryBytes, needed)

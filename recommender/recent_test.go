@@ -41,6 +41,10 @@ func TestMemoryRise(t *testing.T) {
 		// one, so the restarted container's 1Gi at +3 min is no base
 		"kills out of order": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {3, 4.8 * gi, true, 0},
 			{2, 4.8 * gi, true, 0}, {6, 1 * gi, false, 0}, {7, 4.8 * gi, false, 0}}, want: 0.2},
+		// a kill recorded late, long before the storm (another storm's): the storm's span stays, and the
+		// sample of 1Gi before it is still the base of the rise to 5Gi
+		"a late kill of an earlier storm": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {8, 4 * gi, false, 0},
+			{9, 1 * gi, false, 0}, {10, 4.8 * gi, true, 0}, {2, 4.8 * gi, true, 0}, {12, 5 * gi, false, 0}}, want: 4},
 		// the kill restarts the containers: the next samples are small and the memory grows back; neither the
 		// small samples nor the growth back is a rise of the workload's memory
 		"the restarted containers' samples are no base": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {2, 5 * gi, true, 0},
