@@ -1,9 +1,8 @@
 package hvpacycle
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 // Change is what a new sizing intent is against the one in force.
@@ -44,19 +43,7 @@ func sameContainers(a, b []hvpav1alpha1.ContainerResources) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || !sameList(a[i].Requests, b[i].Requests) || !sameList(a[i].Limits, b[i].Limits) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameList(a, b corev1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, q := range a {
-		if o, ok := b[name]; !ok || q.Cmp(o) != 0 {
+		if a[i].Name != b[i].Name || !scaling.SameResourceList(a[i].Requests, b[i].Requests) || !scaling.SameResourceList(a[i].Limits, b[i].Limits) {
 			return false
 		}
 	}

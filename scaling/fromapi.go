@@ -134,6 +134,20 @@ func ToResourceList(v Values) corev1.ResourceList {
 	return l
 }
 
+// SameResourceList reports whether a and b hold the same resources with the same quantities by value (1000m
+// is 1, 1Gi is 1073741824); an empty list is the same as none.
+func SameResourceList(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if o, ok := b[name]; !ok || q.Cmp(o) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func scaledValues(s *hvpav1alpha1.ScaledResources, path *field.Path) (Values, field.ErrorList) {
 	var v Values
 	var errs field.ErrorList

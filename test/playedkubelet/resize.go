@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 // AnswerLabel on a pod tells AnswerByLabel how to answer its resizes: "accept" (or no label), "infeasible",
@@ -189,20 +191,7 @@ func sameResources(spec corev1.ResourceRequirements, status *corev1.ResourceRequ
 	if status == nil {
 		status = &corev1.ResourceRequirements{}
 	}
-	return sameList(spec.Requests, status.Requests) && sameList(spec.Limits, status.Limits)
-}
-
-func sameList(a, b corev1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, qa := range a {
-		qb, ok := b[name]
-		if !ok || qa.Cmp(qb) != 0 {
-			return false
-		}
-	}
-	return true
+	return scaling.SameResourceList(spec.Requests, status.Requests) && scaling.SameResourceList(spec.Limits, status.Limits)
 }
 
 // needsRestart: a resource whose request or limit changes has resizePolicy RestartContainer.
