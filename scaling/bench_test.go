@@ -43,3 +43,22 @@ func BenchmarkEffectiveIntervals(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTrackedLoad is the load-following estimate of one (container, resource) from an hour of recent
+// samples, one a minute (what every decision of an Hvpa with the embedded recommender computes per container
+// and resource): the steady state of a workload's decision loop.
+func BenchmarkTrackedLoad(b *testing.B) {
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	recent := make([]LoadSample, 60)
+	for i := range recent {
+		recent[i] = LoadSample{At: t0.Add(time.Duration(i) * time.Minute), Load: V(float64(1000+(i*37)%200), float64(2+(i*13)%5)*gi/4)}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, r := range []Resource{CPU, Memory} {
+			if _, ok := trackedLoad(DefaultTracking, recent, r, 1100, 0.1, 1200); !ok {
+				b.Fatal("no estimate")
+			}
+		}
+	}
+}

@@ -58,8 +58,11 @@ var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.M
 // new high's growth, extrapolated); memory never goes below MemoryFloor of long. False when there are too
 // few recent samples.
 func trackedLoad(tr Tracking, recent []LoadSample, r Resource, cur, rise, long float64) (tracked, bool) {
-	vals := make([]float64, 0, len(recent))
-	ats := make([]time.Time, 0, len(recent))
+	// an hour of samples, one per recommender run, fits the buffers on the stack (a decision of every
+	// workload every minute allocates nothing here); a longer recent load grows them on the heap
+	var valBuf [recentBuf]float64
+	var atBuf [recentBuf]time.Time
+	vals, ats := valBuf[:0], atBuf[:0]
 	for _, s := range recent {
 		if v, ok := s.Load.Get(r); ok {
 			vals = append(vals, v)
@@ -122,9 +125,13 @@ func mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
-// quantile is the q-quantile of xs (the value at rank ceil(q x n)).
+// recentBuf is how many recent samples trackedLoad and quantile hold on the stack: two hours of one a minute.
+const recentBuf = 120
+
+// quantile is the q-quantile of xs (the value at rank ceil(q x n)); xs is left as it is.
 func quantile(xs []float64, q float64) float64 {
-	s := slices.Clone(xs)
+	var buf [recentBuf]float64
+	s := append(buf[:0], xs...)
 	slices.Sort(s)
 	i := int(math.Ceil(q*float64(len(s)))) - 1
 	return s[max(0, min(i, len(s)-1))]

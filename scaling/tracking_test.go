@@ -2,6 +2,7 @@ package scaling
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -286,5 +287,40 @@ func TestLoadFollowingReplicaHold(t *testing.T) {
 		return b.Part == "replicas" && b.Reason == hvpav1alpha1.BlockReasonLowConfidence
 	}) {
 		t.Errorf("no LowConfidence block on replicas: %+v", d.Blocked)
+	}
+}
+
+// TestTrackedLoadBeyondItsBuffer: trackedLoad holds its samples on the stack up to recentBuf and on the heap
+// beyond; three hours of samples give the estimate that their last hour gives (no window reaches further), and
+// quantile is right on either side of the buffer and leaves its input as it was.
+func TestTrackedLoadBeyondItsBuffer(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	long := make([]LoadSample, 3*recentBuf/2)
+	for i := range long {
+		long[i] = LoadSample{At: t0.Add(time.Duration(i) * time.Minute), Load: V(float64(800+(i*53)%400), float64(1+(i*7)%3)*gi)}
+	}
+	hour := long[len(long)-61:]
+	for _, r := range []Resource{CPU, Memory} {
+		a, okA := trackedLoad(DefaultTracking, long, r, 1000, 0.2, 1100)
+		b, okB := trackedLoad(DefaultTracking, hour, r, 1000, 0.2, 1100)
+		if !okA || !okB || a != b {
+			t.Errorf("%s: %d samples give %+v (%v), their last hour %+v (%v)", r, len(long), a, okA, b, okB)
+		}
+	}
+	for _, n := range []int{1, 15, recentBuf, recentBuf + 1, 3 * recentBuf} {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64((i * 7919) % n) // a permutation of 0..n-1
+		}
+		in := slices.Clone(xs)
+		for _, q := range []float64{0, 0.5, 0.9, 1} {
+			want := float64(max(0, int(math.Ceil(q*float64(n)))-1))
+			if got := quantile(xs, q); got != want {
+				t.Errorf("quantile of 0..%d at %v = %v, want %v", n-1, q, got, want)
+			}
+		}
+		if !slices.Equal(xs, in) {
+			t.Errorf("quantile of %d values reordered its input", n)
+		}
 	}
 }
