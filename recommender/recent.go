@@ -31,19 +31,33 @@ type recentLoad struct {
 	// rise is the largest memory rise (a fraction: 0.5 is +50%) seen, as of riseAt
 	rise   float64
 	riseAt time.Time
-	// oomFrom and oomTo are the first and the last OOM kill of the last storm (kills less than RiseWindow
-	// apart): the samples after its first kill up to RiseWindow after its last are of containers killed at
-	// their limit or restarted, whose memory starts low again, and are no base of a rise
-	oomFrom, oomTo time.Time
+	// storms are the storms of OOM kills (kills less than RiseWindow apart) whose samples the recent load may
+	// still hold, oldest first: the samples after a storm's first kill up to RiseWindow after its last are of
+	// containers killed at their limit or restarted, whose memory starts low again, and are no base of a rise
+	storms []storm
 }
 
-// low is the smallest memory sample within RiseWindow before t, leaving out those of the last storm of OOM
-// kills (from its first kill to RiseWindow after its last) (+Inf: none).
+// storm is the first and the last OOM kill of a storm.
+type storm struct{ from, to time.Time }
+
+// restarted reports whether a sample taken at at is one of a storm's (after its first kill, up to RiseWindow
+// after its last).
+func (r *recentLoad) restarted(at time.Time) bool {
+	for _, s := range r.storms {
+		if at.After(s.from) && at.Sub(s.to) <= RiseWindow {
+			return true
+		}
+	}
+	return false
+}
+
+// low is the smallest memory sample within RiseWindow before t (samples taken after t, such as the sample of
+// the recommender run that records a kill at t, are none), leaving out those of the storms of OOM kills
+// (+Inf: none).
 func (r *recentLoad) low(t time.Time) float64 {
 	low := math.Inf(1)
 	for i := len(r.samples) - 1; i >= 0 && t.Sub(r.samples[i].At) <= RiseWindow; i-- {
-		s := r.samples[i]
-		if restarted := !r.oomTo.IsZero() && s.At.After(r.oomFrom) && s.At.Sub(r.oomTo) <= RiseWindow; s.MemoryBytes > 0 && !restarted {
+		if s := r.samples[i]; s.MemoryBytes > 0 && s.At.Before(t) && !r.restarted(s.At) {
 			low = min(low, s.MemoryBytes)
 		}
 	}
@@ -65,10 +79,16 @@ func (r *recentLoad) add(s LoadSample) {
 // rose takes a memory of mem bytes at t into account for the rise: its factor over the smallest memory of
 // the RiseWindow before it.
 func (r *recentLoad) rose(t time.Time, mem float64) {
-	if low := r.low(t); !math.IsInf(low, 1) {
-		r.rise = max(r.riseAsOf(t), mem/low-1)
-		r.riseAt = t
+	low := r.low(t)
+	if math.IsInf(low, 1) {
+		return
 	}
+	if t.Before(r.riseAt) { // a kill recorded after later samples: its rise, decayed to the rise's time
+		r.rise = max(r.rise, (mem/low-1)*decay(r.riseAt.Sub(t)))
+		return
+	}
+	r.rise = max(r.riseAsOf(t), mem/low-1)
+	r.riseAt = t
 }
 
 // push appends a sample newer than the last one and drops those older than RecentWindow before it.
@@ -81,23 +101,24 @@ func (r *recentLoad) push(s LoadSample) {
 	if cut > 0 {
 		r.samples = append(r.samples[:0], r.samples[cut:]...)
 	}
+	// a storm that ended RiseWindow before the oldest sample is over for every sample held
+	for len(r.storms) > 0 && r.samples[0].At.Sub(r.storms[0].to) > RiseWindow {
+		r.storms = r.storms[1:]
+	}
 }
 
 // oom takes an OOM kill at t into account: the memory the next decisions size for (needed bytes, bumped as
 // the long history bumps it) counts as a sample's memory, and the rise from the window's smallest memory to
 // what the workload's load was (served bytes, at most needed) as a rise: the working set the samples saw
 // stopped at the limit. A kill while pods start or wait in back-off needs more than the load was (a pod may
-// again carry alone what it carried); that is no growth of the load.
+// again carry alone what it carried); that is no growth of the load. The kill joins its storm (storm); a kill
+// from before the last run is old news (oldNews) and changes nothing here.
 func (r *recentLoad) oom(t time.Time, needed, served float64) {
-	r.rose(t, min(served, needed))
-	switch {
-	case r.oomTo.IsZero() || t.Sub(r.oomTo) > RiseWindow:
-		r.oomFrom, r.oomTo = t, t
-	case t.After(r.oomTo):
-		r.oomTo = t
-	case t.Before(r.oomFrom) && r.oomFrom.Sub(t) <= RiseWindow: // kills of several pods may come in any order
-		r.oomFrom = t
+	if r.oldNews(t) {
+		return
 	}
+	r.rose(t, min(served, needed))
+	r.storm(t)
 	if n := len(r.samples); n > 0 && !t.After(r.samples[n-1].At) {
 		r.samples[n-1].MemoryBytes = max(r.samples[n-1].MemoryBytes, needed)
 		return
@@ -105,13 +126,52 @@ func (r *recentLoad) oom(t time.Time, needed, served float64) {
 	r.push(LoadSample{At: t, CPUMilli: -1, MemoryBytes: needed})
 }
 
+// oldNews reports whether an OOM kill at t is older than the recent load's last run: more than RiseWindow
+// before the sample that preceded the newest one (a recommender run records the kills since its last run
+// after its own sample; RiseWindow is the grace for a kill the run before could not see yet, its pod's status
+// late), or, with a single sample (the first run of a new process, which reads the kills its pods still
+// report, however old), more than RiseWindow before it. The decisions since have answered such a kill, or it
+// is older than this process: it goes to the history (the peaks) but is no sample and no rise of the recent
+// load.
+func (r *recentLoad) oldNews(t time.Time) bool {
+	switch n := len(r.samples); {
+	case n >= 2:
+		return r.samples[n-2].At.Sub(t) > RiseWindow
+	case n == 1:
+		return r.samples[0].At.Sub(t) > RiseWindow
+	}
+	return false
+}
+
+// storm adds an OOM kill at t to the storm it belongs to (one with a kill less than RiseWindow from t; kills
+// of several pods may be recorded in any order), or starts a new one.
+func (r *recentLoad) storm(t time.Time) {
+	for i := range r.storms {
+		s := &r.storms[i]
+		if t.Sub(s.to) <= RiseWindow && s.from.Sub(t) <= RiseWindow {
+			if t.Before(s.from) {
+				s.from = t
+			}
+			if t.After(s.to) {
+				s.to = t
+			}
+			return
+		}
+	}
+	r.storms = append(r.storms, storm{from: t, to: t})
+	slices.SortFunc(r.storms, func(a, b storm) int { return a.from.Compare(b.from) })
+}
+
 // riseAsOf is the memory rise decayed to t.
 func (r *recentLoad) riseAsOf(t time.Time) float64 {
 	if r.rise <= 0 || !t.After(r.riseAt) {
 		return max(r.rise, 0)
 	}
-	return r.rise * math.Exp2(-float64(t.Sub(r.riseAt))/float64(RiseHalfLife))
+	return r.rise * decay(t.Sub(r.riseAt))
 }
+
+// decay is the factor by which a memory rise decays over d (RiseHalfLife).
+func decay(d time.Duration) float64 { return math.Exp2(-float64(d) / float64(RiseHalfLife)) }
 
 // snapshot is a copy of the samples.
 func (r *recentLoad) snapshot() []LoadSample { return slices.Clone(r.samples) }

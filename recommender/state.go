@@ -307,7 +307,8 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 // start or wait in back-off. The memory history (its peaks, for days) records serving x need: what the
 // workload's load was, spread over the pods that served it (min(serving, pods), at least 1), and so does the
 // memory rise (how fast the load grew: the kill of a pod serving alone is no growth of the others' share). A
-// later smaller peak lowers neither.
+// later smaller peak lowers neither. A kill from before the recent load's last run (one a new process reads
+// from its pods, however old) goes to the history only.
 func (t *WorkloadTotal) RecordPodOOM(at time.Time, pods, serving int, used, base float64) {
 	pods = max(pods, 1)
 	serving = min(max(serving, 1), pods)

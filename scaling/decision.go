@@ -321,7 +321,7 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, 
 	if young && tl.rise > s.Tracking.JumpRise {
 		t = max(t, cur) // a memory that jumps does not fall at all while the history is young
 	}
-	up := (tl.short || within(s.VPATotal(r, trigger, c, pCur)) > cur) && t >= cur*(1+s.Tracking.MinStep)
+	up := within(s.VPATotal(r, trigger, c, pCur)) > cur && t >= cur*(1+s.Tracking.MinStep)
 	band := s.Tracking.Band
 	if st.LastScaleTime != nil && s.Tracking.SettledAfter > 0 && st.Now.Sub(*st.LastScaleTime) >= s.Tracking.SettledAfter {
 		band = min(band, s.Tracking.SettledBand)
@@ -338,12 +338,11 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, 
 func vpaTotal(spec *Spec, st State, rec Recommendation, k Container, r Resource, c, actual int32) (float64, Source, following) {
 	if load, has := rec.Load.Get(r); has {
 		pCur, _ := k.Requests.Get(r)
-		cur := float64(c) * (pCur - spec.Base[r].Base(pCur))
 		if st.RecentUnknown && len(rec.Recent) == 0 && pCur > 0 {
 			t := float64(c) * pCur // the recent load comes back with the recommender's next run
 			return t, SourceLoad, following{target: t, cur: t, hold: true}
 		}
-		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, cur, rec.MemoryRise, load); ok {
+		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, rec.MemoryRise, load); ok {
 			return float64(c) * pCur, SourceLoad, spec.follow(st, k, r, c, pCur, tl)
 		}
 		return spec.VPATotal(r, load, c, pCur), SourceVPA, following{}

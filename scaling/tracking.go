@@ -50,14 +50,14 @@ var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.M
 
 // trackedLoad is what a total that follows the recent load of resource r needs (section 2), in load terms:
 // the level a move sets (the recent estimate plus headroom) and the trigger (the estimate plus Trigger: the
-// total in force is too small below it); and (CPU) whether the last sample is above the load part in force
-// (cur): short now. The CPU estimate is the high quantile of the down window, the peak of the up window and
-// the last sample; the memory estimate is the peak of the memory window, at least the window's median plus
+// total in force is too small below it). The CPU estimate is the high quantile of the down window, the peak of
+// the up window and the last sample (so a last sample above the total in force is above the trigger, which
+// is the estimate plus Trigger >= 0); the memory estimate is the peak of the memory window, at least the window's median plus
 // the rise (the largest fraction by which memory rose within one reaction time), that part no higher than
 // the long history's load (long, its margin included) or the peak plus headroom, and at least the trend (a
 // new high's growth, extrapolated); memory never goes below MemoryFloor of long. False when there are too
 // few recent samples.
-func trackedLoad(tr Tracking, recent []LoadSample, r Resource, cur, rise, long float64) (tracked, bool) {
+func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long float64) (tracked, bool) {
 	// an hour of samples, one per recommender run, fits the buffers on the stack (a decision of every
 	// workload every minute allocates nothing here); a longer recent load grows them on the heap
 	var valBuf [recentBuf]float64
@@ -88,6 +88,9 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, cur, rise, long f
 		// smallest of the trend window, and over the highest of the memory window before it (noise within the
 		// range seen is no trend), extrapolated over one more such window
 		tw := window(tr.TrendWindow)
+		if len(tw) > len(w) { // a trend window longer than the memory window: the memory window
+			tw = w
+		}
 		base := slices.Min(tw)
 		if before := w[:len(w)-len(tw)]; len(before) > 0 {
 			base = max(base, slices.Max(before))
@@ -98,23 +101,21 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, cur, rise, long f
 		// and the recent peak below their headroom
 		capAt := func(h float64) float64 { return max(min(est*(1+h), max(long, peak*(1+h))), trend*(1+h)) }
 		floor := tr.MemoryFloor * long
-		return tracked{level: max(capAt(tr.MemoryHeadroom), floor), trigger: max(capAt(tr.MemoryTrigger), floor), mean: mean(w), long: long, rise: rise}, true
+		return tracked{level: max(capAt(tr.MemoryHeadroom), floor), trigger: max(capAt(tr.MemoryTrigger), floor), mean: mean(window(tr.DownWindow)), long: long, rise: rise}, true
 	}
 	down := window(tr.DownWindow)
 	est := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV)
-	return tracked{level: est * (1 + tr.Headroom), trigger: est * (1 + tr.Trigger), mean: mean(down), short: lastV > cur}, true
+	return tracked{level: est * (1 + tr.Headroom), trigger: est * (1 + tr.Trigger), mean: mean(down)}, true
 }
 
 // tracked is what a total that follows the recent load needs, in load terms (trackedLoad).
 type tracked struct {
 	// level is what a move sets; below trigger the total in force is too small; mean is the mean load of the
-	// window the level comes from.
+	// DownWindow (what the HPA floor of section 2a reads, for CPU and memory alike).
 	level, trigger, mean float64
 	// long is the long history's load and rise the memory rise (memory: what a fall while the history is young
 	// may do)
 	long, rise float64
-	// short: the last sample is above the total in force.
-	short bool
 }
 
 func mean(xs []float64) float64 {

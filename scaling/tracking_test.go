@@ -68,6 +68,15 @@ func TestLoadFollowingTotal(t *testing.T) {
 			source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"the load rises above the total: up to the estimate plus headroom": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
 			append(steady(29, V(2800, 10000*mi)), V(3400, 10000*mi))), source: SourceLoad, wantCPU: RoundUp(3400 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		// every rise moves by at least MinStep, one for a last sample above the total in force too: a load 4%
+		// above the requests waits (its level, +5% headroom, is less than 10% above them), one 6% above moves
+		// them (measured: letting such a sample move the total by less took the shoot-out's per-pod changes
+		// from 1,133 to 1,688 a day summed, 45 -> 35 of 52 workloads meeting every goal)
+		"a last sample 4% above the total: less than MinStep, no move": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			append(steady(29, V(2800, 10000*mi)), V(3120, 10000*mi))), source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
+		"a last sample 6% above the total: a move": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			append(steady(29, V(2800, 10000*mi)), V(3180, 10000*mi))), source: SourceLoad, wantCPU: RoundUp(3180 * h / 3),
+			wantMem: RoundUp(10000 * mi * 1.15 / 3)},
 		// memory: the trigger is 5% above the estimate, the level 15%: a total in force between the two is too
 		// small, but a move to the level would be less than MinStep (10%); when memory moves, CPU moves with it
 		"a memory rise below MinStep is no move": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 11720*mi))),
@@ -301,8 +310,8 @@ func TestTrackedLoadBeyondItsBuffer(t *testing.T) {
 	}
 	hour := long[len(long)-61:]
 	for _, r := range []Resource{CPU, Memory} {
-		a, okA := trackedLoad(DefaultTracking, long, r, 1000, 0.2, 1100)
-		b, okB := trackedLoad(DefaultTracking, hour, r, 1000, 0.2, 1100)
+		a, okA := trackedLoad(DefaultTracking, long, r, 0.2, 1100)
+		b, okB := trackedLoad(DefaultTracking, hour, r, 0.2, 1100)
 		if !okA || !okB || a != b {
 			t.Errorf("%s: %d samples give %+v (%v), their last hour %+v (%v)", r, len(long), a, okA, b, okB)
 		}
@@ -322,5 +331,30 @@ func TestTrackedLoadBeyondItsBuffer(t *testing.T) {
 		if !slices.Equal(xs, in) {
 			t.Errorf("quantile of %d values reordered its input", n)
 		}
+	}
+}
+
+// TestTrackedMemoryMeanAndTrend: the mean an HPA floor reads is the DownWindow's for memory as for CPU
+// (section 2a: "of the 15 min window"), not the memory window's hour; and a trend window longer than the
+// memory window (an override of Tracking) reads the memory window, no panic.
+func TestTrackedMemoryMeanAndTrend(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	var recent []LoadSample
+	for i := range 60 {
+		v := 1.0
+		if i >= 45 {
+			v = 2
+		}
+		recent = append(recent, LoadSample{At: t0.Add(time.Duration(i) * time.Minute), Load: V(-1, v*gi)})
+	}
+	tl, ok := trackedLoad(DefaultTracking, recent, Memory, 0, 2*gi)
+	if !ok || tl.mean != 2*gi {
+		t.Errorf("memory mean %.3f Gi (%v), want the last 15 minutes' 2 Gi", tl.mean/gi, ok)
+	}
+	tr := DefaultTracking
+	tr.TrendWindow = 2 * time.Hour
+	long := []LoadSample{{At: t0.Add(-90 * time.Minute), Load: V(-1, gi)}, {At: t0, Load: V(-1, gi)}}
+	if tl, ok := trackedLoad(tr, long, Memory, 0, gi); !ok || tl.level < gi {
+		t.Errorf("a trend window longer than the memory window: level %.3f Gi (%v)", tl.level/gi, ok)
 	}
 }
