@@ -340,9 +340,9 @@ type State struct {
 	// 0: Replicas). Below Replicas, a scale-in waits for the pods to be resized to them: the decision is made
 	// from these replicas and applies them once the pods run the values in force.
 	IntentReplicas int32
-	// RecentUnknown: the recent load is not known in this process yet (the embedded recommender has not given
-	// a recommendation since the process started): a total that follows the recent load keeps the values in
-	// force rather than jumping to the long history's total and back (section 2a).
+	// RecentUnknown: the recent load is not known in this process yet (the embedded recommender has not run
+	// since the process started): a total that follows the recent load keeps the values in force rather than
+	// jumping to the long history's total and back (section 2a).
 	RecentUnknown bool
 }
 

@@ -56,9 +56,11 @@ import (
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
-// RecommendationSource gives the embedded recommendation of an Hvpa (the recommender in this process).
+// RecommendationSource gives the embedded recommendation of an Hvpa (the recommender in this process), and
+// whether the recommender has published its first round of them in this process.
 type RecommendationSource interface {
 	HvpaRecommendation(types.NamespacedName) (recommender.HvpaRecommendation, bool)
+	HvpaRecommendationsPublished() bool
 }
 
 // Reconciler reconciles Hvpa objects.
@@ -326,10 +328,12 @@ const conflictRetry = 100 * time.Millisecond
 const pendingScalingWindow = 5 * time.Minute
 
 // pendingScaling reports whether status records a scaling that the target's scale does not show yet: the
-// target is still at the record's fromReplicas, shortly after it.
+// target is still at the record's fromReplicas, shortly after it, and the spec is the one it was decided
+// from (after a spec change, a new targetRef above all, the record may be of another workload: decide anew).
 func pendingScaling(h *hvpav1alpha1.Hvpa, scale *autoscalingv1.Scale, now time.Time) bool {
 	ls := h.Status.LastScaling
-	return ls != nil && ls.FromReplicas != ls.ToReplicas && scale.Spec.Replicas == ls.FromReplicas && now.Sub(ls.Time.Time) < pendingScalingWindow
+	return ls != nil && ls.FromReplicas != ls.ToReplicas && scale.Spec.Replicas == ls.FromReplicas && now.Sub(ls.Time.Time) < pendingScalingWindow &&
+		h.Status.ObservedGeneration == h.Generation
 }
 
 // forgetUndecodable forgets a deleted Hvpa's undecodable report.
@@ -539,7 +543,9 @@ func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Sp
 	if rec != nil {
 		st.Recommendation = hvpacycle.WithRecent(st.Recommendation, rec.Load)
 	}
-	st.RecentUnknown = rec == nil
+	// unknown until the recommender's first run in this process (a restart scales nothing); after it, an Hvpa
+	// it does not serve (an override annotation it refuses, say) decides from the recommendation in status
+	st.RecentUnknown = rec == nil && (r.Recommendations == nil || !r.Recommendations.HvpaRecommendationsPublished())
 	h.Status.WorkloadRecommendation, h.Status.Recommendation = spec.WorkloadView(h.Status.WorkloadRecommendation, st.Replicas, st.Containers)
 	st.StaleRecommendation = r.stale(h.Status.WorkloadRecommendation, now)
 	r.recommendationCondition(h, st.StaleRecommendation, now)

@@ -20,6 +20,9 @@ func (f fixedRecs) HvpaRecommendation(k types.NamespacedName) (recommender.HvpaR
 	return r, ok
 }
 
+// HvpaRecommendationsPublished: a fixed set is a published round.
+func (f fixedRecs) HvpaRecommendationsPublished() bool { return true }
+
 func TestLowConfidenceCondition(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	key := types.NamespacedName{Namespace: "ns", Name: "h"}

@@ -33,6 +33,12 @@ func TestPendingScaling(t *testing.T) {
 		"too old to be an interruption":  {rec(1, 2, pendingScalingWindow+time.Second), at(1), false},
 		"a per-pod change, not replicas": {rec(2, 2, time.Second), at(2), false},
 		"nothing recorded":               {&hvpav1alpha1.Hvpa{}, at(1), false},
+		// the spec changed since the record (a new targetRef: the record may be of another workload)
+		"decided from an older spec": {func() *hvpav1alpha1.Hvpa {
+			h := rec(1, 2, time.Second)
+			h.Generation, h.Status.ObservedGeneration = 3, 2
+			return h
+		}(), at(1), false},
 	} {
 		if got := pendingScaling(tc.h, tc.scale, now); got != tc.want {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)

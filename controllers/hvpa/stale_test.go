@@ -104,3 +104,47 @@ func TestStaleRecommendation(t *testing.T) {
 		})
 	}
 }
+
+// unpublished is a recommender that has not run in this process yet.
+type unpublished struct{}
+
+func (unpublished) HvpaRecommendation(types.NamespacedName) (recommender.HvpaRecommendation, bool) {
+	return recommender.HvpaRecommendation{}, false
+}
+func (unpublished) HvpaRecommendationsPublished() bool { return false }
+
+// TestRecentUnknownUntilTheFirstRun: the recent load of an Hvpa without an embedded recommendation is unknown
+// (the totals in force are kept: a restart scales nothing) only until the recommender's first run in this
+// process; an Hvpa it then does not serve (a bad override annotation makes it skip the Hvpa) decides from the
+// recommendation in status, scale-ups included, as its condition says (docs/design/scaling.md section 2a).
+func TestRecentUnknownUntilTheFirstRun(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	load := []recommender.ContainerLoad{{Container: "app", Target: recommender.Amounts{CPUMilli: 900, MemoryBytes: 1 << 30}}}
+	for name, tc := range map[string]struct {
+		recs RecommendationSource
+		want bool
+	}{
+		"before the recommender's first run":         {recs: unpublished{}, want: true},
+		"after it, an Hvpa it does not serve":        {recs: fixedRecs{}, want: false},
+		"after it, an Hvpa it serves":                {recs: fixedRecs{{Namespace: "ns", Name: "web"}: {Load: load, Confidence: 3}}, want: false},
+		"no recommender in this process, none in it": {recs: nil, want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := wrappers.MakeHvpa("ns", "web").Obj()
+			h.Spec.VPA = &hvpav1alpha1.VpaSpec{Deploy: true}
+			h.Spec.ScalingIntervals = []hvpav1alpha1.ScalingInterval{{MaxReplicas: ptr.To[int32](5)}}
+			h.Status.WorkloadRecommendation = hvpacycle.Status(load)
+			h.Status.WorkloadRecommendation.LastUpdateTime = &metav1.Time{Time: now.Add(-time.Minute)}
+			spec, errs := scaling.FromHvpa(h)
+			if len(errs) > 0 {
+				t.Fatal(errs.ToAggregate())
+			}
+			r := &Reconciler{Recommendations: tc.recs}
+			st := scaling.State{Now: now, Replicas: 2, Containers: []scaling.Container{{Name: "app", Requests: scaling.V(500, 1<<29)}}}
+			r.recommendationStatus(h, spec, &st, r.embedded(h), now)
+			if st.RecentUnknown != tc.want {
+				t.Errorf("RecentUnknown %v, want %v", st.RecentUnknown, tc.want)
+			}
+		})
+	}
+}

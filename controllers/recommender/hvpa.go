@@ -28,6 +28,8 @@ import (
 type hvpaRecs struct {
 	mu   sync.RWMutex
 	recs map[types.NamespacedName]recommender.HvpaRecommendation
+	// published: recs is a run's (false until the first run with the Hvpas' history loaded publishes it)
+	published bool
 	// changes tells the Hvpa controller which Hvpas' recommendations changed (dropped when full: the
 	// controller's periodic sync still decides every Hvpa).
 	changes chan event.GenericEvent
@@ -43,6 +45,15 @@ func (r *Recommender) HvpaRecommendation(key types.NamespacedName) (recommender.
 	defer r.hvpa.mu.RUnlock()
 	rec, ok := r.hvpa.recs[key]
 	return rec, ok
+}
+
+// HvpaRecommendationsPublished reports whether a run of this process has published the Hvpas' embedded
+// recommendations: before it, an Hvpa without one is an Hvpa the recommender has not run for yet (its recent
+// load is unknown); after it, one the recommender does not serve.
+func (r *Recommender) HvpaRecommendationsPublished() bool {
+	r.hvpa.mu.RLock()
+	defer r.hvpa.mu.RUnlock()
+	return r.hvpa.published
 }
 
 // hvpaOwner is the key of an Hvpa's history (checkpoints and initial aggregates).
@@ -72,6 +83,8 @@ type hvpaView struct {
 	targets map[string][]workload.Autoscaler
 	// selectors are the pod selectors of every resolvable Hvpa in the served namespaces (--memory-saver).
 	selectors map[string][]labels.Selector
+	// unlisted: the Hvpas could not be listed this run (the recommendations published stay)
+	unlisted bool
 }
 
 // resolveHvpas lists the Hvpas and resolves each one's target once. The list comes from the cache without
@@ -82,6 +95,7 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 	var l hvpav1alpha1.HvpaList
 	if err := r.Client.List(ctx, &l, client.UnsafeDisableDeepCopy); err != nil {
 		logf.FromContext(ctx).V(1).Info("listing Hvpas", "error", err.Error())
+		v.unlisted = true
 		return v
 	}
 	for i := range l.Items {
@@ -135,7 +149,7 @@ func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
 	}
 	r.hvpa.mu.Lock()
 	old := r.hvpa.recs
-	r.hvpa.recs = recs
+	r.hvpa.recs, r.hvpa.published = recs, true
 	r.hvpa.mu.Unlock()
 	for _, s := range list {
 		key := types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}

@@ -99,3 +99,48 @@ func TestHvpasReadWithoutCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestHvpaRecommendationsPublished: before its first run the recommender has published no Hvpa
+// recommendation (an Hvpa's recent load is unknown, and the Hvpa controller keeps its totals); a run
+// publishes them; a run that cannot list the Hvpas keeps those published (an empty round would leave every
+// Hvpa without its recent load for a run).
+func TestHvpaRecommendationsPublished(t *testing.T) {
+	objs, played := fleet(2, 1, 2, func(int, int) (int64, int64) { return 300, 200 << 20 })
+	var world []client.Object
+	for _, o := range objs {
+		if _, isVPA := o.(*vpav1.VerticalPodAutoscaler); !isVPA {
+			world = append(world, o)
+		}
+	}
+	world = append(world, embeddedHvpa("ns", "good", "app-0", resource.MustParse("1.5")))
+	failList := false
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(world...).
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: checkpointPatch(nil), List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*hvpav1alpha1.HvpaList); ok && failList {
+				return context.DeadlineExceeded
+			}
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, clock.RealClock{}, recommender.Defaults(), recommenderctrl.DefaultOptions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: "ns", Name: "good"}
+	if r.HvpaRecommendationsPublished() {
+		t.Fatal("published before the first run")
+	}
+	for range 2 {
+		if err := r.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := r.HvpaRecommendation(key); !ok || !r.HvpaRecommendationsPublished() {
+		t.Fatalf("after two runs: published %v, a recommendation for %s %v", r.HvpaRecommendationsPublished(), key, ok)
+	}
+	failList = true
+	_ = r.RunOnce(context.Background()) // the run may fail on other lists of Hvpas; what it published is the point
+	if _, ok := r.HvpaRecommendation(key); !ok {
+		t.Errorf("a run that could not list the Hvpas dropped %s's recommendation", key)
+	}
+}
