@@ -53,7 +53,9 @@ type Summary struct {
 	Evictions  int `json:"evictions"`
 	PodResizes int `json:"pod_resizes"`
 	// ReplicaChangesPerDay counts changes of the workload's replicas; PerPodChangesPerDay changes of the pods'
-	// sizing: an Hvpa decision that changes the per-pod requests, an updater loop that resizes or evicts.
+	// sizing: an Hvpa decision that changes the per-pod requests (it resizes every pod), an updater loop that
+	// resizes or evicts (its eviction tolerance may spread one change of the target over several loops, each
+	// pod still changed once: PodResizes and Evictions count pods).
 	ReplicaChangesPerDay float64 `json:"replica_changes_per_day"`
 	PerPodChangesPerDay  float64 `json:"per_pod_changes_per_day"`
 }

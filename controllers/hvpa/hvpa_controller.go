@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -543,9 +544,11 @@ func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Sp
 	if rec != nil {
 		st.Recommendation = hvpacycle.WithRecent(st.Recommendation, rec.Load)
 	}
-	// unknown until the recommender's first run in this process (a restart scales nothing); after it, an Hvpa
-	// it does not serve (an override annotation it refuses, say) decides from the recommendation in status
-	st.RecentUnknown = rec == nil && (r.Recommendations == nil || !r.Recommendations.HvpaRecommendationsPublished())
+	// unknown until the recommender's first run in this process, or while the recommendation it serves has no
+	// recent sample (the metrics API failing since the restart): a restart scales nothing; after that run, an
+	// Hvpa it does not serve (an override annotation it refuses, say) decides from the recommendation in status
+	st.RecentUnknown = rec == nil && (r.Recommendations == nil || !r.Recommendations.HvpaRecommendationsPublished()) ||
+		rec != nil && !slices.ContainsFunc(rec.Load, func(l recommender.ContainerLoad) bool { return len(l.Recent) > 0 })
 	h.Status.WorkloadRecommendation, h.Status.Recommendation = spec.WorkloadView(h.Status.WorkloadRecommendation, st.Replicas, st.Containers)
 	st.StaleRecommendation = r.stale(h.Status.WorkloadRecommendation, now)
 	r.recommendationCondition(h, st.StaleRecommendation, now)

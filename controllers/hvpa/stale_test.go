@@ -115,19 +115,25 @@ func (unpublished) HvpaRecommendationsPublished() bool { return false }
 
 // TestRecentUnknownUntilTheFirstRun: the recent load of an Hvpa without an embedded recommendation is unknown
 // (the totals in force are kept: a restart scales nothing) only until the recommender's first run in this
-// process; an Hvpa it then does not serve (a bad override annotation makes it skip the Hvpa) decides from the
-// recommendation in status, scale-ups included, as its condition says (docs/design/scaling.md section 2a).
+// process, or while the recommendation it serves has no recent sample (restored from checkpoints, no usage
+// since: a restart scales nothing); an Hvpa it then does not serve (a bad override annotation makes it skip
+// the Hvpa) decides from the recommendation in status, scale-ups included, as its condition says
+// (docs/design/scaling.md section 2a).
 func TestRecentUnknownUntilTheFirstRun(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	load := []recommender.ContainerLoad{{Container: "app", Target: recommender.Amounts{CPUMilli: 900, MemoryBytes: 1 << 30}}}
+	recent := []recommender.ContainerLoad{{Container: "app", Target: recommender.Amounts{CPUMilli: 900, MemoryBytes: 1 << 30},
+		Recent: []recommender.LoadSample{{At: now.Add(-time.Minute), CPUMilli: 800, MemoryBytes: 1 << 29}}}}
 	for name, tc := range map[string]struct {
 		recs RecommendationSource
 		want bool
 	}{
-		"before the recommender's first run":         {recs: unpublished{}, want: true},
-		"after it, an Hvpa it does not serve":        {recs: fixedRecs{}, want: false},
-		"after it, an Hvpa it serves":                {recs: fixedRecs{{Namespace: "ns", Name: "web"}: {Load: load, Confidence: 3}}, want: false},
-		"no recommender in this process, none in it": {recs: nil, want: true},
+		"before the recommender's first run":  {recs: unpublished{}, want: true},
+		"after it, an Hvpa it does not serve": {recs: fixedRecs{}, want: false},
+		"after it, an Hvpa it serves":         {recs: fixedRecs{{Namespace: "ns", Name: "web"}: {Load: recent, Confidence: 3}}, want: false},
+		// restored from its checkpoints, but the metrics API has given no usage since the restart
+		"after it, an Hvpa it serves with no recent sample": {recs: fixedRecs{{Namespace: "ns", Name: "web"}: {Load: load, Confidence: 3}}, want: true},
+		"no recommender in this process, none in it":        {recs: nil, want: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := wrappers.MakeHvpa("ns", "web").Obj()
