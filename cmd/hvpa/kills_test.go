@@ -38,7 +38,8 @@ const killsPerPhase = 5
 //     to), each record applied at most once: no scaling is repeated or made without its record;
 //   - no scaling comes within the stabilization duration of the one before (4 s each way, from the records'
 //     times, which have whole seconds: 3 s apart at least), which a restart that lost the last record
-//     would not hold (the restart must read it from status);
+//     would not hold (the restart must read it from status); the second step of a resize-first scale-in,
+//     which completes the decision of the first, is no new scaling;
 //   - no checkpoint's sample count ever goes down (a restart loses at most the samples since the last
 //     write, one --checkpoint-period, never the history written);
 //   - no pod is evicted twice for one change, read from the API server's audit log of every eviction the
@@ -186,9 +187,9 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 	})
 	obs.check(t)
 	evicted := obs.checkEvictions(t, auditLog, originals)
-	changes, records, maxSamples := obs.summary()
-	t.Logf("%d kills; %d replica changes, each a recorded scaling (%d records seen); checkpoint samples up to %d; %d of the %d cart pods evicted (the last %s after the phases), each once, no replacement",
-		kills, changes, records, maxSamples, evicted, cartReplicas, cartWait.Round(100*time.Millisecond))
+	changes, records, maxSamples, twoSteps := obs.summary()
+	t.Logf("%d kills; %d replica changes, each a recorded scaling (%d records seen, %d resize-first scale-ins completed in two steps); checkpoint samples up to %d; %d of the %d cart pods evicted (the last %s after the phases), each once, no replacement",
+		kills, changes, records, twoSteps, maxSamples, evicted, cartReplicas, cartWait.Round(100*time.Millisecond))
 	if changes < 4 || maxSamples == 0 || evicted != cartReplicas {
 		t.Fatalf("the run did not exercise what it checks: %d replica changes, %d checkpoint samples, %d of %d cart pods evicted",
 			changes, maxSamples, evicted, cartReplicas)
@@ -282,7 +283,11 @@ type invariants struct {
 	replicas  int32 // the Deployment's, last seen (0: not yet)
 	changes   []string
 	records   map[scalingKey]int // every lastScaling seen -> the replica changes that applied it
-	samples   map[string]int     // checkpoint -> the highest totalSamplesCount seen
+	// sizedFor: of the records seen, those of a resize-first scale-in's first step (the pods sized for fewer
+	// replicas while the replicas stay: status.desired.sizedForReplicas) -> the replicas the second step goes to
+	sizedFor map[scalingKey]int32
+	twoSteps int            // resize-first scale-ins seen completed
+	samples  map[string]int // checkpoint -> the highest totalSamplesCount seen
 	// cartTargets: every target the cart VPA showed; one change is one target (the updater's fingerprint)
 	cartTargets map[string]bool
 	// cartGoing: each cart pod -> when it was first seen terminating (an eviction asked after that asks a
@@ -328,12 +333,24 @@ func (o *invariants) observe(ctx context.Context) {
 		key := scalingKey{at: r.Time.Time, from: r.FromReplicas, to: r.ToReplicas}
 		if _, seen := o.records[key]; !seen {
 			for r := range o.records {
+				// a resize-first scale-in (docs/design/scaling.md section 4) is one decision in two steps: its
+				// replicas follow once the pods run the values sized for them, with no stabilization between
+				if to, first := o.sizedFor[r]; first && key.from == r.to && key.to == to && !key.at.Before(r.at) {
+					o.twoSteps++
+					continue
+				}
 				if gap := key.at.Sub(r.at).Abs(); gap < minScalingGap {
 					o.fail(fmt.Sprintf("%s: scalings %d -> %d at %s and %d -> %d at %s are %s apart, within the stabilization duration",
 						o.phaseName, r.from, r.to, r.at.Format(time.TimeOnly), key.from, key.to, key.at.Format(time.TimeOnly), gap))
 				}
 			}
 			o.records[key] = 0
+			if d := h.Status.Desired; d != nil && r.FromReplicas == r.ToReplicas && d.SizedForReplicas > 0 && d.SizedForReplicas < r.ToReplicas {
+				if o.sizedFor == nil {
+					o.sizedFor = map[scalingKey]int32{}
+				}
+				o.sizedFor[key] = d.SizedForReplicas
+			}
 		}
 	}
 	if dep.Spec.Replicas != nil {
@@ -458,11 +475,11 @@ func (o *invariants) check(t *testing.T) {
 	}
 }
 
-func (o *invariants) summary() (changes, records int, maxSamples int) {
+func (o *invariants) summary() (changes, records, maxSamples, twoSteps int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, n := range o.samples {
 		maxSamples = max(maxSamples, n)
 	}
-	return len(o.changes), len(o.records), maxSamples
+	return len(o.changes), len(o.records), maxSamples, o.twoSteps
 }
