@@ -310,25 +310,9 @@ func (o *invariants) watch(ctx context.Context) {
 	}
 }
 
-func (o *invariants) observe(ctx context.Context) {
-	h := &hvpav1alpha1.Hvpa{}
-	dep := &appsv1.Deployment{}
-	cart := &vpav1.VerticalPodAutoscaler{}
-	var cps vpav1.VerticalPodAutoscalerCheckpointList
-	var cartPods corev1.PodList
-	// the record first: a scaling's record is written before the Deployment, so a change seen next has its
-	// record seen already
-	if o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, h) != nil ||
-		o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, dep) != nil ||
-		o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: "cart"}, cart) != nil || o.c.List(ctx, &cps, client.InNamespace(o.ns)) != nil ||
-		o.c.List(ctx, &cartPods, client.InNamespace(o.ns), client.MatchingLabels{"app": "cart"}) != nil {
-		return // the test is ending, or the API server is busy: the next poll sees it
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.records == nil {
-		o.records = map[scalingKey]int{}
-	}
+// see takes the scaling record of h into account (o.mu held): a record not seen before is checked against the
+// others' times (the stabilization) and kept, unapplied.
+func (o *invariants) see(h *hvpav1alpha1.Hvpa) {
 	if r := h.Status.LastScaling; r != nil {
 		key := scalingKey{at: r.Time.Time, from: r.FromReplicas, to: r.ToReplicas}
 		if _, seen := o.records[key]; !seen {
@@ -353,17 +337,50 @@ func (o *invariants) observe(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// unapplied is a record seen of a scaling from -> to that no replica change has applied yet (o.mu held).
+func (o *invariants) unapplied(from, to int32) *scalingKey {
+	for r, n := range o.records {
+		if r.from == from && r.to == to && n == 0 {
+			return &r
+		}
+	}
+	return nil
+}
+
+func (o *invariants) observe(ctx context.Context) {
+	h := &hvpav1alpha1.Hvpa{}
+	dep := &appsv1.Deployment{}
+	cart := &vpav1.VerticalPodAutoscaler{}
+	var cps vpav1.VerticalPodAutoscalerCheckpointList
+	var cartPods corev1.PodList
+	// the record first: a scaling's record is written before the Deployment, so a change seen next has its
+	// record seen already, unless both writes fall between the two reads (then a read of the Hvpa after the
+	// change has it: see the replica change below)
+	if o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, h) != nil ||
+		o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: o.name}, dep) != nil ||
+		o.c.Get(ctx, client.ObjectKey{Namespace: o.ns, Name: "cart"}, cart) != nil || o.c.List(ctx, &cps, client.InNamespace(o.ns)) != nil ||
+		o.c.List(ctx, &cartPods, client.InNamespace(o.ns), client.MatchingLabels{"app": "cart"}) != nil {
+		return // the test is ending, or the API server is busy: the next poll sees it
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.records == nil {
+		o.records = map[scalingKey]int{}
+	}
+	o.see(h)
 	if dep.Spec.Replicas != nil {
 		now := *dep.Spec.Replicas
 		if o.replicas != 0 && now != o.replicas {
 			change := fmt.Sprintf("%s: %d -> %d", o.phaseName, o.replicas, now)
 			o.changes = append(o.changes, change)
-			var applied *scalingKey
-			for r, n := range o.records {
-				if r.from == o.replicas && r.to == now && n == 0 {
-					applied = &r
-					break
-				}
+			applied := o.unapplied(o.replicas, now)
+			if fresh := (&hvpav1alpha1.Hvpa{}); applied == nil && o.c.Get(ctx, client.ObjectKeyFromObject(h), fresh) == nil {
+				// the record and the change may both fall between this poll's read of the Hvpa and its read of
+				// the Deployment: the record, written before the change, is in a read made after it
+				o.see(fresh)
+				applied = o.unapplied(o.replicas, now)
 			}
 			if applied == nil {
 				o.fail(fmt.Sprintf("%s: no scaling record left to explain it (records: %v)", change, o.records))
