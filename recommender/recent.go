@@ -134,13 +134,8 @@ func (r *recentLoad) oom(t time.Time, needed, served float64) {
 // is older than this process: it goes to the history (the peaks) but is no sample and no rise of the recent
 // load.
 func (r *recentLoad) oldNews(t time.Time) bool {
-	switch n := len(r.samples); {
-	case n >= 2:
-		return r.samples[n-2].At.Sub(t) > RiseWindow
-	case n == 1:
-		return r.samples[0].At.Sub(t) > RiseWindow
-	}
-	return false
+	n := len(r.samples)
+	return n > 0 && r.samples[max(n-2, 0)].At.Sub(t) > RiseWindow
 }
 
 // storm adds an OOM kill at t to the storm it belongs to (one with a kill less than RiseWindow from t; kills

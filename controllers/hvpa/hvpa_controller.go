@@ -547,8 +547,11 @@ func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Sp
 	// unknown until the recommender's first run in this process, or while the recommendation it serves has no
 	// recent sample (the metrics API failing since the restart): a restart scales nothing; after that run, an
 	// Hvpa it does not serve (an override annotation it refuses, say) decides from the recommendation in status
-	st.RecentUnknown = rec == nil && (r.Recommendations == nil || !r.Recommendations.HvpaRecommendationsPublished()) ||
-		rec != nil && !slices.ContainsFunc(rec.Load, func(l recommender.ContainerLoad) bool { return len(l.Recent) > 0 })
+	if rec == nil {
+		st.RecentUnknown = r.Recommendations == nil || !r.Recommendations.HvpaRecommendationsPublished()
+	} else {
+		st.RecentUnknown = !slices.ContainsFunc(rec.Load, func(l recommender.ContainerLoad) bool { return len(l.Recent) > 0 })
+	}
 	h.Status.WorkloadRecommendation, h.Status.Recommendation = spec.WorkloadView(h.Status.WorkloadRecommendation, st.Replicas, st.Containers)
 	st.StaleRecommendation = r.stale(h.Status.WorkloadRecommendation, now)
 	r.recommendationCondition(h, st.StaleRecommendation, now)
