@@ -25,6 +25,7 @@ type hvpaCtl struct {
 	lastScale *time.Time
 	desired   *hvpav1alpha1.DesiredState // the intent in force as the controller keeps it (status.desired; nil before the first)
 	sizedFor  int32                      // the replicas the intent is sized for (scaling.Decision.SizedFor)
+	recent    hvpacycle.Buffer           // the recent load of the decision at hand, in its terms
 }
 
 // newHvpaCtl sets up the Hvpa h of workload w (and its HPA, when it deploys one).
@@ -108,7 +109,7 @@ func (c *hvpaCtl) recommendation(w *workload) ([]scaling.Recommendation, float64
 		return out, conf
 	}
 	loads, conf := w.run.state.WorkloadRecommendation(w.key.ns, c.owner, policy)
-	return hvpacycle.Recommendations(loads), conf
+	return c.recent.Recommendations(loads), conf // valid until the next decision
 }
 
 func values(a recommender.Amounts) scaling.Values {

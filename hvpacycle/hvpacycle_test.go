@@ -2,6 +2,7 @@ package hvpacycle
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -135,4 +136,48 @@ func respell(l corev1.ResourceList) corev1.ResourceList {
 		out[k] = resource.MustParse(q.String())
 	}
 	return out
+}
+
+// TestBufferReadsAsThePackage pins that a Buffer's recommendations (the closed-loop simulator's, reused from
+// one decision to the next) are what the package's functions give for the same load, decision after decision:
+// targets that stay, move, a container that comes and goes, recent loads that grow and shrink (a part of one
+// container outgrowing the array the other's part is in), samples missing a resource.
+func TestBufferReadsAsThePackage(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	recent := func(n int, cpu float64) []recommender.LoadSample {
+		var out []recommender.LoadSample
+		for i := range n {
+			s := recommender.LoadSample{At: t0.Add(time.Duration(i) * time.Minute), CPUMilli: cpu + float64(i), MemoryBytes: 1 << 30}
+			if i%4 == 3 {
+				s.MemoryBytes = -1
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	app := func(cpu int64, n int) recommender.ContainerLoad {
+		return recommender.ContainerLoad{Container: "app", Target: recommender.Amounts{CPUMilli: cpu, MemoryBytes: 2 << 30},
+			Recent: recent(n, float64(cpu)), MemoryRise: float64(n) / 100}
+	}
+	side := func(mem int64, n int) recommender.ContainerLoad {
+		return recommender.ContainerLoad{Container: "sidecar", Target: recommender.Amounts{CPUMilli: -1, MemoryBytes: mem}, Recent: recent(n, 7)}
+	}
+	rounds := [][]recommender.ContainerLoad{
+		{app(500, 3)},
+		{app(500, 4)}, // the same target, one sample more
+		{app(600, 4)}, // the target moves
+		{app(600, 2), side(1<<30, 60)},
+		{app(600, 90), side(1<<30, 60)}, // the first part outgrows the array
+		{app(600, 90), side(2<<30, 1)},
+		{side(2<<30, 1)}, // a container goes
+		{},
+		{app(600, 5)},
+	}
+	var b Buffer
+	for i, load := range rounds {
+		got, want := b.Recommendations(load), Recommendations(load)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: the buffer gives %+v, the package %+v", i, got, want)
+		}
+	}
 }

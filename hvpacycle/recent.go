@@ -10,10 +10,10 @@ import (
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
-// Recent is the recommender's recent load of a workload total in the decision's terms (docs/design/scaling.md
-// section 2: the load-following total); a resource a sample lacks (-1) is left out of it.
-func Recent(in []recommender.LoadSample) []scaling.LoadSample {
-	out := make([]scaling.LoadSample, 0, len(in))
+// appendRecent appends the recommender's recent load of a workload total to out in the decision's terms
+// (docs/design/scaling.md section 2: the load-following total); a resource a sample lacks (-1) is left out of
+// it.
+func appendRecent(out []scaling.LoadSample, in []recommender.LoadSample) []scaling.LoadSample {
 	for _, s := range in {
 		var v scaling.Values
 		if s.CPUMilli >= 0 {
@@ -31,14 +31,18 @@ func Recent(in []recommender.LoadSample) []scaling.LoadSample {
 // workload total in load (the embedded recommender's, in this process); a container load does not name is
 // left as it is (its total then comes from the long history alone).
 func WithRecent(recs []scaling.Recommendation, load []recommender.ContainerLoad) []scaling.Recommendation {
-	for i := range recs {
-		for _, l := range load {
-			if l.Container == recs[i].Name {
-				recs[i].Recent, recs[i].MemoryRise = Recent(l.Recent), l.MemoryRise
-			}
-		}
+	n := 0
+	for _, l := range load {
+		n += len(l.Recent)
 	}
-	return recs
+	b := Buffer{samples: make([]scaling.LoadSample, 0, n)}
+	return b.WithRecent(recs, load)
+}
+
+// Recommendations is what the decision reads of the embedded recommender's load recommendation, as the Hvpa
+// controller reads it: the load through its status form, and the recent load beside it.
+func Recommendations(load []recommender.ContainerLoad) []scaling.Recommendation {
+	return WithRecent(scaling.LoadRecommendations(Status(load)), load)
 }
 
 // Status is the status form of the embedded recommender's load recommendation (nil: none): what the Hvpa
@@ -57,8 +61,47 @@ func Status(load []recommender.ContainerLoad) *hvpav1alpha1.WorkloadRecommendati
 	return out
 }
 
-// Recommendations is what the decision reads of the embedded recommender's load recommendation, as the Hvpa
-// controller reads it: the load through its status form, and the recent load beside it.
-func Recommendations(load []recommender.ContainerLoad) []scaling.Recommendation {
-	return WithRecent(scaling.LoadRecommendations(Status(load)), load)
+// Buffer holds what one caller's decisions read of the embedded recommender, reused from one decision to the
+// next: the closed-loop simulator's workload decides once a minute on an hour of recent samples and a load
+// recommendation that changes when a percentile moves to another bucket (converting both anew each time
+// allocated two fifths of its bytes). What its methods return is valid until their next call, and is
+// what the package's functions return for the same arguments. The zero value is ready to use.
+type Buffer struct {
+	samples []scaling.LoadSample
+	// the containers and targets of the last load recommendation, and their load recommendations
+	names   []string
+	targets []recommender.Amounts
+	recs    []scaling.Recommendation
+}
+
+// WithRecent is the package's WithRecent, its recent loads in b.
+func (b *Buffer) WithRecent(recs []scaling.Recommendation, load []recommender.ContainerLoad) []scaling.Recommendation {
+	b.samples = b.samples[:0]
+	for i := range recs {
+		for _, l := range load {
+			if l.Container == recs[i].Name {
+				from := len(b.samples)
+				b.samples = appendRecent(b.samples, l.Recent) // an earlier container's part keeps its array if this one grows
+				recs[i].Recent, recs[i].MemoryRise = b.samples[from:len(b.samples):len(b.samples)], l.MemoryRise
+			}
+		}
+	}
+	return recs
+}
+
+// Recommendations is the package's Recommendations, its recent loads in b; the load through the status form
+// is read again only when a container or its target changed (it depends on nothing else).
+func (b *Buffer) Recommendations(load []recommender.ContainerLoad) []scaling.Recommendation {
+	same := len(load) == len(b.names) && b.recs != nil
+	for i := 0; same && i < len(load); i++ {
+		same = load[i].Container == b.names[i] && load[i].Target == b.targets[i]
+	}
+	if !same {
+		b.names, b.targets = b.names[:0], b.targets[:0]
+		for _, l := range load {
+			b.names, b.targets = append(b.names, l.Container), append(b.targets, l.Target)
+		}
+		b.recs = scaling.LoadRecommendations(Status(load))
+	}
+	return b.WithRecent(b.recs, load)
 }

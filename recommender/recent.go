@@ -27,6 +27,10 @@ type LoadSample struct {
 
 // recentLoad is the samples of the last RecentWindow, oldest first, and the decaying memory rise.
 type recentLoad struct {
+	// samples is the window. Its array is shared with the snapshots handed out (snapshot), so an element once
+	// in the window is never written again: a sample is appended past the window's end (into a new, larger
+	// array when there is no room, the snapshots keeping the old one), the window moves on by reslicing, and
+	// a sample that must change (an OOM kill's memory) is changed in a copy (own)
 	samples []LoadSample
 	// rise is the largest memory rise (a fraction: 0.5 is +50%) seen, as of riseAt
 	rise   float64
@@ -93,14 +97,15 @@ func (r *recentLoad) rose(t time.Time, mem float64) {
 
 // push appends a sample newer than the last one and drops those older than RecentWindow before it.
 func (r *recentLoad) push(s LoadSample) {
-	r.samples = append(r.samples, s)
+	if len(r.samples) == cap(r.samples) {
+		r.own()
+	}
+	r.samples = append(r.samples, s) // past the end of every snapshot: none sees it
 	cut := 0
 	for cut < len(r.samples) && s.At.Sub(r.samples[cut].At) > RecentWindow {
 		cut++
 	}
-	if cut > 0 {
-		r.samples = append(r.samples[:0], r.samples[cut:]...)
-	}
+	r.samples = r.samples[cut:]
 	// a storm that ended RiseWindow before the oldest sample is over for every sample held
 	for len(r.storms) > 0 && r.samples[0].At.Sub(r.storms[0].to) > RiseWindow {
 		r.storms = r.storms[1:]
@@ -120,7 +125,10 @@ func (r *recentLoad) oom(t time.Time, needed, served float64) {
 	r.rose(t, min(served, needed))
 	r.storm(t)
 	if n := len(r.samples); n > 0 && !t.After(r.samples[n-1].At) {
-		r.samples[n-1].MemoryBytes = max(r.samples[n-1].MemoryBytes, needed)
+		if needed > r.samples[n-1].MemoryBytes {
+			r.own() // the snapshots keep the sample as they read it
+			r.samples[n-1].MemoryBytes = needed
+		}
 		return
 	}
 	r.push(LoadSample{At: t, CPUMilli: -1, MemoryBytes: needed})
@@ -168,8 +176,21 @@ func (r *recentLoad) riseAsOf(t time.Time) float64 {
 // decay is the factor by which a memory rise decays over d (RiseHalfLife).
 func decay(d time.Duration) float64 { return math.Exp2(-float64(d) / float64(RiseHalfLife)) }
 
-// snapshot is a copy of the samples.
-func (r *recentLoad) snapshot() []LoadSample { return slices.Clone(r.samples) }
+// snapshot is the samples as they are now: the window itself, which no later change of the recent load
+// writes into (samples), with no room to append into (a reader's append copies).
+func (r *recentLoad) snapshot() []LoadSample { return r.samples[:len(r.samples):len(r.samples)] }
+
+// own moves the window into a new array with room for recentSlack more samples, which no snapshot shares: a
+// change that follows is seen by none of them. With one sample a minute, the window moves every quarter of
+// an hour: a copy of it then, instead of one per snapshot (every decision), for a quarter more memory.
+func (r *recentLoad) own() {
+	grown := make([]LoadSample, len(r.samples), len(r.samples)+recentSlack)
+	copy(grown, r.samples)
+	r.samples = grown
+}
+
+// recentSlack is the room own makes.
+const recentSlack = 16
 
 // last is the time of the newest sample (zero: none).
 func (r *recentLoad) last() time.Time {

@@ -1,6 +1,7 @@
 package recommender
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -119,5 +120,94 @@ func TestOldOOMIsNoRecentLoad(t *testing.T) {
 				t.Errorf("newest sample %.2f Gi, want %.2f Gi", got/gi, tc.want/gi)
 			}
 		})
+	}
+}
+
+// TestRecentSnapshotsStayAsTaken pins that a snapshot of the recent load (what a published recommendation
+// holds, read by the Hvpa controller while the recommender goes on) shares the window's array but never sees
+// a later change: samples appended past it, the window moving on over hours (its array moved), an OOM kill
+// raising the newest sample's memory. The window itself holds the last RecentWindow of samples throughout.
+func TestRecentSnapshotsStayAsTaken(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	sample := func(m int) LoadSample {
+		return LoadSample{At: at(m), CPUMilli: float64(m), MemoryBytes: float64(1000 + m)}
+	}
+	type taken struct {
+		snap, want []LoadSample
+	}
+	var r recentLoad
+	var snaps []taken
+	for m := 0; m < 4*60; m++ {
+		r.add(sample(m))
+		if m%5 == 0 {
+			s := r.snapshot()
+			snaps = append(snaps, taken{snap: s, want: append([]LoadSample(nil), s...)})
+		}
+		if m%7 == 0 { // the kill's memory goes into the newest sample (it is not newer than it), a snapshot's at times
+			r.oom(at(m), float64(5000+m), float64(5000+m))
+		}
+		// the window: every sample of the last hour, oldest first
+		if first := r.samples[0].At; at(m).Sub(first) > RecentWindow || (m >= 60 && at(m).Sub(first) < RecentWindow) {
+			t.Fatalf("minute %d: the window starts at %v", m, first)
+		}
+		for i := 1; i < len(r.samples); i++ {
+			if !r.samples[i].At.After(r.samples[i-1].At) {
+				t.Fatalf("minute %d: samples out of order at %d", m, i)
+			}
+		}
+	}
+	for i, s := range snaps {
+		for j := range s.want {
+			if s.snap[j] != s.want[j] {
+				t.Fatalf("snapshot %d changed at %d: %+v, taken as %+v", i, j, s.snap[j], s.want[j])
+			}
+		}
+	}
+	// a reader appending to a snapshot taken before the newest sample writes into an array of its own
+	s := r.snapshot()
+	r.add(sample(4 * 60))
+	_ = append(s, sample(10_000))
+	if got := r.samples[len(r.samples)-1]; got != sample(4*60) {
+		t.Errorf("newest sample %+v after a reader appended to a snapshot, want %+v", got, sample(4*60))
+	}
+}
+
+// TestRecentSnapshotsReadWhileAdding reads snapshots in another goroutine while the recent load goes on (as
+// the Hvpa controller reads a published recommendation while the recommender runs): under the race detector
+// (make test-unit) a write into an element a snapshot holds fails it; without it, every snapshot must read as
+// it was taken: in time order, each sample's CPU its minute and its memory its minute's or the kill's.
+func TestRecentSnapshotsReadWhileAdding(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	snaps := make(chan []LoadSample, 1)
+	bad := make(chan string, 1)
+	go func() {
+		defer close(bad)
+		for s := range snaps {
+			for i, x := range s {
+				m := x.At.Sub(t0) / time.Minute
+				if x.CPUMilli != float64(m) || (x.MemoryBytes != float64(1000+m) && x.MemoryBytes != float64(5000+m)) ||
+					(i > 0 && !x.At.After(s[i-1].At)) {
+					bad <- fmt.Sprintf("sample %d of a snapshot reads %+v", i, x)
+					return
+				}
+			}
+		}
+	}()
+	var r recentLoad
+	for m := range 300 {
+		at := t0.Add(time.Duration(m) * time.Minute)
+		r.add(LoadSample{At: at, CPUMilli: float64(m), MemoryBytes: float64(1000 + m)})
+		select {
+		case snaps <- r.snapshot():
+		default:
+		}
+		if m%3 == 0 {
+			r.oom(at, float64(5000+m), float64(5000+m))
+		}
+	}
+	close(snaps)
+	if msg, ok := <-bad; ok {
+		t.Fatal(msg)
 	}
 }
