@@ -157,7 +157,7 @@ func TestBufferReadsAsThePackage(t *testing.T) {
 	}
 	app := func(cpu int64, n int) recommender.ContainerLoad {
 		return recommender.ContainerLoad{Container: "app", Target: recommender.Amounts{CPUMilli: cpu, MemoryBytes: 2 << 30},
-			Recent: recent(n, float64(cpu)), MemoryRise: float64(n) / 100}
+			Recent: recent(n, float64(cpu)), MemoryRise: float64(n) / 100, RecurringCPU: float64(cpu) * 3}
 	}
 	side := func(mem int64, n int) recommender.ContainerLoad {
 		return recommender.ContainerLoad{Container: "sidecar", Target: recommender.Amounts{CPUMilli: -1, MemoryBytes: mem}, Recent: recent(n, 7)}

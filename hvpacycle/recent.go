@@ -27,8 +27,8 @@ func appendRecent(out []scaling.LoadSample, in []recommender.LoadSample) []scali
 	return out
 }
 
-// WithRecent gives each recommendation of recs the recent load and the memory rise of its container's
-// workload total in load (the embedded recommender's, in this process); a container load does not name is
+// WithRecent gives each recommendation of recs the recent load, the memory rise and the recurring CPU burst
+// of its container's workload total in load (the embedded recommender's, in this process); a container load does not name is
 // left as it is (its total then comes from the long history alone).
 func WithRecent(recs []scaling.Recommendation, load []recommender.ContainerLoad) []scaling.Recommendation {
 	n := 0
@@ -83,6 +83,7 @@ func (b *Buffer) WithRecent(recs []scaling.Recommendation, load []recommender.Co
 				from := len(b.samples)
 				b.samples = appendRecent(b.samples, l.Recent) // an earlier container's part keeps its array if this one grows
 				recs[i].Recent, recs[i].MemoryRise = b.samples[from:len(b.samples):len(b.samples)], l.MemoryRise
+				recs[i].RecurringCPU = l.RecurringCPU
 			}
 		}
 	}

@@ -39,8 +39,10 @@ type WorkloadTotal struct {
 	Aggregate *Aggregate
 	feed      *Container
 	model     *Model
-	// recent is the load of the last RecentWindow (in memory only: after a restart it fills again)
-	recent recentLoad
+	// recent is the load of the last RecentWindow, and byMinute the CPU load of the last hours' minutes, where
+	// recurring bursts show (in memory only: after a restart they fill again)
+	recent   recentLoad
+	byMinute *minuteLoad
 }
 
 // State is the recommender's whole memory, as pure data: pod containers and the aggregates they feed,
@@ -291,12 +293,24 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 	t.recent.add(sample)
 	ok := false
 	if cpuCores >= 0 {
+		if t.byMinute == nil {
+			t.byMinute = &minuteLoad{}
+		}
+		t.byMinute.add(at, sample.CPUMilli)
 		ok = t.model.AddCPU(t.feed, at, cpuCores)
 	}
 	if memoryBytes >= 0 {
 		t.model.AddMemory(t.feed, at, memoryBytes)
 	}
 	return ok
+}
+
+// recurring is the CPU load of a recurring burst ahead, as of the last recent sample (0: none).
+func (t *WorkloadTotal) recurring() float64 {
+	if t.byMinute == nil || len(t.recent.samples) == 0 {
+		return 0
+	}
+	return t.byMinute.recurring(t.recent.last())
 }
 
 // RecordPodOOM records an OOM kill of one of the workload's pods at at: the pod used used bytes (max(its
@@ -413,6 +427,9 @@ type ContainerLoad struct {
 	// MemoryRise is the largest factor (a fraction) by which the memory load rose within RiseWindow, decaying
 	// with RiseHalfLife, as of the last recent sample.
 	MemoryRise float64
+	// RecurringCPU is the CPU load (millicores) of a burst that came at this time of each of the last
+	// RecurHours hours and starts within RecurLead, as of the last recent sample (0: none).
+	RecurringCPU float64
 }
 
 // WorkloadRecommendation is the load recommendation of every container of an owner with a workload total
@@ -441,7 +458,7 @@ func (s *State) WorkloadRecommendation(ns, owner string, policy func(container s
 			return a
 		}
 		out = append(out, ContainerLoad{Container: name, Target: amounts(e.Target), LowerBound: amounts(e.LowerBound), UpperBound: amounts(e.UpperBound),
-			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last())})
+			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last()), RecurringCPU: t.recurring()})
 	})
 	return out, confidence
 }

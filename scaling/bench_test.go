@@ -56,7 +56,7 @@ func BenchmarkTrackedLoad(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, r := range []Resource{CPU, Memory} {
-			if _, ok := trackedLoad(DefaultTracking, recent, r, 0.1, 1200); !ok {
+			if _, ok := trackedLoad(DefaultTracking, recent, r, 0.1, 1200, 0); !ok {
 				b.Fatal("no estimate")
 			}
 		}

@@ -342,7 +342,7 @@ func vpaTotal(spec *Spec, st State, rec Recommendation, k Container, r Resource,
 			t := float64(c) * pCur // the recent load comes back with the recommender's next run
 			return t, SourceLoad, following{target: t, cur: t, hold: true}
 		}
-		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, rec.MemoryRise, load); ok {
+		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, rec.MemoryRise, load, rec.RecurringCPU); ok {
 			return float64(c) * pCur, SourceLoad, spec.follow(st, k, r, c, pCur, tl)
 		}
 		return spec.VPATotal(r, load, c, pCur), SourceVPA, following{}

@@ -55,9 +55,10 @@ var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.M
 // is the estimate plus Trigger >= 0); the memory estimate is the peak of the memory window, at least the window's median plus
 // the rise (the largest fraction by which memory rose within one reaction time), that part no higher than
 // the long history's load (long, its margin included) or the peak plus headroom, and at least the trend (a
-// new high's growth, extrapolated); memory never goes below MemoryFloor of long. False when there are too
-// few recent samples.
-func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long float64) (tracked, bool) {
+// new high's growth, extrapolated); memory never goes below MemoryFloor of long. The CPU estimate is at
+// least recurring, the load of a burst that recurs at this time of the hour (0: none). False when there are
+// too few recent samples.
+func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recurring float64) (tracked, bool) {
 	// an hour of samples, one per recommender run, fits the buffers on the stack (a decision of every
 	// workload every minute allocates nothing here); a longer recent load grows them on the heap
 	var valBuf [recentBuf]float64
@@ -104,7 +105,7 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long float6
 		return tracked{level: max(capAt(tr.MemoryHeadroom), floor), trigger: max(capAt(tr.MemoryTrigger), floor), mean: mean(window(tr.DownWindow)), long: long, rise: rise}, true
 	}
 	down := window(tr.DownWindow)
-	est := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV)
+	est := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV, recurring)
 	return tracked{level: est * (1 + tr.Headroom), trigger: est * (1 + tr.Trigger), mean: mean(down)}, true
 }
 

@@ -83,6 +83,13 @@ func TestLoadFollowingTotal(t *testing.T) {
 			source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"a memory rise of MinStep moves, and CPU with it": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 11800*mi))),
 			source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(11800 * mi * 1.15 / 3)},
+		// a burst that recurs at this time of the hour: the CPU estimate is at least its load, ahead of it (and
+		// memory moves with CPU, to its own level)
+		"a recurring burst ahead: CPU rises to it now": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 10000*mi))),
+			edit: func(_ *Spec, st *State) { st.Recommendation[0].RecurringCPU = 3300 }, source: SourceLoad,
+			wantCPU: RoundUp(3300 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		"a recurring burst below the recent load changes nothing": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 10000*mi))),
+			edit: func(_ *Spec, st *State) { st.Recommendation[0].RecurringCPU = 2000 }, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"an HPA that asks for more, but the mean over its target is less than MinStep more: no move": {
 			st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2500, 10000*mi))),
 			edit: func(s *Spec, st *State) {
@@ -310,8 +317,8 @@ func TestTrackedLoadBeyondItsBuffer(t *testing.T) {
 	}
 	hour := long[len(long)-61:]
 	for _, r := range []Resource{CPU, Memory} {
-		a, okA := trackedLoad(DefaultTracking, long, r, 0.2, 1100)
-		b, okB := trackedLoad(DefaultTracking, hour, r, 0.2, 1100)
+		a, okA := trackedLoad(DefaultTracking, long, r, 0.2, 1100, 0)
+		b, okB := trackedLoad(DefaultTracking, hour, r, 0.2, 1100, 0)
 		if !okA || !okB || a != b {
 			t.Errorf("%s: %d samples give %+v (%v), their last hour %+v (%v)", r, len(long), a, okA, b, okB)
 		}
@@ -347,14 +354,14 @@ func TestTrackedMemoryMeanAndTrend(t *testing.T) {
 		}
 		recent = append(recent, LoadSample{At: t0.Add(time.Duration(i) * time.Minute), Load: V(-1, v*gi)})
 	}
-	tl, ok := trackedLoad(DefaultTracking, recent, Memory, 0, 2*gi)
+	tl, ok := trackedLoad(DefaultTracking, recent, Memory, 0, 2*gi, 0)
 	if !ok || tl.mean != 2*gi {
 		t.Errorf("memory mean %.3f Gi (%v), want the last 15 minutes' 2 Gi", tl.mean/gi, ok)
 	}
 	tr := DefaultTracking
 	tr.TrendWindow = 2 * time.Hour
 	long := []LoadSample{{At: t0.Add(-90 * time.Minute), Load: V(-1, gi)}, {At: t0, Load: V(-1, gi)}}
-	if tl, ok := trackedLoad(tr, long, Memory, 0, gi); !ok || tl.level < gi {
+	if tl, ok := trackedLoad(tr, long, Memory, 0, gi, 0); !ok || tl.level < gi {
 		t.Errorf("a trend window longer than the memory window: level %.3f Gi (%v)", tl.level/gi, ok)
 	}
 }

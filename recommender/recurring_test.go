@@ -1,0 +1,131 @@
+package recommender
+
+import (
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// TestRecurringBurst pins the recurring burst of a workload total: the load ahead is the peak of a burst that
+// came at this time of each of the last RecurHours hours (within RecurLead, RecurRise and RecurMinRise above
+// the load before it, held over RecurHold), and nothing for a spike, a burst missing from one of those hours,
+// one further ahead than RecurLead, a small load's noise, a slow rise, or a history shorter than RecurHours.
+func TestRecurringBurst(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	// load is the CPU at minute m (of the day) of a workload that runs low with bursts
+	type shape func(m int) float64
+	hourly := func(at, length int, low, high float64) shape { // a burst at minute at of every hour
+		return func(m int) float64 {
+			if x := (m%60 - at + 60) % 60; x < length {
+				return high
+			}
+			return low
+		}
+	}
+	cases := map[string]struct {
+		load shape
+		now  int // the minute of the last sample (the history runs from minute 0 to it, one sample a minute)
+		want float64
+	}{
+		"an hourly burst 3 min ahead": {load: hourly(0, 12, 400, 2800), now: 4*60 - 3, want: 2800},
+		"an hourly burst 1 min ahead": {load: hourly(0, 12, 400, 2800), now: 4*60 - 1, want: 2800},
+		"an hourly burst 6 min ahead": {load: hourly(0, 12, 400, 2800), now: 4*60 - 6},
+		// in the burst, the load before it is the burst: the recent load has it
+		"an hourly burst under way": {load: hourly(0, 12, 400, 2800), now: 4*60 + 2},
+		"a burst of two hours of three": {load: func(m int) float64 {
+			if m/60 == 2 {
+				return 400
+			}
+			return hourly(0, 12, 400, 2800)(m)
+		}, now: 4*60 - 2},
+		"an hourly spike of 3 min":  {load: hourly(0, 3, 400, 2800), now: 4*60 - 2},
+		"a history of two hours":    {load: hourly(0, 12, 400, 2800), now: 2*60 - 2},
+		"a small load's doubling":   {load: hourly(0, 12, 20, 60), now: 4*60 - 2},
+		"a burst 1.4x the load":     {load: hourly(0, 12, 1000, 1400), now: 4*60 - 2},
+		"a burst 100m over a small": {load: hourly(0, 12, 50, 160), now: 4*60 - 2, want: 160},
+		"a slow rise (1% a minute)": {load: func(m int) float64 { return 400 * (1 + 0.01*float64(m)) }, now: 4*60 - 2},
+		// the level is the peak of the RecurSpan after this time of the hour (2 min before the burst: to its
+		// minute 8), the largest of the hours'
+		"a burst that grows, larger last hour": {load: func(m int) float64 {
+			b := hourly(0, 12, 400, 2000)(m)
+			if b > 400 {
+				b += float64(m%60) * 50 // 2,400 at minute 8
+				if m/60 == 3 {
+					b += 300
+				}
+			}
+			return b
+		}, now: 4*60 - 2, want: 2000 + 8*50 + 300},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var l minuteLoad
+			for m := 0; m <= tc.now; m++ {
+				l.add(t0.Add(time.Duration(m)*time.Minute), tc.load(m))
+			}
+			if got := l.recurring(t0.Add(time.Duration(tc.now) * time.Minute)); got != tc.want {
+				t.Errorf("recurring %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRecurringBurstSamples pins minuteLoad's bookkeeping: the largest sample of a minute counts (samples
+// more often than a minute), a minute's slot of hours ago is not read as this hour's, and a minute with no
+// sample is none (samples less often than a minute).
+func TestRecurringBurstSamples(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	var l minuteLoad
+	l.add(t0, 100)
+	l.add(t0.Add(20*time.Second), 300)
+	l.add(t0.Add(40*time.Second), 200)
+	if low, peak, ok := l.span(minuteOf(t0)-1, minuteOf(t0)); !ok || low != 300 || peak != 300 {
+		t.Errorf("minute of three samples: %v %v %v, want 300 300 true", low, peak, ok)
+	}
+	// the same slot, recurSlots minutes later: the old minute is gone, the new one alone
+	later := t0.Add(time.Duration(recurSlots) * time.Minute)
+	l.add(later, 50)
+	if _, _, ok := l.span(minuteOf(t0)-1, minuteOf(t0)); ok {
+		t.Error("a minute recurSlots ago is still read")
+	}
+	if _, peak, ok := l.span(minuteOf(later)-1, minuteOf(later)); !ok || peak != 50 {
+		t.Errorf("the newer minute: %v %v, want 50 true", peak, ok)
+	}
+	if _, _, ok := l.span(minuteOf(later), minuteOf(later)+5); ok {
+		t.Error("minutes with no sample read as samples")
+	}
+	// what every workload total keeps for it (docs/design/scaling.md section 2a says 1.5 KiB)
+	if size := unsafe.Sizeof(l); size > 1536 {
+		t.Errorf("a workload total's minutes take %d bytes, more than 1.5 KiB", size)
+	}
+}
+
+// TestWorkloadRecommendationRecurring checks that the workload total feeds its minutes from its CPU samples
+// and gives the recurring burst in its recommendation, and that memory alone feeds none.
+func TestWorkloadRecommendationRecurring(t *testing.T) {
+	m, err := NewModel(Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewState()
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	key := OwnerKey{Namespace: "ns", Owner: "hvpa", Container: "app"}
+	total := s.Total(m, key, t0)
+	last := 4*60 - 2
+	for i := 0; i <= last; i++ {
+		cpu := 0.4
+		if i%60 < 12 {
+			cpu = 2.8
+		}
+		total.AddLoad(t0.Add(time.Duration(i)*time.Minute), cpu, 1<<30)
+	}
+	load, _ := s.WorkloadRecommendation("ns", "hvpa", func(string) Policy { return DefaultPolicy() })
+	if len(load) != 1 || load[0].RecurringCPU != 2800 {
+		t.Fatalf("recommendation %+v, want one container with RecurringCPU 2800", load)
+	}
+	mem := s.Total(m, OwnerKey{Namespace: "ns", Owner: "other", Container: "app"}, t0)
+	mem.AddLoad(t0, -1, 1<<30)
+	if mem.byMinute != nil {
+		t.Error("a memory sample alone made CPU minutes")
+	}
+}
