@@ -129,3 +129,55 @@ func TestWorkloadRecommendationRecurring(t *testing.T) {
 		t.Error("a memory sample alone made CPU minutes")
 	}
 }
+
+// FuzzRecurringBurst feeds a workload total's minutes any samples (minutes apart, skipped, repeated, late)
+// and checks that the recurring burst is none or the CPU of a sample of the last RecurHours hours and
+// RecurSpan, at least RecurMinRise (a burst is that far above the load before it, which is at least 0).
+func FuzzRecurringBurst(f *testing.F) {
+	f.Add([]byte{1, 10, 1, 10, 1, 200, 1, 200, 60, 10, 1, 200}, uint16(500))
+	f.Add([]byte{0, 255, 2, 0, 1, 3}, uint16(7))
+	// an hourly burst for 4 hours, then 19 hours (6 x recurSlots minutes) without a sample: the ring's slots
+	// hold the old minutes at the same places, which are no burst of the last hours
+	var hourly []byte
+	for m := 0; m < 4*60-3; m++ {
+		v := byte(20)
+		if m%60 < 12 {
+			v = 200
+		}
+		hourly = append(hourly, 1, v)
+	}
+	f.Add(append(hourly, 219, 20), uint16(100))
+	f.Fuzz(func(t *testing.T, steps []byte, scale uint16) {
+		t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+		var l minuteLoad
+		at := t0
+		seen := map[float32]time.Time{}
+		for i := 0; i+1 < len(steps); i += 2 {
+			// the step: 0 to 3 minutes, or hours; a step of 255 goes back (a late sample)
+			switch d := steps[i]; {
+			case d == 255:
+				at = at.Add(-time.Minute)
+			case d > 200:
+				at = at.Add(time.Duration(d-200) * time.Hour)
+			default:
+				at = at.Add(time.Duration(d%4) * time.Minute)
+			}
+			cpu := float64(steps[i+1]) * float64(scale) / 10
+			l.add(at, cpu)
+			if prev, ok := seen[float32(cpu)]; !ok || at.After(prev) {
+				seen[float32(cpu)] = at
+			}
+		}
+		got := l.recurring(at)
+		if got == 0 {
+			return
+		}
+		if got < RecurMinRise {
+			t.Fatalf("a burst of %v, less than RecurMinRise", got)
+		}
+		when, ok := seen[float32(got)]
+		if !ok || at.Sub(when) > RecurHours*time.Hour+RecurBefore {
+			t.Fatalf("a burst of %v, no sample of the last hours (last seen %v, now %v)", got, when, at)
+		}
+	})
+}
