@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -105,6 +106,12 @@ func describe(d scaling.Decision) string {
 			if hadA && (!hadB || before != after) {
 				parts = append(parts, fmt.Sprintf("%s %s %s -> %s", c.Name, r, scaling.Format(r, before), scaling.Format(r, after)))
 			}
+		}
+	}
+	for _, t := range d.Totals {
+		if t.Ahead {
+			parts = append(parts, fmt.Sprintf("%s %s ahead of a burst that came at this time of each of the last %d hours",
+				t.Container, t.Resource, recommender.RecurHours))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -58,6 +58,14 @@ func TestRecord(t *testing.T) {
 			want: want{Told: Told{Initial: "initial sizing intent: 2 replicas, app cpu 500m memory 1Gi"}, LastScaling: "-", Ready: "True/Ready", DesiredReplicas: 2}},
 		"a scaling": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: decision(2, 3, 500, 1000),
 			want: want{Told: Told{Scaled: "replicas 2 -> 3; app cpu 500m -> 1"}, LastScaling: "replicas 2 -> 3; app cpu 500m -> 1", Ready: "True/Ready", DesiredReplicas: 3}},
+		// a CPU total that rose ahead of a recurring burst says so (docs/design/scaling.md section 2a)
+		"a scaling ahead of a recurring burst": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: func() scaling.Decision {
+			d := decision(2, 3, 500, 1000)
+			d.Totals = []scaling.Total{{Container: "app", Resource: scaling.CPU, Total: 3000, Source: scaling.SourceLoad, Replicas: 3, Ahead: true}}
+			return d
+		}(),
+			want: want{Told: Told{Scaled: "replicas 2 -> 3; app cpu 500m -> 1; app cpu ahead of a burst that came at this time of each of the last 3 hours"},
+				LastScaling: "replicas 2 -> 3; app cpu 500m -> 1; app cpu ahead of a burst that came at this time of each of the last 3 hours", Ready: "True/Ready", DesiredReplicas: 3}},
 		"the same intent: nothing told, the last scaling kept": {
 			before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500), LastScaling: &hvpav1alpha1.ScalingRecord{Time: before, Message: "earlier"}}, d: decision(2, 2, 500, 500),
 			want: want{LastScaling: "earlier", Ready: "True/Ready", DesiredReplicas: 2}},

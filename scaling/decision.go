@@ -33,6 +33,9 @@ type Total struct {
 	Interval int
 	// Saturated is true when the total is above the top interval's upper boundary.
 	Saturated bool
+	// Ahead is true when the total rose ahead of a recurring burst (section 2a): the estimate it rose to is
+	// the burst's, not the recent load's.
+	Ahead bool
 }
 
 // ContainerDecision is the decided per-pod requests and limits of one scaled container.
@@ -223,6 +226,7 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 		for _, f := range follow {
 			if !f.hold {
 				out[f.index].Total = f.target
+				out[f.index].Ahead = f.ahead && f.target > f.cur
 			}
 		}
 	}
@@ -287,6 +291,7 @@ type following struct {
 	index       int
 	target, cur float64
 	move, hold  bool
+	ahead       bool // the level is a recurring burst's (tracked.ahead)
 }
 
 // follow decides whether a total that follows the recent load leaves its band (section 2): its trigger
@@ -329,7 +334,7 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, 
 	move := up || t < cur*(1-band)
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
-	return following{target: t, cur: cur, move: move && !hold, hold: hold}
+	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: tl.ahead}
 }
 
 // vpaTotal is the recommendation's total for resource r of container k at c replicas: from the workload's

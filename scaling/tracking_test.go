@@ -63,6 +63,7 @@ func TestLoadFollowingTotal(t *testing.T) {
 		source  Source
 		wantCPU float64 // per pod (0: not checked)
 		wantMem float64
+		ahead   bool // the CPU total rose ahead of a recurring burst (Total.Ahead)
 	}{
 		"in the band: the values in force stay": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 10000*mi))),
 			source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
@@ -87,7 +88,7 @@ func TestLoadFollowingTotal(t *testing.T) {
 		// memory moves with CPU, to its own level)
 		"a recurring burst ahead: CPU rises to it now": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 10000*mi))),
 			edit: func(_ *Spec, st *State) { st.Recommendation[0].RecurringCPU = 3300 }, source: SourceLoad,
-			wantCPU: RoundUp(3300 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+			wantCPU: RoundUp(3300 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3), ahead: true},
 		"a recurring burst below the recent load changes nothing": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 10000*mi))),
 			edit: func(_ *Spec, st *State) { st.Recommendation[0].RecurringCPU = 2000 }, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"an HPA that asks for more, but the mean over its target is less than MinStep more: no move": {
@@ -160,6 +161,9 @@ func TestLoadFollowingTotal(t *testing.T) {
 			for _, tot := range d.Totals {
 				if tot.Source != tc.source {
 					t.Errorf("%s total from %s, want %s (%+v)", tot.Resource, tot.Source, tc.source, d.Totals)
+				}
+				if want := tc.ahead && tot.Resource == CPU; tot.Ahead != want {
+					t.Errorf("%s total ahead of a recurring burst: %v, want %v", tot.Resource, tot.Ahead, want)
 				}
 			}
 			if d.Replicas != 3 {
