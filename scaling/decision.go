@@ -222,14 +222,7 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 		}
 	}
 	hpaSignal(spec, st, out, follow)
-	if slices.ContainsFunc(follow, func(f following) bool { return f.move }) {
-		for _, f := range follow {
-			if !f.hold {
-				out[f.index].Total = f.target
-				out[f.index].Ahead = f.ahead && f.target > f.cur
-			}
-		}
-	}
+	moveTogether(out, follow)
 	kept := out[:0]
 	for _, t := range out {
 		k := containerNamed(st.Containers, t.Container)
@@ -249,6 +242,20 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 		kept = append(kept, t)
 	}
 	return kept
+}
+
+// moveTogether moves every total that follows the recent load to its target when one of them leaves its
+// band (a resize of the pods takes them all), but those whose own direction is held now.
+func moveTogether(out []Total, follow []following) {
+	if !slices.ContainsFunc(follow, func(f following) bool { return f.move }) {
+		return
+	}
+	for _, f := range follow {
+		if !f.hold {
+			out[f.index].Total = f.target
+			out[f.index].Ahead = f.ahead && f.target > f.cur
+		}
+	}
 }
 
 // HPATolerance is the HPA controller's default tolerance: a usage ratio within 10% of its target keeps the
