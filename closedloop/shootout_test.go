@@ -166,3 +166,66 @@ func checkPolicy(t *testing.T, s Summary, se *Series, w *workload) {
 		}
 	}
 }
+
+// TestRecurringBurstServed runs the hourly batch shape (a burst to 7x its load for the first 12 minutes of
+// every hour) under the shoot-out Hvpa, through the controllers' own recommender and decision: once the
+// recommender holds 3 hours of it (docs/design/scaling.md section 2a), the CPU provided rises before each
+// burst, not into it, and little of the bursts' demand is short.
+func TestRecurringBurstServed(t *testing.T) {
+	h := exampleHvpa(t, "../examples/hvpa-shootout.yaml")
+	sim, err := New(Options{Runs: Runs([]Policy{PolicyHvpa}, []Model{ModelTotal}, nil), SeriesStep: time.Minute,
+		HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ProfileDemand{Profile: ProfileBatch, Seed: 1, Days: 1}
+	if err := d.Each(func(r *trace.Row) error { return sim.Add(r) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	sums, series := sim.Summaries(), sim.Series()
+	if len(sums) != 3 {
+		t.Fatalf("%d workloads, want the profile's 3", len(sums))
+	}
+	for i, s := range sums {
+		// per hour from the fifth: the CPU provided in the minute before the burst against the half hour before
+		byHour := map[int64][2]float64{}
+		first := series[i].Points[0].Time / 3600
+		var demand, short float64 // of the hours from the fifth, in CPU-minutes
+		for _, p := range series[i].Points {
+			hour, minute := p.Time/3600, p.Time%3600/60
+			if hour >= first+4 {
+				demand += p.CPUDemand
+				short += max(0, p.CPUDemand-p.CPUServing)
+			}
+			v := byHour[hour]
+			switch minute {
+			case 59:
+				v[1] = p.CPUProvided
+			case 45:
+				v[0] = p.CPUProvided
+			}
+			byHour[hour] = v
+		}
+		ahead, hours := 0, 0
+		for hour, v := range byHour {
+			if hour < first+4 || v[0] == 0 || v[1] == 0 {
+				continue
+			}
+			hours++
+			if v[1] > 2*v[0] {
+				ahead++
+			}
+		}
+		t.Logf("%s: risen before the burst in %d of %d hours; cpu shortfall %.2f%% from the fifth hour (%.2f%% over the day), provided/demand %.3f, %.1f per-pod changes a day",
+			s.Workload, ahead, hours, 100*short/demand, 100*s.CPUShortfall, s.CPUProvidedOverDemand, s.PerPodChangesPerDay)
+		if hours < 18 || ahead < hours-1 {
+			t.Errorf("%s: the CPU provided rose before the burst in %d of %d hours, want all but one", s.Workload, ahead, hours)
+		}
+		if short > 0.02*demand {
+			t.Errorf("%s: cpu shortfall %.2f%% from the fifth hour, want at most 2%% with the bursts anticipated", s.Workload, 100*short/demand)
+		}
+	}
+}
