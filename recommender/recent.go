@@ -69,15 +69,16 @@ func (r *recentLoad) low(t time.Time) float64 {
 }
 
 // add appends a sample newer than the last one, drops those older than RecentWindow before it, and takes its
-// memory rise into account.
-func (r *recentLoad) add(s LoadSample) {
+// memory rise into account; false (nothing changed) for a sample not newer than the last one.
+func (r *recentLoad) add(s LoadSample) bool {
 	if n := len(r.samples); n > 0 && !s.At.After(r.samples[n-1].At) {
-		return
+		return false
 	}
 	if s.MemoryBytes > 0 {
 		r.rose(s.At, s.MemoryBytes)
 	}
 	r.push(s)
+	return true
 }
 
 // rose takes a memory of mem bytes at t into account for the rise: its factor over the smallest memory of

@@ -119,9 +119,29 @@ func TestWorkloadRecommendationRecurring(t *testing.T) {
 		}
 		total.AddLoad(t0.Add(time.Duration(i)*time.Minute), cpu, 1<<30)
 	}
-	load, _ := s.WorkloadRecommendation("ns", "hvpa", func(string) Policy { return DefaultPolicy() })
-	if len(load) != 1 || load[0].RecurringCPU != 2800 {
-		t.Fatalf("recommendation %+v, want one container with RecurringCPU 2800", load)
+	// recommend is the recurring burst and the recent samples of the one container's recommendation
+	recommend := func() (float64, int) {
+		load, _ := s.WorkloadRecommendation("ns", "hvpa", func(string) Policy { return DefaultPolicy() })
+		if len(load) != 1 {
+			t.Fatalf("%d container recommendations, want 1", len(load))
+		}
+		return load[0].RecurringCPU, len(load[0].Recent)
+	}
+	if burst, _ := recommend(); burst != 2800 {
+		t.Fatalf("RecurringCPU %v, want 2800", burst)
+	}
+	// late samples (older than the last one) are none of the minutes either: two of more than recurSlots
+	// minutes ago would take the slots of the 2 minutes before last hour's burst
+	for _, m := range []int{last - 60 - 1 - int(recurSlots), last - 60 - int(recurSlots)} {
+		total.AddLoad(t0.Add(time.Duration(m)*time.Minute), 0.4, 1<<30)
+	}
+	if burst, _ := recommend(); burst != 2800 {
+		t.Fatalf("after late samples: RecurringCPU %v, want 2800", burst)
+	}
+	// history restored again (a checkpoint read at a later run) keeps this process' samples
+	s.LoadTotal(m, key, total.Aggregate)
+	if burst, n := recommend(); burst != 2800 || n != 61 {
+		t.Fatalf("after a restore: RecurringCPU %v and %d recent samples, want 2800 and the hour's 61", burst, n)
 	}
 	mem := s.Total(m, OwnerKey{Namespace: "ns", Owner: "other", Container: "app"}, t0)
 	mem.AddLoad(t0, -1, 1<<30)

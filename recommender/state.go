@@ -255,9 +255,14 @@ func (s *State) setTotal(key OwnerKey, t *WorkloadTotal) {
 	s.totals[o][key.Container] = t
 }
 
-// LoadTotal replaces a workload total by restored history (a checkpoint).
+// LoadTotal replaces a workload total's history by restored history (a checkpoint); the samples of this
+// process (its recent load and minutes, which no checkpoint holds) stay.
 func (s *State) LoadTotal(m *Model, key OwnerKey, a *Aggregate) {
-	s.setTotal(key, &WorkloadTotal{Aggregate: a, feed: m.NewContainer(a), model: m})
+	t := &WorkloadTotal{Aggregate: a, feed: m.NewContainer(a), model: m}
+	if old, ok := s.totals[owner{key.Namespace, key.Owner}][key.Container]; ok {
+		t.recent, t.byMinute = old.recent, old.byMinute
+	}
+	s.setTotal(key, t)
 }
 
 // Totals calls fn for every workload total of an owner, by container name.
@@ -290,13 +295,15 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 	if cpuCores >= 0 {
 		sample.CPUMilli = cpuCores * 1000
 	}
-	t.recent.add(sample)
+	newer := t.recent.add(sample)
 	ok := false
 	if cpuCores >= 0 {
 		if t.byMinute == nil {
 			t.byMinute = &minuteLoad{}
 		}
-		t.byMinute.add(at, sample.CPUMilli)
+		if newer { // a late sample is none of the minutes' either
+			t.byMinute.add(at, sample.CPUMilli)
+		}
 		ok = t.model.AddCPU(t.feed, at, cpuCores)
 	}
 	if memoryBytes >= 0 {

@@ -253,7 +253,7 @@ func moveTogether(out []Total, follow []following) {
 	for _, f := range follow {
 		if !f.hold {
 			out[f.index].Total = f.target
-			out[f.index].Ahead = f.ahead && f.target > f.cur
+			out[f.index].Ahead = f.ahead
 		}
 	}
 }
@@ -298,7 +298,7 @@ type following struct {
 	index       int
 	target, cur float64
 	move, hold  bool
-	ahead       bool // the level is a recurring burst's (tracked.ahead)
+	ahead       bool // a rise that a recurring burst ahead makes (the recent load alone would not)
 }
 
 // follow decides whether a total that follows the recent load leaves its band (section 2): its trigger
@@ -317,23 +317,31 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, 
 		return t
 	}
 	cur := float64(c) * pCur
-	level, trigger := tl.level, tl.trigger
-	if target := s.HPATargets[r]; st.HPA != nil && s.HPAUtilization && target > 0 {
-		// an HPA on the resource's utilization: the recent mean stays within half the HPA's tolerance above
-		// its target (where the HPA leaves the replicas alone)
-		level, trigger = max(level, tl.mean/(target*(1+HPATolerance/2))), max(trigger, tl.mean/(target*(1+HPATolerance)))
-	}
 	young := r == Memory && (st.LowConfidence || st.StaleRecommendation)
-	if young {
-		// memory does not fall below the long history's target before the history knows the workload's
-		// peaks (an OOM kill costs more than a day of memory): the LowConfidence floor of section 2
-		level = max(level, tl.long)
+	// size is the total a move sets from a level and trigger, and whether the trigger asks for a rise
+	size := func(level, trigger float64) (float64, bool) {
+		if target := s.HPATargets[r]; st.HPA != nil && s.HPAUtilization && target > 0 {
+			// an HPA on the resource's utilization: the recent mean stays within half the HPA's tolerance above
+			// its target (where the HPA leaves the replicas alone)
+			level, trigger = max(level, tl.mean/(target*(1+HPATolerance/2))), max(trigger, tl.mean/(target*(1+HPATolerance)))
+		}
+		if young {
+			// memory does not fall below the long history's target before the history knows the workload's
+			// peaks (an OOM kill costs more than a day of memory): the LowConfidence floor of section 2
+			level = max(level, tl.long)
+		}
+		t := within(s.VPATotal(r, level, c, pCur))
+		if young && tl.rise > s.Tracking.JumpRise {
+			t = max(t, cur) // a memory that jumps does not fall at all while the history is young
+		}
+		return t, within(s.VPATotal(r, trigger, c, pCur)) > cur && t >= cur*(1+s.Tracking.MinStep)
 	}
-	t := within(s.VPATotal(r, level, c, pCur))
-	if young && tl.rise > s.Tracking.JumpRise {
-		t = max(t, cur) // a memory that jumps does not fall at all while the history is young
+	t, up := size(tl.level, tl.trigger)
+	ahead := false
+	if tl.ahead && up { // a rise the recent load alone would not make: ahead of the burst
+		_, upNow := size(tl.nowLevel, tl.nowTrigger)
+		ahead = !upNow
 	}
-	up := within(s.VPATotal(r, trigger, c, pCur)) > cur && t >= cur*(1+s.Tracking.MinStep)
 	band := s.Tracking.Band
 	if st.LastScaleTime != nil && s.Tracking.SettledAfter > 0 && st.Now.Sub(*st.LastScaleTime) >= s.Tracking.SettledAfter {
 		band = min(band, s.Tracking.SettledBand)
@@ -341,7 +349,7 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, 
 	move := up || t < cur*(1-band)
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
-	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: tl.ahead}
+	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead}
 }
 
 // vpaTotal is the recommendation's total for resource r of container k at c replicas: from the workload's

@@ -105,10 +105,10 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recur
 		return tracked{level: max(capAt(tr.MemoryHeadroom), floor), trigger: max(capAt(tr.MemoryTrigger), floor), mean: mean(window(tr.DownWindow)), long: long, rise: rise}, true
 	}
 	down := window(tr.DownWindow)
-	est := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV)
-	ahead := recurring > est
-	est = max(est, recurring)
-	return tracked{level: est * (1 + tr.Headroom), trigger: est * (1 + tr.Trigger), mean: mean(down), ahead: ahead}, true
+	now := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV)
+	est := max(now, recurring)
+	return tracked{level: est * (1 + tr.Headroom), trigger: est * (1 + tr.Trigger), mean: mean(down),
+		ahead: recurring > now, nowLevel: now * (1 + tr.Headroom), nowTrigger: now * (1 + tr.Trigger)}, true
 }
 
 // tracked is what a total that follows the recent load needs, in load terms (trackedLoad).
@@ -119,8 +119,10 @@ type tracked struct {
 	// long is the long history's load and rise the memory rise (memory: what a fall while the history is young
 	// may do)
 	long, rise float64
-	// ahead: a recurring burst ahead is the CPU estimate (more than the recent load's)
-	ahead bool
+	// ahead: a recurring burst ahead is the CPU estimate (more than the recent load's); nowLevel and
+	// nowTrigger are then the level and trigger of the recent load alone
+	ahead                bool
+	nowLevel, nowTrigger float64
 }
 
 func mean(xs []float64) float64 {

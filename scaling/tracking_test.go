@@ -89,6 +89,12 @@ func TestLoadFollowingTotal(t *testing.T) {
 		"a recurring burst ahead: CPU rises to it now": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 10000*mi))),
 			edit: func(_ *Spec, st *State) { st.Recommendation[0].RecurringCPU = 3300 }, source: SourceLoad,
 			wantCPU: RoundUp(3300 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3), ahead: true},
+		// the recent load alone rises (to 3,400m plus headroom): the burst's 3,500m is the level, but the rise is
+		// not one the burst makes
+		"a recurring burst above a rise of the recent load: not ahead": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			append(steady(29, V(2800, 10000*mi)), V(3400, 10000*mi))),
+			edit: func(_ *Spec, st *State) { st.Recommendation[0].RecurringCPU = 3500 }, source: SourceLoad,
+			wantCPU: RoundUp(3500 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
 		"a recurring burst below the recent load changes nothing": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 10000*mi))),
 			edit: func(_ *Spec, st *State) { st.Recommendation[0].RecurringCPU = 2000 }, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"an HPA that asks for more, but the mean over its target is less than MinStep more: no move": {

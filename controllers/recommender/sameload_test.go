@@ -1,0 +1,37 @@
+package recommender
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hvpa-dev/hvpa/recommender"
+)
+
+// TestSameLoad pins what wakes an Hvpa at once when the recommender publishes: a change of a target or bound,
+// or of the recurring burst ahead (a burst minutes away cannot wait for the next sync); a recent load that
+// moved, as it does at every run, does not.
+func TestSameLoad(t *testing.T) {
+	base := recommender.ContainerLoad{Container: "app", Target: recommender.Amounts{CPUMilli: 500, MemoryBytes: 1 << 30},
+		Recent: []recommender.LoadSample{{At: time.Unix(0, 0), CPUMilli: 400, MemoryBytes: 1 << 29}}}
+	with := func(edit func(*recommender.ContainerLoad)) []recommender.ContainerLoad {
+		l := base
+		edit(&l)
+		return []recommender.ContainerLoad{l}
+	}
+	cases := map[string]struct {
+		b    []recommender.ContainerLoad
+		same bool
+	}{
+		"the same":                {b: with(func(*recommender.ContainerLoad) {}), same: true},
+		"the recent load moved":   {b: with(func(l *recommender.ContainerLoad) { l.Recent = nil }), same: true},
+		"a target moved":          {b: with(func(l *recommender.ContainerLoad) { l.Target.CPUMilli = 600 })},
+		"an upper bound moved":    {b: with(func(l *recommender.ContainerLoad) { l.UpperBound.MemoryBytes = 1 })},
+		"a recurring burst ahead": {b: with(func(l *recommender.ContainerLoad) { l.RecurringCPU = 2800 })},
+		"another container":       {b: with(func(l *recommender.ContainerLoad) { l.Container = "sidecar" })},
+	}
+	for name, tc := range cases {
+		if got := sameLoad([]recommender.ContainerLoad{base}, tc.b); got != tc.same {
+			t.Errorf("%s: sameLoad %v, want %v", name, got, tc.same)
+		}
+	}
+}
