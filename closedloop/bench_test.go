@@ -7,7 +7,6 @@ import (
 	"time"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
-	"github.com/hvpa-dev/hvpa/recommender/trace"
 )
 
 // BenchmarkClosedLoop runs the closed loop of the EP-0001 Hvpa (with its HPA) on a diurnal demand trace of
@@ -66,16 +65,7 @@ func BenchmarkShootout(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				sim, err := New(Options{Runs: Runs(c.policies, []Model{ModelTotal}, nil), HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := demand.Each(func(r *trace.Row) error { return sim.Add(r) }); err != nil {
-					b.Fatal(err)
-				}
-				if err := sim.Finish(); err != nil {
-					b.Fatal(err)
-				}
+				sim := profileRun(b, Options{Runs: Runs(c.policies, []Model{ModelTotal}, nil), HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }}, demand)
 				if n := len(sim.Summaries()); n != 1000*len(c.policies) {
 					b.Fatalf("%d summaries, want %d", n, 1000*len(c.policies))
 				}

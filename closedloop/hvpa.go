@@ -25,7 +25,7 @@ type hvpaCtl struct {
 	lastScale *time.Time
 	desired   *hvpav1alpha1.DesiredState // the intent in force as the controller keeps it (status.desired; nil before the first)
 	sizedFor  int32                      // the replicas the intent is sized for (scaling.Decision.SizedFor)
-	recent    hvpacycle.Buffer           // the recent load of the decision at hand, in its terms
+	recent    hvpacycle.Buffer           // what the decision at hand reads of the recommender, in its terms
 }
 
 // newHvpaCtl sets up the Hvpa h of workload w (and its HPA, when it deploys one).

@@ -108,18 +108,8 @@ func TestPoliciesOnTheSameDemand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := New(Options{Runs: Runs(Policies, []Model{ModelTotal}, []PodRequests{r500}), SeriesStep: 10 * time.Minute,
-		HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := ProfileDemand{Profile: ProfileFlash, Seed: 1, Days: 3}
-	if err := d.Each(func(r *trace.Row) error { return sim.Add(r) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Finish(); err != nil {
-		t.Fatal(err)
-	}
+	sim := profileRun(t, Options{Runs: Runs(Policies, []Model{ModelTotal}, []PodRequests{r500}), SeriesStep: 10 * time.Minute,
+		HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }}, ProfileDemand{Profile: ProfileFlash, Seed: 1, Days: 3})
 	labels := []string{"hvpa", "hpa[cpu=500m,memory=2Gi]", "vpa", "hpa+vpa[cpu=500m,memory=2Gi]"}
 	sums, series := sim.Summaries(), sim.Series()
 	if len(sums) != 3*len(labels) || len(series) != len(sums) {
@@ -142,6 +132,22 @@ func TestPoliciesOnTheSameDemand(t *testing.T) {
 			t.Errorf("%s: cpu shortfall hpa %.4f, vpa %.4f: want the flash crowd to leave the fixed-replica VPA short", hpa.Workload, hpa.CPUShortfall, vpa.CPUShortfall)
 		}
 	}
+}
+
+// profileRun runs a simulator of opts on a profile's demand, fed row by row, to its end.
+func profileRun(t testing.TB, opts Options, d ProfileDemand) *Simulator {
+	t.Helper()
+	sim, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Each(func(r *trace.Row) error { return sim.Add(r) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return sim
 }
 
 // checkPolicy checks what a policy may change of a workload.
@@ -173,18 +179,8 @@ func checkPolicy(t *testing.T, s Summary, se *Series, w *workload) {
 // burst, not into it, and little of the bursts' demand is short.
 func TestRecurringBurstServed(t *testing.T) {
 	h := exampleHvpa(t, "../examples/hvpa-shootout.yaml")
-	sim, err := New(Options{Runs: Runs([]Policy{PolicyHvpa}, []Model{ModelTotal}, nil), SeriesStep: time.Minute,
-		HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := ProfileDemand{Profile: ProfileBatch, Seed: 1, Days: 1}
-	if err := d.Each(func(r *trace.Row) error { return sim.Add(r) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Finish(); err != nil {
-		t.Fatal(err)
-	}
+	sim := profileRun(t, Options{Runs: Runs([]Policy{PolicyHvpa}, []Model{ModelTotal}, nil), SeriesStep: time.Minute,
+		HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }}, ProfileDemand{Profile: ProfileBatch, Seed: 1, Days: 1})
 	sums, series := sim.Summaries(), sim.Series()
 	if len(sums) != 3 {
 		t.Fatalf("%d workloads, want the profile's 3", len(sums))

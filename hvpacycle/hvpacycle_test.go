@@ -139,7 +139,7 @@ func respell(l corev1.ResourceList) corev1.ResourceList {
 }
 
 // TestBufferReadsAsThePackage pins that a Buffer's recommendations (the closed-loop simulator's, reused from
-// one decision to the next) are what the package's functions give for the same load, decision after decision:
+// one decision to the next) are what the Hvpa controller reads for the same load, decision after decision:
 // targets that stay, move, a container that comes and goes, recent loads that grow and shrink (a part of one
 // container outgrowing the array the other's part is in), samples missing a resource.
 func TestBufferReadsAsThePackage(t *testing.T) {
@@ -175,7 +175,7 @@ func TestBufferReadsAsThePackage(t *testing.T) {
 	}
 	var b Buffer
 	for i, load := range rounds {
-		got, want := b.Recommendations(load), Recommendations(load)
+		got, want := b.Recommendations(load), WithRecent(scaling.LoadRecommendations(Status(load)), load) // the controller's path
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("round %d: the buffer gives %+v, the package %+v", i, got, want)
 		}

@@ -28,8 +28,8 @@ func appendRecent(out []scaling.LoadSample, in []recommender.LoadSample) []scali
 }
 
 // WithRecent gives each recommendation of recs the recent load, the memory rise and the recurring CPU burst
-// of its container's workload total in load (the embedded recommender's, in this process); a container load does not name is
-// left as it is (its total then comes from the long history alone).
+// of its container's workload total in load (the embedded recommender's, in this process); a container load
+// does not name is left as it is (its total then comes from the long history alone).
 func WithRecent(recs []scaling.Recommendation, load []recommender.ContainerLoad) []scaling.Recommendation {
 	n := 0
 	for _, l := range load {
@@ -37,12 +37,6 @@ func WithRecent(recs []scaling.Recommendation, load []recommender.ContainerLoad)
 	}
 	b := Buffer{samples: make([]scaling.LoadSample, 0, n)}
 	return b.WithRecent(recs, load)
-}
-
-// Recommendations is what the decision reads of the embedded recommender's load recommendation, as the Hvpa
-// controller reads it: the load through its status form, and the recent load beside it.
-func Recommendations(load []recommender.ContainerLoad) []scaling.Recommendation {
-	return WithRecent(scaling.LoadRecommendations(Status(load)), load)
 }
 
 // Status is the status form of the embedded recommender's load recommendation (nil: none): what the Hvpa
@@ -64,8 +58,9 @@ func Status(load []recommender.ContainerLoad) *hvpav1alpha1.WorkloadRecommendati
 // Buffer holds what one caller's decisions read of the embedded recommender, reused from one decision to the
 // next: the closed-loop simulator's workload decides once a minute on an hour of recent samples and a load
 // recommendation that changes when a percentile moves to another bucket (converting both anew each time
-// allocated two fifths of its bytes). What its methods return is valid until their next call, and is
-// what the package's functions return for the same arguments. The zero value is ready to use.
+// allocated two fifths of its bytes). What its methods return is valid until their next call, and is what
+// the Hvpa controller reads for the same load (Status, scaling.LoadRecommendations, WithRecent). The zero
+// value is ready to use.
 type Buffer struct {
 	samples []scaling.LoadSample
 	// the containers and targets of the last load recommendation, and their load recommendations
@@ -90,8 +85,9 @@ func (b *Buffer) WithRecent(recs []scaling.Recommendation, load []recommender.Co
 	return recs
 }
 
-// Recommendations is the package's Recommendations, its recent loads in b; the load through the status form
-// is read again only when a container or its target changed (it depends on nothing else).
+// Recommendations is what the decision reads of the embedded recommender's load recommendation, as the Hvpa
+// controller reads it: the load through its status form, and the recent load beside it (in b). The status
+// form is read again only when a container or its target changed (it depends on nothing else).
 func (b *Buffer) Recommendations(load []recommender.ContainerLoad) []scaling.Recommendation {
 	same := len(load) == len(b.names) && b.recs != nil
 	for i := 0; same && i < len(load); i++ {

@@ -298,10 +298,10 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 	newer := t.recent.add(sample)
 	ok := false
 	if cpuCores >= 0 {
-		if t.byMinute == nil {
-			t.byMinute = &minuteLoad{}
-		}
 		if newer { // a late sample is none of the minutes' either
+			if t.byMinute == nil {
+				t.byMinute = &minuteLoad{}
+			}
 			t.byMinute.add(at, sample.CPUMilli)
 		}
 		ok = t.model.AddCPU(t.feed, at, cpuCores)

@@ -52,12 +52,12 @@ var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.M
 // the level a move sets (the recent estimate plus headroom) and the trigger (the estimate plus Trigger: the
 // total in force is too small below it). The CPU estimate is the high quantile of the down window, the peak of
 // the up window and the last sample (so a last sample above the total in force is above the trigger, which
-// is the estimate plus Trigger >= 0); the memory estimate is the peak of the memory window, at least the window's median plus
-// the rise (the largest fraction by which memory rose within one reaction time), that part no higher than
-// the long history's load (long, its margin included) or the peak plus headroom, and at least the trend (a
-// new high's growth, extrapolated); memory never goes below MemoryFloor of long. The CPU estimate is at
-// least recurring, the load of a burst that recurs at this time of the hour (0: none). False when there are
-// too few recent samples.
+// is the estimate plus Trigger >= 0); the memory estimate is the peak of the memory window, at least the
+// window's median plus the rise (the largest fraction by which memory rose within one reaction time), that
+// part no higher than the long history's load (long, its margin included) or the peak plus headroom, and at
+// least the trend (a new high's growth, extrapolated); memory never goes below MemoryFloor of long. The CPU
+// estimate is at least recurring, the load of a burst that recurs at this time of the hour (0: none). False
+// when there are too few recent samples.
 func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recurring float64) (tracked, bool) {
 	// an hour of samples, one per recommender run, fits the buffers on the stack (a decision of every
 	// workload every minute allocates nothing here); a longer recent load grows them on the heap
