@@ -1,6 +1,7 @@
 package recommender
 
 import (
+	"math"
 	"time"
 )
 
@@ -93,4 +94,59 @@ func (l *minuteLoad) recurring(now time.Time) float64 {
 		level = max(level, peak)
 	}
 	return level
+}
+
+// MinutesCheckpoint is the CPU load of a workload total's last minutes, as a checkpoint keeps it: the load
+// (millicores) of each minute from Start on, -1 for a minute without a sample.
+type MinutesCheckpoint struct {
+	Start      time.Time
+	MilliCores []int32
+}
+
+// save encodes the minutes held, from the oldest minute with a sample to the newest; false when none has one.
+func (l *minuteLoad) save() (MinutesCheckpoint, bool) {
+	newest := int64(-1)
+	for _, s := range l.stamp {
+		newest = max(newest, int64(s)-1)
+	}
+	if newest < 0 {
+		return MinutesCheckpoint{}, false
+	}
+	first := newest - recurSlots + 1
+	for m := first; m <= newest && l.stamp[slot(m)] != int32(m+1); m++ {
+		first = m + 1 // a leading minute without a sample
+	}
+	c := MinutesCheckpoint{Start: time.Unix(first*60, 0).UTC(), MilliCores: make([]int32, 0, newest-first+1)}
+	for m := first; m <= newest; m++ {
+		v := int32(-1)
+		if i := slot(m); l.stamp[i] == int32(m+1) {
+			v = int32(math.Round(float64(l.cpu[i])))
+		}
+		c.MilliCores = append(c.MilliCores, v)
+	}
+	return c, true
+}
+
+// load takes the minutes of a checkpoint that are not after now, and not older than the minutes held: a
+// minute this process sampled too keeps the larger load, and a slot holding a newer minute keeps it.
+func (l *minuteLoad) load(c MinutesCheckpoint, now time.Time) {
+	first, last := minuteOf(c.Start), minuteOf(now)
+	vals := c.MilliCores
+	if n := int64(len(vals)); n > recurSlots { // only the newest recurSlots can be held
+		first += n - recurSlots
+		vals = vals[n-recurSlots:]
+	}
+	for k, v := range vals {
+		m := first + int64(k)
+		if v < 0 || m > last || m < last-recurSlots+1 {
+			continue
+		}
+		i := slot(m)
+		switch s := int64(l.stamp[i]); {
+		case s < m+1:
+			l.stamp[i], l.cpu[i] = int32(m+1), float32(v)
+		case s == m+1:
+			l.cpu[i] = max(l.cpu[i], float32(v))
+		}
+	}
 }

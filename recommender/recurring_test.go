@@ -1,6 +1,7 @@
 package recommender
 
 import (
+	"math"
 	"testing"
 	"time"
 	"unsafe"
@@ -166,10 +167,11 @@ func FuzzRecurringBurst(f *testing.F) {
 		}
 		hourly = append(hourly, 1, v)
 	}
+	f.Add(hourly, uint16(100)) // a burst 3 minutes ahead
 	f.Add(append(hourly, 219, 20), uint16(100))
 	f.Fuzz(func(t *testing.T, steps []byte, scale uint16) {
 		t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
-		var l minuteLoad
+		var l, whole minuteLoad // whole: the same samples in whole millicores, as a checkpoint keeps them
 		at := t0
 		seen := map[float32]time.Time{}
 		for i := 0; i+1 < len(steps); i += 2 {
@@ -184,9 +186,18 @@ func FuzzRecurringBurst(f *testing.F) {
 			}
 			cpu := float64(steps[i+1]) * float64(scale) / 10
 			l.add(at, cpu)
+			whole.add(at, math.Round(cpu))
 			if prev, ok := seen[float32(cpu)]; !ok || at.After(prev) {
 				seen[float32(cpu)] = at
 			}
+		}
+		// the minutes through their checkpoint, into a new process at now, give the same burst
+		var back minuteLoad
+		if c, ok := whole.save(); ok {
+			back.load(c, at)
+		}
+		if a, b := whole.recurring(at), back.recurring(at); a != b {
+			t.Fatalf("a burst of %v, %v after a checkpoint of the minutes", a, b)
 		}
 		got := l.recurring(at)
 		if got == 0 {
@@ -200,4 +211,110 @@ func FuzzRecurringBurst(f *testing.F) {
 			t.Fatalf("a burst of %v, no sample of the last hours (last seen %v, now %v)", got, when, at)
 		}
 	})
+}
+
+// TestMinutesCheckpoint checks that a workload total's minutes survive a restart through their checkpoint:
+// a new process that loads them anticipates the burst at its first sample (without them it does not for
+// RecurHours); the checkpoint holds the minutes without a sample as -1; a restore merges (a minute this
+// process sampled keeps the larger load, a newer minute in the slot stays); and a checkpoint's minutes after
+// now, or more than the slots hold, are left out.
+func TestMinutesCheckpoint(t *testing.T) {
+	m, err := NewModel(Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
+	key := OwnerKey{Namespace: "ns", Owner: "hvpa", Container: "app"}
+	burst := func(min int) float64 {
+		if min%60 < 12 {
+			return 2.8
+		}
+		return 0.4
+	}
+	before := NewState()
+	total := before.Total(m, key, t0)
+	if _, ok := total.Minutes(); ok {
+		t.Fatal("a total without samples has minutes to save")
+	}
+	last := 4*60 - 6 // the process stops 6 minutes before the hour's burst
+	for i := 0; i <= last; i++ {
+		if i == last-30 {
+			continue // a minute without a sample
+		}
+		total.AddLoad(at(i), burst(i), 1<<30)
+	}
+	cp, ok := total.Minutes()
+	if !ok {
+		t.Fatal("no minutes saved")
+	}
+	if n := len(cp.MilliCores); n != int(recurSlots) || !cp.Start.Equal(at(last-int(recurSlots)+1)) {
+		t.Fatalf("saved %d minutes from %s, want %d from %s", n, cp.Start, recurSlots, at(last-int(recurSlots)+1))
+	}
+	if v := cp.MilliCores[len(cp.MilliCores)-31]; v != -1 {
+		t.Errorf("the minute without a sample saved as %d, want -1", v)
+	}
+	if v := cp.MilliCores[len(cp.MilliCores)-1]; v != 400 {
+		t.Errorf("the last minute saved as %d, want 400", v)
+	}
+
+	// recommend is the recurring burst of a state's one container recommendation
+	recommend := func(s *State) float64 {
+		load, _ := s.WorkloadRecommendation("ns", "hvpa", func(string) Policy { return DefaultPolicy() })
+		if len(load) != 1 {
+			t.Fatalf("%d container recommendations, want 1", len(load))
+		}
+		return load[0].RecurringCPU
+	}
+	// the new process starts 4 minutes later (3 before the burst) and samples once
+	restart := last + 3
+	fresh := NewState()
+	fresh.Total(m, key, at(restart)).AddLoad(at(restart), burst(restart), 1<<30)
+	if got := recommend(fresh); got != 0 {
+		t.Fatalf("a restart without the checkpoint anticipates %v", got)
+	}
+	restored := NewState()
+	restored.LoadTotal(m, key, total.Aggregate)
+	restored.LoadMinutes(m, key, cp, at(restart))
+	restored.Total(m, key, at(restart)).AddLoad(at(restart), burst(restart), 1<<30)
+	if got := recommend(restored); got != 2800 {
+		t.Fatalf("a restart with the checkpoint anticipates %v, want 2800", got)
+	}
+
+	// a merge: this process' larger sample of a minute stays, its smaller one takes the checkpoint's; a minute
+	// after now is left out
+	var l minuteLoad
+	l.add(at(10), 900)
+	l.add(at(11), 100)
+	l.load(MinutesCheckpoint{Start: at(10), MilliCores: []int32{500, 500, 700}}, at(11))
+	if _, peak, ok := l.span(minuteOf(at(9)), minuteOf(at(10))); !ok || peak != 900 {
+		t.Errorf("minute 10: %v %v, want this process' 900", peak, ok)
+	}
+	if _, peak, ok := l.span(minuteOf(at(10)), minuteOf(at(11))); !ok || peak != 500 {
+		t.Errorf("minute 11: %v %v, want the checkpoint's larger 500", peak, ok)
+	}
+	if _, _, ok := l.span(minuteOf(at(11)), minuteOf(at(12))); ok {
+		t.Error("a checkpoint's minute after now was loaded")
+	}
+	// of a checkpoint longer than the slots only the newest minutes load, none older than the slots hold
+	rs := int(recurSlots)
+	var n minuteLoad
+	long := make([]int32, 2*rs)
+	for i := range long {
+		long[i] = int32(i)
+	}
+	n.load(MinutesCheckpoint{Start: at(5 - rs), MilliCores: long}, at(rs+5))
+	if _, peak, ok := n.span(minuteOf(at(5)), minuteOf(at(6))); !ok || peak != float64(rs+1) {
+		t.Errorf("minute 6: %v %v, want the checkpoint's %d", peak, ok, rs+1)
+	}
+	if _, _, ok := n.span(minuteOf(at(4)), minuteOf(at(5))); ok {
+		t.Error("a minute older than the slots hold was loaded")
+	}
+	// a slot holding a newer minute (a sample dated after the restore's now) keeps it
+	var k minuteLoad
+	k.add(at(rs+10), 300)
+	k.load(MinutesCheckpoint{Start: at(10), MilliCores: []int32{77}}, at(rs+5))
+	if _, peak, ok := k.span(minuteOf(at(rs+9)), minuteOf(at(rs+10))); !ok || peak != 300 {
+		t.Errorf("the newer minute: %v %v, want 300", peak, ok)
+	}
 }

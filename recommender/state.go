@@ -349,6 +349,26 @@ func (t *WorkloadTotal) Checkpoint(now time.Time) AggregateCheckpoint {
 	return t.model.SaveAggregate(t.Aggregate, []*Container{t.feed}, now)
 }
 
+// Minutes is the CPU load of the total's last minutes, which a checkpoint keeps with its history; false when
+// it holds none.
+func (t *WorkloadTotal) Minutes() (MinutesCheckpoint, bool) {
+	if t.byMinute == nil {
+		return MinutesCheckpoint{}, false
+	}
+	return t.byMinute.save()
+}
+
+// LoadMinutes adds the CPU load of a checkpoint's minutes (up to now) to the workload total of key, creating
+// it as needed: after a restart a recurring burst is anticipated at once, not RecurHours later. A minute
+// this process has sampled too keeps the larger load.
+func (s *State) LoadMinutes(m *Model, key OwnerKey, c MinutesCheckpoint, now time.Time) {
+	t := s.Total(m, key, now)
+	if t.byMinute == nil {
+		t.byMinute = &minuteLoad{}
+	}
+	t.byMinute.load(c, now)
+}
+
 // Estimate is the load estimate of the total (target, bounds), with no pod minimum: the minimum applies to
 // the per-pod values made from it.
 func (t *WorkloadTotal) Estimate() (Estimates, bool) {

@@ -157,7 +157,8 @@ func (r *Recommender) loadHvpaCheckpoints(ctx context.Context) error {
 		cp := &hl.Items[i]
 		ref := checkpointRef{hvpav1alpha1.KindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
 		r.seen[ref] = true
-		if r.loadCheckpoint(ctx, ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status, cp.Labels[WriterLabel], true) {
+		if r.loadCheckpoint(ctx, ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status.VerticalPodAutoscalerCheckpointStatus, cp.Labels[WriterLabel], true) {
+			r.loadMinutes(ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status.CPUMinutes)
 			loaded++
 		}
 	}
@@ -185,6 +186,16 @@ func (r *Recommender) loadCheckpoint(ctx context.Context, ref checkpointRef, own
 	}
 	r.noteCheckpoint(ref, vpaContainer{ref.Namespace, owner, container}, status, writer)
 	return true
+}
+
+// loadMinutes adds an HvpaCheckpoint's minutes (the workload's CPU load of its last minutes) to its workload
+// total: a recurring burst is anticipated from the first run on.
+func (r *Recommender) loadMinutes(ref checkpointRef, owner, container string, c *hvpav1alpha1.CPUMinutes) {
+	if c == nil || len(c.MilliCores) == 0 {
+		return
+	}
+	key := recommender.OwnerKey{Namespace: ref.Namespace, Owner: owner, Container: container}
+	r.state.LoadMinutes(r.model(r.Base), key, recommender.MinutesCheckpoint{Start: c.Start.Time, MilliCores: c.MilliCores}, r.Clock.Now())
 }
 
 // noteCheckpoint remembers a checkpoint listed at start: when it was written (the round-robin of the writes)
@@ -246,7 +257,12 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 			break
 		}
 		now := r.Clock.Now()
-		status := CheckpointStatus(j.save(now), now)
+		status := hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: CheckpointStatus(j.save(now), now)}
+		if j.minutes != nil {
+			if c, ok := j.minutes(); ok {
+				status.CPUMinutes = &hvpav1alpha1.CPUMinutes{Start: metav1.NewTime(c.Start), MilliCores: c.MilliCores}
+			}
+		}
 		g.Go(func() error {
 			if err := r.saveCheckpoint(ctx, j.key.ns, j.owner, j.kind, j.key.container, status); err != nil {
 				if ctx.Err() == nil { // at shutdown the checkpoint is written by the next leader, not an error
@@ -272,6 +288,8 @@ type checkpointJob struct {
 	owner string // object name
 	kind  string // VerticalPodAutoscaler or Hvpa
 	save  func(now time.Time) recommender.AggregateCheckpoint
+	// minutes: an Hvpa's workload total's CPU load of its last minutes (nil for a VPA)
+	minutes func() (recommender.MinutesCheckpoint, bool)
 }
 
 // checkpointJobs lists the checkpoints of the served VPAs and Hvpas, the longest unwritten first.
@@ -291,7 +309,7 @@ func (r *Recommender) checkpointJobs(list []*served, hvpas []*servedHvpa) []chec
 				m, ns := s.model, s.vpa.Namespace
 				jobs = append(jobs, checkpointJob{vpaContainer{ns, s.vpa.Name, name}, s.vpa.Name, vpav1.KindVerticalPodAutoscaler, func(now time.Time) recommender.AggregateCheckpoint {
 					return m.SaveAggregate(a, r.state.Feeding(ns, name, match), now)
-				}})
+				}, nil})
 			}
 		}
 	}
@@ -299,7 +317,7 @@ func (r *Recommender) checkpointJobs(list []*served, hvpas []*servedHvpa) []chec
 		owner := hvpaOwner(h.hvpa.Name)
 		r.state.Totals(h.hvpa.Namespace, owner, func(name string, t *recommender.WorkloadTotal) {
 			if !t.Aggregate.IsEmpty() {
-				jobs = append(jobs, checkpointJob{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, hvpav1alpha1.KindHvpa, t.Checkpoint})
+				jobs = append(jobs, checkpointJob{vpaContainer{h.hvpa.Namespace, owner, name}, h.hvpa.Name, hvpav1alpha1.KindHvpa, t.Checkpoint, t.Minutes})
 			}
 		})
 	}
@@ -377,7 +395,7 @@ type checkpointRef struct {
 // an Hvpa (an HvpaCheckpoint: upstream's garbage collection deletes every VerticalPodAutoscalerCheckpoint
 // that names no VPA). An Hvpa's history an earlier hvpa kept in a VerticalPodAutoscalerCheckpoint is deleted
 // once its HvpaCheckpoint is written.
-func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
+func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, container string, status hvpav1alpha1.HvpaCheckpointStatus) error {
 	name := CheckpointName(owner, container)
 	if kind != hvpav1alpha1.KindHvpa {
 		return saveCheckpointAs(ctx, r, checkpointRef{vpav1.KindVerticalPodAutoscalerCheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
@@ -386,15 +404,16 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 					return hvpaOwner(cp.Spec.VPAObjectName), cp.Spec.ContainerName, cp.Status
 				}
 				return cp.Spec.VPAObjectName, cp.Spec.ContainerName, cp.Status
-			}, owner, container, func(s vpav1.VerticalPodAutoscalerCheckpointStatus) *vpav1.VerticalPodAutoscalerCheckpoint {
-				return &vpav1.VerticalPodAutoscalerCheckpoint{Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container}, Status: s}
+			}, owner, container, func(s hvpav1alpha1.HvpaCheckpointStatus) *vpav1.VerticalPodAutoscalerCheckpoint {
+				return &vpav1.VerticalPodAutoscalerCheckpoint{Spec: vpav1.VerticalPodAutoscalerCheckpointSpec{VPAObjectName: owner, ContainerName: container},
+					Status: s.VerticalPodAutoscalerCheckpointStatus}
 			})
 	}
 	err := saveCheckpointAs(ctx, r, checkpointRef{hvpav1alpha1.KindHvpaCheckpoint, types.NamespacedName{Namespace: ns, Name: name}}, status,
 		&hvpav1alpha1.HvpaCheckpoint{}, func(cp *hvpav1alpha1.HvpaCheckpoint) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus) {
-			return cp.Spec.HvpaName, cp.Spec.ContainerName, cp.Status
+			return cp.Spec.HvpaName, cp.Spec.ContainerName, cp.Status.VerticalPodAutoscalerCheckpointStatus
 		},
-		owner, container, func(s vpav1.VerticalPodAutoscalerCheckpointStatus) *hvpav1alpha1.HvpaCheckpoint {
+		owner, container, func(s hvpav1alpha1.HvpaCheckpointStatus) *hvpav1alpha1.HvpaCheckpoint {
 			return &hvpav1alpha1.HvpaCheckpoint{Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}, Status: s}
 		})
 	key := vpaContainer{ns, hvpaOwner(owner), container}
@@ -418,9 +437,9 @@ func (r *Recommender) saveCheckpoint(ctx context.Context, ns, owner, kind, conta
 // saveCheckpointAs writes status into the checkpoint ref (of type T), creating it (fresh) when it is missing,
 // refusing one that belongs to another owner (names collide), and labelling one another recommender wrote
 // as this one's.
-func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus,
+func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref checkpointRef, status hvpav1alpha1.HvpaCheckpointStatus,
 	cp T, ownerOf func(T) (string, string, vpav1.VerticalPodAutoscalerCheckpointStatus), owner, container string,
-	fresh func(vpav1.VerticalPodAutoscalerCheckpointStatus) T) error {
+	fresh func(hvpav1alpha1.HvpaCheckpointStatus) T) error {
 	if ours, replaceable, _ := r.checkpointState(ref); ours && replaceable {
 		// this recommender's own checkpoint (loaded at start or written since): its status replaced in one
 		// request, no read first (checkpoints are not cached: a list at start and at each garbage collection)
@@ -465,7 +484,7 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 		return fmt.Errorf("%s %s belongs to %s container %s, not to %s container %s: the names collide; rename one of the objects",
 			ref.kind, ref.Name, o, c, owner, container)
 	}
-	if err := r.adopt(ctx, ref, cp, stored, status); err != nil {
+	if err := r.adopt(ctx, ref, cp, stored, status.VerticalPodAutoscalerCheckpointStatus); err != nil {
 		return err
 	}
 	return r.replaced(ctx, ref, status)
@@ -494,7 +513,7 @@ func (r *Recommender) adopt(ctx context.Context, ref checkpointRef, cp client.Ob
 
 // replaced writes status into the checkpoint ref, which exists with this recommender's label: from now on
 // its own, written in one request.
-func (r *Recommender) replaced(ctx context.Context, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
+func (r *Recommender) replaced(ctx context.Context, ref checkpointRef, status hvpav1alpha1.HvpaCheckpointStatus) error {
 	if err := r.replaceCheckpointStatus(ctx, ref, status); err != nil {
 		return err
 	}
@@ -518,9 +537,14 @@ func (r *Recommender) markOurs(ref checkpointRef) {
 
 // replaceCheckpointStatus replaces a checkpoint's whole status (a JSON patch: "add" replaces the member, so
 // that histogram buckets the new status no longer has are gone, which a merge patch would keep): a patch of
-// the object, as upstream's recommender writes, or of its status subresource where the CRD has one.
-func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpointRef, status vpav1.VerticalPodAutoscalerCheckpointStatus) error {
-	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": status}})
+// the object, as upstream's recommender writes, or of its status subresource where the CRD has one. A
+// VerticalPodAutoscalerCheckpoint takes the VPA status alone (upstream's schema).
+func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpointRef, status hvpav1alpha1.HvpaCheckpointStatus) error {
+	var value any = status.VerticalPodAutoscalerCheckpointStatus
+	if ref.kind == hvpav1alpha1.KindHvpaCheckpoint {
+		value = status
+	}
+	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": value}})
 	if err != nil {
 		return err
 	}
@@ -564,13 +588,13 @@ const (
 
 // statusKept says whether the answer to a create or patch of a checkpoint of kind (cp, the stored object)
 // holds the status it sent, and notes how the kind takes its status.
-func (r *Recommender) statusKept(kind string, cp client.Object, sent vpav1.VerticalPodAutoscalerCheckpointStatus) bool {
+func (r *Recommender) statusKept(kind string, cp client.Object, sent hvpav1alpha1.HvpaCheckpointStatus) bool {
 	var got vpav1.VerticalPodAutoscalerCheckpointStatus
 	switch c := cp.(type) {
 	case *vpav1.VerticalPodAutoscalerCheckpoint:
 		got = c.Status
 	case *hvpav1alpha1.HvpaCheckpoint:
-		got = c.Status
+		got = c.Status.VerticalPodAutoscalerCheckpointStatus
 	}
 	// stored times have whole seconds; the sample count and version tell a status from an older one
 	kept := got.LastUpdateTime.Unix() == sent.LastUpdateTime.Unix() && got.TotalSamplesCount == sent.TotalSamplesCount && got.Version == sent.Version

@@ -54,6 +54,13 @@ func (c *minuteClock) next() time.Time {
 	return c.t
 }
 
+// last is the played time of the latest metrics read: the next read's samples are a minute later.
+func (c *minuteClock) last() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
 var played0 = &minuteClock{t: time.Now().Truncate(time.Minute)}
 
 // Now is the played time of the latest metrics read, or the wall clock when that is later: the recommenders'

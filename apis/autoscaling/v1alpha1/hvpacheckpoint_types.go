@@ -29,9 +29,31 @@ type HvpaCheckpoint struct {
 	// +optional
 	Spec HvpaCheckpointSpec `json:"spec,omitempty"`
 
-	// status holds the checkpointed history, in the format of a VerticalPodAutoscalerCheckpoint's status.
+	// status holds the checkpointed history, in the format of a VerticalPodAutoscalerCheckpoint's status, and
+	// the workload's CPU load of its last minutes.
 	// +optional
-	Status vpav1.VerticalPodAutoscalerCheckpointStatus `json:"status,omitempty"`
+	Status HvpaCheckpointStatus `json:"status,omitempty"`
+}
+
+// HvpaCheckpointStatus is a VerticalPodAutoscalerCheckpoint's status (the workload total's histograms) and the
+// workload's CPU load of its last minutes.
+type HvpaCheckpointStatus struct {
+	vpav1.VerticalPodAutoscalerCheckpointStatus `json:",inline"`
+	// cpuMinutes is the workload's CPU load of each of its last minutes (about three hours), which the
+	// anticipation of a recurring burst reads (docs/design/scaling.md section 2a): after a restart it
+	// anticipates at once instead of three hours later.
+	// +optional
+	CPUMinutes *CPUMinutes `json:"cpuMinutes,omitempty"`
+}
+
+// CPUMinutes is a workload's CPU load by minute: the load above its pods' base, summed over its pods (the
+// largest sample of each minute).
+type CPUMinutes struct {
+	// start is the start of the first minute.
+	Start metav1.Time `json:"start"`
+	// milliCores holds the load of each minute from start on, in millicores; -1 for a minute without a sample.
+	// +kubebuilder:validation:MaxItems=1440
+	MilliCores []int32 `json:"milliCores"`
 }
 
 // HvpaCheckpointSpec names the owner of a checkpoint.
