@@ -2,6 +2,7 @@ package closedloop
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -222,6 +223,75 @@ func TestRecurringBurstServed(t *testing.T) {
 		}
 		if short > 0.02*demand {
 			t.Errorf("%s: cpu shortfall %.2f%% from the fifth hour, want at most 2%% with the bursts anticipated", s.Workload, 100*short/demand)
+		}
+	}
+}
+
+// TestDailyBurstServed runs a nightly job through the controllers' own recommender and decision (the Hvpa of
+// examples/hvpa-shootout.yaml): a workload at 400m that bursts to 3 CPUs at 02:00 for 40 minutes every day.
+// From the fourth night on (three nights of history) its total rises before the burst, and the burst is
+// served; in the first three nights it rises only after the burst has come.
+func TestDailyBurstServed(t *testing.T) {
+	h := exampleHvpa(t, "../examples/hvpa-shootout.yaml")
+	sim, err := New(Options{Runs: Runs([]Policy{PolicyHvpa}, []Model{ModelTotal}, nil), SeriesStep: time.Minute,
+		HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return h }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC).Unix()
+	const days, burstAt, burstFor = 4, 120, 40                  // minutes of the day
+	noise := []float64{1.02, 0.97, 1.05, 0.95, 1.0, 1.03, 0.98} // a fixed wobble, so that nothing is random
+	row := trace.Row{Namespace: []byte("batch"), Workload: []byte("nightly"), Container: []byte("app"), HasCPU: true, HasMemory: true,
+		HasCPUReq: true, HasMemReq: true, CPURequest: 200, MemoryRequest: 1 << 30}
+	for m := 0; m < days*1440; m++ {
+		cpu := 400.0
+		if x := m % 1440; x >= burstAt && x < burstAt+burstFor {
+			cpu = 3000
+		}
+		cpu *= noise[m%len(noise)]
+		row.Time = start + int64(m)*60
+		for p := range 2 {
+			row.Pod = fmt.Appendf(nil, "nightly-p%d", p)
+			row.CPU, row.Memory = int64(cpu/2), 600<<20
+			if err := sim.Add(&row); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := sim.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	series := sim.Series()
+	if len(series) != 1 {
+		t.Fatalf("%d series, want 1", len(series))
+	}
+	// per night: the CPU provided at 01:45 and at 01:59, and the burst's demand and shortfall
+	type night struct{ before, ahead, demand, short float64 }
+	nights := make([]night, days)
+	for _, p := range series[0].Points {
+		d, x := int((p.Time-start)/86400), int((p.Time-start)%86400/60)
+		switch {
+		case x == burstAt-15:
+			nights[d].before = p.CPUProvided
+		case x == burstAt-1:
+			nights[d].ahead = p.CPUProvided
+		case x >= burstAt && x < burstAt+burstFor:
+			nights[d].demand += p.CPUDemand
+			nights[d].short += max(0, p.CPUDemand-p.CPUServing)
+		}
+	}
+	for d, n := range nights {
+		rose := n.ahead > 2*n.before
+		t.Logf("night %d: cpu provided %.0fm at 01:45, %.0fm at 01:59; %.2f%% of the burst short", d+1, n.before, n.ahead, 100*n.short/n.demand)
+		switch {
+		case d < 3 && rose:
+			t.Errorf("night %d: risen before the burst without three nights of history", d+1)
+		case d < 3 && n.short < 0.02*n.demand:
+			t.Errorf("night %d: %.2f%% of the burst short, want the reaction time's (more than 2%%)", d+1, 100*n.short/n.demand)
+		case d >= 3 && !rose:
+			t.Errorf("night %d: the CPU provided did not rise before the burst (%.0fm at 01:45, %.0fm at 01:59)", d+1, n.before, n.ahead)
+		case d >= 3 && n.short > 0.005*n.demand:
+			t.Errorf("night %d: %.2f%% of the burst short, want at most 0.5%% with the burst anticipated", d+1, 100*n.short/n.demand)
 		}
 	}
 }

@@ -78,7 +78,7 @@ func (b *Buffer) WithRecent(recs []scaling.Recommendation, load []recommender.Co
 				from := len(b.samples)
 				b.samples = appendRecent(b.samples, l.Recent) // an earlier container's part keeps its array if this one grows
 				recs[i].Recent, recs[i].MemoryRise = b.samples[from:len(b.samples):len(b.samples)], l.MemoryRise
-				recs[i].RecurringCPU = l.RecurringCPU
+				recs[i].RecurringCPU, recs[i].RecurringEvery = l.RecurringCPU, l.RecurringEvery
 			}
 		}
 	}

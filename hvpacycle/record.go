@@ -110,11 +110,22 @@ func describe(d scaling.Decision) string {
 	}
 	for _, t := range d.Totals {
 		if t.Ahead {
-			parts = append(parts, fmt.Sprintf("%s %s ahead of a burst that came at this time of each of the last %d hours",
-				t.Container, t.Resource, recommender.RecurHours))
+			parts = append(parts, fmt.Sprintf("%s %s ahead of a burst that came at this time %s", t.Container, t.Resource, recurrence(t.AheadEvery)))
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// recurrence says when a recurring burst came: at this time of each of the last recommender.RecurTimes
+// periods of every.
+func recurrence(every time.Duration) string {
+	switch every {
+	case time.Hour:
+		return fmt.Sprintf("of each of the last %d hours", recommender.RecurTimes)
+	case 24 * time.Hour:
+		return fmt.Sprintf("of each of the last %d days", recommender.RecurTimes)
+	}
+	return fmt.Sprintf("every %s, the last %d times", strings.TrimSuffix(strings.TrimSuffix(every.String(), "0s"), "0m"), recommender.RecurTimes)
 }
 
 func intentSummary(d *hvpav1alpha1.DesiredState) string {

@@ -49,6 +49,17 @@ func TestRecord(t *testing.T) {
 		Ready           string // status/reason
 		DesiredReplicas int32
 	}
+	// ahead is a scaling whose CPU total rose ahead of a burst of that period, and what it records: text says
+	// when the burst came
+	ahead := func(every time.Duration) scaling.Decision {
+		d := decision(2, 3, 500, 1000)
+		d.Totals = []scaling.Total{{Container: "app", Resource: scaling.CPU, Total: 3000, Source: scaling.SourceLoad, Replicas: 3, Ahead: true, AheadEvery: every}}
+		return d
+	}
+	aheadTold := func(text string) want {
+		msg := "replicas 2 -> 3; app cpu 500m -> 1; app cpu ahead of a burst that came at this time " + text
+		return want{Told: Told{Scaled: msg}, LastScaling: msg, Ready: "True/Ready", DesiredReplicas: 3}
+	}
 	cases := map[string]struct {
 		before hvpav1alpha1.HvpaStatus
 		d      scaling.Decision
@@ -59,13 +70,12 @@ func TestRecord(t *testing.T) {
 		"a scaling": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: decision(2, 3, 500, 1000),
 			want: want{Told: Told{Scaled: "replicas 2 -> 3; app cpu 500m -> 1"}, LastScaling: "replicas 2 -> 3; app cpu 500m -> 1", Ready: "True/Ready", DesiredReplicas: 3}},
 		// a CPU total that rose ahead of a recurring burst says so (docs/design/scaling.md section 2a)
-		"a scaling ahead of a recurring burst": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: func() scaling.Decision {
-			d := decision(2, 3, 500, 1000)
-			d.Totals = []scaling.Total{{Container: "app", Resource: scaling.CPU, Total: 3000, Source: scaling.SourceLoad, Replicas: 3, Ahead: true}}
-			return d
-		}(),
-			want: want{Told: Told{Scaled: "replicas 2 -> 3; app cpu 500m -> 1; app cpu ahead of a burst that came at this time of each of the last 3 hours"},
-				LastScaling: "replicas 2 -> 3; app cpu 500m -> 1; app cpu ahead of a burst that came at this time of each of the last 3 hours", Ready: "True/Ready", DesiredReplicas: 3}},
+		"a scaling ahead of a recurring burst": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: ahead(time.Hour),
+			want: aheadTold("of each of the last 3 hours")},
+		"a scaling ahead of a burst every 6 hours": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: ahead(6 * time.Hour),
+			want: aheadTold("every 6h, the last 3 times")},
+		"a scaling ahead of a daily burst": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: ahead(24 * time.Hour),
+			want: aheadTold("of each of the last 3 days")},
 		"the same intent: nothing told, the last scaling kept": {
 			before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500), LastScaling: &hvpav1alpha1.ScalingRecord{Time: before, Message: "earlier"}}, d: decision(2, 2, 500, 500),
 			want: want{LastScaling: "earlier", Ready: "True/Ready", DesiredReplicas: 2}},

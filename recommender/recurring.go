@@ -2,17 +2,19 @@ package recommender
 
 import (
 	"math"
+	"sort"
 	"time"
 )
 
 // A recurring burst (docs/design/scaling.md section 2a): when the CPU load of a workload total rose, at this
-// time of each of the last RecurHours hours, within RecurLead to RecurRise times the load of the RecurBefore
-// before it (and by RecurMinRise at least), and held that rise for RecurHold after (an hourly batch job, a
-// cron schedule), the burst's peak over RecurSpan is the load ahead now: the Hvpa's total rises before the
-// burst comes, instead of a reaction time (the metrics window, the recommender's run, the resize) into it.
+// time of each of its last RecurTimes periods (a period of RecurPeriods: every hour, every few hours, every
+// day), within RecurLead to RecurRise times the load of the RecurBefore before it (and by RecurMinRise at
+// least), and held that rise for RecurHold after (an hourly batch job, a cron schedule), the largest of those
+// bursts' peaks over their first RecurSpan is the load ahead now: the Hvpa's total rises before the burst
+// comes, instead of a reaction time (the metrics window, the recommender's run, the resize) into it.
 const (
-	// RecurHours: the burst came at this time of each of the last RecurHours hours.
-	RecurHours = 3
+	// RecurTimes: the burst came at this time of each of the last RecurTimes periods.
+	RecurTimes = 3
 	// RecurBefore: the load before a burst is the peak of the RecurBefore before its time.
 	RecurBefore = 2 * time.Minute
 	// RecurLead: a burst that starts within RecurLead is the load ahead now (a reaction time and more: the
@@ -21,8 +23,8 @@ const (
 	// RecurHold: the burst held its rise over the RecurHold after RecurLead (a spike does not, and rising for
 	// it ahead of time would hold a total up for the whole scale-down stabilization).
 	RecurHold = 5 * time.Minute
-	// RecurSpan: the burst's level is its peak over the RecurSpan after its time (the CPU estimate's up
-	// window: what the decision reads once the burst is there).
+	// RecurSpan: a burst's level is its peak over the RecurSpan after the times it was ahead of (the CPU
+	// estimate's up window: what the decision reads once the burst is there).
 	RecurSpan = 10 * time.Minute
 	// RecurRise and RecurMinRise: a burst is at least RecurRise times the load before it, and RecurMinRise
 	// millicores above it (a load of a few millicores above the pods' base doubles with its noise).
@@ -30,31 +32,84 @@ const (
 	RecurMinRise = 100.0
 )
 
-// recurSlots is how many minutes a minuteLoad holds: from the load before the burst RecurHours hours ago to
-// now, and a few more.
-const recurSlots = RecurHours*60 + int64(RecurBefore/time.Minute) + 8
+// RecurPeriods are the periods a recurring burst may have, shortest first (the shortest that fits is the
+// burst's): every hour (a burst every 15 or 30 minutes comes at this time of every hour too), every 2, 3, 4,
+// 6, 8 or 12 hours, and every day (a cron schedule's).
+var RecurPeriods = [...]time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour, 4 * time.Hour, 6 * time.Hour, 8 * time.Hour, 12 * time.Hour, 24 * time.Hour}
 
-// minuteLoad is the CPU load of each of the last recurSlots minutes (the largest sample of the minute), in a
-// ring indexed by the minute: 1.5 KiB per workload total, whatever the recommender's interval.
+const (
+	// recurRing is how many minutes a minuteLoad holds: a time is judged from the RecurBefore before it to the
+	// RecurSpan after, once those minutes have passed, and a few more.
+	recurRing = 16
+	// recurRuns is how many runs of burst times a minuteLoad keeps: three days of two bursts an hour.
+	recurRuns = 150
+	// recurKeep is how far back a burst time can be read: RecurTimes of the longest period.
+	recurKeep = RecurTimes * 24 * time.Hour
+)
+
+// minuteLoad is the CPU load of a workload total's last minutes (the largest sample of each) and the times of
+// its bursts over the last days: each time a burst started within RecurLead of, judged once its minutes have
+// passed, kept as runs of consecutive minutes with the burst's peak. 1.5 KiB per workload total, whatever the
+// recommender's interval and the bursts' period.
 type minuteLoad struct {
-	stamp [recurSlots]int32 // the minute the slot holds (Unix time / 60, until the year 6000), plus 1 (0: empty)
-	cpu   [recurSlots]float32
+	stamp [recurRing]int32 // the minute the slot holds (Unix time / 60, until the year 6000), plus 1 (0: empty)
+	cpu   [recurRing]float32
+	last  int64 // the newest minute added
+	// judged: every time up to this minute has been judged (0: none)
+	judged int64
+	// the runs of burst times, oldest first in a ring from head: from the minute from-1, n minutes, peak the
+	// largest load of the RecurSpan after any of them
+	from        [recurRuns]int32
+	n           [recurRuns]uint8
+	peak        [recurRuns]float32
+	head, count int
 }
 
 // slot is the index of minute m.
-func slot(m int64) int { return int((m%recurSlots + recurSlots) % recurSlots) }
+func slot(m int64) int { return int((m%recurRing + recurRing) % recurRing) }
 
 func minuteOf(t time.Time) int64 { return t.Unix() / 60 }
 
-// add takes a CPU sample (millicores) at t.
+func minutes(d time.Duration) int64 { return int64(d / time.Minute) }
+
+// add takes a CPU sample (millicores) at t. A sample of a new minute first judges the times whose minutes
+// have all passed.
 func (l *minuteLoad) add(t time.Time, cpu float64) {
 	m := minuteOf(t)
+	if m > l.last {
+		l.judge(m)
+		l.last = m
+	}
 	i := slot(m)
 	if l.stamp[i] != int32(m+1) {
 		l.stamp[i], l.cpu[i] = int32(m+1), float32(cpu)
 		return
 	}
 	l.cpu[i] = max(l.cpu[i], float32(cpu))
+}
+
+// judge judges every time not judged yet whose RecurSpan after it ended before minute m (and whose minutes
+// the ring may still hold).
+func (l *minuteLoad) judge(m int64) {
+	to := m - 1 - minutes(RecurSpan)
+	for p := max(l.judged+1, to-recurRing); p <= to; p++ {
+		if peak, ok := l.burstFrom(p); ok {
+			l.mark(p, peak)
+		}
+	}
+	l.judged = max(l.judged, to)
+}
+
+// burstFrom reports whether a burst started within RecurLead of minute p: the load rose to at least RecurRise
+// and RecurMinRise above the peak of the RecurBefore before p, and held that over RecurHold; peak is its
+// largest load over the RecurSpan after p.
+func (l *minuteLoad) burstFrom(p int64) (float64, bool) {
+	_, before, ok1 := l.span(p-minutes(RecurBefore), p)
+	_, lead, ok2 := l.span(p, p+minutes(RecurLead))
+	held, _, ok3 := l.span(p+minutes(RecurLead), p+minutes(RecurLead+RecurHold))
+	_, peak, _ := l.span(p, p+minutes(RecurSpan))
+	rise := max(before*RecurRise, before+RecurMinRise)
+	return peak, ok1 && ok2 && ok3 && lead >= rise && held >= rise
 }
 
 // span is the smallest and the largest load of the minutes (from, to]; false when none has a sample.
@@ -74,79 +129,190 @@ func (l *minuteLoad) span(from, to int64) (low, peak float64, ok bool) {
 	return low, peak, ok
 }
 
-// recurring is the CPU load (millicores) of a burst that recurs at now's time of the hour: the largest peak
-// of the last RecurHours hours' bursts, each of which started within RecurLead of that time, at least
-// RecurRise and RecurMinRise above the load before it, and held that over RecurHold; 0 when any of those
-// hours had no such burst (or no sample).
-func (l *minuteLoad) recurring(now time.Time) float64 {
-	minutes := func(d time.Duration) int64 { return int64(d / time.Minute) }
-	level := 0.0
-	for k := 1; k <= RecurHours; k++ {
-		p := minuteOf(now) - int64(k)*60
-		_, before, ok1 := l.span(p-minutes(RecurBefore), p)
-		_, lead, ok2 := l.span(p, p+minutes(RecurLead))
-		held, _, ok3 := l.span(p+minutes(RecurLead), p+minutes(RecurLead+RecurHold))
-		_, peak, _ := l.span(p, p+minutes(RecurSpan))
-		rise := max(before*RecurRise, before+RecurMinRise)
-		if !ok1 || !ok2 || !ok3 || lead < rise || held < rise {
-			return 0
+// run is the index of the i-th oldest run.
+func (l *minuteLoad) run(i int) int { return (l.head + i) % recurRuns }
+
+// mark records minute p (after every minute marked so far) as a burst time of peak: the newest run grows
+// when p follows it, else p starts a run (the oldest goes when all recurRuns are taken).
+func (l *minuteLoad) mark(p int64, peak float64) {
+	if l.count > 0 {
+		r := l.run(l.count - 1)
+		if int64(l.from[r])-1+int64(l.n[r]) == p && l.n[r] < math.MaxUint8 {
+			l.n[r]++
+			l.peak[r] = max(l.peak[r], float32(peak))
+			return
 		}
-		level = max(level, peak)
 	}
-	return level
+	l.push(p, 1, float32(peak))
 }
 
-// MinutesCheckpoint is the CPU load of a workload total's last minutes, as a checkpoint keeps it: the load
-// (millicores) of each minute from Start on, -1 for a minute without a sample.
+// push adds the run of n minutes from minute from as the newest (the oldest goes when all recurRuns are
+// taken).
+func (l *minuteLoad) push(from int64, n uint8, peak float32) {
+	r := l.run(l.count)
+	if l.count == recurRuns {
+		l.head = (l.head + 1) % recurRuns
+	} else {
+		l.count++
+	}
+	l.from[r], l.n[r], l.peak[r] = int32(from+1), n, peak
+}
+
+// burstAt is the peak of the burst that started within RecurLead of minute q; false when none did (or q is
+// not judged yet).
+func (l *minuteLoad) burstAt(q int64) (float64, bool) {
+	// the first run that starts after q (a binary search; sort.Search's closure would escape, an allocation at
+	// every lookup); the one before it holds q if any does
+	i, j := 0, l.count
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if int64(l.from[l.run(h)])-1 > q {
+			j = h
+		} else {
+			i = h + 1
+		}
+	}
+	if i == 0 {
+		return 0, false
+	}
+	r := l.run(i - 1)
+	if q >= int64(l.from[r])-1+int64(l.n[r]) {
+		return 0, false
+	}
+	return float64(l.peak[r]), true
+}
+
+// recurring is the CPU load (millicores) of a burst that recurs at now's time of the period, and the period:
+// for the shortest period of RecurPeriods at each of whose last RecurTimes times a burst started within
+// RecurLead, the largest of those bursts' peaks; 0 when no period has one at every time.
+func (l *minuteLoad) recurring(now time.Time) (float64, time.Duration) {
+	m := minuteOf(now)
+	for _, period := range RecurPeriods {
+		level, every := 0.0, true
+		for k := int64(1); k <= RecurTimes && every; k++ {
+			peak, ok := l.burstAt(m - k*minutes(period))
+			level, every = max(level, peak), ok
+		}
+		if every {
+			return level, period
+		}
+	}
+	return 0, 0
+}
+
+// MinutesCheckpoint is what a checkpoint keeps of a workload total's minutes: the CPU load (millicores) of
+// each of its last minutes from Start on (-1 for a minute without a sample), whose bursts are not all judged
+// yet, and the times of the bursts of the last days.
 type MinutesCheckpoint struct {
 	Start      time.Time
 	MilliCores []int32
+	Bursts     []BurstCheckpoint
 }
 
-// save encodes the minutes held, from the oldest minute with a sample to the newest; false when none has one.
+// BurstCheckpoint is a run of burst times: from Start on, for Minutes minutes, a burst of PeakMilliCores
+// started within RecurLead.
+type BurstCheckpoint struct {
+	Start          time.Time
+	Minutes        int
+	PeakMilliCores int32
+}
+
+// save encodes the minutes held, from the oldest minute with a sample to the newest, and the runs of burst
+// times that may still be read (RecurTimes of the longest period); false when it holds neither.
 func (l *minuteLoad) save() (MinutesCheckpoint, bool) {
+	var c MinutesCheckpoint
 	newest := int64(-1)
 	for _, s := range l.stamp {
 		newest = max(newest, int64(s)-1)
 	}
-	if newest < 0 {
-		return MinutesCheckpoint{}, false
-	}
-	first := newest - recurSlots + 1
-	for m := first; m <= newest && l.stamp[slot(m)] != int32(m+1); m++ {
-		first = m + 1 // a leading minute without a sample
-	}
-	c := MinutesCheckpoint{Start: time.Unix(first*60, 0).UTC(), MilliCores: make([]int32, 0, newest-first+1)}
-	for m := first; m <= newest; m++ {
-		v := int32(-1)
-		if i := slot(m); l.stamp[i] == int32(m+1) {
-			v = int32(math.Round(float64(l.cpu[i])))
+	if newest >= 0 {
+		first := newest - recurRing + 1
+		for m := first; m <= newest && l.stamp[slot(m)] != int32(m+1); m++ {
+			first = m + 1 // a leading minute without a sample
 		}
-		c.MilliCores = append(c.MilliCores, v)
+		c.Start, c.MilliCores = time.Unix(first*60, 0).UTC(), make([]int32, 0, newest-first+1)
+		for m := first; m <= newest; m++ {
+			v := int32(-1)
+			if i := slot(m); l.stamp[i] == int32(m+1) {
+				v = int32(math.Round(float64(l.cpu[i])))
+			}
+			c.MilliCores = append(c.MilliCores, v)
+		}
 	}
-	return c, true
+	for i := range l.count {
+		r := l.run(i)
+		from := int64(l.from[r]) - 1
+		if from+int64(l.n[r]) > l.last-minutes(recurKeep)-minutes(RecurSpan) {
+			c.Bursts = append(c.Bursts, BurstCheckpoint{Start: time.Unix(from*60, 0).UTC(), Minutes: int(l.n[r]),
+				PeakMilliCores: int32(math.Round(float64(l.peak[r])))})
+		}
+	}
+	return c, newest >= 0 || len(c.Bursts) > 0
 }
 
-// load takes the minutes of a checkpoint that are not after now, and not older than the minutes held: a
-// minute this process sampled too keeps the larger load, and a slot holding a newer minute keeps it.
+// load takes a checkpoint's minutes and bursts up to now. A minute is taken when it is not older than the
+// minutes held (a minute this process sampled too keeps the larger load, a slot holding a newer minute keeps
+// it); the times the checkpoint's minutes had judged are not judged again. The bursts join this process'
+// (runs that meet become one, with the larger peak); the newest recurRuns stay.
 func (l *minuteLoad) load(c MinutesCheckpoint, now time.Time) {
 	first, last := minuteOf(c.Start), minuteOf(now)
 	vals := c.MilliCores
-	if n := int64(len(vals)); n > recurSlots { // only the newest recurSlots can be held
-		first += n - recurSlots
-		vals = vals[n-recurSlots:]
+	if n := int64(len(vals)); n > recurRing { // only the newest recurRing can be held
+		first += n - recurRing
+		vals = vals[n-recurRing:]
 	}
+	newest := int64(-1)
 	for k, v := range vals {
 		m := first + int64(k)
-		if v < 0 || m > last || m < last-recurSlots+1 {
+		if v < 0 || m > last || m < last-recurRing+1 {
 			continue
 		}
+		newest = max(newest, m)
 		i := slot(m)
 		switch s := int64(l.stamp[i]); {
 		case s < m+1:
 			l.stamp[i], l.cpu[i] = int32(m+1), float32(v)
 		case s == m+1:
 			l.cpu[i] = max(l.cpu[i], float32(v))
+		}
+	}
+	if newest >= 0 {
+		// the process that wrote it judged every time whose RecurSpan ended before its newest minute
+		l.last = max(l.last, newest)
+		l.judged = max(l.judged, newest-1-minutes(RecurSpan))
+	}
+	type span struct {
+		from, to int64 // minutes [from, to)
+		peak     float32
+	}
+	var all []span
+	for i := range l.count {
+		r := l.run(i)
+		all = append(all, span{int64(l.from[r]) - 1, int64(l.from[r]) - 1 + int64(l.n[r]), l.peak[r]})
+	}
+	for _, b := range c.Bursts {
+		if from := minuteOf(b.Start); b.Minutes > 0 && from <= last && b.PeakMilliCores >= 0 {
+			all = append(all, span{from, from + int64(min(b.Minutes, math.MaxUint8)), float32(b.PeakMilliCores)})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].from < all[j].from })
+	var runs []span
+	for _, s := range all {
+		if k := len(runs) - 1; k >= 0 && s.from <= runs[k].to {
+			runs[k].to, runs[k].peak = max(runs[k].to, s.to), max(runs[k].peak, s.peak)
+			continue
+		}
+		runs = append(runs, s)
+	}
+	if len(runs) > recurRuns {
+		runs = runs[len(runs)-recurRuns:]
+	}
+	l.head, l.count = 0, 0
+	for _, s := range runs {
+		for s.from < s.to { // a run longer than a run's count holds is kept as several
+			n := min(s.to-s.from, math.MaxUint8)
+			l.push(s.from, uint8(n), s.peak)
+			s.from += n
 		}
 	}
 }

@@ -8,28 +8,32 @@ import (
 )
 
 // TestRecurringBurst pins the recurring burst of a workload total: the load ahead is the peak of a burst that
-// came at this time of each of the last RecurHours hours (within RecurLead, RecurRise and RecurMinRise above
-// the load before it, held over RecurHold), and nothing for a spike, a burst missing from one of those hours,
-// one further ahead than RecurLead, a small load's noise, a slow rise, or a history shorter than RecurHours.
+// came at this time of each of the last RecurTimes periods (within RecurLead, RecurRise and RecurMinRise above
+// the load before it, held over RecurHold), for the shortest period of RecurPeriods that has one at every
+// time; nothing for a spike, a burst missing from one of those times, one further ahead than RecurLead, a
+// small load's noise, a slow rise, or a history shorter than RecurTimes periods.
 func TestRecurringBurst(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
-	// load is the CPU at minute m (of the day) of a workload that runs low with bursts
+	// load is the CPU at minute m (from t0) of a workload that runs low with bursts
 	type shape func(m int) float64
-	hourly := func(at, length int, low, high float64) shape { // a burst at minute at of every hour
+	every := func(period, at, length int, low, high float64) shape { // a burst at minute at of every period
 		return func(m int) float64 {
-			if x := (m%60 - at + 60) % 60; x < length {
+			if x := (m%period - at + period) % period; x < length {
 				return high
 			}
 			return low
 		}
 	}
+	hourly := func(at, length int, low, high float64) shape { return every(60, at, length, low, high) }
+	day := 24 * 60
 	cases := map[string]struct {
-		load shape
-		now  int // the minute of the last sample (the history runs from minute 0 to it, one sample a minute)
-		want float64
+		load      shape
+		now       int // the minute of the last sample (the history runs from minute 0 to it, one sample a minute)
+		want      float64
+		wantEvery time.Duration
 	}{
-		"an hourly burst 3 min ahead": {load: hourly(0, 12, 400, 2800), now: 4*60 - 3, want: 2800},
-		"an hourly burst 1 min ahead": {load: hourly(0, 12, 400, 2800), now: 4*60 - 1, want: 2800},
+		"an hourly burst 3 min ahead": {load: hourly(0, 12, 400, 2800), now: 4*60 - 3, want: 2800, wantEvery: time.Hour},
+		"an hourly burst 1 min ahead": {load: hourly(0, 12, 400, 2800), now: 4*60 - 1, want: 2800, wantEvery: time.Hour},
 		"an hourly burst 6 min ahead": {load: hourly(0, 12, 400, 2800), now: 4*60 - 6},
 		// in the burst, the load before it is the burst: the recent load has it
 		"an hourly burst under way": {load: hourly(0, 12, 400, 2800), now: 4*60 + 2},
@@ -43,20 +47,43 @@ func TestRecurringBurst(t *testing.T) {
 		"a history of two hours":    {load: hourly(0, 12, 400, 2800), now: 2*60 - 2},
 		"a small load's doubling":   {load: hourly(0, 12, 20, 60), now: 4*60 - 2},
 		"a burst 1.4x the load":     {load: hourly(0, 12, 1000, 1400), now: 4*60 - 2},
-		"a burst 100m over a small": {load: hourly(0, 12, 50, 160), now: 4*60 - 2, want: 160},
+		"a burst 100m over a small": {load: hourly(0, 12, 50, 160), now: 4*60 - 2, want: 160, wantEvery: time.Hour},
 		"a slow rise (1% a minute)": {load: func(m int) float64 { return 400 * (1 + 0.01*float64(m)) }, now: 4*60 - 2},
-		// the level is the peak of the RecurSpan after this time of the hour (2 min before the burst: to its
-		// minute 8), the largest of the hours'
+		// the level is the peak of the RecurSpan after the first time the burst was ahead of (RecurLead before
+		// it: to its minute 9), the largest of the times'
 		"a burst that grows, larger last hour": {load: func(m int) float64 {
 			b := hourly(0, 12, 400, 2000)(m)
 			if b > 400 {
-				b += float64(m%60) * 50 // 2,400 at minute 8
+				b += float64(m%60) * 50 // 2,450 at minute 9
 				if m/60 == 3 {
 					b += 300
 				}
 			}
 			return b
-		}, now: 4*60 - 2, want: 2000 + 8*50 + 300},
+		}, now: 4*60 - 2, want: 2000 + 9*50 + 300, wantEvery: time.Hour},
+		"a burst every 2 hours":            {load: every(120, 0, 20, 400, 2800), now: 8*60 - 2, want: 2800, wantEvery: 2 * time.Hour},
+		"a burst every 2 hours, 2 times":   {load: every(120, 0, 20, 400, 2800), now: 6*60 - 2},
+		"a burst every 6 hours at 02:30":   {load: every(360, 150, 30, 400, 2800), now: 3*360 + 150 - 3, want: 2800, wantEvery: 6 * time.Hour},
+		"a daily burst":                    {load: every(day, 120, 45, 300, 5000), now: 3*day + 120 - 2, want: 5000, wantEvery: 24 * time.Hour},
+		"a daily burst, 2 days of history": {load: every(day, 120, 45, 300, 5000), now: 2*day + 120 - 2},
+		"a daily burst 6 min ahead":        {load: every(day, 120, 45, 300, 5000), now: 3*day + 120 - 6},
+		"a daily burst missing a day": {load: func(m int) float64 {
+			if m/day == 1 {
+				return 300
+			}
+			return every(day, 120, 45, 300, 5000)(m)
+		}, now: 3*day + 120 - 2},
+		// an hourly burst comes at this time of every day too: the hour is its period, its level the last 3 hours'
+		"an hourly burst, 3 days": {load: func(m int) float64 {
+			b := hourly(0, 12, 400, 2000)(m)
+			if b > 400 && m < 2*day {
+				b = 6000 // larger on the first days
+			}
+			return b
+		}, now: 3*day - 2, want: 2000, wantEvery: time.Hour},
+		"bursts every 30 min":   {load: every(30, 0, 10, 400, 2800), now: 4*60 - 2, want: 2800, wantEvery: time.Hour},
+		"a burst every 90 min":  {load: every(90, 0, 20, 400, 2800), now: 5*90 - 2}, // no period of RecurPeriods
+		"a burst every 4 hours": {load: every(240, 30, 20, 400, 2800), now: 3*240 + 30 - 2, want: 2800, wantEvery: 4 * time.Hour},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -64,8 +91,8 @@ func TestRecurringBurst(t *testing.T) {
 			for m := 0; m <= tc.now; m++ {
 				l.add(t0.Add(time.Duration(m)*time.Minute), tc.load(m))
 			}
-			if got := l.recurring(t0.Add(time.Duration(tc.now) * time.Minute)); got != tc.want {
-				t.Errorf("recurring %v, want %v", got, tc.want)
+			if got, every := l.recurring(t0.Add(time.Duration(tc.now) * time.Minute)); got != tc.want || every != tc.wantEvery {
+				t.Errorf("recurring %v every %v, want %v every %v", got, every, tc.want, tc.wantEvery)
 			}
 		})
 	}
@@ -83,11 +110,11 @@ func TestRecurringBurstSamples(t *testing.T) {
 	if low, peak, ok := l.span(minuteOf(t0)-1, minuteOf(t0)); !ok || low != 300 || peak != 300 {
 		t.Errorf("minute of three samples: %v %v %v, want 300 300 true", low, peak, ok)
 	}
-	// the same slot, recurSlots minutes later: the old minute is gone, the new one alone
-	later := t0.Add(time.Duration(recurSlots) * time.Minute)
+	// the same slot, recurRing minutes later: the old minute is gone, the new one alone
+	later := t0.Add(time.Duration(recurRing) * time.Minute)
 	l.add(later, 50)
 	if _, _, ok := l.span(minuteOf(t0)-1, minuteOf(t0)); ok {
-		t.Error("a minute recurSlots ago is still read")
+		t.Error("a minute recurRing ago is still read")
 	}
 	if _, peak, ok := l.span(minuteOf(later)-1, minuteOf(later)); !ok || peak != 50 {
 		t.Errorf("the newer minute: %v %v, want 50 true", peak, ok)
@@ -95,7 +122,7 @@ func TestRecurringBurstSamples(t *testing.T) {
 	if _, _, ok := l.span(minuteOf(later), minuteOf(later)+5); ok {
 		t.Error("minutes with no sample read as samples")
 	}
-	// what every workload total keeps for it (docs/design/scaling.md section 2a says 1.5 KiB)
+	// what every workload total keeps for it, three days of bursts (docs/design/scaling.md section 2a says 1.5 KiB)
 	if size := unsafe.Sizeof(l); size > 1536 {
 		t.Errorf("a workload total's minutes take %d bytes, more than 1.5 KiB", size)
 	}
@@ -112,13 +139,22 @@ func TestWorkloadRecommendationRecurring(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	key := OwnerKey{Namespace: "ns", Owner: "hvpa", Container: "app"}
 	total := s.Total(m, key, t0)
+	load := func(i int) float64 {
+		if i%60 < 12 {
+			return 2.8
+		}
+		return 0.4
+	}
 	last := 4*60 - 2
 	for i := 0; i <= last; i++ {
-		cpu := 0.4
-		if i%60 < 12 {
-			cpu = 2.8
+		total.AddLoad(t0.Add(time.Duration(i)*time.Minute), load(i), 1<<30)
+		if i == 3*60+5 {
+			// late samples (older than the last one) are none of the minutes either: these would take the
+			// slots of the first minutes of the hour's burst, not judged yet, and it would be no burst
+			for late := 3*60 - 16; late < 3*60-10; late++ {
+				total.AddLoad(t0.Add(time.Duration(late)*time.Minute), 0.4, 1<<30)
+			}
 		}
-		total.AddLoad(t0.Add(time.Duration(i)*time.Minute), cpu, 1<<30)
 	}
 	// recommend is the recurring burst and the recent samples of the one container's recommendation
 	recommend := func() (float64, int) {
@@ -126,18 +162,13 @@ func TestWorkloadRecommendationRecurring(t *testing.T) {
 		if len(load) != 1 {
 			t.Fatalf("%d container recommendations, want 1", len(load))
 		}
+		if load[0].RecurringCPU > 0 && load[0].RecurringEvery != time.Hour {
+			t.Fatalf("RecurringEvery %v, want an hour", load[0].RecurringEvery)
+		}
 		return load[0].RecurringCPU, len(load[0].Recent)
 	}
 	if burst, _ := recommend(); burst != 2800 {
 		t.Fatalf("RecurringCPU %v, want 2800", burst)
-	}
-	// late samples (older than the last one) are none of the minutes either: two of more than recurSlots
-	// minutes ago would take the slots of the 2 minutes before last hour's burst
-	for _, m := range []int{last - 60 - 1 - int(recurSlots), last - 60 - int(recurSlots)} {
-		total.AddLoad(t0.Add(time.Duration(m)*time.Minute), 0.4, 1<<30)
-	}
-	if burst, _ := recommend(); burst != 2800 {
-		t.Fatalf("after late samples: RecurringCPU %v, want 2800", burst)
 	}
 	// history restored again (a checkpoint read at a later run) keeps this process' samples
 	s.LoadTotal(m, key, total.Aggregate)
@@ -152,13 +183,14 @@ func TestWorkloadRecommendationRecurring(t *testing.T) {
 }
 
 // FuzzRecurringBurst feeds a workload total's minutes any samples (minutes apart, skipped, repeated, late)
-// and checks that the recurring burst is none or the CPU of a sample of the last RecurHours hours and
-// RecurSpan, at least RecurMinRise (a burst is that far above the load before it, which is at least 0).
+// and checks that the recurring burst is none or the CPU of a sample of the last RecurTimes days, at least
+// RecurMinRise (a burst is that far above the load before it, which is at least 0), and the same after the
+// minutes go through their checkpoint.
 func FuzzRecurringBurst(f *testing.F) {
 	f.Add([]byte{1, 10, 1, 10, 1, 200, 1, 200, 60, 10, 1, 200}, uint16(500))
 	f.Add([]byte{0, 255, 2, 0, 1, 3}, uint16(7))
-	// an hourly burst for 4 hours, then 19 hours (6 x recurSlots minutes) without a sample: the ring's slots
-	// hold the old minutes at the same places, which are no burst of the last hours
+	// an hourly burst for 4 hours, then 19 hours without a sample: the ring's slots hold old minutes, and the
+	// bursts of 19 hours ago are none of any period's last times
 	var hourly []byte
 	for m := 0; m < 4*60-3; m++ {
 		v := byte(20)
@@ -196,10 +228,11 @@ func FuzzRecurringBurst(f *testing.F) {
 		if c, ok := whole.save(); ok {
 			back.load(c, at)
 		}
-		if a, b := whole.recurring(at), back.recurring(at); a != b {
-			t.Fatalf("a burst of %v, %v after a checkpoint of the minutes", a, b)
+		a, ae := whole.recurring(at)
+		if b, be := back.recurring(at); a != b || ae != be {
+			t.Fatalf("a burst of %v every %v, %v every %v after a checkpoint of the minutes", a, ae, b, be)
 		}
-		got := l.recurring(at)
+		got, _ := l.recurring(at)
 		if got == 0 {
 			return
 		}
@@ -207,17 +240,19 @@ func FuzzRecurringBurst(f *testing.F) {
 			t.Fatalf("a burst of %v, less than RecurMinRise", got)
 		}
 		when, ok := seen[float32(got)]
-		if !ok || at.Sub(when) > RecurHours*time.Hour+RecurBefore {
+		if !ok || at.Sub(when) > recurKeep {
 			t.Fatalf("a burst of %v, no sample of the last hours (last seen %v, now %v)", got, when, at)
 		}
 	})
 }
 
-// TestMinutesCheckpoint checks that a workload total's minutes survive a restart through their checkpoint:
-// a new process that loads them anticipates the burst at its first sample (without them it does not for
-// RecurHours); the checkpoint holds the minutes without a sample as -1; a restore merges (a minute this
-// process sampled keeps the larger load, a newer minute in the slot stays); and a checkpoint's minutes after
-// now, or more than the slots hold, are left out.
+// TestMinutesCheckpoint checks that a workload total's minutes and bursts survive a restart through their
+// checkpoint: a new process that loads them anticipates the burst at its first sample (without them it does
+// not for RecurTimes periods), and judges the times its predecessor had not judged yet from the minutes
+// (a burst under way at the restart still counts); the checkpoint holds a minute without a sample as -1; a
+// restore merges (a minute this process sampled keeps the larger load, a newer minute in the slot stays,
+// bursts that meet become one run with the larger peak); a checkpoint's minutes after now, or older than the
+// ring holds, are left out.
 func TestMinutesCheckpoint(t *testing.T) {
 	m, err := NewModel(Defaults())
 	if err != nil {
@@ -232,6 +267,26 @@ func TestMinutesCheckpoint(t *testing.T) {
 		}
 		return 0.4
 	}
+	// recommend is the recurring burst of a state's one container recommendation
+	recommend := func(s *State) (float64, time.Duration) {
+		load, _ := s.WorkloadRecommendation("ns", "hvpa", func(string) Policy { return DefaultPolicy() })
+		if len(load) != 1 {
+			t.Fatalf("%d container recommendations, want 1", len(load))
+		}
+		return load[0].RecurringCPU, load[0].RecurringEvery
+	}
+	// run feeds a new process from minute from to minute to, after a restore of cp (none: nil)
+	run := func(cp *MinutesCheckpoint, from, to int) *State {
+		s := NewState()
+		if cp != nil {
+			s.LoadMinutes(m, key, *cp, at(from))
+		}
+		for i := from; i <= to; i++ {
+			s.Total(m, key, at(from)).AddLoad(at(i), burst(i), 1<<30)
+		}
+		return s
+	}
+
 	before := NewState()
 	total := before.Total(m, key, t0)
 	if _, ok := total.Minutes(); ok {
@@ -239,7 +294,7 @@ func TestMinutesCheckpoint(t *testing.T) {
 	}
 	last := 4*60 - 6 // the process stops 6 minutes before the hour's burst
 	for i := 0; i <= last; i++ {
-		if i == last-30 {
+		if i == last-3 {
 			continue // a minute without a sample
 		}
 		total.AddLoad(at(i), burst(i), 1<<30)
@@ -248,37 +303,52 @@ func TestMinutesCheckpoint(t *testing.T) {
 	if !ok {
 		t.Fatal("no minutes saved")
 	}
-	if n := len(cp.MilliCores); n != int(recurSlots) || !cp.Start.Equal(at(last-int(recurSlots)+1)) {
-		t.Fatalf("saved %d minutes from %s, want %d from %s", n, cp.Start, recurSlots, at(last-int(recurSlots)+1))
+	if n := len(cp.MilliCores); n != int(recurRing) || !cp.Start.Equal(at(last-int(recurRing)+1)) {
+		t.Fatalf("saved %d minutes from %s, want %d from %s", n, cp.Start, recurRing, at(last-int(recurRing)+1))
 	}
-	if v := cp.MilliCores[len(cp.MilliCores)-31]; v != -1 {
+	if v := cp.MilliCores[len(cp.MilliCores)-4]; v != -1 {
 		t.Errorf("the minute without a sample saved as %d, want -1", v)
 	}
 	if v := cp.MilliCores[len(cp.MilliCores)-1]; v != 400 {
 		t.Errorf("the last minute saved as %d, want 400", v)
 	}
-
-	// recommend is the recurring burst of a state's one container recommendation
-	recommend := func(s *State) float64 {
-		load, _ := s.WorkloadRecommendation("ns", "hvpa", func(string) Policy { return DefaultPolicy() })
-		if len(load) != 1 {
-			t.Fatalf("%d container recommendations, want 1", len(load))
-		}
-		return load[0].RecurringCPU
+	// the first hour's burst has no load before it: not one
+	if len(cp.Bursts) != 3 || !cp.Bursts[0].Start.Equal(at(56)) || cp.Bursts[0].Minutes != 4 || cp.Bursts[2].PeakMilliCores != 2800 {
+		t.Errorf("saved bursts %+v, want 3 of 4 minutes from 4 minutes before each later hour, of 2800", cp.Bursts)
 	}
+
 	// the new process starts 4 minutes later (3 before the burst) and samples once
 	restart := last + 3
-	fresh := NewState()
-	fresh.Total(m, key, at(restart)).AddLoad(at(restart), burst(restart), 1<<30)
-	if got := recommend(fresh); got != 0 {
+	if got, _ := recommend(run(nil, restart, restart)); got != 0 {
 		t.Fatalf("a restart without the checkpoint anticipates %v", got)
 	}
-	restored := NewState()
-	restored.LoadTotal(m, key, total.Aggregate)
-	restored.LoadMinutes(m, key, cp, at(restart))
-	restored.Total(m, key, at(restart)).AddLoad(at(restart), burst(restart), 1<<30)
-	if got := recommend(restored); got != 2800 {
-		t.Fatalf("a restart with the checkpoint anticipates %v, want 2800", got)
+	if got, every := recommend(run(&cp, restart, restart)); got != 2800 || every != time.Hour {
+		t.Fatalf("a restart with the checkpoint anticipates %v every %v, want 2800 every hour", got, every)
+	}
+
+	// a checkpoint taken 3 minutes into the hour's burst: its times are judged by the new process, from the
+	// checkpoint's minutes and its own; the next hour's burst is anticipated
+	mid := NewState()
+	for i := 0; i <= 3*60+3; i++ {
+		mid.Total(m, key, t0).AddLoad(at(i), burst(i), 1<<30)
+	}
+	cpMid, _ := mid.Total(m, key, t0).Minutes()
+	after := run(&cpMid, 3*60+5, 4*60-2)
+	if got, _ := recommend(after); got != 2800 {
+		t.Errorf("after a restart in a burst, the next is anticipated at %v, want 2800", got)
+	}
+	// a checkpoint taken 12 minutes into the burst, which its process has judged: the new process does not
+	// judge those times again (one run a burst)
+	for i := 3*60 + 4; i <= 3*60+12; i++ {
+		mid.Total(m, key, t0).AddLoad(at(i), burst(i), 1<<30)
+	}
+	cpLate, _ := mid.Total(m, key, t0).Minutes()
+	if cp, _ := run(&cpLate, 3*60+14, 4*60-2).Total(m, key, t0).Minutes(); len(cp.Bursts) != 3 {
+		t.Errorf("after a restart past a burst: %d runs of burst times, want 3 (%+v)", len(cp.Bursts), cp.Bursts)
+	}
+	cpMid.MilliCores = nil
+	if got, _ := recommend(run(&cpMid, 3*60+5, 4*60-2)); got != 0 {
+		t.Errorf("without the checkpoint's minutes, the burst under way at the restart counted: %v", got)
 	}
 
 	// a merge: this process' larger sample of a minute stays, its smaller one takes the checkpoint's; a minute
@@ -296,8 +366,8 @@ func TestMinutesCheckpoint(t *testing.T) {
 	if _, _, ok := l.span(minuteOf(at(11)), minuteOf(at(12))); ok {
 		t.Error("a checkpoint's minute after now was loaded")
 	}
-	// of a checkpoint longer than the slots only the newest minutes load, none older than the slots hold
-	rs := int(recurSlots)
+	// of a checkpoint longer than the ring only the newest minutes load, none older than the ring holds
+	rs := int(recurRing)
 	var n minuteLoad
 	long := make([]int32, 2*rs)
 	for i := range long {
@@ -308,7 +378,7 @@ func TestMinutesCheckpoint(t *testing.T) {
 		t.Errorf("minute 6: %v %v, want the checkpoint's %d", peak, ok, rs+1)
 	}
 	if _, _, ok := n.span(minuteOf(at(4)), minuteOf(at(5))); ok {
-		t.Error("a minute older than the slots hold was loaded")
+		t.Error("a minute older than the ring holds was loaded")
 	}
 	// a slot holding a newer minute (a sample dated after the restore's now) keeps it
 	var k minuteLoad
@@ -316,5 +386,34 @@ func TestMinutesCheckpoint(t *testing.T) {
 	k.load(MinutesCheckpoint{Start: at(10), MilliCores: []int32{77}}, at(rs+5))
 	if _, peak, ok := k.span(minuteOf(at(rs+9)), minuteOf(at(rs+10))); !ok || peak != 300 {
 		t.Errorf("the newer minute: %v %v, want 300", peak, ok)
+	}
+	// bursts: the checkpoint's join this process' (a run that meets one becomes one, with the larger peak), in
+	// order; one after now is left out
+	var b minuteLoad
+	b.mark(minuteOf(at(100)), 900)
+	b.mark(minuteOf(at(101)), 900)
+	b.mark(minuteOf(at(200)), 500)
+	b.load(MinutesCheckpoint{Bursts: []BurstCheckpoint{{Start: at(50), Minutes: 2, PeakMilliCores: 300}, {Start: at(102), Minutes: 3, PeakMilliCores: 1200},
+		{Start: at(400), Minutes: 1, PeakMilliCores: 700}}}, at(300))
+	for q, want := range map[int]float64{50: 300, 51: 300, 52: 0, 100: 1200, 104: 1200, 105: 0, 200: 500, 400: 0} {
+		if got, _ := b.burstAt(minuteOf(at(q))); got != want {
+			t.Errorf("after the merge, a burst at minute %d of %v, want %v", q, got, want)
+		}
+	}
+	// the newest recurRuns stay
+	var full minuteLoad
+	var many []BurstCheckpoint
+	for i := range recurRuns + 10 {
+		many = append(many, BurstCheckpoint{Start: at(10 * i), Minutes: 1, PeakMilliCores: int32(i + 1)})
+	}
+	full.load(MinutesCheckpoint{Bursts: many}, at(10*(recurRuns+10)))
+	if got, _ := full.burstAt(minuteOf(at(90))); got != 0 {
+		t.Errorf("the 10th oldest run kept: %v", got)
+	}
+	if got, _ := full.burstAt(minuteOf(at(100))); got != 11 {
+		t.Errorf("the 11th oldest run: %v, want 11", got)
+	}
+	if got, _ := full.burstAt(minuteOf(at(10 * (recurRuns + 9)))); got != float64(recurRuns+10) {
+		t.Errorf("the newest run: %v, want %d", got, recurRuns+10)
 	}
 }

@@ -39,8 +39,8 @@ type WorkloadTotal struct {
 	Aggregate *Aggregate
 	feed      *Container
 	model     *Model
-	// recent is the load of the last RecentWindow, and byMinute the CPU load of the last hours' minutes, where
-	// recurring bursts show (in memory only: after a restart they fill again)
+	// recent is the load of the last RecentWindow, and byMinute the CPU load of the last minutes and the times
+	// of the bursts of the last days, where recurring bursts show (checkpointed with the history: Minutes)
 	recent   recentLoad
 	byMinute *minuteLoad
 }
@@ -312,10 +312,10 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 	return ok
 }
 
-// recurring is the CPU load of a recurring burst ahead, as of the last recent sample (0: none).
-func (t *WorkloadTotal) recurring() float64 {
+// recurring is the CPU load of a recurring burst ahead and its period, as of the last recent sample (0: none).
+func (t *WorkloadTotal) recurring() (float64, time.Duration) {
 	if t.byMinute == nil || len(t.recent.samples) == 0 {
-		return 0
+		return 0, 0
 	}
 	return t.byMinute.recurring(t.recent.last())
 }
@@ -349,8 +349,8 @@ func (t *WorkloadTotal) Checkpoint(now time.Time) AggregateCheckpoint {
 	return t.model.SaveAggregate(t.Aggregate, []*Container{t.feed}, now)
 }
 
-// Minutes is the CPU load of the total's last minutes, which a checkpoint keeps with its history; false when
-// it holds none.
+// Minutes is the CPU load of the total's last minutes and the times of its bursts, which a checkpoint keeps
+// with its history; false when it holds none.
 func (t *WorkloadTotal) Minutes() (MinutesCheckpoint, bool) {
 	if t.byMinute == nil {
 		return MinutesCheckpoint{}, false
@@ -358,9 +358,9 @@ func (t *WorkloadTotal) Minutes() (MinutesCheckpoint, bool) {
 	return t.byMinute.save()
 }
 
-// LoadMinutes adds the CPU load of a checkpoint's minutes (up to now) to the workload total of key, creating
-// it as needed: after a restart a recurring burst is anticipated at once, not RecurHours later. A minute
-// this process has sampled too keeps the larger load.
+// LoadMinutes adds a checkpoint's minutes and bursts (up to now) to the workload total of key, creating it as
+// needed: after a restart a recurring burst is anticipated at once, not RecurTimes periods later. A minute
+// this process has sampled too keeps the larger load; bursts join this process'.
 func (s *State) LoadMinutes(m *Model, key OwnerKey, c MinutesCheckpoint, now time.Time) {
 	t := s.Total(m, key, now)
 	if t.byMinute == nil {
@@ -455,8 +455,9 @@ type ContainerLoad struct {
 	// with RiseHalfLife, as of the last recent sample.
 	MemoryRise float64
 	// RecurringCPU is the CPU load (millicores) of a burst that came at this time of each of the last
-	// RecurHours hours and starts within RecurLead, as of the last recent sample (0: none).
-	RecurringCPU float64
+	// RecurTimes periods of RecurringEvery and starts within RecurLead, as of the last recent sample (0: none).
+	RecurringCPU   float64
+	RecurringEvery time.Duration
 }
 
 // WorkloadRecommendation is the load recommendation of every container of an owner with a workload total
@@ -485,7 +486,8 @@ func (s *State) WorkloadRecommendation(ns, owner string, policy func(container s
 			return a
 		}
 		out = append(out, ContainerLoad{Container: name, Target: amounts(e.Target), LowerBound: amounts(e.LowerBound), UpperBound: amounts(e.UpperBound),
-			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last()), RecurringCPU: t.recurring()})
+			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last())})
+		out[len(out)-1].RecurringCPU, out[len(out)-1].RecurringEvery = t.recurring()
 	})
 	return out, confidence
 }

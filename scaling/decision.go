@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -34,8 +35,9 @@ type Total struct {
 	// Saturated is true when the total is above the top interval's upper boundary.
 	Saturated bool
 	// Ahead is true when the total rose ahead of a recurring burst (section 2a): the estimate it rose to is
-	// the burst's, not the recent load's.
-	Ahead bool
+	// the burst's, not the recent load's. AheadEvery is the burst's period (Recommendation.RecurringEvery).
+	Ahead      bool
+	AheadEvery time.Duration
 }
 
 // ContainerDecision is the decided per-pod requests and limits of one scaled container.
@@ -197,22 +199,21 @@ func hpaInput(spec *Spec, st State) hpaView {
 // takes them all), otherwise each stays in force.
 func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, actual int32) []Total {
 	c := st.Replicas
-	recs := make(map[string]Recommendation, len(st.Recommendation))
-	for _, r := range st.Recommendation {
-		recs[r.Name] = r
-	}
-	var out []Total
+	// a pod has a few containers: the recommendation of each is found by a scan (a map of them was a tenth of
+	// a decision's bytes)
+	out := make([]Total, 0, len(st.Containers)*int(NumResources))
 	var follow []following
 	for _, k := range st.Containers {
 		pol := spec.PolicyFor(k.Name)
+		i := slices.IndexFunc(st.Recommendation, func(r Recommendation) bool { return r.Name == k.Name })
 		for _, r := range Resources {
 			if pol.Off || !pol.Controlled[r] {
 				continue
 			}
 			t := Total{Container: k.Name, Resource: r, Total: -1}
-			if rec, ok := recs[k.Name]; ok {
+			if i >= 0 {
 				var f following
-				t.Total, t.Source, f = vpaTotal(spec, st, rec, k, r, c, actual)
+				t.Total, t.Source, f = vpaTotal(spec, st, &st.Recommendation[i], k, r, c, actual)
 				if t.Source == SourceLoad {
 					f.index = len(out)
 					follow = append(follow, f)
@@ -253,7 +254,7 @@ func moveTogether(out []Total, follow []following) {
 	for _, f := range follow {
 		if !f.hold {
 			out[f.index].Total = f.target
-			out[f.index].Ahead = f.ahead
+			out[f.index].Ahead, out[f.index].AheadEvery = f.ahead, f.every
 		}
 	}
 }
@@ -298,7 +299,8 @@ type following struct {
 	index       int
 	target, cur float64
 	move, hold  bool
-	ahead       bool // a rise that a recurring burst ahead makes (the recent load alone would not)
+	ahead       bool          // a rise that a recurring burst ahead makes (the recent load alone would not)
+	every       time.Duration // the burst's period
 }
 
 // follow decides whether a total that follows the recent load leaves its band (section 2): its trigger
@@ -349,13 +351,13 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, 
 	move := up || t < cur*(1-band)
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
-	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead}
+	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead, every: tl.every}
 }
 
 // vpaTotal is the recommendation's total for resource r of container k at c replicas: from the workload's
 // load (an Hvpa's embedded recommender; following the recent load when there is enough of it), else
 // actual (the pods running) x the per-pod uncapped target (or target); -1: none.
-func vpaTotal(spec *Spec, st State, rec Recommendation, k Container, r Resource, c, actual int32) (float64, Source, following) {
+func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource, c, actual int32) (float64, Source, following) {
 	if load, has := rec.Load.Get(r); has {
 		pCur, _ := k.Requests.Get(r)
 		if st.RecentUnknown && len(rec.Recent) == 0 && pCur > 0 {
@@ -363,6 +365,7 @@ func vpaTotal(spec *Spec, st State, rec Recommendation, k Container, r Resource,
 			return t, SourceLoad, following{target: t, cur: t, hold: true}
 		}
 		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, rec.MemoryRise, load, rec.RecurringCPU); ok {
+			tl.every = rec.RecurringEvery
 			return float64(c) * pCur, SourceLoad, spec.follow(st, k, r, c, pCur, tl)
 		}
 		return spec.VPATotal(r, load, c, pCur), SourceVPA, following{}

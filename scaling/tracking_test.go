@@ -84,10 +84,12 @@ func TestLoadFollowingTotal(t *testing.T) {
 			source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"a memory rise of MinStep moves, and CPU with it": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 11800*mi))),
 			source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(11800 * mi * 1.15 / 3)},
-		// a burst that recurs at this time of the hour: the CPU estimate is at least its load, ahead of it (and
+		// a burst that recurs at this time of the day: the CPU estimate is at least its load, ahead of it (and
 		// memory moves with CPU, to its own level)
 		"a recurring burst ahead: CPU rises to it now": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), steady(30, V(2800, 10000*mi))),
-			edit: func(_ *Spec, st *State) { st.Recommendation[0].RecurringCPU = 3300 }, source: SourceLoad,
+			edit: func(_ *Spec, st *State) {
+				st.Recommendation[0].RecurringCPU, st.Recommendation[0].RecurringEvery = 3300, 24*time.Hour
+			}, source: SourceLoad,
 			wantCPU: RoundUp(3300 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3), ahead: true},
 		// the recent load alone rises (to 3,400m plus headroom): the burst's 3,500m is the level, but the rise is
 		// not one the burst makes
@@ -170,6 +172,9 @@ func TestLoadFollowingTotal(t *testing.T) {
 				}
 				if want := tc.ahead && tot.Resource == CPU; tot.Ahead != want {
 					t.Errorf("%s total ahead of a recurring burst: %v, want %v", tot.Resource, tot.Ahead, want)
+				}
+				if tot.Ahead && tot.AheadEvery != 24*time.Hour {
+					t.Errorf("%s total ahead of a burst every %v, want the recommendation's day", tot.Resource, tot.AheadEvery)
 				}
 			}
 			if d.Replicas != 3 {

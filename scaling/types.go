@@ -264,9 +264,11 @@ type Recommendation struct {
 	// MemoryRise is the largest fraction by which the memory load rose within one reaction time (a few
 	// minutes), a maximum that decays over a day: memory never follows the load closer than that.
 	MemoryRise float64
-	// RecurringCPU is the CPU load (as Load) of a burst that came at this time of each of the last hours and
-	// starts within minutes (0: none): the CPU estimate of section 2a is at least that, ahead of the burst.
-	RecurringCPU float64
+	// RecurringCPU is the CPU load (as Load) of a burst that came at this time of each of the last periods of
+	// RecurringEvery (an hour, a few hours, a day) and starts within minutes (0: none): the CPU estimate of
+	// section 2a is at least that, ahead of the burst.
+	RecurringCPU   float64
+	RecurringEvery time.Duration
 }
 
 // LoadSample is one sample of the workload's load (a resource without a value: not sampled).

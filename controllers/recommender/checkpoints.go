@@ -158,7 +158,7 @@ func (r *Recommender) loadHvpaCheckpoints(ctx context.Context) error {
 		ref := checkpointRef{hvpav1alpha1.KindHvpaCheckpoint, types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}}
 		r.seen[ref] = true
 		if r.loadCheckpoint(ctx, ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status.VerticalPodAutoscalerCheckpointStatus, cp.Labels[WriterLabel], true) {
-			r.loadMinutes(ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status.CPUMinutes)
+			r.loadMinutes(ref, hvpaOwner(cp.Spec.HvpaName), cp.Spec.ContainerName, cp.Status)
 			loaded++
 		}
 	}
@@ -188,14 +188,35 @@ func (r *Recommender) loadCheckpoint(ctx context.Context, ref checkpointRef, own
 	return true
 }
 
-// loadMinutes adds an HvpaCheckpoint's minutes (the workload's CPU load of its last minutes) to its workload
-// total: a recurring burst is anticipated from the first run on.
-func (r *Recommender) loadMinutes(ref checkpointRef, owner, container string, c *hvpav1alpha1.CPUMinutes) {
-	if c == nil || len(c.MilliCores) == 0 {
+// loadMinutes adds what an HvpaCheckpoint keeps for the anticipation of recurring bursts (the workload's CPU
+// load of its last minutes, the times of its bursts) to its workload total: a recurring burst is anticipated
+// from the first run on.
+func (r *Recommender) loadMinutes(ref checkpointRef, owner, container string, s hvpav1alpha1.HvpaCheckpointStatus) {
+	var c recommender.MinutesCheckpoint
+	if s.CPUMinutes != nil {
+		c.Start, c.MilliCores = s.CPUMinutes.Start.Time, s.CPUMinutes.MilliCores
+	}
+	for _, b := range s.CPUBursts {
+		c.Bursts = append(c.Bursts, recommender.BurstCheckpoint{Start: b.Start.Time, Minutes: int(b.Minutes), PeakMilliCores: b.PeakMilliCores})
+	}
+	if len(c.MilliCores) == 0 && len(c.Bursts) == 0 {
 		return
 	}
 	key := recommender.OwnerKey{Namespace: ref.Namespace, Owner: owner, Container: container}
-	r.state.LoadMinutes(r.model(r.Base), key, recommender.MinutesCheckpoint{Start: c.Start.Time, MilliCores: c.MilliCores}, r.Clock.Now())
+	r.state.LoadMinutes(r.model(r.Base), key, c, r.Clock.Now())
+}
+
+// toCheckpoint is a workload total's minutes and bursts as an HvpaCheckpoint's status keeps them.
+func toCheckpoint(c recommender.MinutesCheckpoint) (*hvpav1alpha1.CPUMinutes, []hvpav1alpha1.CPUBurst) {
+	var minutes *hvpav1alpha1.CPUMinutes
+	if len(c.MilliCores) > 0 {
+		minutes = &hvpav1alpha1.CPUMinutes{Start: metav1.NewTime(c.Start), MilliCores: c.MilliCores}
+	}
+	var bursts []hvpav1alpha1.CPUBurst
+	for _, b := range c.Bursts {
+		bursts = append(bursts, hvpav1alpha1.CPUBurst{Start: metav1.NewTime(b.Start), Minutes: int32(b.Minutes), PeakMilliCores: b.PeakMilliCores})
+	}
+	return minutes, bursts
 }
 
 // noteCheckpoint remembers a checkpoint listed at start: when it was written (the round-robin of the writes)
@@ -260,7 +281,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		status := hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: CheckpointStatus(j.save(now), now)}
 		if j.minutes != nil {
 			if c, ok := j.minutes(); ok {
-				status.CPUMinutes = &hvpav1alpha1.CPUMinutes{Start: metav1.NewTime(c.Start), MilliCores: c.MilliCores}
+				status.CPUMinutes, status.CPUBursts = toCheckpoint(c)
 			}
 		}
 		g.Go(func() error {

@@ -168,7 +168,7 @@ func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
 func sameLoad(a, b []recommender.ContainerLoad) bool {
 	return slices.EqualFunc(a, b, func(x, y recommender.ContainerLoad) bool {
 		return x.Container == y.Container && x.Target == y.Target && x.LowerBound == y.LowerBound && x.UpperBound == y.UpperBound &&
-			x.RecurringCPU == y.RecurringCPU
+			x.RecurringCPU == y.RecurringCPU && x.RecurringEvery == y.RecurringEvery
 	})
 }
 

@@ -27,6 +27,7 @@ func TestSameLoad(t *testing.T) {
 		"a target moved":          {b: with(func(l *recommender.ContainerLoad) { l.Target.CPUMilli = 600 })},
 		"an upper bound moved":    {b: with(func(l *recommender.ContainerLoad) { l.UpperBound.MemoryBytes = 1 })},
 		"a recurring burst ahead": {b: with(func(l *recommender.ContainerLoad) { l.RecurringCPU = 2800 })},
+		"its period":              {b: with(func(l *recommender.ContainerLoad) { l.RecurringEvery = 24 * time.Hour })},
 		"another container":       {b: with(func(l *recommender.ContainerLoad) { l.Container = "sidecar" })},
 	}
 	for name, tc := range cases {

@@ -55,16 +55,18 @@ func seedVPACheckpoint(ctx context.Context, ns, owner, container string, status 
 
 func seedHvpaCheckpoint(ctx context.Context, ns, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) {
 	GinkgoHelper()
-	seedHvpaCheckpointMinutes(ctx, ns, owner, container, status, nil)
+	seedHvpaCheckpointRecurring(ctx, ns, owner, container, status, nil, nil)
 }
 
-// seedHvpaCheckpointMinutes writes an HvpaCheckpoint of this recommender holding the workload's CPU load by
-// minute too.
-func seedHvpaCheckpointMinutes(ctx context.Context, ns, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus, minutes *hvpav1alpha1.CPUMinutes) {
+// seedHvpaCheckpointRecurring writes an HvpaCheckpoint of this recommender holding the workload's CPU load of
+// its last minutes and its bursts too.
+func seedHvpaCheckpointRecurring(ctx context.Context, ns, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus,
+	minutes *hvpav1alpha1.CPUMinutes, bursts []hvpav1alpha1.CPUBurst) {
 	GinkgoHelper()
 	cp := &hvpav1alpha1.HvpaCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: recommenderctrl.CheckpointName(owner, container),
 		Labels: map[string]string{recommenderctrl.WriterLabel: "default"}}, Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}}
-	cp.Status = hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: status, CPUMinutes: minutes} // created with its status: the CRD has no status subresource, as upstream's
+	// created with its status: the CRD has no status subresource, as upstream's
+	cp.Status = hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: status, CPUMinutes: minutes, CPUBursts: bursts}
 	Expect(k8s.Create(ctx, cp)).To(Succeed())
 }
 
@@ -216,46 +218,37 @@ var _ = Describe("loading the usage history at start", func() {
 		Expect(containerRec(v, "app").Target.Cpu().MilliValue()).NotTo(Equal(before.Target.Cpu().MilliValue()), "recommended from the history and the new usage")
 	})
 
-	It("anticipates an Hvpa's recurring burst from the first run after a restart, from its checkpoint's minutes, and writes them back", func() {
+	It("anticipates an Hvpa's recurring burst from the first run after a restart, from its checkpoint's bursts, and writes them back", func() {
 		ns := framework.NewNamespace(k8s, "start")
 		h := workloadWithHvpa(ctx, ns, "wl", 1) // one pod at 300m, no base per replica: a load of 300m
-		// the workload's CPU load by minute the previous leader checkpointed: 250m, and a burst of 2000m at
-		// 2 minutes after the next run's time of each of the last 3 hours
+		// what the previous leader checkpointed of the workload's CPU load: a burst of 2000m starting 2 minutes
+		// after the next run's time of each of the last 3 hours (each the run of the 4 minutes it was ahead
+		// of), and its last minutes at 250m
 		next := played0.last().Add(time.Minute) // the next run's samples
-		start := next.Add(-185 * time.Minute)
-		minutes := &hvpav1alpha1.CPUMinutes{Start: metav1.NewTime(start)}
-		for m := start; m.Before(next); m = m.Add(time.Minute) {
-			v := int32(250)
-			for k := 1; k <= 3; k++ {
-				if b := next.Add(time.Duration(2-60*k) * time.Minute); !m.Before(b) && m.Before(b.Add(12*time.Minute)) {
-					v = 2000
-				}
-			}
-			minutes.MilliCores = append(minutes.MilliCores, v)
+		var bursts []hvpav1alpha1.CPUBurst
+		for k := 3; k >= 1; k-- {
+			start := next.Add(time.Duration(2-60*k) * time.Minute)
+			bursts = append(bursts, hvpav1alpha1.CPUBurst{Start: metav1.NewTime(start.Add(-4 * time.Minute)), Minutes: 4, PeakMilliCores: 2000})
 		}
-		seedHvpaCheckpointMinutes(ctx, ns, "wl", "app", seededHistory(3000, 4), minutes)
+		minutes := &hvpav1alpha1.CPUMinutes{Start: metav1.NewTime(next.Add(-5 * time.Minute)), MilliCores: []int32{250, 250, 250, 250}}
+		seedHvpaCheckpointRecurring(ctx, ns, "wl", "app", seededHistory(3000, 4), minutes, bursts)
 		r := newRecommender(nil, nil)
 		runs(r, 1)
 		rec, ok := r.HvpaRecommendation(client.ObjectKeyFromObject(h))
 		Expect(ok).To(BeTrue())
 		Expect(rec.Load).To(HaveLen(1))
 		Expect(rec.Load[0].Recent).NotTo(BeEmpty())
-		Expect(rec.Load[0].Recent[len(rec.Load[0].Recent)-1].At).To(BeTemporally("==", next), "the run's sample is the one the minutes were seeded for")
-		Expect(rec.Load[0].RecurringCPU).To(BeNumerically("==", 2000), "the burst 2 minutes ahead, from the restored minutes")
+		Expect(rec.Load[0].Recent[len(rec.Load[0].Recent)-1].At).To(BeTemporally("==", next), "the run's sample is the one the bursts were seeded for")
+		Expect(rec.Load[0].RecurringCPU).To(BeNumerically("==", 2000), "the burst 2 minutes ahead, from the restored bursts")
+		Expect(rec.Load[0].RecurringEvery).To(Equal(time.Hour))
 
 		cp := hvpaCheckpoint(ns, "wl-app")
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cp), cp)).To(Succeed())
+		Expect(cp.Status.CPUBursts).To(Equal(bursts), "the bursts written back with the history")
 		stored := cp.Status.CPUMinutes
-		Expect(stored).NotTo(BeNil(), "the minutes written back with the history")
-		Expect(stored.MilliCores).NotTo(BeEmpty())
-		at := func(t time.Time) int32 {
-			i := int(t.Sub(stored.Start.Time) / time.Minute)
-			Expect(i).To(BeNumerically(">=", 0))
-			Expect(i).To(BeNumerically("<", len(stored.MilliCores)))
-			return stored.MilliCores[i]
-		}
-		Expect(at(next.Add(-55*time.Minute))).To(BeNumerically("==", 2000), "a restored minute of last hour's burst")
-		Expect(at(next)).To(BeNumerically("==", 300), "the run's own minute")
+		Expect(stored).NotTo(BeNil(), "the last minutes written back")
+		Expect(stored.Start.Time).To(BeTemporally("==", next.Add(-5*time.Minute)))
+		Expect(stored.MilliCores).To(Equal([]int32{250, 250, 250, 250, -1, 300}), "the restored minutes, one without a sample, and the run's own")
 	})
 
 	It("with --storage=prometheus, keeps a checkpoint holding more history than Prometheus has, and loads the Hvpas' workload totals", func() {

@@ -30,20 +30,26 @@ type HvpaCheckpoint struct {
 	Spec HvpaCheckpointSpec `json:"spec,omitempty"`
 
 	// status holds the checkpointed history, in the format of a VerticalPodAutoscalerCheckpoint's status, and
-	// the workload's CPU load of its last minutes.
+	// the workload's recurring bursts.
 	// +optional
 	Status HvpaCheckpointStatus `json:"status,omitempty"`
 }
 
-// HvpaCheckpointStatus is a VerticalPodAutoscalerCheckpoint's status (the workload total's histograms) and the
-// workload's CPU load of its last minutes.
+// HvpaCheckpointStatus is a VerticalPodAutoscalerCheckpoint's status (the workload total's histograms) and
+// what the anticipation of a recurring burst reads (docs/design/scaling.md section 2a): the workload's CPU
+// load of its last minutes and the times of its bursts of the last days. After a restart a recurring burst
+// is anticipated at once instead of three periods later.
 type HvpaCheckpointStatus struct {
 	vpav1.VerticalPodAutoscalerCheckpointStatus `json:",inline"`
-	// cpuMinutes is the workload's CPU load of each of its last minutes (about three hours), which the
-	// anticipation of a recurring burst reads (docs/design/scaling.md section 2a): after a restart it
-	// anticipates at once instead of three hours later.
+	// cpuMinutes is the workload's CPU load of its last minutes (a quarter of an hour), whose bursts are not
+	// all judged yet.
 	// +optional
 	CPUMinutes *CPUMinutes `json:"cpuMinutes,omitempty"`
+	// cpuBursts are the times at which a burst of the workload's CPU load started within a few minutes, over
+	// the last days, oldest first.
+	// +optional
+	// +kubebuilder:validation:MaxItems=1000
+	CPUBursts []CPUBurst `json:"cpuBursts,omitempty"`
 }
 
 // CPUMinutes is a workload's CPU load by minute: the load above its pods' base, summed over its pods (the
@@ -54,6 +60,18 @@ type CPUMinutes struct {
 	// milliCores holds the load of each minute from start on, in millicores; -1 for a minute without a sample.
 	// +kubebuilder:validation:MaxItems=1440
 	MilliCores []int32 `json:"milliCores"`
+}
+
+// CPUBurst is a run of minutes at each of which a burst of the workload's CPU load started within a few
+// minutes (it rose to 1.5 times the load before it and 100 millicores above it at least, and held that).
+type CPUBurst struct {
+	// start is the start of the first minute.
+	Start metav1.Time `json:"start"`
+	// minutes is how many minutes the run lasts.
+	// +kubebuilder:validation:Minimum=1
+	Minutes int32 `json:"minutes"`
+	// peakMilliCores is the burst's largest load in its first ten minutes.
+	PeakMilliCores int32 `json:"peakMilliCores"`
 }
 
 // HvpaCheckpointSpec names the owner of a checkpoint.
