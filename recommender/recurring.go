@@ -41,7 +41,8 @@ const (
 	// recurRing is how many minutes a minuteLoad holds: a time is judged from the RecurBefore before it to the
 	// RecurSpan after, once those minutes have passed, and a few more.
 	recurRing = 16
-	// recurRuns is how many runs of burst times a minuteLoad keeps: three days of two bursts an hour.
+	// recurRuns is how many runs of burst times a minuteLoad keeps: three days of two bursts an hour (with more,
+	// fewer days: the oldest runs go first).
 	recurRuns = 150
 	// recurKeep is how far back a burst time can be read: RecurTimes of the longest period.
 	recurKeep = RecurTimes * 24 * time.Hour
@@ -132,12 +133,19 @@ func (l *minuteLoad) span(from, to int64) (low, peak float64, ok bool) {
 // run is the index of the i-th oldest run.
 func (l *minuteLoad) run(i int) int { return (l.head + i) % recurRuns }
 
-// mark records minute p (after every minute marked so far) as a burst time of peak: the newest run grows
-// when p follows it, else p starts a run (the oldest goes when all recurRuns are taken).
+// mark records minute p as a burst time of peak: the newest run grows when p follows it, else p starts a run
+// (the oldest goes when all recurRuns are taken). A p the runs already reach (judged again after a restore)
+// only raises its run's peak.
 func (l *minuteLoad) mark(p int64, peak float64) {
 	if l.count > 0 {
 		r := l.run(l.count - 1)
-		if int64(l.from[r])-1+int64(l.n[r]) == p && l.n[r] < math.MaxUint8 {
+		switch end := int64(l.from[r]) - 1 + int64(l.n[r]); {
+		case p < end:
+			if p >= int64(l.from[r])-1 {
+				l.peak[r] = max(l.peak[r], float32(peak))
+			}
+			return
+		case p == end && l.n[r] < math.MaxUint8:
 			l.n[r]++
 			l.peak[r] = max(l.peak[r], float32(peak))
 			return
@@ -184,20 +192,23 @@ func (l *minuteLoad) burstAt(q int64) (float64, bool) {
 
 // recurring is the CPU load (millicores) of a burst that recurs at now's time of the period, and the period:
 // for the shortest period of RecurPeriods at each of whose last RecurTimes times a burst started within
-// RecurLead, the largest of those bursts' peaks; 0 when no period has one at every time.
+// RecurLead, the largest of those bursts' peaks; a longer period's when each of its bursts is RecurRise times
+// that level at least (a nightly job that starts with an hourly one: a burst of its own on top); 0 when no
+// period has one at every time.
 func (l *minuteLoad) recurring(now time.Time) (float64, time.Duration) {
 	m := minuteOf(now)
+	level, every := 0.0, time.Duration(0)
 	for _, period := range RecurPeriods {
-		level, every := 0.0, true
-		for k := int64(1); k <= RecurTimes && every; k++ {
+		high, low, each := 0.0, math.Inf(1), true
+		for k := int64(1); k <= RecurTimes && each; k++ {
 			peak, ok := l.burstAt(m - k*minutes(period))
-			level, every = max(level, peak), ok
+			high, low, each = max(high, peak), min(low, peak), ok
 		}
-		if every {
-			return level, period
+		if each && (every == 0 || low >= level*RecurRise) {
+			level, every = high, period
 		}
 	}
-	return 0, 0
+	return level, every
 }
 
 // MinutesCheckpoint is what a checkpoint keeps of a workload total's minutes: the CPU load (millicores) of
@@ -255,8 +266,15 @@ func (l *minuteLoad) save() (MinutesCheckpoint, bool) {
 // it); the times the checkpoint's minutes had judged are not judged again. The bursts join this process'
 // (runs that meet become one, with the larger peak); the newest recurRuns stay.
 func (l *minuteLoad) load(c MinutesCheckpoint, now time.Time) {
-	first, last := minuteOf(c.Start), minuteOf(now)
-	vals := c.MilliCores
+	last := minuteOf(now)
+	l.loadMinutes(c.Start, c.MilliCores, last)
+	l.mergeRuns(c.Bursts, last)
+}
+
+// loadMinutes takes the load of the minutes from start on (-1: none) that are neither after minute last nor
+// older than the ring holds then.
+func (l *minuteLoad) loadMinutes(start time.Time, vals []int32, last int64) {
+	first := minuteOf(start)
 	if n := int64(len(vals)); n > recurRing { // only the newest recurRing can be held
 		first += n - recurRing
 		vals = vals[n-recurRing:]
@@ -277,10 +295,15 @@ func (l *minuteLoad) load(c MinutesCheckpoint, now time.Time) {
 		}
 	}
 	if newest >= 0 {
-		// the process that wrote it judged every time whose RecurSpan ended before its newest minute
+		// the process that wrote them judged every time whose RecurSpan ended before its newest minute
 		l.last = max(l.last, newest)
 		l.judged = max(l.judged, newest-1-minutes(RecurSpan))
 	}
+}
+
+// mergeRuns joins bursts (none starting after minute last) to the runs held: runs that meet become one with
+// the larger peak, the newest recurRuns stay.
+func (l *minuteLoad) mergeRuns(bursts []BurstCheckpoint, last int64) {
 	type span struct {
 		from, to int64 // minutes [from, to)
 		peak     float32
@@ -290,7 +313,7 @@ func (l *minuteLoad) load(c MinutesCheckpoint, now time.Time) {
 		r := l.run(i)
 		all = append(all, span{int64(l.from[r]) - 1, int64(l.from[r]) - 1 + int64(l.n[r]), l.peak[r]})
 	}
-	for _, b := range c.Bursts {
+	for _, b := range bursts {
 		if from := minuteOf(b.Start); b.Minutes > 0 && from <= last && b.PeakMilliCores >= 0 {
 			all = append(all, span{from, from + int64(min(b.Minutes, math.MaxUint8)), float32(b.PeakMilliCores)})
 		}
@@ -314,5 +337,8 @@ func (l *minuteLoad) load(c MinutesCheckpoint, now time.Time) {
 			l.push(s.from, uint8(n), s.peak)
 			s.from += n
 		}
+	}
+	if len(runs) > 0 { // every time up to the last marked one was judged (by whichever process marked it)
+		l.judged = max(l.judged, runs[len(runs)-1].to-1)
 	}
 }

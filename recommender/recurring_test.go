@@ -73,7 +73,8 @@ func TestRecurringBurst(t *testing.T) {
 			}
 			return every(day, 120, 45, 300, 5000)(m)
 		}, now: 3*day + 120 - 2},
-		// an hourly burst comes at this time of every day too: the hour is its period, its level the last 3 hours'
+		// an hourly burst comes at this time of every day too: the hour is its period, its level the last 3
+		// hours' (larger bursts at this time of earlier days are not a daily burst of their own)
 		"an hourly burst, 3 days": {load: func(m int) float64 {
 			b := hourly(0, 12, 400, 2000)(m)
 			if b > 400 && m < 2*day {
@@ -81,6 +82,14 @@ func TestRecurringBurst(t *testing.T) {
 			}
 			return b
 		}, now: 3*day - 2, want: 2000, wantEvery: time.Hour},
+		// a nightly job that starts with an hourly one: a burst of its own on top, read as daily (not as every
+		// 8 or 12 hours, whose other times had the hourly burst alone)
+		"an hourly burst and a nightly one at the same time": {load: func(m int) float64 {
+			if x := m % day; x >= 120 && x < 160 {
+				return 5000
+			}
+			return hourly(0, 12, 400, 1000)(m)
+		}, now: 3*day + 120 - 2, want: 5000, wantEvery: 24 * time.Hour},
 		"bursts every 30 min":   {load: every(30, 0, 10, 400, 2800), now: 4*60 - 2, want: 2800, wantEvery: time.Hour},
 		"a burst every 90 min":  {load: every(90, 0, 20, 400, 2800), now: 5*90 - 2}, // no period of RecurPeriods
 		"a burst every 4 hours": {load: every(240, 30, 20, 400, 2800), now: 3*240 + 30 - 2, want: 2800, wantEvery: 4 * time.Hour},
@@ -184,8 +193,8 @@ func TestWorkloadRecommendationRecurring(t *testing.T) {
 
 // FuzzRecurringBurst feeds a workload total's minutes any samples (minutes apart, skipped, repeated, late)
 // and checks that the recurring burst is none or the CPU of a sample of the last RecurTimes days, at least
-// RecurMinRise (a burst is that far above the load before it, which is at least 0), and the same after the
-// minutes go through their checkpoint.
+// RecurMinRise (a burst is that far above the load before it, which is at least 0), and the same when a new
+// process loads the checkpoint halfway and takes the rest of the samples.
 func FuzzRecurringBurst(f *testing.F) {
 	f.Add([]byte{1, 10, 1, 10, 1, 200, 1, 200, 60, 10, 1, 200}, uint16(500))
 	f.Add([]byte{0, 255, 2, 0, 1, 3}, uint16(7))
@@ -203,10 +212,18 @@ func FuzzRecurringBurst(f *testing.F) {
 	f.Add(append(hourly, 219, 20), uint16(100))
 	f.Fuzz(func(t *testing.T, steps []byte, scale uint16) {
 		t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
-		var l, whole minuteLoad // whole: the same samples in whole millicores, as a checkpoint keeps them
-		at := t0
+		// whole: the same samples in whole millicores, as a checkpoint keeps them; back: a new process that
+		// loads whole's checkpoint halfway (at the newest sample then) and takes the other half's samples
+		var l, whole, back minuteLoad
+		at, newest := t0, t0
 		seen := map[float32]time.Time{}
+		half := len(steps) / 4 * 2
 		for i := 0; i+1 < len(steps); i += 2 {
+			if i == half {
+				if c, ok := whole.save(); ok {
+					back.load(c, newest)
+				}
+			}
 			// the step: 0 to 3 minutes, or hours; a step of 255 goes back (a late sample)
 			switch d := steps[i]; {
 			case d == 255:
@@ -219,15 +236,17 @@ func FuzzRecurringBurst(f *testing.F) {
 			cpu := float64(steps[i+1]) * float64(scale) / 10
 			l.add(at, cpu)
 			whole.add(at, math.Round(cpu))
+			if i >= half {
+				back.add(at, math.Round(cpu))
+			}
+			if at.After(newest) {
+				newest = at
+			}
 			if prev, ok := seen[float32(cpu)]; !ok || at.After(prev) {
 				seen[float32(cpu)] = at
 			}
 		}
-		// the minutes through their checkpoint, into a new process at now, give the same burst
-		var back minuteLoad
-		if c, ok := whole.save(); ok {
-			back.load(c, at)
-		}
+		// the minutes through their checkpoint, and the samples after it, give the same burst
 		a, ae := whole.recurring(at)
 		if b, be := back.recurring(at); a != b || ae != be {
 			t.Fatalf("a burst of %v every %v, %v every %v after a checkpoint of the minutes", a, ae, b, be)
@@ -349,6 +368,25 @@ func TestMinutesCheckpoint(t *testing.T) {
 	cpMid.MilliCores = nil
 	if got, _ := recommend(run(&cpMid, 3*60+5, 4*60-2)); got != 0 {
 		t.Errorf("without the checkpoint's minutes, the burst under way at the restart counted: %v", got)
+	}
+
+	// a reader whose clock is behind the writer's samples (the writer's newest minutes are after its now, and
+	// left out): the times up to the newest run are still judged, none twice
+	if cp, _ := run(&cpLate, 3*60+9, 4*60-2).Total(m, key, t0).Minutes(); len(cp.Bursts) != 3 {
+		t.Errorf("after a restart behind the writer's clock: %d runs of burst times, want 3 (%+v)", len(cp.Bursts), cp.Bursts)
+	}
+	var behind minuteLoad
+	behind.load(cpLate, at(3*60+9))
+	if want := minuteOf(at(3*60 - 1)); behind.judged != want {
+		t.Errorf("judged to minute %d after the restore, want the newest run's last, %d", behind.judged, want)
+	}
+	// a time judged again in the newest run raises its peak, and starts no run
+	var again minuteLoad
+	again.mark(minuteOf(at(10)), 500)
+	again.mark(minuteOf(at(11)), 500)
+	again.mark(minuteOf(at(10)), 800)
+	if got, _ := again.burstAt(minuteOf(at(11))); again.count != 1 || got != 800 {
+		t.Errorf("a time marked again: %d runs, peak %v, want 1 run of 800", again.count, got)
 	}
 
 	// a merge: this process' larger sample of a minute stays, its smaller one takes the checkpoint's; a minute

@@ -200,12 +200,17 @@ func hpaInput(spec *Spec, st State) hpaView {
 func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, actual int32) []Total {
 	c := st.Replicas
 	// a pod has a few containers: the recommendation of each is found by a scan (a map of them was a tenth of
-	// a decision's bytes)
+	// a decision's bytes), the last of its name (as the map kept)
 	out := make([]Total, 0, len(st.Containers)*int(NumResources))
 	var follow []following
 	for _, k := range st.Containers {
 		pol := spec.PolicyFor(k.Name)
-		i := slices.IndexFunc(st.Recommendation, func(r Recommendation) bool { return r.Name == k.Name })
+		i := -1
+		for j := range st.Recommendation {
+			if st.Recommendation[j].Name == k.Name {
+				i = j
+			}
+		}
 		for _, r := range Resources {
 			if pol.Off || !pol.Controlled[r] {
 				continue

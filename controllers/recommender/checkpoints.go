@@ -481,7 +481,7 @@ func saveCheckpointAs[T client.Object](ctx context.Context, r *Recommender, ref 
 		if err := r.Client.Create(ctx, c); err != nil {
 			return err
 		}
-		if r.statusKept(ref.kind, c, status) {
+		if r.statusKept(ctx, ref.kind, c, status) {
 			r.markOurs(ref)
 			return nil
 		}
@@ -582,7 +582,7 @@ func (r *Recommender) replaceCheckpointStatus(ctx context.Context, ref checkpoin
 		if err := r.Client.Patch(ctx, cp, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 			return err
 		}
-		if r.statusKept(ref.kind, cp, status) {
+		if r.statusKept(ctx, ref.kind, cp, status) {
 			return nil
 		}
 	}
@@ -609,13 +609,19 @@ const (
 
 // statusKept says whether the answer to a create or patch of a checkpoint of kind (cp, the stored object)
 // holds the status it sent, and notes how the kind takes its status.
-func (r *Recommender) statusKept(kind string, cp client.Object, sent hvpav1alpha1.HvpaCheckpointStatus) bool {
+func (r *Recommender) statusKept(ctx context.Context, kind string, cp client.Object, sent hvpav1alpha1.HvpaCheckpointStatus) bool {
 	var got vpav1.VerticalPodAutoscalerCheckpointStatus
 	switch c := cp.(type) {
 	case *vpav1.VerticalPodAutoscalerCheckpoint:
 		got = c.Status
 	case *hvpav1alpha1.HvpaCheckpoint:
 		got = c.Status.VerticalPodAutoscalerCheckpointStatus
+		if (sent.CPUMinutes != nil || len(sent.CPUBursts) > 0) && c.Status.CPUMinutes == nil && len(c.Status.CPUBursts) == 0 &&
+			got.LastUpdateTime.Unix() == sent.LastUpdateTime.Unix() && !r.dropsBursts.Swap(true) {
+			// the status was stored without them: a CRD of an earlier version (helm does not upgrade CRDs)
+			logf.FromContext(ctx).Info("the HvpaCheckpoint CRD drops status.cpuMinutes and status.cpuBursts: recurring bursts are not anticipated after a restart until the chart's CRDs (charts/hvpa/crds) are upgraded",
+				"checkpoint", cp.GetNamespace()+"/"+cp.GetName())
+		}
 	}
 	// stored times have whole seconds; the sample count and version tell a status from an older one
 	kept := got.LastUpdateTime.Unix() == sent.LastUpdateTime.Unix() && got.TotalSamplesCount == sent.TotalSamplesCount && got.Version == sent.Version

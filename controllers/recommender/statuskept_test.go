@@ -1,0 +1,43 @@
+package recommender
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+)
+
+// TestStatusKeptSaysTheCRDDropsBursts checks that a stored HvpaCheckpoint whose answer lacks the recurring
+// bursts it was sent (a CRD of an earlier version prunes them) is said once in the log, with the fix, and that
+// the status still counts as kept.
+func TestStatusKeptSaysTheCRDDropsBursts(t *testing.T) {
+	var logged []string
+	ctx := logr.NewContext(context.Background(), funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}))
+	now := metav1.NewTime(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+	vpa := vpav1.VerticalPodAutoscalerCheckpointStatus{LastUpdateTime: now, Version: CheckpointVersion, TotalSamplesCount: 10}
+	sent := hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: vpa,
+		CPUBursts: []hvpav1alpha1.CPUBurst{{Start: now, Minutes: 4, PeakMilliCores: 2000}}}
+	stored := func(s hvpav1alpha1.HvpaCheckpointStatus) *hvpav1alpha1.HvpaCheckpoint {
+		return &hvpav1alpha1.HvpaCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl-app"}, Status: s}
+	}
+	r := &Recommender{statusModes: map[string]statusMode{}}
+	if !r.statusKept(ctx, hvpav1alpha1.KindHvpaCheckpoint, stored(sent), sent) || len(logged) != 0 {
+		t.Fatalf("a status stored whole: kept false or logged %v", logged)
+	}
+	pruned := hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: vpa}
+	for range 2 {
+		if !r.statusKept(ctx, hvpav1alpha1.KindHvpaCheckpoint, stored(pruned), sent) {
+			t.Fatal("a status stored without its bursts is not kept")
+		}
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], "charts/hvpa/crds") || !strings.Contains(logged[0], "ns/wl-app") {
+		t.Errorf("logged %q, want once that the CRD drops the bursts, with the fix and the checkpoint", logged)
+	}
+}
