@@ -218,7 +218,7 @@ var _ = Describe("Updater", func() {
 			}
 			Expect(resized).To(BeTrue(), "pod %s has no InPlaceResizedByVPA event", p.Name)
 		}
-		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring("Pod/"), ContainSubstring(updater.EventInPlaceResizedByVPA), ContainSubstring("startup boost over"))))
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(And(ContainSubstring("Pod/"), ContainSubstring(updater.EventInPlaceResizedByVPA), ContainSubstring("startup boost over"))))
 
 	})
 
@@ -312,7 +312,7 @@ var _ = Describe("Updater", func() {
 			return hasRequests("300m", "150Mi")(pods) && pods[0].Spec.Containers[0].Resources.Limits.Cpu().Cmp(resource.MustParse("900m")) == 0
 		}, framework.Timeout, framework.Interval).Should(BeTrue(), "resized in place to cpu 300m/900m")
 		Expect(uids(livePods(ns, "stays-burstable"))).To(Equal(keeping))
-		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring("Pod/to-guaranteed"), ContainSubstring("Evicted"), ContainSubstring("QoS class would change from Burstable to Guaranteed"))))
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(And(ContainSubstring("Pod/to-guaranteed"), ContainSubstring("Evicted"), ContainSubstring("QoS class would change from Burstable to Guaranteed"))))
 
 		By("the gate turned off: the next resize gives limits at the workload's 1:2 ratio, not the 1:3 the running pods carry")
 		Expect(gates.SetFromMap(map[string]bool{"RequestToLimitRatio": false})).To(Succeed())
@@ -516,7 +516,7 @@ var _ = Describe("Updater refusals and events", func() {
 		Eventually(func() string { return livePods(ns, "web")[0].Spec.Containers[0].Resources.Requests.Cpu().String() },
 			framework.Timeout, framework.Interval).Should(Equal("200m"))
 		Expect(uids(livePods(ns, "web"))).To(Equal(before))
-		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring(updater.EventInPlaceResizedByVPA), ContainSubstring("lower than the one refused"))))
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(And(ContainSubstring(updater.EventInPlaceResizedByVPA), ContainSubstring("lower than the one refused"))))
 	})
 
 	It("never lowers a memory limit to or below the memory the container uses (metrics.k8s.io)", func() {
@@ -542,7 +542,7 @@ var _ = Describe("Updater refusals and events", func() {
 		}
 		Eventually(memory, framework.Timeout, framework.Interval).Should(Equal([]string{"300m 400Mi/800Mi", "300m 400Mi/800Mi"}), "cpu resized, memory kept")
 		Consistently(memory, 2*time.Second, framework.Interval).Should(Equal([]string{"300m 400Mi/800Mi", "300m 400Mi/800Mi"}))
-		Expect(eventStream(ns)).To(ContainElement(ContainSubstring("memory kept at its limit 800Mi (usage 500Mi")))
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(ContainSubstring("memory kept at its limit 800Mi (usage 500Mi")))
 
 		By("the usage falls: memory is lowered too")
 		use(100 << 20)
@@ -576,7 +576,7 @@ var _ = Describe("Updater refusals and events", func() {
 			pods := livePods(ns, "lenient")
 			return len(pods) == 2 && hasRequests("300m", "")(pods) && !containsAny(uids(pods), lenient)
 		}, framework.Timeout, framework.Interval).Should(BeTrue())
-		Expect(eventStream(ns)).To(ContainElement(And(ContainSubstring("Pod/lenient"), ContainSubstring(updater.EventEvictedByVPA),
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(ContainElement(And(ContainSubstring("Pod/lenient"), ContainSubstring(updater.EventEvictedByVPA),
 			ContainSubstring("the API refused the resize"), ContainSubstring("resizes are not allowed in this namespace"))))
 
 		By("strict: the replacement would be refused too: not evicted, reported")
