@@ -349,14 +349,23 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, 
 		_, upNow := size(tl.nowLevel, tl.nowTrigger)
 		ahead = !upNow
 	}
-	band := s.Tracking.Band
-	if st.LastScaleTime != nil && s.Tracking.SettledAfter > 0 && st.Now.Sub(*st.LastScaleTime) >= s.Tracking.SettledAfter {
-		band = min(band, s.Tracking.SettledBand)
-	}
-	move := up || t < cur*(1-band)
+	move := up || t < cur*(1-s.band(st, r))
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
 	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead, every: tl.every}
+}
+
+// band is how far below the total in force of resource r a following total's level must be to move it down:
+// Band, SettledBand once the pods have not changed for SettledAfter, MemorySettledBand for memory then.
+func (s *Spec) band(st State, r Resource) float64 {
+	band := s.Tracking.Band
+	if st.LastScaleTime != nil && s.Tracking.SettledAfter > 0 && st.Now.Sub(*st.LastScaleTime) >= s.Tracking.SettledAfter {
+		band = min(band, s.Tracking.SettledBand)
+		if r == Memory && s.Tracking.MemorySettledBand > 0 {
+			band = min(band, s.Tracking.MemorySettledBand)
+		}
+	}
+	return band
 }
 
 // vpaTotal is the recommendation's total for resource r of container k at c replicas: from the workload's

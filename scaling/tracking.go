@@ -25,6 +25,9 @@ type Tracking struct {
 	// that long may move by less: at most one such change per SettledAfter).
 	Band, SettledBand float64
 	SettledAfter      time.Duration
+	// MemorySettledBand is SettledBand for memory (0: SettledBand): a settled memory total held above its
+	// level costs memory and saves no risk, while a settled CPU move may change the replicas.
+	MemorySettledBand float64
 	// MinStep: a total rises by at least this fraction of the total in force, or not at all.
 	MinStep float64
 	// MemoryHeadroom and MemoryTrigger are Headroom and Trigger for memory, whose estimate is the peak over
@@ -45,7 +48,7 @@ type Tracking struct {
 }
 
 // DefaultTracking are the load-following total's parameters.
-var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.15, SettledBand: 0.1, SettledAfter: 12 * time.Hour,
+var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.15, SettledBand: 0.1, SettledAfter: 12 * time.Hour, MemorySettledBand: 0.05,
 	MinStep: 0.1, MemoryHeadroom: 0.15, MemoryTrigger: 0.05, MemoryWindow: time.Hour, MemoryFloor: 0.5, JumpRise: 0.3, TrendWindow: 3 * time.Minute, TrendMax: 0.5, MinSamples: 1}
 
 // trackedLoad is what a total that follows the recent load of resource r needs (section 2), in load terms:

@@ -145,6 +145,16 @@ func TestLoadFollowingTotal(t *testing.T) {
 			steady(30, V(3000*0.88/h, 10000*mi))),
 			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
 			wantCPU: RoundUp(3000 * 0.88 / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		// memory needs, with headroom, 7% less than the 12288Mi in force: inside the settled band of CPU
+		// (10%), outside memory's (5%); CPU 6% below its total moves with it
+		"a settled memory total 7% above its level falls": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			steady(30, V(3000*0.94/h, 12288*mi*0.93/1.15))),
+			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
+			wantCPU: RoundUp(3000 * 0.94 / 3), wantMem: RoundUp(12288 * mi * 0.93 / 3)},
+		"a settled CPU total 6% above its level stays": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			steady(30, V(3000*0.94/h, 12288*mi*0.97/1.15))),
+			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
+			wantCPU: 1000, wantMem: 4096 * mi},
 		"an HPA on 80% CPU: the recent mean stays within half its tolerance of its target": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
 			steady(30, V(2800, 10000*mi))),
 			edit: func(s *Spec, st *State) {
