@@ -256,7 +256,8 @@ func (s *State) setTotal(key OwnerKey, t *WorkloadTotal) {
 }
 
 // LoadTotal replaces a workload total's history by restored history (a checkpoint); the samples of this
-// process (its recent load and minutes, which no checkpoint holds) stay.
+// process stay: its recent load, which no checkpoint holds, and its minutes and bursts, which LoadMinutes
+// merges with a checkpoint's.
 func (s *State) LoadTotal(m *Model, key OwnerKey, a *Aggregate) {
 	t := &WorkloadTotal{Aggregate: a, feed: m.NewContainer(a), model: m}
 	if old, ok := s.totals[owner{key.Namespace, key.Owner}][key.Container]; ok {

@@ -305,7 +305,7 @@ type following struct {
 	target, cur float64
 	move, hold  bool
 	ahead       bool          // a rise that a recurring burst ahead makes (the recent load alone would not)
-	every       time.Duration // the burst's period
+	every       time.Duration // the burst's period, when ahead
 }
 
 // follow decides whether a total that follows the recent load leaves its band (section 2): its trigger
@@ -352,7 +352,7 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, 
 	move := up || t < cur*(1-s.band(st, r))
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
-	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead, every: tl.every}
+	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead}
 }
 
 // band is how far below the total in force of resource r a following total's level must be to move it down:
@@ -379,8 +379,11 @@ func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource
 			return t, SourceLoad, following{target: t, cur: t, hold: true}
 		}
 		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, rec.MemoryRise, load, rec.RecurringCPU); ok {
-			tl.every = rec.RecurringEvery
-			return float64(c) * pCur, SourceLoad, spec.follow(st, k, r, c, pCur, tl)
+			f := spec.follow(st, k, r, c, pCur, tl)
+			if f.ahead {
+				f.every = rec.RecurringEvery
+			}
+			return float64(c) * pCur, SourceLoad, f
 		}
 		return spec.VPATotal(r, load, c, pCur), SourceVPA, following{}
 	}

@@ -126,7 +126,6 @@ type tracked struct {
 	// nowTrigger are then the level and trigger of the recent load alone
 	ahead                bool
 	nowLevel, nowTrigger float64
-	every                time.Duration // the recurring burst's period
 }
 
 func mean(xs []float64) float64 {

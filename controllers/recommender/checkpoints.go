@@ -309,7 +309,8 @@ type checkpointJob struct {
 	owner string // object name
 	kind  string // VerticalPodAutoscaler or Hvpa
 	save  func(now time.Time) recommender.AggregateCheckpoint
-	// minutes: an Hvpa's workload total's CPU load of its last minutes (nil for a VPA)
+	// minutes: an Hvpa's workload total's CPU load of its last minutes and the times of its bursts (nil for a
+	// VPA)
 	minutes func() (recommender.MinutesCheckpoint, bool)
 }
 
