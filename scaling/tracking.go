@@ -58,9 +58,9 @@ var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.M
 // is the estimate plus Trigger >= 0); the memory estimate is the peak of the memory window, at least the
 // window's median plus the rise (the largest fraction by which memory rose within one reaction time), that
 // part no higher than the long history's load (long, its margin included) or the peak plus headroom, and at
-// least the trend (a new high's growth, extrapolated); memory never goes below MemoryFloor of long. The CPU
-// estimate is at least recurring, the load of a burst that recurs at this time of the hour (0: none). False
-// when there are too few recent samples.
+// least the trend (a new high's growth, extrapolated); a memory level is at most long when long is at least its
+// trigger, and never below MemoryFloor of long. The CPU estimate is at least recurring, the load of a burst
+// that recurs at this time of its period (0: none). False when there are too few recent samples.
 func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recurring float64) (tracked, bool) {
 	// an hour of samples, one per recommender run, fits the buffers on the stack (a decision of every
 	// workload every minute allocates nothing here); a longer recent load grows them on the heap
@@ -105,7 +105,13 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recur
 		// and the recent peak below their headroom
 		capAt := func(h float64) float64 { return max(min(est*(1+h), max(long, peak*(1+h))), trend*(1+h)) }
 		floor := tr.MemoryFloor * long
-		return tracked{level: max(capAt(tr.MemoryHeadroom), floor), trigger: max(capAt(tr.MemoryTrigger), floor), mean: mean(window(tr.DownWindow)), long: long, rise: rise}, true
+		level, trigger := capAt(tr.MemoryHeadroom), capAt(tr.MemoryTrigger)
+		if long >= trigger {
+			// the long history knows peaks above the recent ones (its margin included) and less than the
+			// headroom above them: its margin is the headroom
+			level = min(level, long)
+		}
+		return tracked{level: max(level, floor), trigger: max(trigger, floor), mean: mean(window(tr.DownWindow)), long: long, rise: rise}, true
 	}
 	down := window(tr.DownWindow)
 	now := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV)

@@ -107,6 +107,14 @@ func TestLoadFollowingTotal(t *testing.T) {
 			}, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"the load falls out of the band: down to what the load needs plus headroom": {st: loadState(3, V(2000, 4096*mi), V(3000, 10000*mi),
 			steady(30, V(3000, 10000*mi))), source: SourceLoad, wantCPU: RoundUp(3000 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		// memory: the long history's target (11000Mi, its margin in it) is at least the trigger (10500Mi) and
+		// below the level (11500Mi): it is the level
+		"memory falls to the long history's target when that is within its headroom": {st: loadState(3, V(2000, 4096*mi), V(3000, 11000*mi),
+			steady(30, V(3000, 10000*mi))), source: SourceLoad, wantCPU: RoundUp(3000 * h / 3), wantMem: RoundUp(11000 * mi / 3)},
+		// a long history's target below the trigger (10200Mi < 10500Mi) has not seen the recent peaks with
+		// room: the full headroom
+		"memory keeps its headroom above a long history's target below its trigger": {st: loadState(3, V(2000, 4096*mi), V(3000, 10200*mi),
+			steady(30, V(3000, 10000*mi))), source: SourceLoad, wantCPU: RoundUp(3000 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
 		"no recent sample yet: the long history decides": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), nil),
 			source: SourceVPA, wantCPU: 1000},
 		"the recent load unknown after a restart: the values in force stay": {st: loadState(3, V(2000, 4096*mi), V(3000, 10000*mi), nil),
