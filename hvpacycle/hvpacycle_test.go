@@ -70,6 +70,42 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// TestPodMinShare: each container of an Hvpa's workload gets its share of the recommender's pod minimum (25m
+// and 250Mi split over the two containers with a workload total, truncated as upstream's), and the decision
+// reads it as the container's PodMin.
+func TestPodMinShare(t *testing.T) {
+	m, err := recommender.NewModel(recommender.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := recommender.NewState()
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for _, c := range []string{"app", "sidecar"} {
+		l := Load{}
+		l.Add(t0, 5, 10<<20, 10, 20<<20)
+		l.Record(st.Total(m, recommender.OwnerKey{Namespace: "ns", Owner: "Hvpa/h", Container: c}, t0))
+	}
+	load, _ := st.WorkloadRecommendation("ns", "Hvpa/h", func(string) recommender.Policy { return recommender.Policy{ControlCPU: true, ControlMem: true} })
+	if len(load) != 2 {
+		t.Fatalf("load recommendations %+v, want two containers", load)
+	}
+	want := recommender.Amounts{CPUMilli: 12, MemoryBytes: 125 << 20}
+	for _, l := range load {
+		if l.PodMin != want {
+			t.Errorf("%s: pod minimum share %+v, want %+v", l.Container, l.PodMin, want)
+		}
+	}
+	recs := WithRecent(scaling.LoadRecommendations(Status(load)), load)
+	for _, r := range recs {
+		if cpu, _ := r.PodMin.Get(scaling.CPU); cpu != 12 {
+			t.Errorf("%s: the decision's pod minimum cpu %v, want 12", r.Name, cpu)
+		}
+		if mem, _ := r.PodMin.Get(scaling.Memory); mem != 125<<20 {
+			t.Errorf("%s: the decision's pod minimum memory %v, want 125Mi", r.Name, mem)
+		}
+	}
+}
+
 // TestSameContainersIsSemanticEquality: the intent's typed comparison says what equality.Semantic.DeepEqual
 // says (the rule it replaced) on random pairs drawn from a small domain (names, orders, nil and empty
 // lists, quantities spelt two ways), and both outcomes occur.

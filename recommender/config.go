@@ -34,7 +34,7 @@ type Config struct {
 	LowerBoundMultiplier, LowerBoundExponent float64
 	UpperBoundMultiplier, UpperBoundExponent float64
 	// PodMinCPU (cores) and PodMinMemory (bytes) are the smallest recommendation for a whole pod, split evenly
-	// across its containers.
+	// across its containers (PodMinShare).
 	PodMinCPU, PodMinMemory float64
 	// RoundCPUMillicores and RoundMemoryBytes round every recommended amount up to a multiple (1: none).
 	RoundCPUMillicores, RoundMemoryBytes int64
@@ -119,4 +119,12 @@ func (c Config) OOMBump(used float64) float64 {
 // MemoryHistory is how long memory peaks are kept: interval x count (8 days by default).
 func (c Config) MemoryHistory() time.Duration {
 	return c.MemoryAggregationInterval * time.Duration(c.MemoryAggregationIntervalCount)
+}
+
+// PodMinShare is one container's share of the pod minimum (PodMinCPU, PodMinMemory) in a pod of numContainers
+// recommended containers (at least 1): split evenly, each step truncated to whole millicores and bytes, as
+// upstream's recommender does.
+func (c Config) PodMinShare(numContainers int) Amounts {
+	n := float64(max(numContainers, 1))
+	return Amounts{CPUMilli: scaleAmount(amount(c.PodMinCPU*1000), 1/n), MemoryBytes: scaleAmount(amount(c.PodMinMemory), 1/n)}
 }

@@ -240,8 +240,8 @@ func amount(v float64) int64 { return scaleAmount(1, v) }
 // upstream arithmetic: every step (percentile, safety margin, confidence multiplier) is truncated to whole
 // millicores and bytes; each estimate is at least the pod minimum split evenly (also truncated).
 func (m *Model) Estimate(a *Aggregate, numContainers int) Estimates {
-	n := float64(max(numContainers, 1))
-	return m.estimate(a, scaleAmount(amount(m.Config.PodMinCPU*1000), 1/n), scaleAmount(amount(m.Config.PodMinMemory), 1/n))
+	floor := m.Config.PodMinShare(numContainers)
+	return m.estimate(a, floor.CPUMilli, floor.MemoryBytes)
 }
 
 // estimate computes the estimates of an aggregate, each at least minCPU millicores and minMem bytes.

@@ -285,6 +285,9 @@ func (s *State) Totals(ns, name string, fn func(container string, t *WorkloadTot
 	}
 }
 
+// numTotals is how many containers of an owner have a workload total.
+func (s *State) numTotals(ns, name string) int { return len(s.totals[owner{ns, name}]) }
+
 // DropTotals forgets the workload totals of an owner (it is gone).
 func (s *State) DropTotals(ns, name string) { delete(s.totals, owner{ns, name}) }
 
@@ -459,6 +462,9 @@ type ContainerLoad struct {
 	// RecurTimes periods of RecurringEvery and starts within RecurLead, as of the last recent sample (0: none).
 	RecurringCPU   float64
 	RecurringEvery time.Duration
+	// PodMin is the container's share of the pod minimum (Config.PodMinShare over the owner's containers with
+	// a workload total): the least a pod's container is given, as upstream's recommender floors a VPA's.
+	PodMin Amounts
 }
 
 // WorkloadRecommendation is the load recommendation of every container of an owner with a workload total
@@ -467,6 +473,7 @@ type ContainerLoad struct {
 func (s *State) WorkloadRecommendation(ns, owner string, policy func(container string) Policy) ([]ContainerLoad, float64) {
 	var out []ContainerLoad
 	confidence := -1.0
+	containers := s.numTotals(ns, owner)
 	s.Totals(ns, owner, func(name string, t *WorkloadTotal) {
 		p := policy(name)
 		e, ok := t.Estimate()
@@ -489,6 +496,7 @@ func (s *State) WorkloadRecommendation(ns, owner string, policy func(container s
 		out = append(out, ContainerLoad{Container: name, Target: amounts(e.Target), LowerBound: amounts(e.LowerBound), UpperBound: amounts(e.UpperBound),
 			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last())})
 		out[len(out)-1].RecurringCPU, out[len(out)-1].RecurringEvery = t.recurring()
+		out[len(out)-1].PodMin = t.model.Config.PodMinShare(containers)
 	})
 	return out, confidence
 }

@@ -309,12 +309,14 @@ type following struct {
 }
 
 // follow decides whether a total that follows the recent load leaves its band (section 2): its trigger
-// total (the trigger load plus the base, within the container policy's bounds for c pods) is above the total
+// total (the trigger load plus the base, at least c x podMin, within the container policy's bounds for c
+// pods) is above the total
 // in force, or its level total more than Band (SettledBand once the pods have not changed for SettledAfter)
 // below it, or the load is short now, and its policy lets it change now. A move sets the level total.
-func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur float64, tl tracked) following {
+func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin float64, tl tracked) following {
 	pol := s.PolicyFor(k.Name)
 	within := func(t float64) float64 {
+		t = max(t, float64(c)*podMin) // the recommender's pod minimum, then the policy's bounds (as upstream's)
 		if lo, ok := pol.MinAllowed.Get(r); ok {
 			t = max(t, float64(c)*lo)
 		}
@@ -369,8 +371,9 @@ func (s *Spec) band(st State, r Resource) float64 {
 }
 
 // vpaTotal is the recommendation's total for resource r of container k at c replicas: from the workload's
-// load (an Hvpa's embedded recommender; following the recent load when there is enough of it), else
-// actual (the pods running) x the per-pod uncapped target (or target); -1: none.
+// load (an Hvpa's embedded recommender; following the recent load when there is enough of it; at least c x
+// the recommender's pod minimum share), else actual (the pods running) x the per-pod uncapped target (or
+// target, which the per-pod model floors itself); -1: none.
 func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource, c, actual int32) (float64, Source, following) {
 	if load, has := rec.Load.Get(r); has {
 		pCur, _ := k.Requests.Get(r)
@@ -378,14 +381,15 @@ func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource
 			t := float64(c) * pCur // the recent load comes back with the recommender's next run
 			return t, SourceLoad, following{target: t, cur: t, hold: true}
 		}
+		podMin, _ := rec.PodMin.Get(r)
 		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, rec.MemoryRise, load, rec.RecurringCPU); ok {
-			f := spec.follow(st, k, r, c, pCur, tl)
+			f := spec.follow(st, k, r, c, pCur, podMin, tl)
 			if f.ahead {
 				f.every = rec.RecurringEvery
 			}
 			return float64(c) * pCur, SourceLoad, f
 		}
-		return spec.VPATotal(r, load, c, pCur), SourceVPA, following{}
+		return max(spec.VPATotal(r, load, c, pCur), float64(c)*podMin), SourceVPA, following{}
 	}
 	u, has := rec.UncappedTarget.Get(r)
 	if !has {

@@ -115,6 +115,13 @@ func TestLoadFollowingTotal(t *testing.T) {
 		// room: the full headroom
 		"memory keeps its headroom above a long history's target below its trigger": {st: loadState(3, V(2000, 4096*mi), V(3000, 10200*mi),
 			steady(30, V(3000, 10000*mi))), source: SourceLoad, wantCPU: RoundUp(3000 * h / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		// the recommender's pod minimum share (250Mi) is above what the load needs (230Mi in all): each pod
+		// gets it, whether the total follows the recent load or the long history decides
+		"memory that follows the load is at least the pod minimum": {st: loadState(3, V(1000, 4096*mi), V(3000, 300*mi),
+			steady(30, V(2800, 200*mi))), edit: func(_ *Spec, st *State) { st.Recommendation[0].PodMin = V(25, 250*mi) },
+			source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: 250 * mi},
+		"memory from the long history is at least the pod minimum": {st: loadState(3, V(1000, 4096*mi), V(3000, 300*mi), nil),
+			edit: func(_ *Spec, st *State) { st.Recommendation[0].PodMin = V(25, 250*mi) }, source: SourceVPA, wantMem: 250 * mi},
 		"no recent sample yet: the long history decides": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi), nil),
 			source: SourceVPA, wantCPU: 1000},
 		"the recent load unknown after a restart: the values in force stay": {st: loadState(3, V(2000, 4096*mi), V(3000, 10000*mi), nil),

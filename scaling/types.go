@@ -269,6 +269,11 @@ type Recommendation struct {
 	// section 2a is at least that, ahead of the burst.
 	RecurringCPU   float64
 	RecurringEvery time.Duration
+	// PodMin is the least per-pod value of the container that the embedded recommender gives (its pod
+	// minimum, upstream's --pod-recommendation-min-cpu-millicores and -memory-mb, split over the pod's
+	// containers): a total from the workload's load is at least c x PodMin, under the container policy's
+	// bounds (section 2).
+	PodMin Values
 }
 
 // LoadSample is one sample of the workload's load (a resource without a value: not sampled).
