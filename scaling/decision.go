@@ -352,6 +352,12 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 		ahead = !upNow
 	}
 	move := up || t < cur*(1-s.band(st, r))
+	if move && !up && r == CPU && t >= cur*(1-s.Tracking.Band) {
+		// a fall that only the settled band allows lands at the peak of SettledWindow plus headroom, if that
+		// is still below the band: from the last minutes' estimate, the next hour's noise took it back up
+		t, _ = size(tl.settledLevel, tl.trigger)
+		move = t < cur*(1-s.band(st, r))
+	}
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
 	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead}

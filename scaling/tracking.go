@@ -25,6 +25,9 @@ type Tracking struct {
 	// that long may move by less: at most one such change per SettledAfter).
 	Band, SettledBand float64
 	SettledAfter      time.Duration
+	// SettledWindow: a CPU fall that only SettledBand allows sets the level of the peak over this window (at
+	// least the estimate's), and waits while that is inside the band.
+	SettledWindow time.Duration
 	// MemorySettledBand is SettledBand for memory (0: SettledBand): a settled memory total held above its
 	// level costs memory and saves no risk, while a settled CPU move may change the replicas.
 	MemorySettledBand float64
@@ -48,7 +51,7 @@ type Tracking struct {
 }
 
 // DefaultTracking are the load-following total's parameters.
-var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.15, SettledBand: 0.1, SettledAfter: 12 * time.Hour, MemorySettledBand: 0.05,
+var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.15, SettledBand: 0.1, SettledAfter: 12 * time.Hour, SettledWindow: time.Hour, MemorySettledBand: 0.05,
 	MinStep: 0.1, MemoryHeadroom: 0.15, MemoryTrigger: 0.05, MemoryWindow: time.Hour, MemoryFloor: 0.5, JumpRise: 0.3, TrendWindow: 3 * time.Minute, TrendMax: 0.5, MinSamples: 1}
 
 // trackedLoad is what a total that follows the recent load of resource r needs (section 2), in load terms:
@@ -116,7 +119,7 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recur
 	down := window(tr.DownWindow)
 	now := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV)
 	est := max(now, recurring)
-	return tracked{level: est * (1 + tr.Headroom), trigger: est * (1 + tr.Trigger), mean: mean(down),
+	return tracked{level: est * (1 + tr.Headroom), trigger: est * (1 + tr.Trigger), mean: mean(down), settledLevel: max(est, slices.Max(window(tr.SettledWindow))) * (1 + tr.Headroom),
 		ahead: recurring > now, nowLevel: now * (1 + tr.Headroom), nowTrigger: now * (1 + tr.Trigger)}, true
 }
 
@@ -132,6 +135,9 @@ type tracked struct {
 	// nowTrigger are then the level and trigger of the recent load alone
 	ahead                bool
 	nowLevel, nowTrigger float64
+	// settledLevel: the CPU level of the peak over SettledWindow, at least the estimate's (what a fall that
+	// only the settled band allows sets)
+	settledLevel float64
 }
 
 func mean(xs []float64) float64 {

@@ -32,6 +32,12 @@ func steady(n int, v Values) []Values {
 	return out
 }
 
+// withAt is vs with the i-th sample (oldest first) set to v.
+func withAt(vs []Values, i int, v Values) []Values {
+	vs[i] = v
+	return vs
+}
+
 // alternate is n samples, a and b in turn, ending with a.
 func alternate(n int, a, b Values) []Values {
 	out := make([]Values, n)
@@ -160,6 +166,17 @@ func TestLoadFollowingTotal(t *testing.T) {
 			steady(30, V(3000*0.88/h, 10000*mi))),
 			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
 			wantCPU: RoundUp(3000 * 0.88 / 3), wantMem: RoundUp(10000 * mi * 1.15 / 3)},
+		// a settled CPU fall (12% below the 3000m in force by the last minutes' estimate) lands at the peak of
+		// the recent hour, 40 min ago, when that is still below the settled band (11% below: it moves there) and
+		// waits when it is not (5% below); memory within its own band
+		"a settled CPU fall lands at the hour's peak": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			withAt(steady(60, V(3000*0.88/h, 10700*mi)), 20, V(3000*0.89/h, 10700*mi))),
+			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
+			wantCPU: RoundUp(3000 * 0.89 / 3), wantMem: RoundUp(10700 * mi * 1.15 / 3)},
+		"a settled CPU fall that the hour's peak holds within the band waits": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			withAt(steady(60, V(3000*0.88/h, 10700*mi)), 20, V(3000*0.95/h, 10700*mi))),
+			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
+			wantCPU: 1000, wantMem: 4096 * mi},
 		// memory needs, with headroom, 7% less than the 12288Mi in force: inside the settled band of CPU
 		// (10%), outside memory's (5%); CPU 6% below its total moves with it
 		"a settled memory total 7% above its level falls": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
