@@ -196,6 +196,20 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 	}
 }
 
+// grantedEvictions counts the evictions of pods of originals in namespace ns that the audit events show
+// granted.
+func grantedEvictions(events []testenv.AuditEvent, ns string, originals map[string]bool) int {
+	n := 0
+	for _, e := range events {
+		r := e.ObjectRef
+		if r != nil && e.Verb == "create" && r.Resource == "pods" && r.Subresource == "eviction" && r.Namespace == ns && originals[r.Name] &&
+			e.ResponseStatus != nil && e.ResponseStatus.Code >= 200 && e.ResponseStatus.Code < 300 {
+			n++
+		}
+	}
+	return n
+}
+
 // cartReplicas is the Recreate workload's size in TestFaultKillsDuringScaling.
 const cartReplicas = 6
 
@@ -420,9 +434,17 @@ func (o *invariants) observe(ctx context.Context) {
 // process: the pod was still there, not terminating, when it read it.
 func (o *invariants) checkEvictions(t *testing.T, auditLog string, originals map[string]bool) int {
 	t.Helper()
-	events, err := testenv.ReadAuditLog(auditLog)
-	if err != nil {
-		t.Fatal(err)
+	// the API server writes an eviction's audit event once its response is complete, which can be after the
+	// pod is seen going: the log is read again until every original pod's granted eviction is in it (or 10 s)
+	var events []testenv.AuditEvent
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var err error
+		if events, err = testenv.ReadAuditLog(auditLog); err != nil {
+			t.Fatal(err)
+		}
+		if grantedEvictions(events, o.ns, originals) >= len(originals) || time.Now().After(deadline) {
+			break
+		}
 	}
 	type ask struct {
 		at   time.Time

@@ -166,10 +166,18 @@ func TestCheckpointsWrittenUpdateWorkersAtATime(t *testing.T) {
 	for _, workers := range []int{1, 4} {
 		clk, played, base := checkpointFleet(24)
 		var inFlight, most, writes atomic.Int64
-		slow := func() { // a write that takes a moment, as against an API server
-			n := inFlight.Add(1)
+		observe := func(n int64) {
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
+		}
+		slow := func() { // a write that takes a moment, as against an API server
+			observe(inFlight.Add(1))
+			// it lasts until the workers' writes are all in flight (or 200 ms), so that a loaded machine that
+			// starts a worker late does not hide the concurrency
+			for deadline := time.Now().Add(200 * time.Millisecond); inFlight.Load() < int64(workers) && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			observe(inFlight.Load())
 			time.Sleep(5 * time.Millisecond)
 			inFlight.Add(-1)
 			writes.Add(1)
