@@ -71,8 +71,8 @@ func TestLoad(t *testing.T) {
 }
 
 // TestPodMinShare: each container of an Hvpa's workload gets its share of the recommender's pod minimum (25m
-// and 250Mi split over the two containers with a workload total, truncated as upstream's), and the decision
-// reads it as the container's PodMin.
+// and 250Mi split over the two scaled containers, truncated as upstream's; a third one whose policy is Off
+// takes no share), and the decision reads it as the container's PodMin.
 func TestPodMinShare(t *testing.T) {
 	m, err := recommender.NewModel(recommender.Defaults())
 	if err != nil {
@@ -80,12 +80,14 @@ func TestPodMinShare(t *testing.T) {
 	}
 	st := recommender.NewState()
 	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	for _, c := range []string{"app", "sidecar"} {
+	for _, c := range []string{"app", "log", "sidecar"} {
 		l := Load{}
 		l.Add(t0, 5, 10<<20, 10, 20<<20)
 		l.Record(st.Total(m, recommender.OwnerKey{Namespace: "ns", Owner: "Hvpa/h", Container: c}, t0))
 	}
-	load, _ := st.WorkloadRecommendation("ns", "Hvpa/h", func(string) recommender.Policy { return recommender.Policy{ControlCPU: true, ControlMem: true} })
+	load, _ := st.WorkloadRecommendation("ns", "Hvpa/h", func(c string) recommender.Policy {
+		return recommender.Policy{Off: c == "log", ControlCPU: true, ControlMem: true}
+	})
 	if len(load) != 2 {
 		t.Fatalf("load recommendations %+v, want two containers", load)
 	}

@@ -285,8 +285,17 @@ func (s *State) Totals(ns, name string, fn func(container string, t *WorkloadTot
 	}
 }
 
-// numTotals is how many containers of an owner have a workload total.
-func (s *State) numTotals(ns, name string) int { return len(s.totals[owner{ns, name}]) }
+// scaledTotals is how many containers of an owner have a workload total that is scaled: not Off under policy,
+// with history (the containers a pod minimum is split across, as RecommendPod counts them).
+func (s *State) scaledTotals(ns, name string, policy func(container string) Policy) int {
+	n := 0
+	for c, t := range s.totals[owner{ns, name}] {
+		if !policy(c).Off && !t.Aggregate.IsEmpty() {
+			n++
+		}
+	}
+	return n
+}
 
 // DropTotals forgets the workload totals of an owner (it is gone).
 func (s *State) DropTotals(ns, name string) { delete(s.totals, owner{ns, name}) }
@@ -462,8 +471,9 @@ type ContainerLoad struct {
 	// RecurTimes periods of RecurringEvery and starts within RecurLead, as of the last recent sample (0: none).
 	RecurringCPU   float64
 	RecurringEvery time.Duration
-	// PodMin is the container's share of the pod minimum (Config.PodMinShare over the owner's containers with
-	// a workload total): the least a pod's container is given, as upstream's recommender floors a VPA's.
+	// PodMin is the container's share of the pod minimum (Config.PodMinShare over the owner's scaled
+	// containers, as RecommendPod counts them): the least its total gives a pod's container, as upstream's
+	// recommender floors a VPA's.
 	PodMin Amounts
 }
 
@@ -473,7 +483,7 @@ type ContainerLoad struct {
 func (s *State) WorkloadRecommendation(ns, owner string, policy func(container string) Policy) ([]ContainerLoad, float64) {
 	var out []ContainerLoad
 	confidence := -1.0
-	containers := s.numTotals(ns, owner)
+	containers := s.scaledTotals(ns, owner, policy)
 	s.Totals(ns, owner, func(name string, t *WorkloadTotal) {
 		p := policy(name)
 		e, ok := t.Estimate()

@@ -355,7 +355,8 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 	if move && !up && r == CPU && t >= cur*(1-s.Tracking.Band) {
 		// a fall that only the settled band allows lands at the peak of SettledWindow plus headroom, if that
 		// is still below the band: from the last minutes' estimate, the next hour's noise took it back up
-		t, _ = size(tl.settledLevel, tl.trigger)
+		ts, _ := size(tl.settledLevel, tl.trigger)
+		t = min(ts, cur) // no higher than in force: when another total moves, this one waits with it
 		move = t < cur*(1-s.band(st, r))
 	}
 	dir := direction(t, cur)

@@ -177,6 +177,12 @@ func TestLoadFollowingTotal(t *testing.T) {
 			withAt(steady(60, V(3000*0.88/h, 10700*mi)), 20, V(3000*0.95/h, 10700*mi))),
 			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
 			wantCPU: 1000, wantMem: 4096 * mi},
+		// the hour's peak (40 min ago) is above the CPU in force: the settled CPU fall waits at the total in
+		// force, also when memory moves (6% below its total, outside its settled band) and takes CPU with it
+		"a settled CPU fall waits at the total in force when the hour's peak is above it": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),
+			withAt(steady(60, V(3000*0.88/h, 10000*mi)), 20, V(3000*1.02/h, 10000*mi))),
+			edit: func(s *Spec, st *State) { last := st.Now.Add(-s.Tracking.SettledAfter); st.LastScaleTime = &last }, source: SourceLoad,
+			wantCPU: 1000, wantMem: RoundUp(10000 * mi * 1.15 / 3)},
 		// memory needs, with headroom, 7% less than the 12288Mi in force: inside the settled band of CPU
 		// (10%), outside memory's (5%); CPU 6% below its total moves with it
 		"a settled memory total 7% above its level falls": {st: loadState(3, V(1000, 4096*mi), V(3000, 10000*mi),

@@ -166,7 +166,7 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 			return intentMet(ctx, c, "shop", "web", ph.settled)
 		})
 		t.Logf("%s: settled %s after the last of %d kills", ph.name, took.Round(100*time.Millisecond), kills)
-		obs.checkEvictions(t, auditLog, originals)
+		obs.checkEvictions(t, auditLog, originals, 0)
 		if i < len(phases)-1 {
 			proc.kill(t) // the next phase starts from a killed process too
 			kills++
@@ -186,7 +186,7 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 		return nil
 	})
 	obs.check(t)
-	evicted := obs.checkEvictions(t, auditLog, originals)
+	evicted := obs.checkEvictions(t, auditLog, originals, len(originals))
 	changes, records, maxSamples, twoSteps := obs.summary()
 	t.Logf("%d kills; %d replica changes, each a recorded scaling (%d records seen, %d resize-first scale-ins completed in two steps); checkpoint samples up to %d; %d of the %d cart pods evicted (the last %s after the phases), each once, no replacement",
 		kills, changes, records, twoSteps, maxSamples, evicted, cartReplicas, cartWait.Round(100*time.Millisecond))
@@ -196,18 +196,17 @@ func TestFaultKillsDuringScaling(t *testing.T) {
 	}
 }
 
-// grantedEvictions counts the evictions of pods of originals in namespace ns that the audit events show
-// granted.
-func grantedEvictions(events []testenv.AuditEvent, ns string, originals map[string]bool) int {
-	n := 0
+// evictedOriginals counts the pods of originals in namespace ns whose eviction the audit events show granted.
+func evictedOriginals(events []testenv.AuditEvent, ns string, originals map[string]bool) int {
+	seen := map[string]bool{}
 	for _, e := range events {
 		r := e.ObjectRef
 		if r != nil && e.Verb == "create" && r.Resource == "pods" && r.Subresource == "eviction" && r.Namespace == ns && originals[r.Name] &&
 			e.ResponseStatus != nil && e.ResponseStatus.Code >= 200 && e.ResponseStatus.Code < 300 {
-			n++
+			seen[r.Name] = true
 		}
 	}
-	return n
+	return len(seen)
 }
 
 // cartReplicas is the Recreate workload's size in TestFaultKillsDuringScaling.
@@ -431,18 +430,23 @@ func (o *invariants) observe(ctx context.Context) {
 // was sized in place (the api workload), or is a replacement of the Recreate workload (a pod not in
 // originals) evicted while its VPA showed one target only; it returns how many of the originals were
 // evicted. A request the API server did not grant (a kill cut it: 504) may be asked again by the next
-// process: the pod was still there, not terminating, when it read it.
-func (o *invariants) checkEvictions(t *testing.T, auditLog string, originals map[string]bool) int {
+// process: the pod was still there, not terminating, when it read it. With want > 0 (the originals known
+// gone), the log is read again until it shows that many of them evicted (10 s at most): the API server writes
+// an eviction's event once its response is complete, which can be after the pod is seen going (a read cut
+// off mid-line is read again too).
+func (o *invariants) checkEvictions(t *testing.T, auditLog string, originals map[string]bool, want int) int {
 	t.Helper()
-	// the API server writes an eviction's audit event once its response is complete, which can be after the
-	// pod is seen going: the log is read again until every original pod's granted eviction is in it (or 10 s)
 	var events []testenv.AuditEvent
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		var err error
-		if events, err = testenv.ReadAuditLog(auditLog); err != nil {
+		events, err = testenv.ReadAuditLog(auditLog)
+		switch {
+		case err != nil && time.Now().After(deadline):
 			t.Fatal(err)
+		case err != nil:
+			continue
 		}
-		if grantedEvictions(events, o.ns, originals) >= len(originals) || time.Now().After(deadline) {
+		if want == 0 || evictedOriginals(events, o.ns, originals) >= want || time.Now().After(deadline) {
 			break
 		}
 	}

@@ -52,8 +52,8 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	d := recommender.Defaults()
 	m.cfg = d
 	f.Float64Var(&m.cfg.SafetyMargin, "recommendation-margin-fraction", d.SafetyMargin, "fraction of usage added as the safety margin to the target and bounds (upstream VPA's flag)")
-	f.Float64Var(&m.podMinCPUMilli, "pod-recommendation-min-cpu-millicores", d.PodMinCPU*1000, "smallest CPU recommendation for a pod, in millicores, split across its containers (upstream VPA's flag); an Hvpa's per-pod values get no less")
-	f.Float64Var(&m.podMinMemoryMB, "pod-recommendation-min-memory-mb", d.PodMinMemory/(1<<20), "smallest memory recommendation for a pod, in MiB, split across its containers (upstream VPA's flag); an Hvpa's per-pod values get no less")
+	f.Float64Var(&m.podMinCPUMilli, "pod-recommendation-min-cpu-millicores", d.PodMinCPU*1000, "smallest CPU recommendation for a pod, in millicores, split across its containers (upstream VPA's flag); an Hvpa's totals from the load are at least its share per pod")
+	f.Float64Var(&m.podMinMemoryMB, "pod-recommendation-min-memory-mb", d.PodMinMemory/(1<<20), "smallest memory recommendation for a pod, in MiB, split across its containers (upstream VPA's flag); an Hvpa's totals from the load are at least its share per pod")
 	f.Float64Var(&m.targetCPU, "target-cpu-percentile", d.TargetPercentile, "usage percentile of the CPU target (upstream VPA's flag; hvpa's model takes one target percentile: set target-memory-percentile to the same value)")
 	f.Float64Var(&m.targetMemory, "target-memory-percentile", d.TargetPercentile, "usage percentile of the memory target (upstream VPA's flag; equal to --target-cpu-percentile)")
 	f.Float64Var(&m.lowerCPU, "recommendation-lower-bound-cpu-percentile", d.LowerBoundPercentile, "usage percentile of the CPU lower bound (upstream VPA's flag; equal to the memory one)")
