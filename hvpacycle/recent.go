@@ -27,18 +27,6 @@ func appendRecent(out []scaling.LoadSample, in []recommender.LoadSample) []scali
 	return out
 }
 
-// podMin is a pod minimum share in the decision's terms (a resource without one, 0 or less, left out).
-func podMin(a recommender.Amounts) scaling.Values {
-	var v scaling.Values
-	if a.CPUMilli > 0 {
-		v.Set(scaling.CPU, float64(a.CPUMilli))
-	}
-	if a.MemoryBytes > 0 {
-		v.Set(scaling.Memory, float64(a.MemoryBytes))
-	}
-	return v
-}
-
 // WithRecent gives each recommendation of recs the recent load, the memory rise, the recurring CPU burst and
 // the pod minimum of its container's workload total in load (the embedded recommender's, in this process); a container load
 // does not name is left as it is (its total then comes from the long history alone).
@@ -91,7 +79,7 @@ func (b *Buffer) WithRecent(recs []scaling.Recommendation, load []recommender.Co
 				b.samples = appendRecent(b.samples, l.Recent) // an earlier container's part keeps its array if this one grows
 				recs[i].Recent, recs[i].MemoryRise = b.samples[from:len(b.samples):len(b.samples)], l.MemoryRise
 				recs[i].RecurringCPU, recs[i].RecurringEvery = l.RecurringCPU, l.RecurringEvery
-				recs[i].PodMin = podMin(l.PodMin)
+				recs[i].PodMin = scaling.V(float64(l.PodMin.CPUMilli), float64(l.PodMin.MemoryBytes)) // 0: no floor
 			}
 		}
 	}

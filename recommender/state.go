@@ -285,18 +285,6 @@ func (s *State) Totals(ns, name string, fn func(container string, t *WorkloadTot
 	}
 }
 
-// scaledTotals is how many containers of an owner have a workload total that is scaled: not Off under policy,
-// with history (the containers a pod minimum is split across, as RecommendPod counts them).
-func (s *State) scaledTotals(ns, name string, policy func(container string) Policy) int {
-	n := 0
-	for c, t := range s.totals[owner{ns, name}] {
-		if !policy(c).Off && !t.Aggregate.IsEmpty() {
-			n++
-		}
-	}
-	return n
-}
-
 // DropTotals forgets the workload totals of an owner (it is gone).
 func (s *State) DropTotals(ns, name string) { delete(s.totals, owner{ns, name}) }
 
@@ -471,21 +459,20 @@ type ContainerLoad struct {
 	// RecurTimes periods of RecurringEvery and starts within RecurLead, as of the last recent sample (0: none).
 	RecurringCPU   float64
 	RecurringEvery time.Duration
-	// PodMin is the container's share of the pod minimum (Config.PodMinShare over the owner's scaled
-	// containers, as RecommendPod counts them): the least its total gives a pod's container, as upstream's
-	// recommender floors a VPA's.
+	// PodMin is the container's share of the pod minimum (Config.PodMinShare over the containers recommended,
+	// as RecommendPod counts them): the least its total gives a pod's container, as upstream's recommender
+	// floors a VPA's.
 	PodMin Amounts
 }
 
 // WorkloadRecommendation is the load recommendation of every container of an owner with a workload total
 // and samples, by container name, and the lowest confidence (days of history) among them (-1: none).
 // Containers whose policy is Off are left out.
-func (s *State) WorkloadRecommendation(ns, owner string, policy func(container string) Policy) ([]ContainerLoad, float64) {
+func (s *State) WorkloadRecommendation(ns, name string, policy func(container string) Policy) ([]ContainerLoad, float64) {
 	var out []ContainerLoad
 	confidence := -1.0
-	containers := s.scaledTotals(ns, owner, policy)
-	s.Totals(ns, owner, func(name string, t *WorkloadTotal) {
-		p := policy(name)
+	s.Totals(ns, name, func(container string, t *WorkloadTotal) {
+		p := policy(container)
 		e, ok := t.Estimate()
 		if p.Off || !ok {
 			return
@@ -503,11 +490,16 @@ func (s *State) WorkloadRecommendation(ns, owner string, policy func(container s
 			}
 			return a
 		}
-		out = append(out, ContainerLoad{Container: name, Target: amounts(e.Target), LowerBound: amounts(e.LowerBound), UpperBound: amounts(e.UpperBound),
+		out = append(out, ContainerLoad{Container: container, Target: amounts(e.Target), LowerBound: amounts(e.LowerBound), UpperBound: amounts(e.UpperBound),
 			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last())})
 		out[len(out)-1].RecurringCPU, out[len(out)-1].RecurringEvery = t.recurring()
-		out[len(out)-1].PodMin = t.model.Config.PodMinShare(containers)
 	})
+	// the pod minimum is split over the containers recommended (scaled: not Off, with history), as
+	// RecommendPod splits a VPA's
+	totals := s.totals[owner{ns, name}]
+	for i := range out {
+		out[i].PodMin = totals[out[i].Container].model.Config.PodMinShare(len(out))
+	}
 	return out, confidence
 }
 

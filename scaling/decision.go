@@ -310,9 +310,9 @@ type following struct {
 
 // follow decides whether a total that follows the recent load leaves its band (section 2): its trigger
 // total (the trigger load plus the base, at least c x podMin, within the container policy's bounds for c
-// pods) is above the total
-// in force, or its level total more than Band (SettledBand once the pods have not changed for SettledAfter)
-// below it, or the load is short now, and its policy lets it change now. A move sets the level total.
+// pods) is above the total in force, or its level total more than Band (SettledBand once the pods have not
+// changed for SettledAfter) below it, or the load is short now, and its policy lets it change now. A move
+// sets the level total.
 func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin float64, tl tracked) following {
 	pol := s.PolicyFor(k.Name)
 	within := func(t float64) float64 {
@@ -351,13 +351,14 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 		_, upNow := size(tl.nowLevel, tl.nowTrigger)
 		ahead = !upNow
 	}
-	move := up || t < cur*(1-s.band(st, r))
+	band := s.band(st, r)
+	move := up || t < cur*(1-band)
 	if move && !up && r == CPU && t >= cur*(1-s.Tracking.Band) {
 		// a fall that only the settled band allows lands at the peak of SettledWindow plus headroom, if that
 		// is still below the band: from the last minutes' estimate, the next hour's noise took it back up
 		ts, _ := size(tl.settledLevel, tl.trigger)
 		t = min(ts, cur) // no higher than in force: when another total moves, this one waits with it
-		move = t < cur*(1-s.band(st, r))
+		move = t < cur*(1-band)
 	}
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
