@@ -179,12 +179,14 @@ func (c *hvpaCtl) decide(w *workload, now time.Time) error {
 	if changedPods {
 		w.perPodChanges++
 	}
-	desired := d.DesiredState()
-	if hvpacycle.IntentChange(c.desired, desired) == hvpacycle.Scaling { // as the controller: the first intent is no scaling
+	switch hvpacycle.IntentChange(c.desired, d) {
+	case hvpacycle.Scaling: // as the controller: the first intent is no scaling
 		c.lastScale = &now
 		w.oomSince = false
+		fallthrough
+	case hvpacycle.Initial:
+		c.desired = d.DesiredState() // unchanged, the intent in force holds the same replicas and values
 	}
-	c.desired = desired
 	return nil
 }
 

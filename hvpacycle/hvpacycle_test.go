@@ -20,16 +20,27 @@ func TestIntentChange(t *testing.T) {
 		return &hvpav1alpha1.DesiredState{Replicas: replicas, Containers: []hvpav1alpha1.ContainerResources{
 			{Name: "app", Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}
 	}
+	decision := func(replicas, sizedFor int32, cpuMilli float64) scaling.Decision {
+		var req scaling.Values
+		req.Set(scaling.CPU, cpuMilli)
+		return scaling.Decision{Replicas: replicas, SizedFor: sizedFor, Containers: []scaling.ContainerDecision{{Name: "app", Requests: req}}}
+	}
 	cases := map[string]struct {
-		prev, next *hvpav1alpha1.DesiredState
-		want       Change
+		prev *hvpav1alpha1.DesiredState
+		next scaling.Decision
+		want Change
 	}{
-		"the first intent is no scaling":           {nil, intent(2, "500m"), Initial},
-		"the same intent":                          {intent(2, "500m"), intent(2, "0.5"), Unchanged},
-		"replicas changed":                         {intent(2, "500m"), intent(3, "500m"), Scaling},
-		"a per-pod request changed":                {intent(2, "500m"), intent(2, "600m"), Scaling},
-		"only the replicas the pods are sized for": {intent(2, "500m"), func() *hvpav1alpha1.DesiredState { d := intent(2, "500m"); d.SizedForReplicas = 1; return d }(), Unchanged},
-		"no decision":                              {intent(2, "500m"), nil, Unchanged},
+		"the first intent is no scaling":          {nil, decision(2, 2, 500), Initial},
+		"the same intent":                         {intent(2, "0.5"), decision(2, 2, 500), Unchanged},
+		"replicas changed":                        {intent(2, "500m"), decision(3, 3, 500), Scaling},
+		"a per-pod request changed":               {intent(2, "500m"), decision(2, 2, 600), Scaling},
+		"a request rounded to the same millicore": {intent(2, "500m"), decision(2, 2, 499.2), Unchanged},
+		"a memory request added": {intent(2, "500m"), func() scaling.Decision {
+			d := decision(2, 2, 500)
+			d.Containers[0].Requests.Set(scaling.Memory, 1<<30)
+			return d
+		}(), Scaling},
+		"only the replicas the pods are sized for": {intent(2, "500m"), decision(2, 1, 500), Unchanged},
 	}
 	for name, tc := range cases {
 		if got := IntentChange(tc.prev, tc.next); got != tc.want {
@@ -108,12 +119,15 @@ func TestPodMinShare(t *testing.T) {
 	}
 }
 
-// TestSameContainersIsSemanticEquality: the intent's typed comparison says what equality.Semantic.DeepEqual
-// says (the rule it replaced) on random pairs drawn from a small domain (names, orders, nil and empty
-// lists, quantities spelt two ways), and both outcomes occur.
+// TestSameContainersIsSemanticEquality: the intent's typed comparison of the containers in force with a
+// decision's says what equality.Semantic.DeepEqual says of them and the decision's rendering
+// (Decision.DesiredState, the rule it replaced) on random pairs drawn from a small domain (names, orders, nil
+// and empty lists, quantities spelt two ways, values that round to the same millicore), and both outcomes
+// occur.
 func TestSameContainersIsSemanticEquality(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	quantities := []string{"500m", "0.5", "1", "1000m", "1Gi", "1024Mi"}
+	amounts := map[scaling.Resource][]float64{scaling.CPU: {500, 499.5, 1000}, scaling.Memory: {1 << 30, 1<<30 - 0.5, 1 << 20}}
 	list := func() corev1.ResourceList {
 		switch rng.IntN(4) {
 		case 0:
@@ -129,33 +143,45 @@ func TestSameContainersIsSemanticEquality(t *testing.T) {
 		}
 		return l
 	}
-	containers := func() []hvpav1alpha1.ContainerResources {
-		n := rng.IntN(3)
-		if n == 0 && rng.IntN(2) == 0 {
-			return nil
+	values := func() scaling.Values {
+		var v scaling.Values
+		for _, r := range scaling.Resources {
+			if rng.IntN(3) > 0 {
+				v.Set(r, amounts[r][rng.IntN(len(amounts[r]))])
+			}
 		}
-		out := make([]hvpav1alpha1.ContainerResources, n)
+		return v
+	}
+	decided := func() []scaling.ContainerDecision {
+		out := make([]scaling.ContainerDecision, rng.IntN(3))
 		for i := range out {
-			out[i] = hvpav1alpha1.ContainerResources{Name: []string{"app", "side"}[rng.IntN(2)], Requests: list(), Limits: list()}
+			out[i] = scaling.ContainerDecision{Name: []string{"app", "side"}[rng.IntN(2)], Requests: values(), Limits: values()}
 		}
 		return out
 	}
 	seen := map[bool]int{}
 	for range 20000 {
-		a := containers()
-		b := containers()
-		if rng.IntN(2) == 0 {
-			b = a
-			if len(a) > 0 && rng.IntN(2) == 0 { // the same values spelt anew
-				b = make([]hvpav1alpha1.ContainerResources, len(a))
-				for i, c := range a {
-					b[i] = hvpav1alpha1.ContainerResources{Name: c.Name, Requests: respell(c.Requests), Limits: respell(c.Limits)}
+		b := decided()
+		rendered := scaling.Decision{Containers: b}.DesiredState().Containers
+		var a []hvpav1alpha1.ContainerResources
+		switch rng.IntN(3) {
+		case 0: // any containers in force
+			if n := rng.IntN(3); n > 0 || rng.IntN(2) == 0 {
+				a = make([]hvpav1alpha1.ContainerResources, n)
+				for i := range a {
+					a[i] = hvpav1alpha1.ContainerResources{Name: []string{"app", "side"}[rng.IntN(2)], Requests: list(), Limits: list()}
 				}
 			}
+		case 1: // the decision's own rendering
+			a = rendered
+		default: // the same values spelt anew
+			for _, c := range rendered {
+				a = append(a, hvpav1alpha1.ContainerResources{Name: c.Name, Requests: respell(c.Requests), Limits: respell(c.Limits)})
+			}
 		}
-		want := equality.Semantic.DeepEqual(a, b)
+		want := equality.Semantic.DeepEqual(a, rendered)
 		if got := sameContainers(a, b); got != want {
-			t.Fatalf("sameContainers(%v, %v) = %v, Semantic.DeepEqual %v", a, b, got, want)
+			t.Fatalf("sameContainers(%v, %+v) = %v, Semantic.DeepEqual with its rendering %v", a, b, got, want)
 		}
 		seen[want]++
 	}

@@ -18,32 +18,31 @@ const (
 	Scaling
 )
 
-// IntentChange classifies next (status.desired after a decision) against prev, the intent in force (nil
-// before the first). A scaling is a change of the intent, not of the running pods: the pods follow the
-// intent through the webhook and the updater, so comparing with them would count the same change again on
-// every reconcile until they are resized.
-func IntentChange(prev, next *hvpav1alpha1.DesiredState) Change {
+// IntentChange classifies the intent of decision d (what status.desired becomes) against prev, the intent in
+// force (nil before the first). A scaling is a change of the intent, not of the running pods: the pods follow
+// the intent through the webhook and the updater, so comparing with them would count the same change again on
+// every reconcile until they are resized. The decision's values are compared as status.desired renders them
+// (scaling.Decision.DesiredState), without rendering them: the simulator classifies every decision.
+func IntentChange(prev *hvpav1alpha1.DesiredState, d scaling.Decision) Change {
 	switch {
-	case next == nil:
-		return Unchanged
 	case prev == nil:
 		return Initial
-	case prev.Replicas != next.Replicas || !sameContainers(prev.Containers, next.Containers):
+	case prev.Replicas != d.Replicas || !sameContainers(prev.Containers, d.Containers):
 		return Scaling
 	}
 	return Unchanged
 }
 
-// sameContainers reports whether a and b are the same containers in the same order with the same requests
-// and limits, quantities compared by value (500m is 0.5) and an empty list the same as none: what
-// equality.Semantic.DeepEqual says of them, without its reflection (it ran at every decision and took a tenth
-// of the closed-loop simulator's time).
-func sameContainers(a, b []hvpav1alpha1.ContainerResources) bool {
+// sameContainers reports whether a are the containers of decision b in the same order with the requests and
+// limits status.desired renders from them, quantities compared by value (500m is 0.5) and an empty list the
+// same as none: what equality.Semantic.DeepEqual says of a and b's rendering, without its reflection (it ran
+// at every decision and took a tenth of the closed-loop simulator's time) and without rendering b.
+func sameContainers(a []hvpav1alpha1.ContainerResources, b []scaling.ContainerDecision) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || !scaling.SameResourceList(a[i].Requests, b[i].Requests) || !scaling.SameResourceList(a[i].Limits, b[i].Limits) {
+		if a[i].Name != b[i].Name || !scaling.SameValues(a[i].Requests, b[i].Requests) || !scaling.SameValues(a[i].Limits, b[i].Limits) {
 			return false
 		}
 	}

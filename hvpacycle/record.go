@@ -48,7 +48,7 @@ func Record(s *hvpav1alpha1.HvpaStatus, d scaling.Decision, generation int64, no
 		s.HPA = nil
 	}
 	// a scaling is a change of the intent, the first intent is none
-	switch change := IntentChange(prev, s.Desired); {
+	switch change := IntentChange(prev, d); {
 	case d.CurrentReplicas == 0: // hvpa does not scale a workload at 0 replicas: nothing was decided
 	case change == Initial:
 		told.Initial = "initial sizing intent: " + intentSummary(s.Desired)

@@ -134,6 +134,23 @@ func ToResourceList(v Values) corev1.ResourceList {
 	return l
 }
 
+// SameValues reports whether l holds what ToResourceList renders from v (SameResourceList(l, ToResourceList(v)))
+// without building that list: a decision's values against the intent in force, at every decision.
+func SameValues(l corev1.ResourceList, v Values) bool {
+	n := 0
+	for _, r := range Resources {
+		x, ok := v.Get(r)
+		if !ok {
+			continue
+		}
+		n++
+		if q, in := l[r.ResourceName()]; !in || q.Cmp(Quantity(r, x)) != 0 {
+			return false
+		}
+	}
+	return n == len(l)
+}
+
 // SameResourceList reports whether a and b hold the same resources with the same quantities by value (1000m
 // is 1, 1Gi is 1073741824); an empty list is the same as none.
 func SameResourceList(a, b corev1.ResourceList) bool {

@@ -68,24 +68,23 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recur
 	// an hour of samples, one per recommender run, fits the buffers on the stack (a decision of every
 	// workload every minute allocates nothing here); a longer recent load grows them on the heap
 	var valBuf [recentBuf]float64
-	var atBuf [recentBuf]time.Time
-	vals, ats := valBuf[:0], atBuf[:0]
+	var atBuf [recentBuf]int64
+	vals, ats := valBuf[:0], atBuf[:0] // ats: Unix nanoseconds, in time order as recent is
 	for _, s := range recent {
 		if v, ok := s.Load.Get(r); ok {
 			vals = append(vals, v)
-			ats = append(ats, s.At)
+			ats = append(ats, s.At.UnixNano())
 		}
 	}
 	if len(vals) == 0 || len(vals) < tr.MinSamples {
 		return tracked{}, false
 	}
 	last := ats[len(ats)-1]
+	// window is the samples less than d before the last (the last at least), found by binary search: a
+	// decision reads five windows of up to an hour of samples
 	window := func(d time.Duration) []float64 {
-		i := len(ats) - 1
-		for i > 0 && last.Sub(ats[i-1]) < d {
-			i--
-		}
-		return vals[i:]
+		i, _ := slices.BinarySearch(ats, last-int64(d)+1)
+		return vals[min(i, len(ats)-1):]
 	}
 	lastV := vals[len(vals)-1]
 	if r == Memory {
@@ -103,7 +102,10 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recur
 			base = max(base, slices.Max(before))
 		}
 		trend := lastV * max(1, min(lastV/max(base, 1), 1+tr.TrendMax))
-		est := max(peak, quantile(w, 0.5)*(1+rise))
+		est := peak
+		if rise > 0 && above(w, peak/(1+rise)) >= len(w)-quantileRank(len(w), 0.5) { // the median x (1 + rise) is above the peak
+			est = max(peak, quantile(w, 0.5)*(1+rise))
+		}
 		// the rise never takes the total above the long history's target (its margin included), nor the trend
 		// and the recent peak below their headroom
 		capAt := func(h float64) float64 { return max(min(est*(1+h), max(long, peak*(1+h))), trend*(1+h)) }
@@ -117,7 +119,10 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recur
 		return tracked{level: max(level, floor), trigger: max(trigger, floor), mean: mean(window(tr.DownWindow)), long: long, rise: rise}, true
 	}
 	down := window(tr.DownWindow)
-	now := max(slices.Max(window(tr.UpWindow)), quantile(down, tr.DownQuantile), lastV)
+	now := max(slices.Max(window(tr.UpWindow)), lastV)
+	if rank := quantileRank(len(down), tr.DownQuantile); above(down, now) >= len(down)-rank { // the quantile is above now
+		now = quantile(down, tr.DownQuantile)
+	}
 	est := max(now, recurring)
 	return tracked{level: est * (1 + tr.Headroom), trigger: est * (1 + tr.Trigger), mean: mean(down), settledLevel: max(est, slices.Max(window(tr.SettledWindow))) * (1 + tr.Headroom),
 		ahead: recurring > now, nowLevel: now * (1 + tr.Headroom), nowTrigger: now * (1 + tr.Trigger)}, true
@@ -156,6 +161,22 @@ func quantile(xs []float64, q float64) float64 {
 	var buf [recentBuf]float64
 	s := append(buf[:0], xs...)
 	slices.Sort(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[max(0, min(i, len(s)-1))]
+	return s[quantileRank(len(s), q)]
+}
+
+// quantileRank is the index of the q-quantile in n sorted values (ceil(q x n) - 1, within 0 and n - 1).
+func quantileRank(n int, q float64) int {
+	return max(0, min(int(math.Ceil(q*float64(n)))-1, n-1))
+}
+
+// above is how many of xs are above x: the q-quantile of xs is above x exactly when at least n - quantileRank
+// of them are (so a caller sorts only when the quantile can matter).
+func above(xs []float64, x float64) int {
+	n := 0
+	for _, v := range xs {
+		if v > x {
+			n++
+		}
+	}
+	return n
 }

@@ -3,6 +3,7 @@ package scaling
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -400,6 +401,54 @@ func TestTrackedLoadBeyondItsBuffer(t *testing.T) {
 		}
 		if !slices.Equal(xs, in) {
 			t.Errorf("quantile of %d values reordered its input", n)
+		}
+	}
+}
+
+// TestQuantileAboveShortcut: trackedLoad sorts for a quantile only when it can matter, on the identity that
+// the q-quantile of xs is above x exactly when at least n - quantileRank(n, q) of xs are; random values with
+// ties, thresholds on and between them. And the CPU level it gives on samples at irregular times (gaps, two at
+// one time) is the recent estimate's of section 2a read with every window scanned and every quantile sorted.
+func TestQuantileAboveShortcut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 5000 {
+		xs := make([]float64, 1+rng.IntN(40))
+		for i := range xs {
+			xs[i] = float64(rng.IntN(12))
+		}
+		x := float64(rng.IntN(14)) - 0.5*float64(rng.IntN(2))
+		for _, q := range []float64{0, 0.5, 0.9, 1} {
+			if want, got := quantile(xs, q) > x, above(xs, x) >= len(xs)-quantileRank(len(xs), q); got != want {
+				t.Fatalf("%v at %v above %v: shortcut %v, sorted %v", xs, q, x, got, want)
+			}
+		}
+	}
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	tr := DefaultTracking
+	for range 500 {
+		var recent []LoadSample
+		at := t0
+		for range 1 + rng.IntN(90) {
+			at = at.Add(time.Duration(rng.IntN(3)) * time.Minute) // 0: two samples at one time
+			recent = append(recent, LoadSample{At: at, Load: V(float64(100+rng.IntN(50)), gi)})
+		}
+		last := recent[len(recent)-1].At
+		var up, down []float64
+		for _, s := range recent {
+			v, _ := s.Load.Get(CPU)
+			if last.Sub(s.At) < tr.UpWindow {
+				up = append(up, v)
+			}
+			if last.Sub(s.At) < tr.DownWindow {
+				down = append(down, v)
+			}
+		}
+		lastV, _ := recent[len(recent)-1].Load.Get(CPU)
+		sorted := slices.Clone(down)
+		slices.Sort(sorted)
+		want := max(slices.Max(up), sorted[max(0, int(math.Ceil(tr.DownQuantile*float64(len(sorted))))-1)], lastV) * (1 + tr.Headroom)
+		if got, ok := trackedLoad(tr, recent, CPU, 0, 0, 0); !ok || got.level != want {
+			t.Fatalf("%d samples: level %v (%v), want %v", len(recent), got.level, ok, want)
 		}
 	}
 }
