@@ -475,18 +475,18 @@ func gateReplicas(spec *Spec, st State, d *Decision) {
 // pod's LimitRange bounds over them all (with its init containers and sidecars).
 func decideContainers(spec *Spec, st State, d *Decision, sizeFor int32) {
 	c := st.Replicas
-	current := inForce(st)
-	wanted := perPodValues(spec, d.Intervals, d.Totals, current, c, d.DesiredReplicas, st.OOMSinceLastScaling)
+	wanted := perPodValues(spec, d.Intervals, d.Totals, st.Containers, c, d.DesiredReplicas, st.OOMSinceLastScaling)
 	applied := wanted
 	if sizeFor != d.DesiredReplicas {
-		applied = perPodValues(spec, d.Intervals, d.Totals, current, c, sizeFor, st.OOMSinceLastScaling)
+		applied = perPodValues(spec, d.Intervals, d.Totals, st.Containers, c, sizeFor, st.OOMSinceLastScaling)
 	}
 	for _, k := range st.Containers {
 		pol := spec.PolicyFor(k.Name)
-		w, ok := applied[k.Name]
+		w, ok := valuesOf(applied, k.Name)
 		switch {
 		case ok:
-			d.Containers = append(d.Containers, decideContainer(spec, st, d, k, wanted[k.Name].values, w))
+			want, _ := valuesOf(wanted, k.Name)
+			d.Containers = append(d.Containers, decideContainer(spec, st, d, k, want.values, w))
 		case !pol.Off && (pol.Controlled[CPU] || pol.Controlled[Memory]):
 			// a controlled container without a total this time (no recommendation yet, or an HPA without a
 			// reading at its bound) keeps the values in force: no information is no change
@@ -509,15 +509,6 @@ func decideContainers(spec *Spec, st State, d *Decision, sizeFor int32) {
 	}
 }
 
-// inForce is the per-pod values in force, by container name.
-func inForce(st State) map[string]Container {
-	current := make(map[string]Container, len(st.Containers))
-	for _, k := range st.Containers {
-		current[k.Name] = k
-	}
-	return current
-}
-
 // resizeFirst holds a replica scale-in from the actual replicas (section 4) until the pods that stay run the
 // per-pod values it needs: while some pod still runs other values than those in force, or the scale-in's
 // values are above them for some (container, resource), d.Replicas stays at the actual replicas and the pods
@@ -528,12 +519,11 @@ func resizeFirst(spec *Spec, st State, d *Decision, actual int32) int32 {
 	if d.Replicas >= actual {
 		return d.Replicas
 	}
-	current := inForce(st)
 	grows := false
-	for name, pv := range perPodValues(spec, d.Intervals, d.Totals, current, c, d.Replicas, st.OOMSinceLastScaling) {
+	for _, pv := range perPodValues(spec, d.Intervals, d.Totals, st.Containers, c, d.Replicas, st.OOMSinceLastScaling) {
 		for _, r := range Resources {
 			p, ok := pv.values.Get(r)
-			cur, hasCur := current[name].Requests.Get(r)
+			cur, hasCur := containerNamed(st.Containers, pv.name).Requests.Get(r)
 			grows = grows || (ok && hasCur && p > cur)
 		}
 	}
@@ -655,9 +645,21 @@ func downWith(iv []EffectiveInterval, j int, r Resource, lo float64, overlap *Ch
 	return max(d, min(m, iv[j-1].Up[r]))
 }
 
+// podValues are the per-pod values of a container's scaled resources and the notes on what shaped them.
 type podValues struct {
+	name   string
 	values Values
 	notes  []Note
+}
+
+// valuesOf is the per-pod values of the container with that name in pvs.
+func valuesOf(pvs []podValues, name string) (podValues, bool) {
+	for _, pv := range pvs {
+		if pv.name == name {
+			return pv, true
+		}
+	}
+	return podValues{}, false
 }
 
 // intervalFor is the effective interval that holds replica count n: the one with n replicas, else the first
@@ -674,16 +676,16 @@ func intervalFor(iv []EffectiveInterval, n int32) EffectiveInterval {
 // perPodValues implements section 4: the per-pod values of each scaled (container, resource) for n replicas.
 // After an OOM kill since the last scaling (oom), a scale-out does not spread the embedded recommender's
 // bumped memory total over the new pods: the kill says what one pod needed, so each pod gets at least T / c.
-func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current map[string]Container, c, n int32, oom bool) map[string]podValues {
-	out := map[string]podValues{}
+func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current []Container, c, n int32, oom bool) []podValues {
 	if n == 0 {
-		return out
+		return nil
 	}
+	var out []podValues // one per container with a total, in the order of its first total
 	in := intervalFor(iv, n)
 	for _, t := range totals {
 		pol := spec.PolicyFor(t.Container)
 		r := t.Resource
-		pCur, _ := current[t.Container].Requests.Get(r)
+		pCur, _ := containerNamed(current, t.Container).Requests.Get(r)
 		var p float64
 		switch n {
 		case c:
@@ -705,7 +707,11 @@ func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current ma
 				p = adj
 			}
 		}
-		pv := out[t.Container]
+		i := slices.IndexFunc(out, func(pv podValues) bool { return pv.name == t.Container })
+		if i < 0 {
+			i, out = len(out), append(out, podValues{name: t.Container})
+		}
+		pv := &out[i]
 		if pinned, ok := in.Pinned.Get(r); ok {
 			p = pinned
 		}
@@ -728,7 +734,6 @@ func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current ma
 			p = RoundUp(p)
 		}
 		pv.values.Set(r, p)
-		out[t.Container] = pv
 	}
 	return out
 }

@@ -33,10 +33,11 @@ func (e EffectiveInterval) PerPodAtDown(r Resource) float64 { return e.Down[r] /
 // run in int64, so an interval up to math.MaxInt32 ends instead of wrapping around.
 func EffectiveIntervals(intervals []Interval, minReplicas int32, overlap [NumResources]*ChangeParams) ([]EffectiveInterval, error) {
 	minReplicas = max(minReplicas, 1)
-	if fe := checkIntervalCount(intervals, minReplicas, field.NewPath("spec", "scalingIntervals")); fe != nil {
-		return nil, fe
+	n := EffectiveIntervalCount(intervals, minReplicas)
+	if n > MaxEffectiveIntervals { // the path is built for the error only: every decision comes here
+		return nil, checkIntervalCount(intervals, minReplicas, field.NewPath("spec", "scalingIntervals"))
 	}
-	out := make([]EffectiveInterval, 0, EffectiveIntervalCount(intervals, minReplicas))
+	out := make([]EffectiveInterval, 0, n)
 	prevR := int64(minReplicas) - 1
 	var prevUp [NumResources]float64
 	for i, in := range intervals {
