@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -430,7 +431,9 @@ func (o *invariants) observe(ctx context.Context) {
 // was sized in place (the api workload), or is a replacement of the Recreate workload (a pod not in
 // originals) evicted while its VPA showed one target only; it returns how many of the originals were
 // evicted. A request the API server did not grant (a kill cut it: 504) may be asked again by the next
-// process: the pod was still there, not terminating, when it read it. With want > 0 (the originals known
+// process: the pod was still there, not terminating, when it read it; or the pod goes anyway (the eviction was
+// done before the cut), and the request it was seen terminating after counts as its eviction (cutThenGone).
+// Originals left uncounted are logged with what the audit log says of them. With want > 0 (the originals known
 // gone), the log is read again until it shows that many of them evicted (10 s at most): the API server writes
 // an eviction's event once its response is complete, which can be after the pod is seen going (a read cut
 // off mid-line is read again too).
@@ -450,14 +453,10 @@ func (o *invariants) checkEvictions(t *testing.T, auditLog string, originals map
 			break
 		}
 	}
-	type ask struct {
-		at   time.Time
-		code int
-	}
-	asked := map[string][]ask{}
+	asked := map[string][]evictionAsk{}
 	for _, e := range events {
 		if r := e.ObjectRef; r != nil && e.Verb == "create" && r.Resource == "pods" && r.Subresource == "eviction" && r.Namespace == o.ns {
-			a := ask{at: e.RequestReceived.Time}
+			a := evictionAsk{at: e.RequestReceived.Time}
 			if e.ResponseStatus != nil {
 				a.code = int(e.ResponseStatus.Code)
 			}
@@ -469,6 +468,7 @@ func (o *invariants) checkEvictions(t *testing.T, auditLog string, originals map
 	going := maps.Clone(o.cartGoing)
 	o.mu.Unlock()
 	evicted := 0
+	answered := map[string][]string{} // per pod, each request's time and response code
 	for pod, asks := range asked {
 		granted, answers := 0, make([]string, 0, len(asks))
 		for _, a := range asks {
@@ -481,6 +481,7 @@ func (o *invariants) checkEvictions(t *testing.T, auditLog string, originals map
 					pod, a.at.Format(time.TimeOnly+".000"), at.Format(time.TimeOnly+".000"), answers)
 			}
 		}
+		answered[pod] = answers
 		switch {
 		case granted > 1:
 			t.Errorf("pod %s was evicted %d times: %v", pod, granted, answers)
@@ -496,9 +497,49 @@ func (o *invariants) checkEvictions(t *testing.T, auditLog string, originals map
 				t.Logf("pod %s: a request not granted, then asked again (%v)", pod, answers)
 			}
 			evicted++
+		case cutThenGone(asks, going[pod]):
+			// the API server evicted it, but the process was killed before the response was complete: the
+			// event logs the cut request, and the pod was seen terminating after it
+			t.Logf("pod %s went after an eviction request a kill cut (%v; seen terminating at %s)", pod, answers, going[pod].Format(time.TimeOnly+".000"))
+			evicted++
+		}
+	}
+	if want > 0 && evicted < want { // say how each original not counted left, for the failure that follows
+		for pod := range originals {
+			if _, ok := asked[pod]; !ok {
+				at, seen := going[pod]
+				t.Logf("original cart pod %s: no eviction asked for it in the audit log (seen terminating: %v %s)", pod, seen, at.Format(time.TimeOnly+".000"))
+			}
+		}
+		for pod, answers := range answered {
+			if originals[pod] {
+				t.Logf("original cart pod %s: asked %v, seen terminating at %s", pod, answers, going[pod].Format(time.TimeOnly+".000"))
+			}
 		}
 	}
 	return evicted
+}
+
+// evictionAsk is one eviction request of the audit log: when the API server received it, and its response
+// code (0: none logged).
+type evictionAsk struct {
+	at   time.Time
+	code int
+}
+
+// cutThenGone reports whether a pod none of whose evictions was granted went (was seen terminating at going)
+// after a request whose response was not a refusal: a process killed mid-request leaves the API server's
+// eviction done and its event without a 2xx (a 429 is the disruption budget's refusal, which evicts nothing).
+func cutThenGone(asks []evictionAsk, going time.Time) bool {
+	if going.IsZero() {
+		return false
+	}
+	for _, a := range asks {
+		if a.at.Before(going) && a.code != http.StatusTooManyRequests {
+			return true
+		}
+	}
+	return false
 }
 
 // fail records a broken invariant, once.
@@ -525,4 +566,27 @@ func (o *invariants) summary() (changes, records, maxSamples, twoSteps int) {
 		maxSamples = max(maxSamples, n)
 	}
 	return len(o.changes), len(o.records), maxSamples, o.twoSteps
+}
+
+// TestCutThenGone: a pod counts as evicted by a request a kill cut only when it was seen terminating after a
+// request that was not the disruption budget's refusal.
+func TestCutThenGone(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 21, 0, 0, 0, time.UTC)
+	cut := evictionAsk{at: t0, code: http.StatusGatewayTimeout}
+	refused := evictionAsk{at: t0, code: http.StatusTooManyRequests}
+	for name, tc := range map[string]struct {
+		asks  []evictionAsk
+		going time.Time
+		want  bool
+	}{
+		"cut, then seen terminating":           {[]evictionAsk{cut}, t0.Add(time.Second), true},
+		"cut, never seen terminating":          {[]evictionAsk{cut}, time.Time{}, false},
+		"cut after it was seen terminating":    {[]evictionAsk{cut}, t0.Add(-time.Second), false},
+		"refused by the budget, then gone":     {[]evictionAsk{refused}, t0.Add(time.Second), false},
+		"no response logged, then terminating": {[]evictionAsk{{at: t0}}, t0.Add(time.Second), true},
+	} {
+		if got := cutThenGone(tc.asks, tc.going); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
 }
