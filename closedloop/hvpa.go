@@ -179,13 +179,15 @@ func (c *hvpaCtl) decide(w *workload, now time.Time) error {
 	if changedPods {
 		w.perPodChanges++
 	}
+	// as the controller: the first intent is no scaling; an unchanged one keeps c.desired, which holds the same
+	// replicas and values (all IntentChange reads of it), unrendered
 	switch hvpacycle.IntentChange(c.desired, d) {
-	case hvpacycle.Scaling: // as the controller: the first intent is no scaling
+	case hvpacycle.Scaling:
 		c.lastScale = &now
 		w.oomSince = false
 		fallthrough
 	case hvpacycle.Initial:
-		c.desired = d.DesiredState() // unchanged, the intent in force holds the same replicas and values
+		c.desired = d.DesiredState()
 	}
 	return nil
 }
