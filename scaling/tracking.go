@@ -51,7 +51,7 @@ type Tracking struct {
 }
 
 // DefaultTracking are the load-following total's parameters.
-var DefaultTracking = Tracking{Headroom: 0.05, Trigger: 0, UpWindow: 10 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.15, SettledBand: 0.1, SettledAfter: 12 * time.Hour, SettledWindow: time.Hour, MemorySettledBand: 0.05,
+var DefaultTracking = Tracking{Headroom: 0.04, Trigger: 0, UpWindow: 10 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.15, SettledBand: 0.1, SettledAfter: 12 * time.Hour, SettledWindow: time.Hour, MemorySettledBand: 0.05,
 	MinStep: 0.1, MemoryHeadroom: 0.15, MemoryTrigger: 0.05, MemoryWindow: time.Hour, MemoryFloor: 0.5, JumpRise: 0.3, TrendWindow: 3 * time.Minute, TrendMax: 0.5, MinSamples: 1}
 
 // trackedLoad is what a total that follows the recent load of resource r needs (section 2), in load terms:
