@@ -521,9 +521,10 @@ func resizeFirst(spec *Spec, st State, d *Decision, actual int32) int32 {
 	}
 	grows := false
 	for _, pv := range perPodValues(spec, d.Intervals, d.Totals, st.Containers, c, d.Replicas, st.OOMSinceLastScaling) {
+		inForce := containerNamed(st.Containers, pv.name).Requests
 		for _, r := range Resources {
 			p, ok := pv.values.Get(r)
-			cur, hasCur := containerNamed(st.Containers, pv.name).Requests.Get(r)
+			cur, hasCur := inForce.Get(r)
 			grows = grows || (ok && hasCur && p > cur)
 		}
 	}
