@@ -70,10 +70,11 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recur
 	var valBuf [recentBuf]float64
 	var atBuf [recentBuf]int64
 	vals, ats := valBuf[:0], atBuf[:0] // ats: Unix nanoseconds, in time order as recent is
-	for _, s := range recent {
-		if v, ok := s.Load.Get(r); ok {
+	// by index: a sample is a time and every resource's value, read here for one
+	for i := range recent {
+		if v, ok := recent[i].Load.Get(r); ok {
 			vals = append(vals, v)
-			ats = append(ats, s.At.UnixNano())
+			ats = append(ats, recent[i].At.UnixNano())
 		}
 	}
 	if len(vals) == 0 || len(vals) < tr.MinSamples {
@@ -156,12 +157,57 @@ func mean(xs []float64) float64 {
 // recentBuf is how many recent samples trackedLoad and quantile hold on the stack: two hours of one a minute.
 const recentBuf = 120
 
-// quantile is the q-quantile of xs (the value at rank ceil(q x n)); xs is left as it is.
+// quantile is the q-quantile of xs (the value at rank ceil(q x n)); xs is left as it is. It selects the
+// value at that rank from a copy (expected linear time) rather than sorting the copy: every decision reads
+// the memory window's median and the down window's high quantile.
 func quantile(xs []float64, q float64) float64 {
 	var buf [recentBuf]float64
 	s := append(buf[:0], xs...)
-	slices.Sort(s)
-	return s[quantileRank(len(s), q)]
+	return selectRank(s, quantileRank(len(s), q))
+}
+
+// selectRank is the value of rank k (0-based) of xs in ascending order, which it reorders (Hoare's
+// selection: partition around the median of three, keep the side that holds k).
+func selectRank(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		// the median of xs[lo], xs[mid], xs[hi] as the pivot: sorted or reversed windows stay linear
+		if xs[mid] < xs[lo] {
+			xs[mid], xs[lo] = xs[lo], xs[mid]
+		}
+		if xs[hi] < xs[lo] {
+			xs[hi], xs[lo] = xs[lo], xs[hi]
+		}
+		if xs[hi] < xs[mid] {
+			xs[hi], xs[mid] = xs[mid], xs[hi]
+		}
+		pivot := xs[mid]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for pivot < xs[j] {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		// now xs[lo..j] <= pivot <= xs[i..hi], and any of xs[j+1..i-1] equals the pivot
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
 }
 
 // quantileRank is the index of the q-quantile in n sorted values (ceil(q x n) - 1, within 0 and n - 1).
@@ -170,7 +216,7 @@ func quantileRank(n int, q float64) int {
 }
 
 // above is how many of xs are above x: the q-quantile of xs is above x exactly when at least n - quantileRank
-// of them are (so a caller sorts only when the quantile can matter).
+// of them are (so a caller selects it only when the quantile can matter).
 func above(xs []float64, x float64) int {
 	n := 0
 	for _, v := range xs {

@@ -405,7 +405,7 @@ func TestTrackedLoadBeyondItsBuffer(t *testing.T) {
 	}
 }
 
-// TestQuantileAboveShortcut: trackedLoad sorts for a quantile only when it can matter, on the identity that
+// TestQuantileAboveShortcut: trackedLoad selects a quantile only when it can matter, on the identity that
 // the q-quantile of xs is above x exactly when at least n - quantileRank(n, q) of xs are; random values with
 // ties, thresholds on and between them. And the CPU level it gives on samples at irregular times (gaps, two at
 // one time) is the recent estimate's of section 2a read with every window scanned and every quantile sorted.
@@ -476,4 +476,52 @@ func TestTrackedMemoryMeanAndTrend(t *testing.T) {
 	if tl, ok := trackedLoad(tr, long, Memory, 0, gi, 0); !ok || tl.level < gi {
 		t.Errorf("a trend window longer than the memory window: level %.3f Gi (%v)", tl.level/gi, ok)
 	}
+}
+
+// TestSelectRankMatchesSort: the value selectRank finds at every rank is the sorted values' at that rank, on
+// random values with many ties, sorted, reversed and constant inputs of 1 to 130 values.
+func TestSelectRankMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	shapes := map[string]func(i, n int) float64{
+		"random":   func(int, int) float64 { return float64(rng.IntN(1000)) },
+		"ties":     func(int, int) float64 { return float64(rng.IntN(3)) },
+		"sorted":   func(i, _ int) float64 { return float64(i) },
+		"reversed": func(i, n int) float64 { return float64(n - i) },
+		"constant": func(int, int) float64 { return 7 },
+	}
+	for name, f := range shapes {
+		for n := 1; n <= 130; n++ {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = f(i, n)
+			}
+			sorted := slices.Sorted(slices.Values(xs))
+			for k := range n {
+				if got := selectRank(slices.Clone(xs), k); got != sorted[k] {
+					t.Fatalf("%s, %d values: rank %d is %v, sorted %v", name, n, k, got, sorted[k])
+				}
+			}
+		}
+	}
+}
+
+// FuzzSelectRank: on any values (one per byte, so ties are common; up to recentBuf and beyond) the value
+// selectRank finds at rank k is the sorted values' at k.
+func FuzzSelectRank(f *testing.F) {
+	f.Add([]byte{3, 1, 2}, uint8(1))
+	f.Add([]byte{5, 5, 5, 5, 1}, uint8(4))
+	f.Fuzz(func(t *testing.T, b []byte, k uint8) {
+		if len(b) == 0 {
+			return
+		}
+		xs := make([]float64, len(b))
+		for i, v := range b {
+			xs[i] = float64(v % 17)
+		}
+		sorted := slices.Sorted(slices.Values(xs))
+		r := int(k) % len(xs)
+		if got := selectRank(slices.Clone(xs), r); got != sorted[r] {
+			t.Fatalf("%v: rank %d is %v, sorted %v", xs, r, got, sorted[r])
+		}
+	})
 }
