@@ -268,10 +268,10 @@ func moveTogether(out []Total, follow []following) {
 // replicas.
 const HPATolerance = 0.1
 
-// hpaSignal applies an HPA on Utilization metrics to the totals that follow the recent load (section 2): while
-// the HPA asks for more replicas than the workload has (its usage is above target + tolerance), the totals of
-// the resources it measures move now (to their levels, which keep the recent mean usage at or below the
-// target: follow).
+// hpaSignal applies an HPA on Utilization metrics to the totals that follow the recent load (section 2a):
+// while the HPA asks for more replicas than the workload has (its usage is above target + tolerance) and
+// reads its metrics (Raw), the totals of the resources it measures move now, if by at least MinStep (to their
+// levels, which keep the recent mean usage within half the HPA's tolerance above its target: follow).
 func hpaSignal(spec *Spec, st State, out []Total, follow []following) {
 	in := st.HPA
 	if in == nil || !spec.HPAUtilization || in.Raw <= 0 {
@@ -308,11 +308,11 @@ type following struct {
 	every       time.Duration // the burst's period, when ahead
 }
 
-// follow decides whether a total that follows the recent load leaves its band (section 2): its trigger
+// follow decides whether a total that follows the recent load leaves its band (section 2a): its trigger
 // total (the trigger load plus the base, at least c x podMin, within the container policy's bounds for c
-// pods) is above the total in force, or its level total more than Band (SettledBand once the pods have not
-// changed for SettledAfter) below it, or the load is short now, and its policy lets it change now. A move
-// sets the level total.
+// pods) is above the total in force and its level total at least MinStep above it, or its level total more
+// than Band (SettledBand once the pods have not changed for SettledAfter) below it, and its policy lets it
+// change now. A move sets the level total.
 func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin float64, tl tracked) following {
 	pol := s.PolicyFor(k.Name)
 	within := func(t float64) float64 {
@@ -336,7 +336,7 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 		}
 		if young {
 			// memory does not fall below the long history's target before the history knows the workload's
-			// peaks (an OOM kill costs more than a day of memory): the LowConfidence floor of section 2
+			// peaks (an OOM kill costs more than a day of memory): the LowConfidence floor of section 2a
 			level = max(level, tl.long)
 		}
 		t := within(s.VPATotal(r, level, c, pCur))

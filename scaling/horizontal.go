@@ -123,16 +123,16 @@ func (s Horizontal) Released(h *hvpav1alpha1.Hvpa) bool {
 }
 
 // FollowHorizontal sets how the spec reads the horizontal input: the metrics of the HPA that writes
-// spec.replicas (the template's for the deployed one, as FromHvpa read them; the HPA's own otherwise), and a
-// replica floor when no HPA does.
+// spec.replicas, the resources they measure and their target utilizations (the HPA's own, which for the
+// deployed one are its template's, as FromHvpa read them), and a replica floor when no HPA does.
 func (s *Spec) FollowHorizontal(src Horizontal) {
 	switch src.Kind {
 	case HorizontalHPA:
 		s.HPAUtilization = utilizationOnly(src.HPA.Spec.Metrics)
-		s.HPAMeasures = [NumResources]bool{}
-		for name := range utilizationTargets(src.HPA.Spec.Metrics) {
+		s.HPAMeasures, s.HPATargets = [NumResources]bool{}, [NumResources]float64{}
+		for name, target := range utilizationTargets(src.HPA.Spec.Metrics) {
 			if r, ok := resourceOf(name); ok {
-				s.HPAMeasures[r] = true
+				s.HPAMeasures[r], s.HPATargets[r] = true, target
 			}
 		}
 	case HorizontalScale:

@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// SourceLoad is the total that follows the workload's current load (section 2).
+// SourceLoad is the total that follows the workload's current load (section 2a).
 const SourceLoad Source = "Load"
 
-// Tracking are the parameters of the load-following total (section 2).
+// Tracking are the parameters of the load-following total (section 2a).
 type Tracking struct {
 	// Headroom is the fraction a CPU total is set above its recent load estimate; Trigger (below Headroom) the
 	// fraction above the estimate at which the total in force is too small: the total rises when the estimate
@@ -54,7 +54,7 @@ type Tracking struct {
 var DefaultTracking = Tracking{Headroom: 0.04, Trigger: 0, UpWindow: 10 * time.Minute, DownWindow: 15 * time.Minute, DownQuantile: 0.9, Band: 0.15, SettledBand: 0.1, SettledAfter: 12 * time.Hour, SettledWindow: time.Hour, MemorySettledBand: 0.05,
 	MinStep: 0.1, MemoryHeadroom: 0.15, MemoryTrigger: 0.05, MemoryWindow: time.Hour, MemoryFloor: 0.5, JumpRise: 0.3, TrendWindow: 3 * time.Minute, TrendMax: 0.5, MinSamples: 1}
 
-// trackedLoad is what a total that follows the recent load of resource r needs (section 2), in load terms:
+// trackedLoad is what a total that follows the recent load of resource r needs (section 2a), in load terms:
 // the level a move sets (the recent estimate plus headroom) and the trigger (the estimate plus Trigger: the
 // total in force is too small below it). The CPU estimate is the high quantile of the down window, the peak of
 // the up window and the last sample (so a last sample above the total in force is above the trigger, which
