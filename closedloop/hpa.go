@@ -20,10 +20,13 @@ import (
 //     (0.1), else ceil(ratio x ready pods); pods still starting (Pending) and, for CPU, pods in their
 //     initialization period that are not ready or were not ready for a whole metrics window are unready:
 //     left out, and counted as using nothing when the ratio is above 1 (a scale-up); pods without a metric
-//     count as using nothing on a scale-up and their whole request (their target) on a scale-down; if that
-//     turns the direction around or lands within the tolerance, the replicas stay;
+//     count as using nothing on a scale-up and max(100%, the target) of their request on a scale-down; if
+//     that turns the direction around or lands within the tolerance (1 - 0.1 <= ratio <= 1 + 0.1), the
+//     replicas stay; no metric computed, or one not computed and the others proposing a scale-down: no
+//     scaling;
 //   - the largest proposal is stabilized (upstream's behavior: the lowest of the scale-up window's
-//     recommendations, the highest of the scale-down window's, clamped around the current replicas),
+//     recommendations, the highest of the scale-down window's, clamped around the current replicas; the
+//     replicas the HPA first sees are its window's first recommendation),
 //     then limited by the scaling policies' rates (selectPolicy Max: the largest change any policy allows
 //     over its period, counted from the scale events of that period) and by minReplicas and maxReplicas.
 //
@@ -126,6 +129,11 @@ func newHPA(t hvpav1alpha1.HpaTemplate, cfg HPAConfig, current int32, downWindow
 // sync runs one HPA sync at now (unix seconds) with the workload's current replicas (the scale subresource's
 // spec) and returns the desired replicas it writes.
 func (h *hpaModel) sync(now int64, current int32, pods []hpaPod) int32 {
+	if h.recs == nil {
+		// upstream's recordInitialRecommendation: the replicas the HPA first sees are a recommendation of its
+		// window, so it scales down no lower than them for its first stabilization window
+		h.recs = []timedReplicas{{now, current}}
+	}
 	desired := current
 	switch {
 	case current == 0: // scaling is disabled
@@ -148,25 +156,37 @@ func (h *hpaModel) sync(now int64, current int32, pods []hpaPod) int32 {
 	return desired
 }
 
-// proposal is the largest replica count the metrics propose, and whether any metric could be computed.
+// proposal is the largest replica count the metrics propose, and whether the HPA scales on it: as upstream's
+// computeReplicasForMetrics, not when no metric could be computed, nor when one could not and the others
+// propose a scale-down. The metrics the simulator cannot play (other types, other resources) are left out.
 func (h *hpaModel) proposal(current int32, pods []hpaPod) (int32, bool) {
-	best, ok := int32(0), false
+	best, ok, invalid := int32(0), false, 0
 	for _, m := range h.metrics {
-		if n, valid := h.metricReplicas(m, current, pods); valid {
+		n, valid, played := h.metricReplicas(m, current, pods)
+		switch {
+		case !played:
+		case valid:
 			best, ok = max(best, n), true
+		default:
+			invalid++
 		}
+	}
+	if invalid > 0 && best < current {
+		return 0, false
 	}
 	return best, ok
 }
 
-// metricReplicas is the replica count one Resource metric proposes (upstream's replica calculator).
-func (h *hpaModel) metricReplicas(m autoscalingv2.MetricSpec, current int32, pods []hpaPod) (int32, bool) {
+// metricReplicas is the replica count one Resource metric proposes (upstream's replica calculator), whether
+// it could be computed, and whether the simulator plays the metric at all (a Resource metric of CPU or
+// memory).
+func (h *hpaModel) metricReplicas(m autoscalingv2.MetricSpec, current int32, pods []hpaPod) (n int32, valid, played bool) {
 	if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
-		return 0, false
+		return 0, false, false
 	}
 	r, ok := resourceOf(m.Resource.Name)
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	var k metricKind
 	switch tg := m.Resource.Target; {
@@ -175,9 +195,10 @@ func (h *hpaModel) metricReplicas(m autoscalingv2.MetricSpec, current int32, pod
 	case tg.Type == autoscalingv2.AverageValueMetricType && tg.AverageValue != nil && tg.AverageValue.MilliValue() > 0:
 		k = metricKind{target: tg.AverageValue.MilliValue()}
 	default:
-		return 0, false
+		return 0, false, true
 	}
-	return h.replicas(r, current, pods, k)
+	n, valid = h.replicas(r, current, pods, k)
+	return n, valid, true
 }
 
 // metricKind is a Resource metric's target: a utilization in percent of the requests, or an average value in
@@ -195,13 +216,21 @@ func (k metricKind) ratio(ms []podMetric) float64 {
 	return averageRatio(ms, k.target)
 }
 
-// onScaleDown is what a pod without a metric counts as on a scale-down: its whole request (utilization), or
-// the target (average value).
+// onScaleDown is what a pod without a metric counts as on a scale-down: its whole request or the target
+// utilization, whichever is more (utilization: upstream's fallback of max(100, target)%), or the target
+// (average value).
 func (k metricKind) onScaleDown(request int64) int64 {
 	if k.utilization {
-		return request
+		return request * max(100, k.target) / 100
 	}
 	return k.target
+}
+
+// within reports whether a usage ratio is within the tolerance, as upstream's Tolerances.isWithin compares
+// it: 1 - tolerance <= ratio <= 1 + tolerance (a whole-percent utilization of exactly 88% against 80% is
+// within, which |1 - ratio| <= tolerance in floats would not say).
+func (h *hpaModel) within(ratio float64) bool {
+	return 1-h.tolerance <= ratio && ratio <= 1+h.tolerance
 }
 
 // podMetric is one pod's metric value and request, in milli-units as upstream's metrics client reads them.
@@ -219,7 +248,7 @@ func (h *hpaModel) replicas(r scaling.Resource, current int32, pods []hpaPod, k 
 	}
 	rebalance := len(h.unready) > 0 && usageRatio > 1
 	if !rebalance && len(h.missing) == 0 {
-		if math.Abs(1-usageRatio) <= h.tolerance {
+		if h.within(usageRatio) {
 			return current, true
 		}
 		return int32(math.Ceil(usageRatio * float64(len(h.ready)))), true
@@ -267,7 +296,7 @@ func (h *hpaModel) rebalanced(current int32, usageRatio float64, rebalance bool,
 	}
 	h.ready = ms
 	newRatio := k.ratio(ms)
-	if math.Abs(1-newRatio) <= h.tolerance || (usageRatio < 1 && newRatio > 1) || (usageRatio > 1 && newRatio < 1) {
+	if h.within(newRatio) || (usageRatio < 1 && newRatio > 1) || (usageRatio > 1 && newRatio < 1) {
 		return current
 	}
 	n := int32(math.Ceil(newRatio * float64(len(ms))))

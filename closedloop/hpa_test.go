@@ -44,6 +44,7 @@ func TestHPAReplicaCalculator(t *testing.T) {
 	young := hpaPod{cpuUnready: true, hasMetric: true, requests: scaling.V(500, 1<<30), usage: scaling.V(900, 1<<29)}
 	missing := hpaPod{requests: scaling.V(500, 1<<30)}
 	bigMissing := hpaPod{requests: scaling.V(1000, 1<<30)}
+	util120 := cpuUtilization(120)
 	avg := autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
 		Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("200m"))}}}
 	cases := map[string]struct {
@@ -55,11 +56,14 @@ func TestHPAReplicaCalculator(t *testing.T) {
 	}{
 		"at target":                     {2, readyPods(2, 400), nil, 2, true},
 		"within the tolerance (1.0875)": {2, readyPods(2, 435), nil, 2, true},
-		"beyond the tolerance (1.125)":  {4, readyPods(4, 450), nil, 5, true},
-		"within below (0.9)":            {4, readyPods(4, 360), nil, 4, true},
-		"beyond below (0.875)":          {4, readyPods(4, 350), nil, 4, true}, // ceil(0.875 x 4) = 4: the ceiling keeps it
-		"halved load":                   {4, readyPods(4, 200), nil, 2, true}, // 40% / 80%: ceil(0.5 x 4)
-		"no ready pod":                  {2, []hpaPod{pending, missing}, nil, 0, false},
+		// 88% against 80% is a ratio of 1.1: within, as upstream compares 1 - 0.1 <= ratio <= 1 + 0.1 (|1 - 1.1|
+		// is 0.10000000000000009 in floats)
+		"at the tolerance's upper edge (1.1)": {2, readyPods(2, 440), nil, 2, true},
+		"beyond the tolerance (1.125)":        {4, readyPods(4, 450), nil, 5, true},
+		"within below (0.9)":                  {4, readyPods(4, 360), nil, 4, true},
+		"beyond below (0.875)":                {4, readyPods(4, 350), nil, 4, true}, // ceil(0.875 x 4) = 4: the ceiling keeps it
+		"halved load":                         {4, readyPods(4, 200), nil, 2, true}, // 40% / 80%: ceil(0.5 x 4)
+		"no ready pod":                        {2, []hpaPod{pending, missing}, nil, 0, false},
 		// 2 x 900m on 500m: 2.25 (ceil(4.5) = 5 over the ready pods); with the two pending pods of 250m at 0
 		// over all requests: 1800/1500 = 1.5 -> ceil(6)
 		"pending pods count 0 going up": {4, append(readyPods(2, 900), smallPending, smallPending), nil, 6, true},
@@ -69,6 +73,9 @@ func TestHPAReplicaCalculator(t *testing.T) {
 		"young pods are left out going down": {3, append(readyPods(2, 100), young), nil, 1, true},
 		// 0.5 over the ready pods; the missing one at its request: 900/1500 = 0.75 -> ceil(2.25) = 3
 		"missing pods count their request going down": {3, append(readyPods(2, 200), missing), nil, 3, true},
+		// a target above 100%: the missing pods count at the target going down (upstream's max(100, target)):
+		// (200m + 4 x 600m) / 3000m = 86% against 120% -> ceil(0.7167 x 6) = 5 (at 100% of their request: 4)
+		"missing pods count the target above 100% going down": {6, append(readyPods(2, 100), missing, missing, missing, missing), &util120, 5, true},
 		// 2.0 over the ready pods; the missing one (1000m) at 0: 1600/2000 = 1.0, within the tolerance
 		"missing pods count 0 going up": {3, append(readyPods(2, 800), bigMissing), nil, 3, true},
 		// 96.18% is 96% for the controller: 1.2 -> 12, not ceil(12.02) = 13
@@ -83,7 +90,7 @@ func TestHPAReplicaCalculator(t *testing.T) {
 			if tc.metric != nil {
 				m = *tc.metric
 			}
-			got, valid := h.metricReplicas(m, tc.current, tc.pods)
+			got, valid, _ := h.metricReplicas(m, tc.current, tc.pods)
 			if valid != tc.valid || (valid && got != tc.want) {
 				t.Errorf("proposal %d (valid %v), want %d (valid %v)", got, valid, tc.want, tc.valid)
 			}
@@ -129,6 +136,15 @@ func TestHPABehavior(t *testing.T) {
 		syncs = append(syncs, sync{200, 4})
 		run(t, baseline(8, 100), syncs)
 	})
+	t.Run("the replicas first seen are in the window", func(t *testing.T) {
+		// upstream's recordInitialRecommendation: a new HPA on 8 pods whose load is half its target scales
+		// down only once the 8 it first saw leave the window
+		syncs := []sync{}
+		for range 20 {
+			syncs = append(syncs, sync{200, 8})
+		}
+		run(t, baseline(8, 100), append(syncs, sync{200, 4}))
+	})
 	t.Run("the highest recommendation of the window wins", func(t *testing.T) {
 		// a short rise to 12 (rate-limited from 8) keeps the replicas up for the window after it
 		h := baseline(8, 100)
@@ -149,6 +165,34 @@ func TestHPABehavior(t *testing.T) {
 		h := newHPA(hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](2), MaxReplicas: 10, Metrics: []autoscalingv2.MetricSpec{cpuUtilization(80)}}, DefaultHPA(), 4, 0)
 		run(t, h, []sync{{10, 2}, {10, 2}})
 	})
+}
+
+// TestHPAInvalidMetric: as upstream's computeReplicasForMetrics, a metric that cannot be computed (CPU while
+// every pod is in its CPU initialization period) stops a scale-down the others propose, not a scale-up.
+func TestHPAInvalidMetric(t *testing.T) {
+	memory := autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+		Name: corev1.ResourceMemory, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}
+	young := func(n int, mem float64) []hpaPod {
+		out := make([]hpaPod, n)
+		for i := range out {
+			out[i] = hpaPod{cpuUnready: true, hasMetric: true, requests: scaling.V(500, 1<<30), usage: scaling.V(100, mem)}
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		mem  float64
+		want int32
+	}{
+		"memory at 25% proposes 2: held":   {1 << 28, 4},
+		"memory at 120% proposes 6: taken": {1.2 * (1 << 30), 6},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHPA(hvpav1alpha1.HpaTemplate{MaxReplicas: 10, Metrics: []autoscalingv2.MetricSpec{cpuUtilization(80), memory}}, DefaultHPA(), 4, 0)
+			if got := h.sync(t0, 4, young(4, tc.mem)); got != tc.want {
+				t.Errorf("4 pods, CPU not computable: %d replicas, want %d", got, tc.want)
+			}
+		})
+	}
 }
 
 // TestHPADefaultMetric: a template without metrics scales on 80% CPU utilization, as the API defaults it.

@@ -47,6 +47,7 @@ type podContainer struct {
 	startedAt int64 // the container's last start
 	crashes   int   // kills in a row (the back-off doubles per kill)
 	quickOOM  bool  // its last termination was an OOM kill within EvictAfterOOM of its start (upstream's updater)
+	killedAt  int64 // when its last OOM kill was: a quick OOM counts for EvictAfterOOM after it
 	// the open metrics window
 	cpuSum float64
 	steps  int
@@ -235,7 +236,7 @@ func (w *workload) kill(t int64, p *pod, ci int, peak float64, serving int) {
 	if delay == 0 {
 		delay = 1 // Instant: serving again at the next step
 	}
-	c.quickOOM = t-c.startedAt < int64(w.run.sim.opts.VPA.EvictAfterOOM.Seconds())
+	c.quickOOM, c.killedAt = t-c.startedAt < int64(w.run.sim.opts.VPA.EvictAfterOOM.Seconds()), t
 	c.crashes++
 	c.restartAt, c.startedAt = t+delay, t+delay
 	w.ooms++

@@ -16,7 +16,7 @@ import (
 // keeping the template's ratio: controlledValues RequestsAndLimits), and the updater (Options.VPA):
 //
 //   - a pod is a candidate when a request is outside [lowerBound, upperBound], or its last termination was an
-//     OOM kill within EvictAfterOOM of its start (and something would change), or it has lived
+//     OOM kill within EvictAfterOOM of its start, less than EvictAfterOOM ago (and something would change), or it has lived
 //     PodLifetimeThreshold and its requests differ from the target by at least UpdateThreshold (the sum over
 //     resources of |request - target| / request, upstream's priority);
 //   - candidates go scale-ups first, then by that difference; each is resized in place (InPlaceOrRecreate;
@@ -142,14 +142,25 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
+// quickOOM reports whether a container of p was killed within EvictAfterOOM of its start, less than
+// EvictAfterOOM before t: upstream's updater reads the last termination state so (v1.8), which then lets the
+// pod be updated at any age and difference.
+func (v *vpaCtl) quickOOM(p *pod, t int64) bool {
+	for i := range p.ctr {
+		if c := &p.ctr[i]; c.quickOOM && t-c.killedAt < int64(v.cfg.EvictAfterOOM/time.Second) {
+			return true
+		}
+	}
+	return false
+}
+
 // priority is upstream's update priority of a pod: whether a request grows, the summed relative difference
 // of its requests to the targets, and whether the pod is accepted for an update now.
 func (v *vpaCtl) priority(w *workload, p *pod, t int64) (up bool, diff float64, ok bool) {
 	var requested, recommended [scaling.NumResources]float64
 	var seen [scaling.NumResources]bool
-	outside, quickOOM := false, false
+	outside, quickOOM := false, v.quickOOM(p, t)
 	for ci, name := range w.names {
-		quickOOM = quickOOM || p.ctr[ci].quickOOM
 		target, has := v.targets[name]
 		if !has {
 			continue

@@ -90,10 +90,10 @@ func TestVPAUpdater(t *testing.T) {
 			w := testWorkload(t, Run{Policy: PolicyVPA}, Options{VPA: VPAConfig{MinReplicas: tc.minReplicas}}, tc.pods, req)
 			lo, hi := tc.bounds(tc.target)
 			recommend(w, tc.target, lo, hi)
-			for _, p := range w.pods {
-				p.ctr[0].quickOOM = tc.quickOOM
-			}
 			now := t0 + int64(tc.age/time.Second)
+			for _, p := range w.pods {
+				p.ctr[0].quickOOM, p.ctr[0].killedAt = tc.quickOOM, now-60 // killed a minute ago
+			}
 			w.vpa.update(w, now)
 			if pending, _ := resized(w, tc.target); pending != tc.want || w.podResizes != tc.want {
 				t.Fatalf("%d pods resizing (%d resizes), want %d", pending, w.podResizes, tc.want)
@@ -119,6 +119,22 @@ func TestVPAUpdater(t *testing.T) {
 			}
 		})
 	}
+	// upstream reads a quick OOM from the last termination state for EvictAfterOOM (10 min) after the kill:
+	// a young pod 5% off is updated 9 min after it, not 11 min after
+	t.Run("a quick OOM counts for EvictAfterOOM after the kill", func(t *testing.T) {
+		for ago, want := range map[int64]int{9 * 60: 1, 11 * 60: 0} {
+			w := testWorkload(t, Run{Policy: PolicyVPA}, Options{}, 2, req)
+			recommend(w, scaling.V(1000, 2.1*(1<<30)), scaling.V(1, 1), scaling.V(1e6, 1e14))
+			now := t0 + 3600
+			for _, p := range w.pods {
+				p.ctr[0].quickOOM, p.ctr[0].killedAt = true, now-ago
+			}
+			w.vpa.update(w, now)
+			if w.podResizes != want {
+				t.Errorf("quick OOM %ds ago: %d resizes, want %d", ago, w.podResizes, want)
+			}
+		}
+	})
 	t.Run("scale-ups first", func(t *testing.T) {
 		w := testWorkload(t, Run{Policy: PolicyVPA}, Options{}, 2, req)
 		w.pods[1].setSpec([]scaling.Container{{Name: "app", Requests: scaling.V(1500, 2<<30), Limits: scaling.V(1500, 2<<30)}})

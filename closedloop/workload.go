@@ -150,7 +150,10 @@ func fixedSizing(template []scaling.Container, req *PodRequests) []scaling.Conta
 }
 
 // baselineHPA is the HPA of the hpa policies: the Resource metrics of the Hvpa's HPA template (80% CPU
-// utilization without any; only the CPU ones when cpuOnly), upstream's default behavior, the configured bounds.
+// utilization without any; only the CPU ones when cpuOnly), `behavior: {}` (the API's default rules, which
+// hpaModel plays; an HPA with no behavior at all, as kubectl autoscale makes it, takes the controller's older
+// path: every recommendation of the last 300s a floor, scale-ups up to max(2 x current, 4) per sync), the
+// configured bounds.
 func baselineHPA(h *hvpav1alpha1.Hvpa, cfg HPAConfig, cpuOnly bool) hvpav1alpha1.HpaTemplate {
 	var metrics []autoscalingv2.MetricSpec
 	if h.Spec.HPA != nil {
@@ -164,7 +167,8 @@ func baselineHPA(h *hvpav1alpha1.Hvpa, cfg HPAConfig, cpuOnly bool) hvpav1alpha1
 		metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
 	}
-	return hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To(cfg.MinReplicas), MaxReplicas: cfg.MaxReplicas, Metrics: metrics}
+	return hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To(cfg.MinReplicas), MaxReplicas: cfg.MaxReplicas, Metrics: metrics,
+		Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{}}
 }
 
 // admit is the sizing a new pod gets: the policy's admission.

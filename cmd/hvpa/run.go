@@ -211,7 +211,7 @@ func updaterFlags(f *pflag.FlagSet, o *runOptions) {
 	f.DurationVar(&u.Interval, "updater-interval", u.Interval, "time between update loops")
 	f.Float64Var(&u.UpdateThreshold, "pod-update-threshold", u.UpdateThreshold, "a pod older than --pod-min-age whose request differs from its target by more than this fraction is updated")
 	f.DurationVar(&u.MinPodAge, "pod-min-age", u.MinPodAge, "age before a within-bounds difference above --pod-update-threshold is acted on")
-	f.DurationVar(&u.OOMWindow, "oom-window", u.OOMWindow, "a container OOM-killed within this time of starting makes its pod a candidate")
+	f.DurationVar(&u.OOMWindow, "oom-window", u.OOMWindow, "a container OOM-killed within this time of starting, less than this time ago, makes its pod a candidate")
 	f.BoolVar(&u.InPlaceSkipDisruptionBudget, "in-place-skip-disruption-budget", u.InPlaceSkipDisruptionBudget, "an in-place resize that restarts no container takes no share of --eviction-tolerance and needs no --min-replicas (upstream VPA's flag; its default is false)")
 	f.Float64Var(&u.EvictionTolerance, "eviction-tolerance", u.EvictionTolerance, "fraction of a workload's replicas that may be disrupted per loop (at least one)")
 	f.Int32Var(&u.MinReplicas, "min-replicas", u.MinReplicas, "no evictions while a workload has fewer live pods (updatePolicy.minReplicas overrides)")

@@ -31,7 +31,8 @@ type Options struct {
 	UpdateThreshold float64
 	// MinPodAge before a within-bounds difference is acted on (12h).
 	MinPodAge time.Duration
-	// OOMWindow: a container OOM-killed within this time of starting makes its pod a candidate (10m).
+	// OOMWindow: a container OOM-killed within this time of starting, less than this time ago, makes its pod a
+	// candidate (10m; upstream's --evict-after-oom-threshold, which bounds both since v1.8).
 	OOMWindow time.Duration
 	// DeferredTimeout: a resize the kubelet defers longer than this falls back to eviction (5m).
 	DeferredTimeout time.Duration
@@ -145,7 +146,7 @@ type Pod struct {
 	InitContainers []scaling.Container
 	// Containers hold the spec's requests and limits.
 	Containers []scaling.Container
-	// OOMKilledEarly: a container was OOM-killed within OOMWindow of its start.
+	// OOMKilledEarly: a container was OOM-killed within OOMWindow of its start, less than OOMWindow ago.
 	OOMKilledEarly bool
 	// Resizing: the spec's resources differ from what the kubelet reports (a resize was asked and not done).
 	Resizing bool

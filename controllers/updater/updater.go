@@ -549,8 +549,10 @@ func (s *Pod) container(p *corev1.Pod, k corev1.Container, statuses []corev1.Con
 		if cs.Resources != nil && !sameResources(k.Resources, *cs.Resources) {
 			s.Resizing = true
 		}
+		// upstream's updater (v1.8): the kill came within the window of the container's start, and is less than
+		// the window ago (an old kill in the last termination state no longer makes the pod a candidate)
 		if t := vpav1.OOMKill(cs.LastTerminationState); t != nil && t.FinishedAt.Sub(t.StartedAt.Time) < o.OOMWindow &&
-			now.Sub(t.FinishedAt.Time) < o.LoopWindow {
+			now.Sub(t.FinishedAt.Time) < o.OOMWindow {
 			s.OOMKilledEarly = true
 		}
 	}
