@@ -38,6 +38,10 @@ type hpaModel struct {
 	metrics   []autoscalingv2.MetricSpec
 	tolerance float64
 	up, down  hpaRules
+	// legacy: an HPA without behavior, scaled on the controller's older path (normalizeDesiredReplicas):
+	// the highest recommendation of the downscale window, the new one included, then at most
+	// max(2 x current, 4) replicas (legacyNormalize); the Hvpa's HPA always has a behavior
+	legacy    bool
 	desired   int32 // what the HPA last wrote to the scale subresource (its current replicas)
 	recs      []timedReplicas
 	upEvents  []timedReplicas
@@ -147,7 +151,11 @@ func (h *hpaModel) sync(now int64, current int32, pods []hpaPod) int32 {
 			h.desired = current
 			return current
 		}
-		desired = h.normalize(now, current, proposal)
+		if h.legacy {
+			desired = h.legacyNormalize(now, current, proposal)
+		} else {
+			desired = h.normalize(now, current, proposal)
+		}
 	}
 	if desired != current {
 		h.storeEvent(now, current, desired)
@@ -380,6 +388,25 @@ func (h *hpaModel) normalize(now int64, current, proposal int32) int32 {
 		desired = max(desired, h.min, limit)
 	}
 	return desired
+}
+
+// legacyNormalize is upstream's normalizeDesiredReplicas, the path of an HPA without behavior:
+// stabilizeRecommendation (the highest recommendation of the downscale window, a sample exactly at its edge
+// included, and the new one) and convertDesiredReplicasWithRules (within minReplicas and the lower of
+// maxReplicas and max(2 x current, 4)). Unlike the behavior path it also scales up to a recommendation of the
+// window above the current replicas.
+func (h *hpaModel) legacyNormalize(now int64, current, proposal int32) int32 {
+	best, cut, keep := proposal, now-h.down.window, 0
+	for _, rec := range h.recs {
+		if rec.at >= cut {
+			best = max(best, rec.n)
+			h.recs[keep] = rec
+			keep++
+		}
+	}
+	h.recs = append(h.recs[:keep], timedReplicas{now, proposal})
+	upLimit := max(2*current, 4)
+	return min(max(best, h.min), min(h.max, upLimit))
 }
 
 // limit is the most replicas (scale-up) or the fewest (scale-down) the rules' policies allow now, each over

@@ -161,6 +161,29 @@ func TestHPABehavior(t *testing.T) {
 		// 8 -> 7, then held for the rest of the minute, then 6
 		run(t, h, []sync{{100, 7}, {100, 7}, {100, 7}, {100, 7}, {100, 6}})
 	})
+	// an HPA without behavior (kubectl autoscale's): upstream's normalizeDesiredReplicas, scale-ups limited to
+	// max(2 x current, 4) per sync and the highest recommendation of the 300s window taken, also above the
+	// current replicas
+	legacy := func(current int32) *hpaModel {
+		return newBaselineHPA(hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: 100, Metrics: []autoscalingv2.MetricSpec{cpuUtilization(80)}},
+			DefaultHPA(), current)
+	}
+	t.Run("no behavior: scale-up by at most max(2 x current, 4) per sync", func(t *testing.T) {
+		// 1 pod at 10x its target wants 10: 1 -> 4 (not 5), 4 -> 8, then 10
+		run(t, legacy(1), []sync{{4000, 4}, {800, 8}, {500, 10}, {400, 10}})
+	})
+	t.Run("no behavior: a recommendation of the window above the replicas is taken", func(t *testing.T) {
+		// 4 pods want 10 (limited to 8), then 6: the window's 10 wins, where the behavior path stays at 8
+		run(t, legacy(4), []sync{{1000, 8}, {300, 10}})
+		run(t, baseline(4, 100), []sync{{1000, 8}, {300, 8}})
+	})
+	t.Run("no behavior: scale-down held by the 300s window, its edge included", func(t *testing.T) {
+		syncs := []sync{{400, 8}}
+		for i := 1; i <= 20; i++ { // the first recommendation, 300s old at the 21st sync, still counts
+			syncs = append(syncs, sync{200, 8})
+		}
+		run(t, legacy(8), append(syncs, sync{200, 4}))
+	})
 	t.Run("minReplicas", func(t *testing.T) {
 		h := newHPA(hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](2), MaxReplicas: 10, Metrics: []autoscalingv2.MetricSpec{cpuUtilization(80)}}, DefaultHPA(), 4, 0)
 		run(t, h, []sync{{10, 2}, {10, 2}})
@@ -200,5 +223,19 @@ func TestHPADefaultMetric(t *testing.T) {
 	h := newHPA(hvpav1alpha1.HpaTemplate{MaxReplicas: 10}, DefaultHPA(), 2, 0)
 	if got := h.sync(t0, 2, readyPods(2, 800)); got != 4 {
 		t.Errorf("2 pods at 160%% of their request: %d replicas, want 4", got)
+	}
+}
+
+// TestBaselineHPABehavior: the baselines' HPA has `behavior: {}` (the API's default rules) unless
+// HPAConfig.NoBehavior, when it has none and its model takes the controller's older path.
+func TestBaselineHPABehavior(t *testing.T) {
+	h := &hvpav1alpha1.Hvpa{}
+	for _, none := range []bool{false, true} {
+		cfg := DefaultHPA()
+		cfg.NoBehavior = none
+		tpl := baselineHPA(h, cfg, false)
+		if m := newBaselineHPA(tpl, cfg, 2); (tpl.Behavior == nil) != none || m.legacy != none {
+			t.Errorf("NoBehavior %v: behavior %+v, older path %v", none, tpl.Behavior, m.legacy)
+		}
 	}
 }

@@ -83,6 +83,10 @@ type HPAConfig struct {
 	Tolerance               float64
 	DownscaleStabilization  time.Duration
 	CPUInitializationPeriod time.Duration
+	// NoBehavior: the hpa and hpa+vpa policies' HPA has no behavior field (as kubectl autoscale makes it),
+	// which the controller scales on its older path (hpaModel.legacy); by default it has `behavior: {}`,
+	// the API's default rules.
+	NoBehavior bool
 }
 
 // DefaultHPA returns the defaults.

@@ -70,7 +70,7 @@ func (r *run) newWorkload(k wkey) (*workload, error) {
 		w.hv, err = newHvpaCtl(w, h, replicas)
 	case PolicyHPA:
 		w.fixed = fixedSizing(w.template, r.spec.Requests)
-		w.hpa = newHPA(baselineHPA(h, r.sim.opts.HPA, false), r.sim.opts.HPA, replicas, r.sim.opts.HPA.DownscaleStabilization)
+		w.hpa = newBaselineHPA(baselineHPA(h, r.sim.opts.HPA, false), r.sim.opts.HPA, replicas)
 	case PolicyVPA:
 		if n := r.sim.opts.VPA.Replicas; n > 0 {
 			replicas = n
@@ -78,7 +78,7 @@ func (r *run) newWorkload(k wkey) (*workload, error) {
 		w.vpa = newVPA(w, false)
 	case PolicyHPAVPA:
 		w.fixed = fixedSizing(w.template, r.spec.Requests)
-		w.hpa = newHPA(baselineHPA(h, r.sim.opts.HPA, true), r.sim.opts.HPA, replicas, r.sim.opts.HPA.DownscaleStabilization)
+		w.hpa = newBaselineHPA(baselineHPA(h, r.sim.opts.HPA, true), r.sim.opts.HPA, replicas)
 		w.vpa = newVPA(w, true)
 	}
 	if err != nil {
@@ -150,10 +150,8 @@ func fixedSizing(template []scaling.Container, req *PodRequests) []scaling.Conta
 }
 
 // baselineHPA is the HPA of the hpa policies: the Resource metrics of the Hvpa's HPA template (80% CPU
-// utilization without any; only the CPU ones when cpuOnly), `behavior: {}` (the API's default rules, which
-// hpaModel plays; an HPA with no behavior at all, as kubectl autoscale makes it, takes the controller's older
-// path: every recommendation of the last 300s a floor, scale-ups up to max(2 x current, 4) per sync), the
-// configured bounds.
+// utilization without any; only the CPU ones when cpuOnly), `behavior: {}` (the API's default rules) or,
+// with cfg.NoBehavior, no behavior at all (as kubectl autoscale makes it), the configured bounds.
 func baselineHPA(h *hvpav1alpha1.Hvpa, cfg HPAConfig, cpuOnly bool) hvpav1alpha1.HpaTemplate {
 	var metrics []autoscalingv2.MetricSpec
 	if h.Spec.HPA != nil {
@@ -167,8 +165,18 @@ func baselineHPA(h *hvpav1alpha1.Hvpa, cfg HPAConfig, cpuOnly bool) hvpav1alpha1
 		metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
 	}
-	return hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To(cfg.MinReplicas), MaxReplicas: cfg.MaxReplicas, Metrics: metrics,
-		Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{}}
+	t := hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To(cfg.MinReplicas), MaxReplicas: cfg.MaxReplicas, Metrics: metrics}
+	if !cfg.NoBehavior {
+		t.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{}
+	}
+	return t
+}
+
+// newBaselineHPA is the hpa policies' HPA of template t: the controller's older path when t has no behavior.
+func newBaselineHPA(t hvpav1alpha1.HpaTemplate, cfg HPAConfig, current int32) *hpaModel {
+	h := newHPA(t, cfg, current, cfg.DownscaleStabilization)
+	h.legacy = t.Behavior == nil
+	return h
 }
 
 // admit is the sizing a new pod gets: the policy's admission.

@@ -6,13 +6,15 @@
 # report and a markdown table into DIR, all the tables into DIR/shootout.md and the goal report
 # (hack/shootoutgoals) into DIR/goals.md (both printed).
 #
-#   hack/shootout.sh [DIR]   (make shootout; SEED, HVPA_FILE and POLICIES may be set)
+#   hack/shootout.sh [DIR]   (make shootout; SEED, HVPA_FILE, POLICIES and SIMULATE_ARGS, more flags of
+#                             hvpa simulate such as --hpa-behavior none, may be set)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-bin/shootout}
 seed=${SEED:-1}
 hvpa_file=${HVPA_FILE:-examples/hvpa-shootout.yaml}
 policies=${POLICIES:-hvpa,hpa,vpa,hpa+vpa}
+read -r -a extra <<< "${SIMULATE_ARGS:-}"
 mkdir -p "$dir"
 go build -o "$dir/hvpa" ./cmd/hvpa
 # hack/ is a module of its own (hack/go.mod): built there, into this folder
@@ -31,7 +33,7 @@ out="$dir/shootout.md"
 {
 	echo "# Shoot-out: $hvpa_file, seed $seed"
 	echo
-	echo "Policies $policies; hpa and hpa+vpa at cpu=250m,memory=1Gi, cpu=500m,memory=2Gi and cpu=1000m,memory=4Gi per pod."
+	echo "Policies $policies; hpa and hpa+vpa at cpu=250m,memory=1Gi, cpu=500m,memory=2Gi and cpu=1000m,memory=4Gi per pod.${SIMULATE_ARGS:+ Also: $SIMULATE_ARGS.}"
 } > "$out"
 for t in "${traces[@]}"; do
 	name=$(basename "$t" .csv.gz)
@@ -42,7 +44,7 @@ for t in "${traces[@]}"; do
 		echo
 		"$dir/hvpa" simulate --closed-loop --trace "$t" --hvpa "$hvpa_file" --policy "$policies" \
 			--hpa-requests cpu=250m,memory=1Gi --hpa-requests cpu=500m,memory=2Gi --hpa-requests cpu=1000m,memory=4Gi \
-			--table markdown --summary-json "$dir/$name.json" --report "$dir/$name.html"
+			--table markdown --summary-json "$dir/$name.json" --report "$dir/$name.html" ${extra[@]+"${extra[@]}"}
 	} >> "$out"
 done
 cat "$out"

@@ -23,6 +23,7 @@ import (
 type closedLoopFlags struct {
 	policy, table, vpaUpdateMode            string
 	hpaRequests                             []string
+	hpaBehavior                             string
 	replicas, hpaMin, hpaMax, vpaMinReplica int32
 	actuation                               closedloop.Actuation
 }
@@ -35,6 +36,7 @@ func (f *closedLoopFlags) register(fs *pflag.FlagSet) {
 	fs.Int32Var(&f.replicas, "replicas", 0, "with --closed-loop: the fixed replicas of the vpa policy (0: the pods of the trace's first timestamp)")
 	fs.Int32Var(&f.hpaMin, "hpa-min-replicas", h.MinReplicas, "with --closed-loop: minReplicas of the hpa and hpa+vpa policies' HPA")
 	fs.Int32Var(&f.hpaMax, "hpa-max-replicas", h.MaxReplicas, "with --closed-loop: maxReplicas of the hpa and hpa+vpa policies' HPA")
+	fs.StringVar(&f.hpaBehavior, "hpa-behavior", "default", "with --closed-loop: the hpa and hpa+vpa policies' HPA has behavior: {} (default: the API's default rules) or none (no behavior field, as kubectl autoscale makes it: the controller's older path)")
 	fs.StringVar(&f.vpaUpdateMode, "vpa-update-mode", string(v.UpdateMode), "with --closed-loop: updateMode of the vpa and hpa+vpa policies' VPA: InPlaceOrRecreate or Recreate")
 	fs.Int32Var(&f.vpaMinReplica, "vpa-min-replicas", v.MinReplicas, "with --closed-loop: the VPA updater leaves a workload with fewer pods alone (upstream's --min-replicas is 2; the simulated VPAs set updatePolicy.minReplicas)")
 	fs.DurationVar(&f.actuation.Step, "hpa-sync-period", a.Step, "with --closed-loop: the HPA's sync period, also the simulation step")
@@ -75,6 +77,13 @@ func (a closedLoopArgs) options() (closedloop.Options, error) {
 	}
 	hpa := closedloop.DefaultHPA()
 	hpa.MinReplicas, hpa.MaxReplicas = a.flags.hpaMin, a.flags.hpaMax
+	switch a.flags.hpaBehavior {
+	case "default":
+	case "none":
+		hpa.NoBehavior = true
+	default:
+		return closedloop.Options{}, fmt.Errorf("--hpa-behavior %q: use default (behavior: {}) or none (no behavior field)", a.flags.hpaBehavior)
+	}
 	vpa := closedloop.DefaultVPA()
 	vpa.Replicas, vpa.MinReplicas, vpa.UpdateMode = a.flags.replicas, a.flags.vpaMinReplica, vpav1.UpdateMode(a.flags.vpaUpdateMode)
 	return closedloop.Options{Interval: a.interval, Runs: closedloop.Runs(policies, models, requests), Actuation: a.flags.actuation, HPA: hpa, VPA: vpa}, nil

@@ -122,7 +122,7 @@ func (f *simulateFlags) run(cmd *cobra.Command) error {
 }
 
 // closedLoopOnly are the flags only --closed-loop reads.
-var closedLoopOnly = []string{"policy", "hpa-requests", "replicas", "hpa-min-replicas", "hpa-max-replicas", "vpa-update-mode", "vpa-min-replicas",
+var closedLoopOnly = []string{"policy", "hpa-requests", "replicas", "hpa-min-replicas", "hpa-max-replicas", "hpa-behavior", "vpa-update-mode", "vpa-min-replicas",
 	"hpa-sync-period", "startup-delay", "restart-delay", "updater-interval", "resize-keeps-backoff", "table"}
 
 // openLoopArgs are the flags of an open-loop simulation (recommendations on a usage trace).

@@ -245,6 +245,8 @@ func TestSimulateClosedLoopErrors(t *testing.T) {
 		"policy without closed": {[]string{"simulate", "--trace", "-", "--policy", "hpa"}, "--policy needs --closed-loop"},
 		"bad startup delay":     {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml", "--startup-delay", "500ms"}, "--startup-delay 500ms: must be a positive number of whole seconds"},
 		"bad vpa update mode":   {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml", "--vpa-update-mode", "Auto"}, `--vpa-update-mode "Auto": use InPlaceOrRecreate or Recreate`},
+		"bad hpa behavior": {[]string{"simulate", "--closed-loop", "--trace", "-", "--hvpa", "../../examples/hvpa-closed-loop.yaml", "--hpa-behavior", "legacy"},
+			`--hpa-behavior "legacy": use default (behavior: {}) or none (no behavior field)`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
