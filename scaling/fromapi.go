@@ -386,13 +386,7 @@ func hpaBounds(s *Spec, hpa *hvpav1alpha1.HpaSpec, tp *field.Path) (errs field.E
 	if s.MaxReplicas > MaxReplicas {
 		errs = append(errs, replicasInRange(tp.Child("maxReplicas"), s.MaxReplicas)...)
 	}
-	s.HPAUtilization = utilizationOnly(t.Metrics)
-	for name, target := range utilizationTargets(t.Metrics) {
-		if r, ok := resourceOf(name); ok {
-			s.HPAMeasures[r] = true
-			s.HPATargets[r] = target
-		}
-	}
+	s.followHPAMetrics(t.Metrics)
 	return errs, true
 }
 
@@ -720,6 +714,19 @@ func HPARawFromUsage(spec []autoscalingv2.MetricSpec, usage, podRequests Values)
 		}
 	}
 	return raw
+}
+
+// followHPAMetrics sets how the spec reads the HPA whose metrics these are: whether its replicas make a total
+// (every metric a Resource Utilization one), the resources it measures and their target utilizations (none:
+// the default 80% CPU).
+func (s *Spec) followHPAMetrics(metrics []autoscalingv2.MetricSpec) {
+	s.HPAUtilization = utilizationOnly(metrics)
+	s.HPAMeasures, s.HPATargets = [NumResources]bool{}, [NumResources]float64{}
+	for name, target := range utilizationTargets(metrics) {
+		if r, ok := resourceOf(name); ok {
+			s.HPAMeasures[r], s.HPATargets[r] = true, target
+		}
+	}
 }
 
 // utilizationTargets are the target utilizations (fractions) of an HPA's Resource metrics with a Utilization

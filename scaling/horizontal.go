@@ -128,13 +128,7 @@ func (s Horizontal) Released(h *hvpav1alpha1.Hvpa) bool {
 func (s *Spec) FollowHorizontal(src Horizontal) {
 	switch src.Kind {
 	case HorizontalHPA:
-		s.HPAUtilization = utilizationOnly(src.HPA.Spec.Metrics)
-		s.HPAMeasures, s.HPATargets = [NumResources]bool{}, [NumResources]float64{}
-		for name, target := range utilizationTargets(src.HPA.Spec.Metrics) {
-			if r, ok := resourceOf(name); ok {
-				s.HPAMeasures[r], s.HPATargets[r] = true, target
-			}
-		}
+		s.followHPAMetrics(src.HPA.Spec.Metrics)
 	case HorizontalScale:
 		s.HPAUtilization = false
 	}
