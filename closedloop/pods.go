@@ -46,8 +46,9 @@ type podContainer struct {
 	restartAt int64 // > now: killed, serving again then
 	startedAt int64 // the container's last start
 	crashes   int   // kills in a row (the back-off doubles per kill)
-	quickOOM  bool  // its last termination was an OOM kill within EvictAfterOOM of its start (upstream's updater)
-	killedAt  int64 // when its last OOM kill was: a quick OOM counts for EvictAfterOOM after it
+	// its last termination, as the kubelet reports it: when it was OOM-killed (0: never) and how long it had run
+	// then (upstream's updater reads a quick OOM from them: vpaCtl.quickOOM)
+	killedAt, ranFor int64
 	// the open metrics window
 	cpuSum float64
 	steps  int
@@ -236,7 +237,7 @@ func (w *workload) kill(t int64, p *pod, ci int, peak float64, serving int) {
 	if delay == 0 {
 		delay = 1 // Instant: serving again at the next step
 	}
-	c.quickOOM, c.killedAt = t-c.startedAt < int64(w.run.sim.opts.VPA.EvictAfterOOM.Seconds()), t
+	c.killedAt, c.ranFor = t, t-c.startedAt
 	c.crashes++
 	c.restartAt, c.startedAt = t+delay, t+delay
 	w.ooms++

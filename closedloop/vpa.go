@@ -146,8 +146,9 @@ func cmpFloat(a, b float64) int {
 // EvictAfterOOM before t: upstream's updater reads the last termination state so (v1.8), which then lets the
 // pod be updated at any age and difference.
 func (v *vpaCtl) quickOOM(p *pod, t int64) bool {
+	window := int64(v.cfg.EvictAfterOOM / time.Second)
 	for i := range p.ctr {
-		if c := &p.ctr[i]; c.quickOOM && t-c.killedAt < int64(v.cfg.EvictAfterOOM/time.Second) {
+		if c := &p.ctr[i]; c.killedAt > 0 && c.ranFor < window && t-c.killedAt < window {
 			return true
 		}
 	}

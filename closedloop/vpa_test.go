@@ -92,7 +92,9 @@ func TestVPAUpdater(t *testing.T) {
 			recommend(w, tc.target, lo, hi)
 			now := t0 + int64(tc.age/time.Second)
 			for _, p := range w.pods {
-				p.ctr[0].quickOOM, p.ctr[0].killedAt = tc.quickOOM, now-60 // killed a minute ago
+				if tc.quickOOM { // killed a minute ago, a minute after its start
+					p.ctr[0].killedAt, p.ctr[0].ranFor = now-60, 60
+				}
 			}
 			w.vpa.update(w, now)
 			if pending, _ := resized(w, tc.target); pending != tc.want || w.podResizes != tc.want {
@@ -127,7 +129,7 @@ func TestVPAUpdater(t *testing.T) {
 			recommend(w, scaling.V(1000, 2.1*(1<<30)), scaling.V(1, 1), scaling.V(1e6, 1e14))
 			now := t0 + 3600
 			for _, p := range w.pods {
-				p.ctr[0].quickOOM, p.ctr[0].killedAt = true, now-ago
+				p.ctr[0].killedAt, p.ctr[0].ranFor = now-ago, 60
 			}
 			w.vpa.update(w, now)
 			if w.podResizes != want {
