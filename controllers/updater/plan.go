@@ -309,7 +309,7 @@ func updateReason(c *Controller, p *Pod, n *need, f findings, now time.Time, o O
 		return "the pod differs from the intent"
 	case f.outside:
 		return "a request is outside the recommendation's bounds"
-	case p.OOMKilledEarly && n.up:
+	case p.OOMKilledEarly: // any difference, as upstream's updater (its resourceDiff > 0), a lower target too
 		return fmt.Sprintf("a container was OOM-killed within %s of starting", o.OOMWindow)
 	case f.beyond && now.Sub(p.Created) >= o.MinPodAge:
 		return fmt.Sprintf("a request differs from its target by more than %.0f%% and the pod is older than %s", 100*o.UpdateThreshold, o.MinPodAge)

@@ -160,6 +160,9 @@ func TestPlan(t *testing.T) {
 		"an early OOM kill makes a young pod within bounds a candidate": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 300, 700),
 			pods: []Pod{with(pod("oom", time.Hour, 400, 0), func(p *Pod) { p.OOMKilledEarly = true }), pod("b", time.Hour, 400, 0)},
 			want: []got{{"oom", "Evict", ""}}},
+		"an early OOM kill makes a young pod a candidate for a lower target too (upstream: any difference)": {ctl: vpaCtl(vpav1.UpdateModeRecreate, 500, 300, 700),
+			pods: []Pod{with(pod("oom", time.Hour, 600, 0), func(p *Pod) { p.OOMKilledEarly = true }), pod("b", time.Hour, 600, 0)},
+			want: []got{{"oom", "Evict", ""}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
