@@ -1,8 +1,10 @@
 package hvpacycle
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -244,4 +246,51 @@ func TestBufferReadsAsThePackage(t *testing.T) {
 			t.Fatalf("round %d: the buffer gives %+v, the package %+v", i, got, want)
 		}
 	}
+}
+
+// TestBufferFollowsASlidingWindow: a Buffer reuses what it converted of a recent load that is the same memory
+// as the last one it read (the recommender's window, which appends past its end, moves on by reslicing and
+// changes a sample only in a copy), and reads as the package does, decision after decision: a window that
+// grows in place, moves on, moves into a new array, has its last sample changed in a copy (an OOM kill's
+// memory), starts again shorter, and a caller's other slice with the same times.
+func TestBufferFollowsASlidingWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	sample := func(m int) recommender.LoadSample {
+		s := recommender.LoadSample{At: t0.Add(time.Duration(m) * time.Minute), CPUMilli: float64(100 + m), MemoryBytes: float64(1<<30 + m)}
+		if m%5 == 4 {
+			s.CPUMilli = -1
+		}
+		return s
+	}
+	window := make([]recommender.LoadSample, 0, 8) // room for 8: the appends below outgrow it
+	var b Buffer
+	check := func(step string, recent []recommender.LoadSample) {
+		t.Helper()
+		load := []recommender.ContainerLoad{{Container: "app", Target: recommender.Amounts{CPUMilli: 500, MemoryBytes: 1 << 30}, Recent: recent}}
+		got, want := b.Recommendations(load), WithRecent(scaling.LoadRecommendations(Status(load)), load)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the buffer gives %+v, the package %+v", step, got[0].Recent, want[0].Recent)
+		}
+	}
+	m := 0
+	for ; m < 6; m++ { // grows in place
+		window = append(window, sample(m))
+		check(fmt.Sprintf("minute %d", m), window[:len(window):len(window)])
+	}
+	for ; m < 20; m++ { // moves on by reslicing (4 samples kept), into a new array when full
+		window = append(window, sample(m))
+		window = window[max(len(window)-4, 0):]
+		check(fmt.Sprintf("minute %d", m), window[:len(window):len(window)])
+	}
+	// the last sample changed in a copy: same times, other memory
+	changed := slices.Clone(window)
+	changed[len(changed)-1].MemoryBytes *= 2
+	check("the last sample changed in a copy", changed)
+	window = changed
+	window = append(window, sample(m))
+	check("appended after the copy", window[:len(window):len(window)])
+	check("starts again shorter", window[len(window)-1:])
+	other := slices.Clone(window)
+	other[0].CPUMilli = 7
+	check("another slice with the same times", other)
 }

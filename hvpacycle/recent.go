@@ -3,6 +3,9 @@
 package hvpacycle
 
 import (
+	"slices"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
@@ -31,11 +34,7 @@ func appendRecent(out []scaling.LoadSample, in []recommender.LoadSample) []scali
 // the pod minimum of its container's workload total in load (the embedded recommender's, in this process); a container load
 // does not name is left as it is (its total then comes from the long history alone).
 func WithRecent(recs []scaling.Recommendation, load []recommender.ContainerLoad) []scaling.Recommendation {
-	n := 0
-	for _, l := range load {
-		n += len(l.Recent)
-	}
-	b := Buffer{samples: make([]scaling.LoadSample, 0, n)}
+	var b Buffer
 	return b.WithRecent(recs, load)
 }
 
@@ -59,10 +58,12 @@ func Status(load []recommender.ContainerLoad) *hvpav1alpha1.WorkloadRecommendati
 // next: the closed-loop simulator's workload decides once a minute on an hour of recent samples and a load
 // recommendation that changes when a percentile moves to another bucket (converting both anew each time
 // allocated two fifths of its bytes). What its methods return is valid until their next call, and is what
-// the Hvpa controller reads for the same load (Status, scaling.LoadRecommendations, WithRecent). The zero
-// value is ready to use.
+// the Hvpa controller reads for the same load (Status, scaling.LoadRecommendations, WithRecent). The recent
+// loads it reads are the recommender's snapshots, whose samples are never written again: a slice passed in is
+// not to be changed after (recentCache.convert). The zero value is ready to use.
 type Buffer struct {
-	samples []scaling.LoadSample
+	// recent: each container load's recent samples (by its index in the load), as last converted
+	recent []recentCache
 	// the containers and targets of the last load recommendation, and their load recommendations
 	names   []string
 	targets []recommender.Amounts
@@ -71,19 +72,53 @@ type Buffer struct {
 
 // WithRecent is the package's WithRecent, its recent loads in b.
 func (b *Buffer) WithRecent(recs []scaling.Recommendation, load []recommender.ContainerLoad) []scaling.Recommendation {
-	b.samples = b.samples[:0]
+	for len(b.recent) < len(load) {
+		b.recent = append(b.recent, recentCache{})
+	}
 	for i := range recs {
-		for _, l := range load {
+		for j, l := range load {
 			if l.Container == recs[i].Name {
-				from := len(b.samples)
-				b.samples = appendRecent(b.samples, l.Recent) // an earlier container's part keeps its array if this one grows
-				recs[i].Recent, recs[i].MemoryRise = b.samples[from:len(b.samples):len(b.samples)], l.MemoryRise
+				recs[i].Recent, recs[i].MemoryRise = b.recent[j].convert(l.Recent), l.MemoryRise
 				recs[i].RecurringCPU, recs[i].RecurringEvery = l.RecurringCPU, l.RecurringEvery
 				recs[i].PodMin = scaling.V(float64(l.PodMin.CPUMilli), float64(l.PodMin.MemoryBytes)) // 0: no floor
 			}
 		}
 	}
 	return recs
+}
+
+// recentCache is one container's recent load as last converted: the recommender's samples and the decision's.
+type recentCache struct {
+	in  []recommender.LoadSample
+	out []scaling.LoadSample // a window of buf, the array it moves along (to its start when it reaches its end)
+	buf []scaling.LoadSample
+}
+
+// convert is in in the decision's terms (appendRecent). A recent load is a snapshot of the recommender's
+// window, whose elements are never written again once in it (a change goes to a copy): the part of in that is
+// the same memory as the snapshot converted last converts as it did, so only the samples appended since are
+// converted (a decision a minute on an hour of samples converted each sample 60 times). A recent load in
+// other memory (a new array, another caller's slice) is converted whole. The result has no room to append
+// into, and is valid until the next call.
+func (c *recentCache) convert(in []recommender.LoadSample) []scaling.LoadSample {
+	kept := 0 // samples of in that c.out holds, from its k-th on
+	k := 0
+	if len(in) > 0 && len(c.in) > 0 {
+		i, found := slices.BinarySearchFunc(c.in, in[0].At, func(s recommender.LoadSample, t time.Time) int { return s.At.Compare(t) })
+		if found && &c.in[i] == &in[0] {
+			k, kept = i, min(len(c.in)-i, len(in))
+		}
+	}
+	out := c.out[k : k+kept]
+	if cap(out) < len(in) { // no room after it: to the start of buf, twice the size it needs when too small
+		if cap(c.buf) < len(in) {
+			c.buf = make([]scaling.LoadSample, 0, 2*len(in))
+		}
+		out = c.buf[:copy(c.buf[:kept], out)]
+	}
+	c.out = appendRecent(out, in[kept:])
+	c.in = in
+	return c.out[:len(c.out):len(c.out)]
 }
 
 // Recommendations is what the decision reads of the embedded recommender's load recommendation, as the Hvpa
