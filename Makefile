@@ -15,10 +15,10 @@ CONTROLLER_GEN := go tool controller-gen
 # the repository root, where the relative paths of its arguments and defaults point
 HACK_RUN := bash hack/run.sh
 # the files the generators write (make generate); make verify fails when one differs from the commit
-GENERATED := apis charts docs/metrics.md docs/reference.md docs/run.md docs/migrating-from-vpa.md docs/cli.md
+GENERATED := apis charts docs/metrics.md docs/reference.md docs/run.md docs/migrating-from-vpa.md docs/cli.md README.md
 # the tests of cmd/hvpa that rewrite their page with -update (docs/reference.md, docs/run.md, the flags
 # section of docs/migrating-from-vpa.md, the example outputs of docs/cli.md)
-DOC_GENERATORS := TestReference|TestRunReference|TestMigrationReference|TestDocumentedExamples
+DOC_GENERATORS := TestReference|TestRunReference|TestMigrationReference|TestDocumentedExamples|TestReadmeMakefileHelp
 GO_TEST_FLAGS ?=
 FUZZTIME ?= 5s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -42,7 +42,7 @@ help: ## Show every target with its description.
 
 ##@ Development
 .PHONY: generate
-generate: deepcopy manifests ## Every generator: deepcopy, manifests, docs/metrics.md from the registered metrics, and docs/reference.md, docs/run.md, docs/migrating-from-vpa.md's flags and docs/cli.md's outputs from the code (cmd/hvpa's tests with -update).
+generate: deepcopy manifests ## Every generator: deepcopy, manifests, docs/metrics.md from the registered metrics, and docs/reference.md, docs/run.md, docs/migrating-from-vpa.md's flags, docs/cli.md's outputs and the README's Makefile section from the code (cmd/hvpa's tests with -update).
 	$(HACK_RUN) metricsdoc > docs/metrics.md.tmp && mv docs/metrics.md.tmp docs/metrics.md
 	go test -count=1 ./cmd/hvpa -run '^($(DOC_GENERATORS))$$' -update
 
