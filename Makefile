@@ -17,7 +17,7 @@ HACK_RUN := bash hack/run.sh
 # the files the generators write (make generate); make verify fails when one differs from the commit
 GENERATED := apis charts docs/metrics.md docs/reference.md docs/run.md docs/migrating-from-vpa.md docs/cli.md README.md
 # the tests of cmd/hvpa that rewrite their page with -update (docs/reference.md, docs/run.md, the flags
-# section of docs/migrating-from-vpa.md, the example outputs of docs/cli.md)
+# section of docs/migrating-from-vpa.md, the example outputs of docs/cli.md, the README's Makefile section)
 DOC_GENERATORS := TestReference|TestRunReference|TestMigrationReference|TestDocumentedExamples|TestReadmeMakefileHelp
 GO_TEST_FLAGS ?=
 FUZZTIME ?= 5s
