@@ -204,7 +204,7 @@ demo: controlplane ## A Deployment scaled by an Hvpa and an HPA under a played l
 
 SHOOTOUT_DIR ?= $(CURDIR)/bin/shootout
 .PHONY: shootout
-shootout: ## The closed-loop shoot-out (issue 33): every demand profile and ../shared/traces under hvpa, hpa (250m/500m/1000m), vpa and hpa+vpa; markdown tables into SHOOTOUT_DIR/shootout.md (SEED, HVPA_FILE, POLICIES, SIMULATE_ARGS).
+shootout: ## The closed-loop shoot-out (issue 33): every demand profile and ../shared/traces under hvpa, hpa (250m/500m/1000m), vpa and hpa+vpa; markdown tables into SHOOTOUT_DIR/shootout.md (SEED, HVPA_FILE, POLICIES, SIMULATE_ARGS; PROFILES: the generated profiles, default the eight of issue 33, the extra ones in docs/simulate.md).
 	bash hack/shootout.sh $(SHOOTOUT_DIR)
 
 N ?= 100 1000

@@ -39,8 +39,30 @@ const (
 	ProfileStepDown Profile = "stepdown"
 )
 
+// The extra profiles: shapes beyond the eight, to check the Hvpa on demand it was not tuned on
+// (make shootout PROFILES=...; docs/simulate.md). Noise as above.
+const (
+	// ProfileNightly: a mild day curve (0.6, +-20%) and a job of 4x for 45 minutes from 02:00 every night;
+	// noise 12%.
+	ProfileNightly Profile = "nightly"
+	// ProfileSixHourly: 0.5 with a burst of 3x for the first 30 minutes of every sixth hour (00:00, 06:00,
+	// 12:00, 18:00); noise 12%.
+	ProfileSixHourly Profile = "sixhourly"
+	// ProfileOffice: office hours, 1.6x from 09:00 to 18:00 on weekdays with a 30-minute ramp at each end, 0.3x
+	// at night and at weekends (the trace starts on a Monday at midnight); noise 12%.
+	ProfileOffice Profile = "office"
+	// ProfileGrowth: a load doubling every 32 hours, from a quarter of the size to twice it over 4 days;
+	// noise 10%.
+	ProfileGrowth Profile = "growth"
+	// ProfileStepUp: 0.4x the size for a day and a half, then 1.6x (stepdown the other way); noise 10%.
+	ProfileStepUp Profile = "stepup"
+)
+
 // Profiles are every profile, in the order the shoot-out runs them.
 var Profiles = []Profile{ProfileWeb, ProfileSpiky, ProfileWeekly, ProfileFlash, ProfileRamp, ProfileBatch, ProfileConstant, ProfileStepDown}
+
+// ExtraProfiles are the extra profiles, which the shoot-out runs when asked (PROFILES).
+var ExtraProfiles = []Profile{ProfileNightly, ProfileSixHourly, ProfileOffice, ProfileGrowth, ProfileStepUp}
 
 // profileShape is a profile's level (a factor of the size) at a minute and its noise.
 type profileShape struct {
@@ -90,6 +112,41 @@ var profileShapes = map[Profile]profileShape{
 			}
 			return 0.4
 		}},
+	ProfileNightly: {noise: 0.12, sizes: []float64{0.3, 2, 6}, days: 4,
+		level: func(_ *rand.Rand, _ *shapeState, m int) float64 {
+			if t := m % 1440; t >= 2*60 && t < 2*60+45 {
+				return 4
+			}
+			return 0.6 * diurnal(m, 0.2)
+		}},
+	ProfileSixHourly: {noise: 0.12, sizes: []float64{0.5, 2, 8}, days: 4,
+		level: func(_ *rand.Rand, _ *shapeState, m int) float64 {
+			if m%360 < 30 {
+				return 3
+			}
+			return 0.5
+		}},
+	ProfileOffice: {noise: 0.12, sizes: []float64{0.5, 3, 12}, days: 7, level: office},
+	ProfileGrowth: {noise: 0.10, sizes: []float64{0.3, 2, 8}, days: 4,
+		level: func(_ *rand.Rand, _ *shapeState, m int) float64 { return 0.25 * math.Exp2(float64(m)/(32*60)) }},
+	ProfileStepUp: {noise: 0.10, sizes: []float64{0.5, 3, 15}, days: 4,
+		level: func(_ *rand.Rand, _ *shapeState, m int) float64 {
+			if m < 36*60 {
+				return 0.4
+			}
+			return 1.6
+		}},
+}
+
+// office is 1.6 from 09:00 to 18:00 on weekdays (days 0-4 of the trace), rising from 0.3 over the 30 minutes
+// from 09:00 and falling back over the 30 minutes to 18:00, and 0.3 otherwise.
+func office(_ *rand.Rand, _ *shapeState, m int) float64 {
+	if (m/1440)%7 >= 5 {
+		return 0.3
+	}
+	t := float64(m % 1440)
+	in := min(1, max(0, (t-9*60)/30), max(0, (18*60-t)/30))
+	return 0.3 + 1.3*in
 }
 
 func spiky(rng *rand.Rand, st *shapeState, m int) float64 {
@@ -152,7 +209,7 @@ func podsFor(size float64) int {
 func (d ProfileDemand) Each(fn func(*trace.Row) error) error {
 	shape, ok := profileShapes[d.Profile]
 	if !ok {
-		return fmt.Errorf("--demand %q: use one of %v", d.Profile, Profiles)
+		return fmt.Errorf("--demand %q: use one of %v or %v", d.Profile, Profiles, ExtraProfiles)
 	}
 	d = d.withDefaults(shape)
 	rng := rand.New(rand.NewSource(d.Seed))
@@ -222,7 +279,7 @@ func (d ProfileDemand) withDefaults(shape profileShape) ProfileDemand {
 func WriteProfile(out io.Writer, d ProfileDemand) error {
 	shape, ok := profileShapes[d.Profile]
 	if !ok {
-		return fmt.Errorf("--demand %q: use one of %v", d.Profile, Profiles)
+		return fmt.Errorf("--demand %q: use one of %v or %v", d.Profile, Profiles, ExtraProfiles)
 	}
 	d = d.withDefaults(shape)
 	w := bufio.NewWriterSize(out, 1<<20)

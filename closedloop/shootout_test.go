@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,11 +33,11 @@ func profileCPU(t *testing.T, d ProfileDemand) map[string][]float64 {
 	return out
 }
 
-// TestProfiles: every shoot-out profile is deterministic per seed, has per-minute noise of 8 to 20% (the
-// deviation from the centered 15-minute median, away from the shape's own jumps), stays between about 0.3 and
-// 30 CPU in total, and lasts its days (8 for weekly, 4 for the others).
+// TestProfiles: every shoot-out profile, the extra ones too, is deterministic per seed, has per-minute noise
+// of 8 to 20% (the deviation from the centered 15-minute median, away from the shape's own jumps), stays
+// between about 0.3 and 30 CPU in total, and lasts its days (8 for weekly, 7 for office, 4 for the others).
 func TestProfiles(t *testing.T) {
-	for _, p := range Profiles {
+	for _, p := range slices.Concat(Profiles, ExtraProfiles) {
 		t.Run(string(p), func(t *testing.T) {
 			var a, b, c bytes.Buffer
 			for seed, buf := range map[int64]*bytes.Buffer{1: &a, 2: &c} {
@@ -54,9 +55,9 @@ func TestProfiles(t *testing.T) {
 			if len(cpu) != 3 {
 				t.Fatalf("%d workloads, want 3", len(cpu))
 			}
-			wantDays := 4.0
-			if p == ProfileWeekly {
-				wantDays = 8
+			wantDays := map[Profile]float64{ProfileWeekly: 8, ProfileOffice: 7}[p]
+			if wantDays == 0 {
+				wantDays = 4
 			}
 			lo, hi := math.Inf(1), 0.0
 			for wl, xs := range cpu {
@@ -78,6 +79,43 @@ func TestProfiles(t *testing.T) {
 				t.Errorf("demand from %.0fm to %.0fm: want the EP-0001 intervals' range (about 0.3 to 30 CPU)", lo, hi)
 			}
 		})
+	}
+}
+
+// TestExtraProfiles: each extra profile has its shape: the nightly job from 02:00 to 02:45 (4 against a
+// night level of about 0.5), the burst of the first 30 minutes of every sixth hour (x3 against 0.5), office hours
+// on weekdays only (1.6 against 0.3), growth by x8 over the 4 days, and the step up at 36 hours (x4).
+func TestExtraProfiles(t *testing.T) {
+	// mean is the mean CPU of workload 1 over the minutes [from, to) of the trace
+	mean := func(xs []float64, from, to int) float64 {
+		sum := 0.0
+		for _, x := range xs[from:to] {
+			sum += x
+		}
+		return sum / float64(to-from)
+	}
+	ratio := func(p Profile, hi, lo [2]int) float64 {
+		xs := profileCPU(t, ProfileDemand{Profile: p, Seed: 1})[string(p)+"-1"]
+		return mean(xs, hi[0], hi[1]) / mean(xs, lo[0], lo[1])
+	}
+	const day = 1440
+	for _, c := range []struct {
+		name     string
+		p        Profile
+		hi, lo   [2]int
+		min, max float64
+	}{
+		{"the nightly job against the hour before", ProfileNightly, [2]int{day + 120, day + 165}, [2]int{day + 60, day + 120}, 7, 9.5},
+		{"the nightly job is over at 02:45", ProfileNightly, [2]int{day + 166, day + 226}, [2]int{day + 60, day + 120}, 0.8, 1.25},
+		{"a six-hourly burst against the hours between", ProfileSixHourly, [2]int{2*day + 360, 2*day + 390}, [2]int{2*day + 400, 2*day + 700}, 5, 7},
+		{"Tuesday's office hours against its night", ProfileOffice, [2]int{day + 600, day + 1050}, [2]int{day, day + 480}, 4.5, 6},
+		{"Saturday's day against Friday's night", ProfileOffice, [2]int{5*day + 600, 5*day + 1050}, [2]int{4*day + 1110, 5 * day}, 0.8, 1.25},
+		{"growth over the trace", ProfileGrowth, [2]int{4*day - 60, 4 * day}, [2]int{0, 60}, 7, 9},
+		{"the step up", ProfileStepUp, [2]int{36*60 + 60, 48 * 60}, [2]int{0, 36*60 - 60}, 3.6, 4.4},
+	} {
+		if got := ratio(c.p, c.hi, c.lo); got < c.min || got > c.max {
+			t.Errorf("%s: %s x%.2f, want x%g to x%g", c.p, c.name, got, c.min, c.max)
+		}
 	}
 }
 

@@ -6,8 +6,10 @@
 # report and a markdown table into DIR, all the tables into DIR/shootout.md and the goal report
 # (hack/shootoutgoals) into DIR/goals.md (both printed).
 #
-#   hack/shootout.sh [DIR]   (make shootout; SEED, HVPA_FILE, POLICIES and SIMULATE_ARGS, more flags of
-#                             hvpa simulate such as --hpa-behavior none, may be set)
+#   hack/shootout.sh [DIR]   (make shootout; SEED, HVPA_FILE, POLICIES, PROFILES and SIMULATE_ARGS, more
+#                             flags of hvpa simulate such as --hpa-behavior none, may be set; PROFILES
+#                             names the generated profiles, default the eight of issue 33: the extra ones
+#                             are nightly, sixhourly, office, growth and stepup, closedloop.ExtraProfiles)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-bin/shootout}
@@ -21,7 +23,8 @@ go build -o "$dir/hvpa" ./cmd/hvpa
 go -C hack build -o "$(cd "$dir" && pwd)/gentrace" ./gentrace
 
 traces=()
-for p in web spiky weekly flash ramp batch constant stepdown; do
+read -r -a profiles <<< "${PROFILES:-web spiky weekly flash ramp batch constant stepdown}"
+for p in "${profiles[@]}"; do
 	"$dir/gentrace" --demand "$p" --seed "$seed" | gzip -n > "$dir/$p.csv.gz"
 	traces+=("$dir/$p.csv.gz")
 done

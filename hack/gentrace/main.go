@@ -12,8 +12,9 @@
 //
 // With --demand web|spiky|weekly|flash|ramp|batch|constant|stepdown it writes a shoot-out demand trace for
 // `hvpa simulate --closed-loop` (closedloop.ProfileDemand): one workload per --sizes value (mean CPU cores;
-// default the profile's three), --days days (default 4, 8 for weekly), realistic per-minute noise,
-// deterministic per --seed.
+// default the profile's three), --days days (default 4, 8 for weekly, 7 for office), realistic per-minute
+// noise, deterministic per --seed. The extra profiles nightly|sixhourly|office|growth|stepup are shapes the
+// shoot-out runs when asked (closedloop.ExtraProfiles).
 //
 //	hack/run.sh gentrace --workloads 5000 --pods 2 --containers 1 --days 1 > /tmp/big.csv
 //	hack/run.sh gentrace --shape step --workloads 3 --pods 1 --days 3 --cpu 400 --memory 1Gi \
@@ -56,7 +57,7 @@ func main() {
 	cpuReq := flag.Float64("cpu-request", 500, "demand: the pods' CPU request in millicores in the trace")
 	memReq := flag.String("memory-request", "2Gi", "demand: the pods' memory request in the trace (a quantity)")
 	profile := flag.String("profile", "", "write a usage trace of this profile: bursty, weekly or small (see profiles.go)")
-	demand := flag.String("demand", "", "write a shoot-out demand trace of this profile: web, spiky, weekly, flash, ramp, batch, constant or stepdown")
+	demand := flag.String("demand", "", "write a shoot-out demand trace of this profile: web, spiky, weekly, flash, ramp, batch, constant or stepdown (or an extra one: nightly, sixhourly, office, growth or stepup)")
 	sizes := flag.String("sizes", "", "demand profile: the workloads' mean CPU in cores, comma-separated (default: the profile's three)")
 	flag.Parse()
 	if *demand != "" {
