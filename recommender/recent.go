@@ -41,8 +41,12 @@ type recentLoad struct {
 	storms []storm
 }
 
-// storm is the first and the last OOM kill of a storm.
-type storm struct{ from, to time.Time }
+// storm is the first and the last OOM kill of a storm, and the smallest memory of the RiseWindow before its
+// first kill (+Inf: none).
+type storm struct {
+	from, to time.Time
+	before   float64
+}
 
 // restarted reports whether a sample taken at at is one of a storm's (after its first kill, up to RiseWindow
 // after its last).
@@ -56,13 +60,21 @@ func (r *recentLoad) restarted(at time.Time) bool {
 }
 
 // low is the smallest memory sample within RiseWindow before t (samples taken after t, such as the sample of
-// the recommender run that records a kill at t, are none), leaving out those of the storms of OOM kills
-// (+Inf: none).
+// the recommender run that records a kill at t, are none), leaving out those of the storms of OOM kills, and
+// for a t in a storm or less than RiseWindow past its samples, at most the smallest memory of the RiseWindow
+// before its first kill (+Inf: none).
 func (r *recentLoad) low(t time.Time) float64 {
 	low := math.Inf(1)
 	for i := len(r.samples) - 1; i >= 0 && t.Sub(r.samples[i].At) <= RiseWindow; i-- {
 		if s := r.samples[i]; s.MemoryBytes > 0 && s.At.Before(t) && !r.restarted(s.At) {
 			low = min(low, s.MemoryBytes)
+		}
+	}
+	// a storm hides the rise it answered: a sample up to RiseWindow past its samples rose from the memory
+	// before it (its storm took more than a reaction time, as a resize cannot catch the rise)
+	for _, s := range r.storms {
+		if t.After(s.from) && t.Sub(s.to) <= 2*RiseWindow {
+			low = min(low, s.before)
 		}
 	}
 	return low
@@ -154,7 +166,7 @@ func (r *recentLoad) storm(t time.Time) {
 		s := &r.storms[i]
 		if t.Sub(s.to) <= RiseWindow && s.from.Sub(t) <= RiseWindow {
 			if t.Before(s.from) {
-				s.from = t
+				s.from, s.before = t, min(s.before, r.low(t))
 			}
 			if t.After(s.to) {
 				s.to = t
@@ -162,7 +174,7 @@ func (r *recentLoad) storm(t time.Time) {
 			return
 		}
 	}
-	r.storms = append(r.storms, storm{from: t, to: t})
+	r.storms = append(r.storms, storm{from: t, to: t, before: r.low(t)})
 	slices.SortFunc(r.storms, func(a, b storm) int { return a.from.Compare(b.from) })
 }
 

@@ -10,7 +10,8 @@ import (
 // TestMemoryRise pins the memory rise of a workload total's recent load: the largest factor by which memory
 // rose within RiseWindow, an OOM kill's served memory counting as a rise (its needed memory as the sample),
 // and the samples of killed and restarted containers (from a storm's first kill to RiseWindow after its last,
-// their memory stopped at the limit or starts low again) no base of a rise.
+// their memory stopped at the limit or starts low again) no base of a rise; the samples up to RiseWindow past
+// them rose from the memory before the storm.
 func TestMemoryRise(t *testing.T) {
 	const gi = float64(1 << 30)
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
@@ -37,7 +38,14 @@ func TestMemoryRise(t *testing.T) {
 		// the storm's second kill comes after a sample of the first kill's restarted container (1Gi): that
 		// sample is no base of the second kill's rise, though it is older than that kill
 		"a storm's samples between its kills are no base": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0},
-			{2, 4.8 * gi, true, 0}, {3, 1 * gi, false, 0}, {4, 4.8 * gi, true, 0}, {6, 5 * gi, false, 0}}, want: 0.2},
+			{2, 4.8 * gi, true, 0}, {3, 1 * gi, false, 0}, {4, 4.8 * gi, true, 0}, {6, 4.8 * gi, false, 0}}, want: 0.2},
+		// a jump the kills hid (a nightly job's memory, x6 at once): each kill saw its limit (bumped x1.2), the
+		// restarted containers little; the first samples after the storm rose from the memory before it
+		"a rise hidden by a storm": {steps: []step{{0, 2.5 * gi, false, 0}, {1, 2.5 * gi, false, 0}, {2, 3 * gi, true, 0},
+			{3, 0.5 * gi, false, 0}, {4, 3.6 * gi, true, 0}, {5, 1 * gi, false, 0}, {8, 15 * gi, false, 0}}, want: 5},
+		// but only just after it: a sample more than RiseWindow past the storm's samples has no base from before it
+		"a storm's base ends with it": {steps: []step{{0, 2.5 * gi, false, 0}, {1, 2.5 * gi, false, 0}, {2, 3 * gi, true, 0},
+			{3, 0.5 * gi, false, 0}, {9, 15 * gi, false, 0}}, want: 0.2},
 		// two pods' kills recorded out of order (the later first): the storm still ends 3 min after the later
 		// one, so the restarted container's 1Gi at +3 min is no base
 		"kills out of order": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {3, 4.8 * gi, true, 0},
