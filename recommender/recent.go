@@ -35,18 +35,16 @@ type recentLoad struct {
 	// rise is the largest memory rise (a fraction: 0.5 is +50%) seen, as of riseAt
 	rise   float64
 	riseAt time.Time
-	// storms are the storms of OOM kills (kills less than RiseWindow apart) whose samples the recent load may
-	// still hold, oldest first: the samples after a storm's first kill up to RiseWindow after its last are of
-	// containers killed at their limit or restarted, whose memory starts low again, and are no base of a rise
+	// storms are the storms of OOM kills (kills less than RiseWindow apart) whose samples, or the samples
+	// just past them, the recent load may still hold, oldest first: the samples after a storm's first kill up
+	// to RiseWindow after its last are of containers killed at their limit or restarted, whose memory starts
+	// low again, and are no base of a rise; the storm hid the rise it answered, so those samples and the
+	// ones up to RiseWindow past them rise from the memory before it (low)
 	storms []storm
 }
 
-// storm is the first and the last OOM kill of a storm, and the smallest memory of the RiseWindow before its
-// first kill (+Inf: none).
-type storm struct {
-	from, to time.Time
-	before   float64
-}
+// storm is the first and the last OOM kill of a storm.
+type storm struct{ from, to time.Time }
 
 // restarted reports whether a sample taken at at is one of a storm's (after its first kill, up to RiseWindow
 // after its last).
@@ -59,22 +57,30 @@ func (r *recentLoad) restarted(at time.Time) bool {
 	return false
 }
 
-// low is the smallest memory sample within RiseWindow before t (samples taken after t, such as the sample of
-// the recommender run that records a kill at t, are none), leaving out those of the storms of OOM kills, and
-// for a t in a storm or less than RiseWindow past its samples, at most the smallest memory of the RiseWindow
-// before its first kill (+Inf: none).
+// low is the base of a rise at t: the smallest memory sample within RiseWindow before it (before), and for a
+// t in a storm of OOM kills or up to RiseWindow past its samples (after its first kill, up to 2 x RiseWindow
+// after its last), at most the smallest of the RiseWindow before its first kill. A storm hides the rise it
+// answered: its kills saw their limits and its restarted containers little, while the memory outgrew what a
+// resize caught, so the rise is counted from the memory before it, for its kills and the samples that follow
+// (+Inf: none).
 func (r *recentLoad) low(t time.Time) float64 {
+	low := r.before(t)
+	for _, s := range r.storms {
+		if t.After(s.from) && t.Sub(s.to) <= 2*RiseWindow {
+			low = min(low, r.before(s.from))
+		}
+	}
+	return low
+}
+
+// before is the smallest memory sample within RiseWindow before t (samples taken after t, such as the sample
+// of the recommender run that records a kill at t, are none), leaving out those of every storm of OOM kills
+// (+Inf: none).
+func (r *recentLoad) before(t time.Time) float64 {
 	low := math.Inf(1)
 	for i := len(r.samples) - 1; i >= 0 && t.Sub(r.samples[i].At) <= RiseWindow; i-- {
 		if s := r.samples[i]; s.MemoryBytes > 0 && s.At.Before(t) && !r.restarted(s.At) {
 			low = min(low, s.MemoryBytes)
-		}
-	}
-	// a storm hides the rise it answered: a sample up to RiseWindow past its samples rose from the memory
-	// before it (its storm took more than a reaction time, as a resize cannot catch the rise)
-	for _, s := range r.storms {
-		if t.After(s.from) && t.Sub(s.to) <= 2*RiseWindow {
-			low = min(low, s.before)
 		}
 	}
 	return low
@@ -119,8 +125,8 @@ func (r *recentLoad) push(s LoadSample) {
 		cut++
 	}
 	r.samples = r.samples[cut:]
-	// a storm that ended RiseWindow before the oldest sample is over for every sample held
-	for len(r.storms) > 0 && r.samples[0].At.Sub(r.storms[0].to) > RiseWindow {
+	// a storm that ended 2 x RiseWindow before the oldest sample is over for every sample held (low)
+	for len(r.storms) > 0 && r.samples[0].At.Sub(r.storms[0].to) > 2*RiseWindow {
 		r.storms = r.storms[1:]
 	}
 }
@@ -166,7 +172,7 @@ func (r *recentLoad) storm(t time.Time) {
 		s := &r.storms[i]
 		if t.Sub(s.to) <= RiseWindow && s.from.Sub(t) <= RiseWindow {
 			if t.Before(s.from) {
-				s.from, s.before = t, min(s.before, r.low(t))
+				s.from = t
 			}
 			if t.After(s.to) {
 				s.to = t
@@ -174,7 +180,7 @@ func (r *recentLoad) storm(t time.Time) {
 			return
 		}
 	}
-	r.storms = append(r.storms, storm{from: t, to: t, before: r.low(t)})
+	r.storms = append(r.storms, storm{from: t, to: t})
 	slices.SortFunc(r.storms, func(a, b storm) int { return a.from.Compare(b.from) })
 }
 

@@ -39,10 +39,26 @@ func TestMemoryRise(t *testing.T) {
 		// sample is no base of the second kill's rise, though it is older than that kill
 		"a storm's samples between its kills are no base": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0},
 			{2, 4.8 * gi, true, 0}, {3, 1 * gi, false, 0}, {4, 4.8 * gi, true, 0}, {6, 4.8 * gi, false, 0}}, want: 0.2},
+		// past the storm, its restarted containers' samples are still no base, but the memory before it is
+		"a sample past a storm rises from the memory before it": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0},
+			{2, 4.8 * gi, true, 0}, {3, 1 * gi, false, 0}, {4, 4.8 * gi, true, 0}, {6, 5 * gi, false, 0}}, want: 0.25},
+		// a kill recorded late becomes the storm's first: the restarted container's 1Gi after it (at 3) is no
+		// base of the samples past the storm, which rise from the 4Gi before the late kill
+		"a late kill moves the storm's start": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {3, 1 * gi, false, 0},
+			{4, 4.8 * gi, true, 1.2 * gi}, {2, 4.8 * gi, true, 0}, {8, 5 * gi, false, 0}}, want: 0.25},
+		// storms one after another, each 10% above the last: each rises from the memory before its own storm or
+		// the one just before, never from a base the storms carried along (which would read +33% by the third)
+		"storms in a row carry no base along": {steps: []step{{0, 4 * gi, false, 0}, {1, 4 * gi, false, 0}, {2, 4.4 * gi, true, 0},
+			{3, 1 * gi, false, 0}, {4, 4.4 * gi, false, 0}, {5, 4.4 * gi, false, 0}, {7, 4.84 * gi, true, 0}, {8, 1 * gi, false, 0},
+			{9, 4.84 * gi, false, 0}, {10, 4.84 * gi, false, 0}, {12, 5.324 * gi, true, 0}, {13, 1 * gi, false, 0},
+			{14, 5.324 * gi, false, 0}}, want: 0.21},
 		// a jump the kills hid (a nightly job's memory, x6 at once): each kill saw its limit (bumped x1.2), the
 		// restarted containers little; the first samples after the storm rose from the memory before it
 		"a rise hidden by a storm": {steps: []step{{0, 2.5 * gi, false, 0}, {1, 2.5 * gi, false, 0}, {2, 3 * gi, true, 0},
 			{3, 0.5 * gi, false, 0}, {4, 3.6 * gi, true, 0}, {5, 1 * gi, false, 0}, {8, 15 * gi, false, 0}}, want: 5},
+		// up to RiseWindow past the storm's samples (2 x RiseWindow after its last kill)
+		"a storm's base lasts RiseWindow past its samples": {steps: []step{{0, 2.5 * gi, false, 0}, {1, 2.5 * gi, false, 0},
+			{2, 3 * gi, true, 0}, {3, 0.5 * gi, false, 0}, {8, 15 * gi, false, 0}}, want: 5},
 		// but only just after it: a sample more than RiseWindow past the storm's samples has no base from before it
 		"a storm's base ends with it": {steps: []step{{0, 2.5 * gi, false, 0}, {1, 2.5 * gi, false, 0}, {2, 3 * gi, true, 0},
 			{3, 0.5 * gi, false, 0}, {9, 15 * gi, false, 0}}, want: 0.2},
