@@ -105,13 +105,7 @@ var profileShapes = map[Profile]profileShape{
 		}},
 	ProfileConstant: {noise: 0.08, sizes: []float64{0.4, 3, 20}, days: 4,
 		level: func(*rand.Rand, *shapeState, int) float64 { return 1 }},
-	ProfileStepDown: {noise: 0.10, sizes: []float64{0.5, 3, 15}, days: 4,
-		level: func(_ *rand.Rand, _ *shapeState, m int) float64 {
-			if m < 36*60 {
-				return 1.6
-			}
-			return 0.4
-		}},
+	ProfileStepDown: {noise: 0.10, sizes: []float64{0.5, 3, 15}, days: 4, level: step(36*60, 1.6, 0.4)},
 	ProfileNightly: {noise: 0.12, sizes: []float64{0.3, 2, 6}, days: 4,
 		level: func(_ *rand.Rand, _ *shapeState, m int) float64 {
 			if t := m % 1440; t >= 2*60 && t < 2*60+45 {
@@ -129,13 +123,17 @@ var profileShapes = map[Profile]profileShape{
 	ProfileOffice: {noise: 0.12, sizes: []float64{0.5, 3, 12}, days: 7, level: office},
 	ProfileGrowth: {noise: 0.10, sizes: []float64{0.3, 2, 8}, days: 4,
 		level: func(_ *rand.Rand, _ *shapeState, m int) float64 { return 0.25 * math.Exp2(float64(m)/(32*60)) }},
-	ProfileStepUp: {noise: 0.10, sizes: []float64{0.5, 3, 15}, days: 4,
-		level: func(_ *rand.Rand, _ *shapeState, m int) float64 {
-			if m < 36*60 {
-				return 0.4
-			}
-			return 1.6
-		}},
+	ProfileStepUp: {noise: 0.10, sizes: []float64{0.5, 3, 15}, days: 4, level: step(36*60, 0.4, 1.6)},
+}
+
+// step is a level of before until minute at, then after.
+func step(at int, before, after float64) func(*rand.Rand, *shapeState, int) float64 {
+	return func(_ *rand.Rand, _ *shapeState, m int) float64 {
+		if m < at {
+			return before
+		}
+		return after
+	}
 }
 
 // office is 1.6 from 09:00 to 18:00 on weekdays (days 0-4 of the trace), rising from 0.3 over the 30 minutes
@@ -147,6 +145,15 @@ func office(_ *rand.Rand, _ *shapeState, m int) float64 {
 	t := float64(m % 1440)
 	in := min(1, max(0, (t-9*60)/30), max(0, (18*60-t)/30))
 	return 0.3 + 1.3*in
+}
+
+// shapeOf is profile p's shape, or an error that names the profiles there are.
+func shapeOf(p Profile) (profileShape, error) {
+	shape, ok := profileShapes[p]
+	if !ok {
+		return profileShape{}, fmt.Errorf("--demand %q: use one of %v or %v", p, Profiles, ExtraProfiles)
+	}
+	return shape, nil
 }
 
 func spiky(rng *rand.Rand, st *shapeState, m int) float64 {
@@ -207,9 +214,9 @@ func podsFor(size float64) int {
 
 // Each calls fn for every row of the trace, in timestamp order (the row is reused).
 func (d ProfileDemand) Each(fn func(*trace.Row) error) error {
-	shape, ok := profileShapes[d.Profile]
-	if !ok {
-		return fmt.Errorf("--demand %q: use one of %v or %v", d.Profile, Profiles, ExtraProfiles)
+	shape, err := shapeOf(d.Profile)
+	if err != nil {
+		return err
 	}
 	d = d.withDefaults(shape)
 	rng := rand.New(rand.NewSource(d.Seed))
@@ -277,16 +284,16 @@ func (d ProfileDemand) withDefaults(shape profileShape) ProfileDemand {
 
 // WriteProfile writes the trace of d (TRACE-FORMAT v1).
 func WriteProfile(out io.Writer, d ProfileDemand) error {
-	shape, ok := profileShapes[d.Profile]
-	if !ok {
-		return fmt.Errorf("--demand %q: use one of %v or %v", d.Profile, Profiles, ExtraProfiles)
+	shape, err := shapeOf(d.Profile)
+	if err != nil {
+		return err
 	}
 	d = d.withDefaults(shape)
 	w := bufio.NewWriterSize(out, 1<<20)
 	_, _ = fmt.Fprintf(w, "# demand profile=%s sizes=%v days=%g seed=%d\n", d.Profile, d.Sizes, d.Days, d.Seed)
 	_, _ = w.WriteString("timestamp,namespace,workload,pod,container,cpu_millicores,memory_bytes,cpu_request_millicores,memory_request_bytes,event\n") // bufio keeps the first write error; the Flush at the end returns it
 	buf := make([]byte, 0, 160)
-	err := d.Each(func(r *trace.Row) error {
+	err = d.Each(func(r *trace.Row) error {
 		buf = strconv.AppendInt(buf[:0], r.Time, 10)
 		for _, f := range [][]byte{r.Namespace, r.Workload, r.Pod, r.Container} {
 			buf = append(append(buf, ','), f...)
