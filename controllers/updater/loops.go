@@ -62,7 +62,9 @@ func (u *Updater) loadLoopRecords(ctx context.Context) {
 	}
 	now := u.Clock.Now()
 	for k, ts := range recs.Resized {
-		u.resized[k] = append(u.resized[k], ts...)
+		for _, t := range ts {
+			u.recordResize(resizedPod(k), k, t)
+		}
 	}
 	for k, e := range recs.Evicted {
 		if now.Sub(e.At) < u.Options.LoopWindow {
@@ -75,6 +77,38 @@ func (u *Updater) loadLoopRecords(ctx context.Context) {
 	}
 	u.forget(now)
 	u.savedRecords = u.encodeLoopRecords(ctx)
+}
+
+// recordResize records a resize of pod uid for key ("pod UID|change") at t. The pod's records for another
+// change end: a loop is the same change made again with no other between (the pod went back, something
+// else moved it); a pod the updater itself moved to another change and back, because the target went there
+// and back within the window (an Hvpa's intent while an HPA settles), is no loop. Records are taken in time
+// order, or as a ConfigMap holds them, where the newest change of a pod is the one that stays.
+func (u *Updater) recordResize(uid types.UID, key string, t time.Time) {
+	if prev, ok := u.lastResized[uid]; ok && prev != key {
+		if newest(u.resized[prev]).After(t) {
+			return // an older record of a change that was followed by a newer one
+		}
+		delete(u.resized, prev)
+	}
+	u.resized[key] = append(u.resized[key], t)
+	u.lastResized[uid] = key
+}
+
+// resizedPod is the pod UID of a resize record's key.
+func resizedPod(key string) types.UID {
+	uid, _, _ := strings.Cut(key, "|")
+	return types.UID(uid)
+}
+
+func newest(ts []time.Time) time.Time {
+	var n time.Time
+	for _, t := range ts {
+		if t.After(n) {
+			n = t
+		}
+	}
+	return n
 }
 
 // saveLoopRecords writes the records when they differ from what was last read or written.

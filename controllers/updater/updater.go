@@ -60,11 +60,12 @@ type Updater struct {
 	Heartbeat *heartbeat.Heartbeat
 
 	limiter *rate.Limiter
-	// resized counts resizes per (pod UID, change) for loop detection; evicted remembers evictions per
-	// (controller, change).
-	resized  map[string][]time.Time
-	evicted  map[string]eviction
-	converge map[string]convergence
+	// resized counts resizes per (pod UID, change) for loop detection, lastResized names each pod's newest
+	// (recordResize); evicted remembers evictions per (controller, change).
+	resized     map[string][]time.Time
+	lastResized map[types.UID]string
+	evicted     map[string]eviction
+	converge    map[string]convergence
 	// refused is, per pod, its last resize that could not be made and no eviction replaced (retried with
 	// backoff; in memory: after a restart each such pod is tried once more, then backs off again).
 	refused map[types.UID]Refusal
@@ -97,7 +98,7 @@ func New(c, live client.Client, rec record.EventRecorder, clk clock.WithTicker, 
 		lim = rate.NewLimiter(rate.Limit(o.EvictionRateLimit), max(1, o.EvictionBurst))
 	}
 	return &Updater{Client: c, Live: live, Targets: workload.NewResolver(c, live), Recorder: rec, Clock: clk, Gates: gates, Options: o, Metrics: m, limiter: lim,
-		resized: map[string][]time.Time{}, evicted: map[string]eviction{}, converge: map[string]convergence{}, refused: map[types.UID]Refusal{}}
+		resized: map[string][]time.Time{}, lastResized: map[types.UID]string{}, evicted: map[string]eviction{}, converge: map[string]convergence{}, refused: map[types.UID]Refusal{}}
 }
 
 // UsageReader reads the memory working set of the containers of one namespace's pods: pod name -> container
@@ -605,7 +606,7 @@ func (u *Updater) resizeInPlace(ctx context.Context, c served, pod *corev1.Pod, 
 	}
 	err := u.resize(ctx, pod, a.Sized)
 	if err == nil {
-		u.resized[key] = append(u.resized[key], now)
+		u.recordResize(pod.UID, key, now)
 		delete(u.refused, pod.UID)
 		u.Metrics.Resizes.WithLabelValues("requested").Inc()
 		msg := a.Message
@@ -900,6 +901,11 @@ func (u *Updater) forget(now time.Time) {
 	for k, ts := range u.resized {
 		if u.recent(ts, now) == 0 {
 			delete(u.resized, k)
+		}
+	}
+	for uid, k := range u.lastResized {
+		if _, ok := u.resized[k]; !ok {
+			delete(u.lastResized, uid)
 		}
 	}
 	for k, e := range u.evicted {
