@@ -219,7 +219,7 @@ func updaterFlags(f *pflag.FlagSet, o *runOptions) {
 	f.IntVar(&u.EvictionBurst, "eviction-rate-burst", u.EvictionBurst, "burst of the eviction rate limit")
 	f.DurationVar(&u.DeferredTimeout, "in-place-deferred-timeout", u.DeferredTimeout, "a resize the kubelet defers longer than this falls back to eviction (InPlaceOrRecreate)")
 	f.DurationVar(&u.InProgressTimeout, "in-place-in-progress-timeout", u.InProgressTimeout, "a resize in progress longer than this falls back to eviction (InPlaceOrRecreate)")
-	f.DurationVar(&u.LoopWindow, "update-loop-window", u.LoopWindow, "a pod resized twice in a row for the same change within this time is not touched again for it")
+	f.DurationVar(&u.LoopWindow, "update-loop-window", u.LoopWindow, "a pod resized twice for the same change within this time, and moved away from it by something else each time, is not touched again for it")
 	f.Var(namespacedNameFlag{&u.LoopRecords}, "update-loop-records", "namespace/name of a ConfigMap where the updater keeps its loop-detection records (resizes and evictions within --update-loop-window), so that a restart or a new leader does not repeat a change that did not help (default: in memory only)")
 	f.DurationVar(&u.AdmissionLeaseMaxAge, "admission-lease-max-age", u.AdmissionLeaseMaxAge, "the updater evicts only while the admission Lease was renewed within this time")
 }

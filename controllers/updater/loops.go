@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 // Loop detection survives a restart and a change of leader: the records of resizes and evictions within
@@ -30,7 +32,8 @@ const maxLoopRecordBytes = 512 << 10
 
 // loopRecords is the ConfigMap's content.
 type loopRecords struct {
-	// Resized: per "pod UID|change", when the pod was resized for it.
+	// Resized: per "pod UID|change", when the pod was resized for it (its newest change only, unless it was
+	// reset: see recordResize).
 	Resized map[string][]time.Time `json:"resized,omitempty"`
 	// Evicted: per "controller|change", the last eviction for it and the pods the workload had at the first.
 	Evicted map[string]evictionRecord `json:"evicted,omitempty"`
@@ -61,11 +64,7 @@ func (u *Updater) loadLoopRecords(ctx context.Context) {
 		return
 	}
 	now := u.Clock.Now()
-	for k, ts := range recs.Resized {
-		for _, t := range ts {
-			u.recordResize(resizedPod(k), k, t)
-		}
-	}
+	u.loadResized(recs.Resized)
 	for k, e := range recs.Evicted {
 		if now.Sub(e.At) < u.Options.LoopWindow {
 			known := map[types.UID]bool{}
@@ -79,36 +78,94 @@ func (u *Updater) loadLoopRecords(ctx context.Context) {
 	u.savedRecords = u.encodeLoopRecords(ctx)
 }
 
-// recordResize records a resize of pod uid for key ("pod UID|change") at t. The pod's records for another
-// change end: a loop is the same change made again with no other between (the pod went back, something
-// else moved it); a pod the updater itself moved to another change and back, because the target went there
-// and back within the window (an Hvpa's intent while an HPA settles), is no loop. Records are taken in time
-// order, or as a ConfigMap holds them, where the newest change of a pod is the one that stays.
-func (u *Updater) recordResize(uid types.UID, key string, t time.Time) {
-	if prev, ok := u.lastResized[uid]; ok && prev != key {
-		if newest(u.resized[prev]).After(t) {
-			return // an older record of a change that was followed by a newer one
-		}
-		delete(u.resized, prev)
+// lastResize is a pod's newest resize: its loop-detection key and the sizes it asked for (nil when read back
+// from the ConfigMap, which keeps only keys and times).
+type lastResize struct {
+	key   string
+	sized []scaling.ContainerDecision
+}
+
+// recordResize records a resize of pod uid for key ("pod UID|change") at t that asked for sized. endPrevious
+// ends the pod's records of its previous change: a loop is the same change made again with nothing but
+// resets between (something else moved the pod back); a pod that still held the updater's previous change
+// when the updater moved it on, because its target moved (an Hvpa's intent while an HPA settles), was not
+// reset, and going back to the earlier change later is no loop (resizeInPlace decides, heldPrevious).
+func (u *Updater) recordResize(uid types.UID, key string, sized []scaling.ContainerDecision, t time.Time, endPrevious bool) {
+	if prev, ok := u.lastResized[uid]; ok && prev.key != key && endPrevious {
+		delete(u.resized, prev.key)
 	}
 	u.resized[key] = append(u.resized[key], t)
-	u.lastResized[uid] = key
+	u.lastResized[uid] = lastResize{key: key, sized: sized}
+}
+
+// heldPrevious says whether the pod's spec still has what the updater's previous resize of it asked for, so
+// that nothing else has moved it since: that resize's records end when the pod moves on to another change.
+// With the previous sizes unknown (records read back after a restart) it says yes: the records of an
+// updater that ran on would have ended too, unless the pod was reset, which the next resizes show again.
+func (u *Updater) heldPrevious(pod *corev1.Pod, key string) bool {
+	prev, ok := u.lastResized[pod.UID]
+	if !ok || prev.key == key {
+		return false
+	}
+	if prev.sized == nil {
+		return true
+	}
+	specs := map[string]corev1.ResourceRequirements{}
+	for _, c := range pod.Spec.InitContainers {
+		specs[c.Name] = c.Resources
+	}
+	for _, c := range pod.Spec.Containers {
+		specs[c.Name] = c.Resources
+	}
+	for _, d := range prev.sized {
+		spec, ok := specs[d.Name]
+		if !ok {
+			return false
+		}
+		req, _ := scaling.FromResourceList(spec.Requests, nil)
+		lim, _ := scaling.FromResourceList(spec.Limits, nil)
+		for _, r := range scaling.Resources {
+			for _, pair := range [2][2]scaling.Values{{d.Requests, req}, {d.Limits, lim}} {
+				want, asked := pair[0].Get(r)
+				has, set := pair[1].Get(r)
+				if asked && (!set || !roughlyEqual(has, want)) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// loadResized takes the resize records read back from the ConfigMap in time order (then by key), as the
+// updater made them: a pod's records of a change it moved on from end (records this version writes hold
+// one change per pod; an older version's may hold several, in any order a map gives).
+func (u *Updater) loadResized(recs map[string][]time.Time) {
+	type entry struct {
+		key string
+		at  time.Time
+	}
+	var all []entry
+	for k, ts := range recs {
+		for _, t := range ts {
+			all = append(all, entry{k, t})
+		}
+	}
+	slices.SortFunc(all, func(a, b entry) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	for _, e := range all {
+		u.recordResize(resizedPod(e.key), e.key, nil, e.at, true)
+	}
 }
 
 // resizedPod is the pod UID of a resize record's key.
 func resizedPod(key string) types.UID {
 	uid, _, _ := strings.Cut(key, "|")
 	return types.UID(uid)
-}
-
-func newest(ts []time.Time) time.Time {
-	var n time.Time
-	for _, t := range ts {
-		if t.After(n) {
-			n = t
-		}
-	}
-	return n
 }
 
 // saveLoopRecords writes the records when they differ from what was last read or written.

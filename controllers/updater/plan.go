@@ -54,7 +54,8 @@ type Options struct {
 	// EvictionRateLimit (evictions per second, 0: unlimited) and EvictionBurst bound evictions cluster-wide.
 	EvictionRateLimit float64
 	EvictionBurst     int
-	// LoopWindow: a pod resized twice in a row for the same change within it is not touched again for it (1h).
+	// LoopWindow: a pod resized twice for the same change within it, and moved away from it by something
+	// else each time, is not touched again for it (1h).
 	LoopWindow time.Duration
 	// LoopRecords is the ConfigMap that keeps the loop-detection records across restarts and leader
 	// changes; zero: in memory only.

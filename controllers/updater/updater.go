@@ -63,7 +63,7 @@ type Updater struct {
 	// resized counts resizes per (pod UID, change) for loop detection, lastResized names each pod's newest
 	// (recordResize); evicted remembers evictions per (controller, change).
 	resized     map[string][]time.Time
-	lastResized map[types.UID]string
+	lastResized map[types.UID]lastResize
 	evicted     map[string]eviction
 	converge    map[string]convergence
 	// refused is, per pod, its last resize that could not be made and no eviction replaced (retried with
@@ -98,7 +98,7 @@ func New(c, live client.Client, rec record.EventRecorder, clk clock.WithTicker, 
 		lim = rate.NewLimiter(rate.Limit(o.EvictionRateLimit), max(1, o.EvictionBurst))
 	}
 	return &Updater{Client: c, Live: live, Targets: workload.NewResolver(c, live), Recorder: rec, Clock: clk, Gates: gates, Options: o, Metrics: m, limiter: lim,
-		resized: map[string][]time.Time{}, lastResized: map[types.UID]string{}, evicted: map[string]eviction{}, converge: map[string]convergence{}, refused: map[types.UID]Refusal{}}
+		resized: map[string][]time.Time{}, lastResized: map[types.UID]lastResize{}, evicted: map[string]eviction{}, converge: map[string]convergence{}, refused: map[types.UID]Refusal{}}
 }
 
 // UsageReader reads the memory working set of the containers of one namespace's pods: pod name -> container
@@ -601,12 +601,13 @@ func (u *Updater) resizeInPlace(ctx context.Context, c served, pod *corev1.Pod, 
 	if n := u.recent(u.resized[key], now); n >= 2 {
 		u.Metrics.Resizes.WithLabelValues("loop").Inc()
 		u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventLoopDetected,
-			"not resizing again: the pod was resized %d times within %s for the same change (%s) and still differs; the same recommendation will not be applied to it again", n, u.Options.LoopWindow, a.Message)
+			"not resizing again: the pod was resized %d times within %s for the same change (%s) and was moved away from it each time by something other than this updater; the same recommendation will not be applied to it again", n, u.Options.LoopWindow, a.Message)
 		return false
 	}
+	held := u.heldPrevious(pod, key) // read before the patch, which may update pod
 	err := u.resize(ctx, pod, a.Sized)
 	if err == nil {
-		u.recordResize(pod.UID, key, now)
+		u.recordResize(pod.UID, key, a.Sized, now, held)
 		delete(u.refused, pod.UID)
 		u.Metrics.Resizes.WithLabelValues("requested").Inc()
 		msg := a.Message
@@ -903,8 +904,8 @@ func (u *Updater) forget(now time.Time) {
 			delete(u.resized, k)
 		}
 	}
-	for uid, k := range u.lastResized {
-		if _, ok := u.resized[k]; !ok {
+	for uid, last := range u.lastResized {
+		if _, ok := u.resized[last.key]; !ok {
 			delete(u.lastResized, uid)
 		}
 	}
