@@ -32,8 +32,8 @@ const maxLoopRecordBytes = 512 << 10
 
 // loopRecords is the ConfigMap's content.
 type loopRecords struct {
-	// Resized: per "pod UID|change", when the pod was resized for it (its newest change only, unless it was
-	// reset: see recordResize).
+	// Resized: per "pod UID|change", when the pod was resized for it: its newest change, and the changes it
+	// was set back from by something else (recordResize).
 	Resized map[string][]time.Time `json:"resized,omitempty"`
 	// Evicted: per "controller|change", the last eviction for it and the pods the workload had at the first.
 	Evicted map[string]evictionRecord `json:"evicted,omitempty"`
@@ -86,10 +86,10 @@ type lastResize struct {
 }
 
 // recordResize records a resize of pod uid for key ("pod UID|change") at t that asked for sized. endPrevious
-// ends the pod's records of its previous change: a loop is the same change made again with nothing but
-// resets between (something else moved the pod back); a pod that still held the updater's previous change
-// when the updater moved it on, because its target moved (an Hvpa's intent while an HPA settles), was not
-// reset, and going back to the earlier change later is no loop (resizeInPlace decides, heldPrevious).
+// ends the pod's records of its previous change: a loop is the same change made again after something else
+// moved the pod away from it, whatever other changes the updater made between; a pod that still held the
+// updater's previous change when the updater moved it on, because its target moved (an Hvpa's intent while an
+// HPA settles), was not moved away, and going back to that change later is no loop (heldPrevious decides).
 func (u *Updater) recordResize(uid types.UID, key string, sized []scaling.ContainerDecision, t time.Time, endPrevious bool) {
 	if prev, ok := u.lastResized[uid]; ok && prev.key != key && endPrevious {
 		delete(u.resized, prev.key)
@@ -137,28 +137,22 @@ func (u *Updater) heldPrevious(pod *corev1.Pod, key string) bool {
 	return true
 }
 
-// loadResized takes the resize records read back from the ConfigMap in time order (then by key), as the
-// updater made them: a pod's records of a change it moved on from end (records this version writes hold
-// one change per pod; an older version's may hold several, in any order a map gives).
+// loadResized takes the resize records read back from the ConfigMap as they were in memory (the ConfigMap
+// holds exactly those: a pod's newest change, and the changes it was reset from), with each pod's newest
+// change as its last (ties by key, so that any map order gives the same). Their sizes are not known:
+// heldPrevious takes the pod's next move to another change as a move on.
 func (u *Updater) loadResized(recs map[string][]time.Time) {
-	type entry struct {
-		key string
-		at  time.Time
-	}
-	var all []entry
+	newest := map[types.UID]time.Time{}
 	for k, ts := range recs {
+		u.resized[k] = append(u.resized[k], ts...)
+		uid := resizedPod(k)
 		for _, t := range ts {
-			all = append(all, entry{k, t})
+			last, ok := newest[uid]
+			if !ok || t.After(last) || t.Equal(last) && k > u.lastResized[uid].key {
+				newest[uid] = t
+				u.lastResized[uid] = lastResize{key: k}
+			}
 		}
-	}
-	slices.SortFunc(all, func(a, b entry) int {
-		if c := a.at.Compare(b.at); c != 0 {
-			return c
-		}
-		return strings.Compare(a.key, b.key)
-	})
-	for _, e := range all {
-		u.recordResize(resizedPod(e.key), e.key, nil, e.at, true)
 	}
 }
 
