@@ -110,31 +110,18 @@ func (u *Updater) heldPrevious(pod *corev1.Pod, key string) bool {
 	if prev.sized == nil {
 		return true
 	}
-	specs := map[string]corev1.ResourceRequirements{}
-	for _, c := range pod.Spec.InitContainers {
-		specs[c.Name] = c.Resources
-	}
-	for _, c := range pod.Spec.Containers {
-		specs[c.Name] = c.Resources
-	}
-	for _, d := range prev.sized {
-		spec, ok := specs[d.Name]
-		if !ok {
+	// the previous resize's sizes against the pod's spec, as the planner compares a target with a pod
+	current := scaling.FromPodContainers(&pod.Spec)
+	asked := make([]scaling.ContainerDecision, len(prev.sized))
+	for i, d := range prev.sized {
+		j := slices.IndexFunc(current, func(k scaling.Container) bool { return k.Name == d.Name })
+		if j < 0 {
 			return false
 		}
-		req, _ := scaling.FromResourceList(spec.Requests, nil)
-		lim, _ := scaling.FromResourceList(spec.Limits, nil)
-		for _, r := range scaling.Resources {
-			for _, pair := range [2][2]scaling.Values{{d.Requests, req}, {d.Limits, lim}} {
-				want, asked := pair[0].Get(r)
-				has, set := pair[1].Get(r)
-				if asked && (!set || !roughlyEqual(has, want)) {
-					return false
-				}
-			}
-		}
+		d.Current = current[j]
+		asked[i] = d
 	}
-	return true
+	return !changed(asked)
 }
 
 // loadResized takes the resize records read back from the ConfigMap as they were in memory (the ConfigMap
