@@ -166,6 +166,9 @@ type hpaView struct {
 	replicas float64
 	// measures: the resources the HPA gives a total for
 	measures [NumResources]bool
+	// now: the replicas the HPA recommends on the pods in force from its current reading (h_now), which its
+	// window holds with the older ones that h x basis stands for; 0: none (no reading, or h_raw in use)
+	now float64
 }
 
 func hpaInput(spec *Spec, st State) hpaView {
@@ -184,6 +187,10 @@ func hpaInput(spec *Spec, st State) hpaView {
 		// nothing: h x basis would take the clamp for a measurement (stability first)
 		v.replicas, v.basis = -1, nil
 	}
+	if v.replicas >= 0 && v.basis != nil {
+		// at most h: an HPA whose scale-up policies hold h below its recommendation grants no more pods
+		v.now = min(hpaNow(st.HPA, st.Replicas), v.replicas)
+	}
 	if v.basis == nil {
 		v.basis = make(map[string]Values, len(st.Containers))
 		for _, k := range st.Containers {
@@ -191,6 +198,28 @@ func hpaInput(spec *Spec, st State) hpaView {
 		}
 	}
 	return v
+}
+
+// hpaNow is the replicas an HPA on Utilization metrics recommends from its current reading on the c pods in
+// force, as its controller computes them (section 2): c while h_raw is within its tolerance of c, else
+// ceil(h_raw), within the template's bounds; 0 without a reading of the pods in force (RawCurrent: a reading
+// from before their last resize would take the old pods' utilization for the new ones'). Its scale-down window holds the largest
+// recommendation of the window in h, each counted in the pods of its time: once the pods grew after h changed,
+// h x basis can be below this one on the pods in force (a first reading that missed a starting pod asks for 5
+// of 1000m; on the 3 x 1667m that give, it recommends 4, which the window holds at 5: 5 CPU at 100% of an 80%
+// target, for the whole window), and the total takes the larger.
+func hpaNow(in *HPAInput, c int32) float64 {
+	if in.Raw <= 0 || !in.RawCurrent || c <= 0 {
+		return 0
+	}
+	now := float64(c)
+	if math.Abs(in.Raw/float64(c)-1) > HPATolerance {
+		now = math.Ceil(in.Raw - 1e-9) // a ratio that lands on a whole number is no step up
+	}
+	if in.Max > 0 {
+		now = min(now, float64(in.Max))
+	}
+	return max(now, float64(in.Min))
 }
 
 // totals are the controlled (container, resource) totals (section 2): the recommendation's, raised to the
@@ -235,7 +264,11 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 		r := t.Resource
 		if st.HPA != nil && spec.HPAUtilization && hpa.replicas >= 0 && hpa.measures[r] && t.Source != SourceLoad {
 			if b, ok := hpa.basis[k.Name].Get(r); ok {
-				if th := hpa.replicas * b; th > t.Total {
+				th := hpa.replicas * b
+				if p, ok := k.Requests.Get(r); ok && hpa.now > 0 {
+					th = max(th, hpa.now*p) // what the HPA recommends now, on the pods in force
+				}
+				if th > t.Total {
 					t.Total, t.Source = th, SourceHPA
 				}
 			}

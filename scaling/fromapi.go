@@ -663,8 +663,9 @@ var defaultHPAMetrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.Resource
 	Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
 
 // HPARaw is h_raw of docs/design/scaling.md section 2: c x current / target of the HPA's Resource metrics whose spec (the
-// c is the number of pods the metrics were measured over (the HPA's status.currentReplicas), so that h_raw x
-// the per-pod values in force is the measured total usage / target even right after a scaling;
+// c is the number of pods the metrics were averaged over (the workload's pods; not the HPA's
+// status.currentReplicas, which is the Hvpa's spec.replicas), so that h_raw x the per-pod values in force is
+// the measured total usage / target;
 // Hvpa's HPA template; none means the default 80% CPU) has a Utilization target, the largest ratio over them,
 // from the HPA's status.currentMetrics. podRequests is the pod's requests in force (the sum over its
 // containers of the per-pod values the decision multiplies h_raw by): when it has the metric's resource, the
@@ -693,6 +694,37 @@ func HPARaw(c int32, spec []autoscalingv2.MetricSpec, current []autoscalingv2.Me
 		}
 	}
 	return float64(c) * ratio
+}
+
+// HPAReadingCurrent reports whether the HPA's status.currentMetrics were read on pods with the requests in
+// force: for every Resource metric with a Utilization target that has a current averageValue and
+// averageUtilization, the request they imply (value over utilization) is within 5% of podRequests (the
+// utilization is a whole percent). A reading from before the pods were last resized is not current: its
+// utilization is of other requests, and the pod count it was averaged over may have changed with them.
+// False when no such metric has both values.
+func HPAReadingCurrent(spec []autoscalingv2.MetricSpec, current []autoscalingv2.MetricStatus, podRequests Values) bool {
+	targets := utilizationTargets(spec)
+	seen := false
+	for _, m := range current {
+		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
+			continue
+		}
+		if _, ok := targets[m.Resource.Name]; !ok {
+			continue
+		}
+		cur := m.Resource.Current
+		r, known := resourceOf(m.Resource.Name)
+		req, hasReq := podRequests.Get(r)
+		if !known || !hasReq || req <= 0 || cur.AverageValue == nil || cur.AverageUtilization == nil || *cur.AverageUtilization <= 0 {
+			continue
+		}
+		implied := Amount(r, *cur.AverageValue) * 100 / float64(*cur.AverageUtilization)
+		if math.Abs(implied/req-1) > 0.05 {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }
 
 // HPARawFromUsage is h_raw from the workload's usage read at one time (summed over its pods and containers,

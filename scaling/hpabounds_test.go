@@ -65,9 +65,22 @@ func TestHPAAtItsBounds(t *testing.T) {
 		"at max without a raw value: no HPA total, nothing changes": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 5, Min: 1, Max: 5, Basis: map[string]Values{"app": V(4000, -1)}}),
 			want: out{5, 4000, -1, 4000, nil, false}},
-		"not at a bound: h x the recorded basis, the raw value unused": {st: hpaOnly(5, 4000,
+		"not at a bound: h x the recorded basis (the raw value asks for more pods than h grants)": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 4, Min: 1, Max: 6, Raw: util(5, 2, 0.8), Basis: map[string]Values{"app": V(4000, -1)}}),
 			want: out{5, 3200, 16000, 4000, nil, false}},
+		// the HPA's window holds h = 5, asked for on 1000m pods by a reading that missed a starting pod; on the
+		// 3 x 1667m that 5 x 1000m gave it reads 100% of 80% and recommends 4, in pods of 1667m: the total
+		"held by its window below its reading: the recommendation on the pods in force": {st: hpaOnly(3, 5000.0/3,
+			HPAInput{Desired: 5, Min: 1, Max: 10, Raw: util(3, 1, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(1000, -1)}}),
+			want: out{4, 1667, 20000.0 / 3, 1000, nil, false}}, // per pod in whole millicores
+		// the same reading, taken before the pods were last resized: its utilization is of other pods
+		"held, a reading of the pods before: h x basis": {st: hpaOnly(3, 5000.0/3,
+			HPAInput{Desired: 5, Min: 1, Max: 10, Raw: util(3, 1, 0.8), Basis: map[string]Values{"app": V(1000, -1)}}),
+			want: out{3, 1667, 5000, 1000, nil, false}},
+		// 4 x 1750m at 86% of 80%: within the HPA's tolerance it recommends the 4 it has; h x basis is less
+		"held, within its tolerance: the pods in force are kept": {st: hpaOnly(4, 1750,
+			HPAInput{Desired: 6, Min: 1, Max: 10, Raw: util(4, 0.86, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(1000, -1)}}),
+			want: out{4, 1750, 7000, 1000, nil, false}},
 		"bounds unknown: never pinned": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 5, Raw: util(5, 2, 0.8), Basis: map[string]Values{"app": V(4000, -1)}}),
 			want: out{5, 4000, 20000, 4000, nil, false}},

@@ -99,17 +99,19 @@ func OOMKilledSince(pods []corev1.Pod, since *time.Time) bool {
 }
 
 // HPAInputOf is the HPA's input to the decision: spec.replicas as src (HorizontalOf) says who writes it, nil
-// when no one asks for replicas. inForce are the per-pod values in force; usage the embedded recommender's last
-// read of the workload's total usage (nil: none). The HPA's bounds and metrics are the template's for the HPA
+// when no one asks for replicas. pods is the workload's replicas; inForce are the per-pod values in force;
+// usage the embedded recommender's last read of the workload's total usage (nil: none). The HPA's bounds and metrics are the template's for the HPA
 // the Hvpa deploys, the HPA's own spec for another HPA; with no HPA (kubectl scale) there are no bounds.
 //
 // At the HPA's bounds the desired replicas carry no information, so Raw says what the metrics say
 // instead, against the requests in force (the decision multiplies it by them; the running pods may not have
 // been resized to them yet): from the recommender's usage (one time, every pod that reported), else from
-// the HPA's status (its metrics over status.currentReplicas pods; right after a scale-out its average may
-// still leave the new pods out, so it can read high until its next sync). Basis, the requests the HPA's
-// desired replicas were computed against, holds while the HPA still wants what status records.
-func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, inForce []Container, usage *Values) *HPAInput {
+// the HPA's status (its per-pod averages over the workload's pods: the HPA's status.currentReplicas is the
+// Hvpa's spec.replicas, measured at 7 with 4 pods running; right after a scale-out its average may still
+// leave the new pods out, so it can read high until its next sync). RawCurrent says whether Raw is of the
+// pods in force (HPAReadingCurrent). Basis, the requests the HPA's desired replicas were computed against,
+// holds while the HPA still wants what status records.
+func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods int32, inForce []Container, usage *Values) *HPAInput {
 	if src.Kind == HorizontalNone || h.Spec.Replicas == nil {
 		return nil
 	}
@@ -132,10 +134,13 @@ func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, inForce []Container, usage
 				}
 			}
 		}
-		in.Raw = HPARaw(hpa.Status.CurrentReplicas, metrics, hpa.Status.CurrentMetrics, pod)
+		// the HPA's averages are over the workload's pods; its status.currentReplicas is the scale's
+		// spec.replicas, the Hvpa's h, which differs from the pods whenever the Hvpa sizes them otherwise
+		in.Raw = HPARaw(pods, metrics, hpa.Status.CurrentMetrics, pod)
+		in.RawCurrent = in.Raw > 0 && HPAReadingCurrent(metrics, hpa.Status.CurrentMetrics, pod)
 		if usage != nil {
 			if raw := HPARawFromUsage(metrics, *usage, pod); raw > 0 {
-				in.Raw = raw
+				in.Raw, in.RawCurrent = raw, true
 			}
 		}
 	}

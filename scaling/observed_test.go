@@ -90,13 +90,13 @@ func TestHPAInputOf(t *testing.T) {
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
 	deployed := Horizontal{Kind: HorizontalDeployed, HPA: hpa}
 	usage := V(1000, -1) // one core over the workload: 4 x 250m at 100%, against 80%: 1000/(250 x 0.8) = 5
-	if in := HPAInputOf(hvpa(false, ptr.To[int32](3), nil), Horizontal{}, inForce, &usage); in != nil {
+	if in := HPAInputOf(hvpa(false, ptr.To[int32](3), nil), Horizontal{}, 4, inForce, &usage); in != nil {
 		t.Errorf("nobody writes spec.replicas: input %+v, want none", in)
 	}
-	if in := HPAInputOf(hvpa(true, nil, nil), deployed, inForce, &usage); in != nil {
+	if in := HPAInputOf(hvpa(true, nil, nil), deployed, 4, inForce, &usage); in != nil {
 		t.Errorf("no spec.replicas yet: input %+v, want none", in)
 	}
-	in := HPAInputOf(hvpa(true, ptr.To[int32](3), ptr.To[int32](3)), deployed, inForce, &usage)
+	in := HPAInputOf(hvpa(true, ptr.To[int32](3), ptr.To[int32](3)), deployed, 4, inForce, &usage)
 	if in == nil || in.Desired != 3 || in.Min != 1 || in.Max != 5 {
 		t.Fatalf("input %+v, want desired 3 within 1..5", in)
 	}
@@ -106,20 +106,58 @@ func TestHPAInputOf(t *testing.T) {
 	if b, ok := in.Basis["app"].Get(CPU); !ok || b != 500 {
 		t.Errorf("basis %+v, want app cpu 500m (status records it for these desired replicas)", in.Basis)
 	}
-	if in := HPAInputOf(hvpa(true, ptr.To[int32](4), ptr.To[int32](3)), Horizontal{Kind: HorizontalDeployed}, inForce, nil); in == nil || in.Basis != nil || in.Raw != 0 {
+	if in := HPAInputOf(hvpa(true, ptr.To[int32](4), ptr.To[int32](3)), Horizontal{Kind: HorizontalDeployed}, 4, inForce, nil); in == nil || in.Basis != nil || in.Raw != 0 {
 		t.Errorf("the HPA wants other replicas than status records, not read yet: input %+v, want no basis and no raw", in)
 	}
 	// another HPA (a user's, KEDA's): its own bounds and metrics, not the template's (CPU at 50%: raw 8)
 	user := &autoscalingv2.HorizontalPodAutoscaler{Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: 9,
 		Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}}}}
-	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalHPA, HPA: user}, inForce, &usage)
+	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalHPA, HPA: user}, 4, inForce, &usage)
 	if in == nil || in.Desired != 4 || in.Min != 2 || in.Max != 9 || in.Raw < 7.99 || in.Raw > 8.01 {
 		t.Errorf("a user's HPA: input %+v, want desired 4 within its 2..9, raw 8 (1000m over 250m x 50%%)", in)
 	}
 	// kubectl scale, no HPA: the replicas with no bounds (never pinned) and no raw reading
-	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalScale}, inForce, &usage)
+	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalScale}, 4, inForce, &usage)
 	if in == nil || in.Desired != 4 || in.Min != 0 || in.Max != 0 || in.Raw != 0 || in.AtBound() {
 		t.Errorf("kubectl scale: input %+v, want desired 4, no bounds, no raw", in)
+	}
+}
+
+// TestHPAInputFromItsStatus: without the recommender's usage, Raw is the HPA's reading from its status, over the
+// workload's pods (its status.currentReplicas is the Hvpa's spec.replicas: 7 while 4 pods ran, in the
+// all-components suite), and current only while it was taken on the requests in force.
+func TestHPAInputFromItsStatus(t *testing.T) {
+	cpu80 := []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+		Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
+	h := &hvpav1alpha1.Hvpa{Spec: hvpav1alpha1.HvpaSpec{Replicas: ptr.To[int32](7),
+		HPA: &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: 10, Metrics: cpu80}}}}
+	reading := func(avg string, util int32) *autoscalingv2.HorizontalPodAutoscaler {
+		return &autoscalingv2.HorizontalPodAutoscaler{Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 7, DesiredReplicas: 7,
+			CurrentMetrics: []autoscalingv2.MetricStatus{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{
+				Name: corev1.ResourceCPU, Current: autoscalingv2.MetricValueStatus{AverageValue: ptr.To(resource.MustParse(avg)), AverageUtilization: ptr.To(util)}}}}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		hpa     *autoscalingv2.HorizontalPodAutoscaler
+		inForce float64
+		raw     float64
+		current bool
+	}{
+		// 4 pods of 1750m using 1250m each, 71%: 4 x 1250 / (1750 x 0.8) = 3.57, not 7 x that
+		{"read on the pods in force", reading("1250m", 71), 1750, 4 * 1250 / (1750 * 0.8), true},
+		// the same reading while the requests in force are 1000m (the pods were resized since): h_raw against
+		// them, as at a bound, but not current
+		{"read on pods since resized", reading("1250m", 71), 1000, 4 * 1250 / (1000 * 0.8), false},
+		// read on 3 x 1000m pods (1667m each, 167%) before they were resized to 1750m
+		{"read before a resize", reading("1667m", 167), 1750, 4 * 1667 / (1750 * 0.8), false},
+		{"no reading", &autoscalingv2.HorizontalPodAutoscaler{}, 1750, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := HPAInputOf(h, Horizontal{Kind: HorizontalDeployed, HPA: tc.hpa}, 4, []Container{{Name: "app", Requests: V(tc.inForce, -1)}}, nil)
+			if in == nil || !near(in.Raw, tc.raw) || in.RawCurrent != tc.current {
+				t.Errorf("input %+v, want raw %v, current %v", in, tc.raw, tc.current)
+			}
+		})
 	}
 }

@@ -55,24 +55,45 @@ type ratchetRun struct {
 // of the basis recorded when the HPA's desired replicas last changed.
 func runRatchet(t *testing.T, hpa *hpaModel, usage float64, utilization, naiveBasis bool) ratchetRun {
 	t.Helper()
+	return runHPALoop(t, hpa, usage, hpaLoop{utilization: utilization, naiveBasis: naiveBasis, vpa: true})
+}
+
+// hpaLoop says how runHPALoop plays the HPA and the Hvpa around it.
+type hpaLoop struct {
+	utilization, naiveBasis bool
+	vpa                     bool    // an embedded recommendation of usage x 1.15 (else the HPA alone)
+	firstSeen               float64 // the usage the HPA's first reading sees (0: all of it)
+}
+
+// runHPALoop runs 80 decisions from 3 x 1000m at a constant CPU usage, the HPA model reading the pods in force
+// before each one.
+func runHPALoop(t *testing.T, hpa *hpaModel, usage float64, o hpaLoop) ratchetRun {
+	t.Helper()
 	s := epSpec()
 	s.Intervals = []Interval{
 		{MaxReplicas: 1, MaxResources: V(500, -1)}, {MaxReplicas: 2, MaxResources: V(1000, -1)}, {MaxReplicas: 3, MaxResources: V(2000, -1)},
 		{MaxReplicas: 4, MaxResources: V(4000, -1)}, {MaxReplicas: 5, MaxResources: V(8000, -1)},
 	}
 	s.MaxReplicas = hpa.max
-	s.HPAUtilization = utilization
+	s.HPAUtilization = o.utilization
 	c, p := int32(3), 1000.0
 	var recorded *HPARecord
 	var run ratchetRun
 	unchanged := 0
 	for i := 0; i < 80; i++ {
-		h, raw := hpa.desired(c, usage, p)
-		in := &HPAInput{Desired: h, Min: hpa.min, Max: hpa.max, Raw: raw}
-		if recorded != nil && recorded.Desired == h && !naiveBasis {
+		seen := usage
+		if i == 0 && o.firstSeen > 0 {
+			seen = o.firstSeen
+		}
+		h, raw := hpa.desired(c, seen, p)
+		in := &HPAInput{Desired: h, Min: hpa.min, Max: hpa.max, Raw: raw, RawCurrent: true} // the model reads the pods in force
+		if recorded != nil && recorded.Desired == h && !o.naiveBasis {
 			in.Basis = recorded.Basis
 		}
 		st := vpaState(c, V(p, -1), usage*1.15, -1) // the VPA's uncapped target: usage x 1.15 in total
+		if !o.vpa {
+			st.Recommendation = nil
+		}
 		st.HPA = in
 		d := mustDecide(t, s, st)
 		recorded = d.HPA
@@ -145,5 +166,34 @@ func TestHPAAverageValueIsAFloor(t *testing.T) {
 	}
 	if run.replicas != 5 {
 		t.Errorf("settled at %d replicas, want the HPA floor 5", run.replicas)
+	}
+}
+
+// TestHPAHeldBelowItsReading: the HPA's first reading of three new pods finds one not ready yet and counts it at
+// no usage (as the HPA controller does on a scale-up), so it asks for 5 replicas of 1000m; the Hvpa provides
+// those 5 CPU as 3 x 1667m. On those pods the HPA reads 100% against its 80% target and recommends 4, which its
+// scale-down window holds at 5: h x basis stays 5 CPU, the usage, for as long as the window lasts (the
+// all-components suite once sat there for 50 s). The HPA's own recommendation on the pods in force, ceil(h_raw)
+// pods of the per-pod value in force, is part of its total: 4 x 1667m, then a fixed point at most 88% used.
+func TestHPAHeldBelowItsReading(t *testing.T) {
+	const usage = 5000.0
+	for name, window := range map[string]int{"window 20 syncs": 20, "window 0": 0} {
+		t.Run(name, func(t *testing.T) {
+			// one of the three pods not ready at the first reading: no usage on a scale-up
+			run := runHPALoop(t, &hpaModel{utilization: 0.8, window: window, min: 1, max: 10}, usage, hpaLoop{utilization: true, firstSeen: usage * 2 / 3})
+			for i, total := range run.totals {
+				if total > 1.5*usage/0.8 {
+					t.Fatalf("decision %d provides %vm, above 1.5 x usage/target (totals %v)", i+1, total, run.totals)
+				}
+				// from the HPA's second reading (the first of the pods the Hvpa sized) on, the pods are used at
+				// most 88%: where the HPA, reading them, leaves the replicas alone
+				if used := usage / total; i >= 1 && used > 0.8*(1+HPATolerance) {
+					t.Fatalf("decision %d leaves %vm, %.0f%% used: above the HPA's 80%% target and its tolerance (totals %v)", i+1, total, 100*used, run.totals)
+				}
+			}
+			if !run.fixedPoint {
+				t.Fatalf("no fixed point: totals %v", run.totals)
+			}
+		})
 	}
 }

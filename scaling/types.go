@@ -294,6 +294,9 @@ type HPAInput struct {
 	// current utilization taken against the requests in force, see HPARaw): the replicas the HPA would want
 	// without its bounds; 0 when unknown.
 	Raw float64
+	// RawCurrent: Raw was measured on the pods in force (the workload's usage, or an HPA reading taken
+	// against the per-pod requests in force); an HPA reading from before the pods' last resize is not.
+	RawCurrent bool
 }
 
 // AtBound reports whether the HPA's desired replicas sit at the template's minReplicas or maxReplicas.

@@ -132,11 +132,18 @@ func (c *Cluster) Run(mgr ctrl.Manager) {
 	gomega.Expect(mgr.GetCache().WaitForCacheSync(c.Ctx)).To(gomega.BeTrue())
 }
 
-// NewNamespace creates a namespace named prefix-<random> for one spec and returns its name.
+// NewNamespace creates a namespace named prefix-<random> for one spec and returns its name. If the spec
+// fails, its report gets the namespace's State as it was at the end: the autoscalers' statuses and events a
+// failure that does not recur would otherwise take with it.
 func NewNamespace(c client.Client, prefix string) string {
 	ginkgo.GinkgoHelper()
 	ns, err := testenv.NewNamespace(context.Background(), c, prefix)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ginkgo.DeferCleanup(func(ctx context.Context) {
+		if ginkgo.CurrentSpecReport().Failed() {
+			ginkgo.AddReportEntry("state of namespace "+ns+" after the failure", State(ctx, c, ns))
+		}
+	})
 	return ns
 }
 

@@ -80,7 +80,21 @@ var _ = Describe("an Hvpa with every component running", func() {
 		Expect(time.Since(since)).To(BeNumerically(">", 20*time.Second), "settled: unchanged for the last 20 s of the run (%s)", strings.Join(series, "; "))
 		final := measure(ctx, ns, "web")
 		Expect(final.pods).To(Equal(4), "over time: %s", strings.Join(series, "; "))
-		Expect(final.perPods).To(HaveEach(Equal(int64(1750))), "4 x 1750m, the docs/design/scaling.md reference settlement; over time: %s", strings.Join(series, "; "))
+		// 4 x 1750m, the docs/design/scaling.md reference settlement, from the HPA's 7 x 1000m; when the HPA's
+		// first reading misses a starting pod it asks for 5 x 1000m instead, and the HPA's own recommendation on
+		// the 3 x 1667m that gives moves it to 4 x 1667m: either is at rest, below 88% used
+		Expect(final.perPods).To(Or(HaveEach(Equal(int64(1750))), HaveEach(Equal(int64(1667)))), "over time: %s", strings.Join(series, "; "))
+
+		// the load rises 30%: 93% of 7 CPU. The HPA recommends 5 of the 1750m pods, fewer than the 7 its
+		// window holds, so its desired replicas do not move for 300 s; the pods in force at its recommendation
+		// are the total, at once (h x basis alone stayed at 7 CPU, 93% used, for the whole window)
+		const risen = 6500
+		loads.Set(ns, "web", risen, 300<<20)
+		Eventually(func() int64 { return measure(ctx, ns, "web").total }, 60*time.Second, 250*time.Millisecond).Should(
+			BeNumerically(">=", risen/(target*(1+scaling.HPATolerance))), "at %dm of usage the pods are used at most 88%%", risen)
+		Consistently(func() int64 { return measure(ctx, ns, "web").total }, 5*time.Second, 250*time.Millisecond).Should(
+			BeNumerically("<=", 1.5*risen/target), "within 1.5 x usage/target: no ratchet")
+		AddReportEntry("after a 30% rise", measure(ctx, ns, "web").String())
 	})
 
 	It("scales out with the load and back in once it falls past the overlap, with the pods sized to the intent", func() {
