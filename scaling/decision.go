@@ -166,9 +166,6 @@ type hpaView struct {
 	replicas float64
 	// measures: the resources the HPA gives a total for
 	measures [NumResources]bool
-	// now: the replicas the HPA recommends on the pods in force from its current reading (h_now), which its
-	// window holds with the older ones that h x basis stands for; 0: none (no reading, or h_raw in use)
-	now float64
 }
 
 func hpaInput(spec *Spec, st State) hpaView {
@@ -182,14 +179,19 @@ func hpaInput(spec *Spec, st State) hpaView {
 		// at minReplicas or maxReplicas h carries no information: h_raw x the per-pod value in force, for the
 		// resources its metrics measure (for the others the clamped h says nothing either)
 		v.replicas, v.basis, v.measures = st.HPA.Raw, nil, spec.hpaMeasures()
+		if c := float64(st.Replicas); math.Abs(v.replicas-c) <= RawPrecision*c {
+			// the HPA reads the pods at its target, to the precision of its status (averageValue in whole
+			// millicores): the total in force, not a rounding's change of it (2998/3000 of 3 x 1867m once moved
+			// the intent to 3 x 1866m, which the updater rightly leaves alone)
+			v.replicas = c
+		}
 	case spec.HPAUtilization && st.HPA.AtBound():
 		// at a bound without a current reading of its metrics (a new HPA, or metrics unavailable) the HPA says
 		// nothing: h x basis would take the clamp for a measurement (stability first)
 		v.replicas, v.basis = -1, nil
 	}
-	if v.replicas >= 0 && v.basis != nil {
-		// at most h: an HPA whose scale-up policies hold h below its recommendation grants no more pods
-		v.now = min(hpaNow(st.HPA, st.Replicas), v.replicas)
+	if v.replicas > 0 && v.basis != nil {
+		v.basis = rebased(spec, st, v.basis)
 	}
 	if v.basis == nil {
 		v.basis = make(map[string]Values, len(st.Containers))
@@ -200,26 +202,44 @@ func hpaInput(spec *Spec, st State) hpaView {
 	return v
 }
 
-// hpaNow is the replicas an HPA on Utilization metrics recommends from its current reading on the c pods in
-// force, as its controller computes them (section 2): c while h_raw is within its tolerance of c, else
-// ceil(h_raw), within the template's bounds; 0 without a reading of the pods in force (RawCurrent: a reading
-// from before their last resize would take the old pods' utilization for the new ones'). Its scale-down window holds the largest
-// recommendation of the window in h, each counted in the pods of its time: once the pods grew after h changed,
-// h x basis can be below this one on the pods in force (a first reading that missed a starting pod asks for 5
-// of 1000m; on the 3 x 1667m that give, it recommends 4, which the window holds at 5: 5 CPU at 100% of an 80%
-// target, for the whole window), and the total takes the larger.
-func hpaNow(in *HPAInput, c int32) float64 {
-	if in.Raw <= 0 || !in.RawCurrent || c <= 0 {
-		return 0
+// rebased is the HPA's basis raised to what the HPA reads on the pods in force (section 2): while its reading
+// of them (RawCurrent) is above its tolerance of the c pods running, h_up = min(h, ceil(h_raw)) pods of the
+// per-pod values in force are what it asks for now, and each measured resource's basis is at least h_up/h of
+// its value in force, so that h x basis is at least that. The HPA's window holds h as the largest
+// recommendation of the window, each counted in the pods of its time: once the pods grew after h changed, h
+// counts pods the HPA no longer has, and the HPA, comparing counts, sees nothing to do (a first reading that
+// missed a starting pod asked for 5 of 1000m; on the 3 x 1667m they gave it recommends 4, which the window
+// holds at 5: 5 CPU at 100% of an 80% target, for the whole window). The raised basis is recorded with h, so
+// it holds until h changes: within the tolerance nothing moves it, and a later reading cannot take it back.
+// It is at most h pods (an HPA whose scale-up policies hold h below its recommendation grants no more) and
+// rises only while the pods in force are used above the tolerance, so it cannot ratchet.
+func rebased(spec *Spec, st State, basis map[string]Values) map[string]Values {
+	in, c := st.HPA, float64(st.Replicas)
+	if !spec.HPAUtilization || in.Raw <= 0 || !in.RawCurrent || c <= 0 || in.Raw <= c*(1+HPATolerance) {
+		return basis
 	}
-	now := float64(c)
-	if math.Abs(in.Raw/float64(c)-1) > HPATolerance {
-		now = math.Ceil(in.Raw - 1e-9) // a ratio that lands on a whole number is no step up
+	h := float64(in.Desired)
+	up := min(h, math.Ceil(in.Raw-1e-9)) / h // a ratio that lands on a whole number is no step up
+	measures := spec.hpaMeasures()
+	out := make(map[string]Values, len(basis))
+	for name, b := range basis {
+		out[name] = b
 	}
-	if in.Max > 0 {
-		now = min(now, float64(in.Max))
+	for _, k := range st.Containers {
+		b, ok := out[k.Name]
+		if !ok {
+			continue
+		}
+		for _, r := range Resources {
+			p, hasP := k.Requests.Get(r)
+			x, hasB := b.Get(r)
+			if measures[r] && hasP && hasB && up*p > x {
+				b.Set(r, up*p)
+			}
+		}
+		out[k.Name] = b
 	}
-	return max(now, float64(in.Min))
+	return out
 }
 
 // totals are the controlled (container, resource) totals (section 2): the recommendation's, raised to the
@@ -264,11 +284,7 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 		r := t.Resource
 		if st.HPA != nil && spec.HPAUtilization && hpa.replicas >= 0 && hpa.measures[r] && t.Source != SourceLoad {
 			if b, ok := hpa.basis[k.Name].Get(r); ok {
-				th := hpa.replicas * b
-				if p, ok := k.Requests.Get(r); ok && hpa.now > 0 {
-					th = max(th, hpa.now*p) // what the HPA recommends now, on the pods in force
-				}
-				if th > t.Total {
+				if th := hpa.replicas * b; th > t.Total {
 					t.Total, t.Source = th, SourceHPA
 				}
 			}
@@ -296,6 +312,10 @@ func moveTogether(out []Total, follow []following) {
 		}
 	}
 }
+
+// RawPrecision is the relative precision of h_raw read from an HPA's status: its averageValue is in whole
+// millicores (a third of 2.8 CPU reads 933m), so h_raw within this fraction of c is c.
+const RawPrecision = 0.005
 
 // HPATolerance is the HPA controller's default tolerance: a usage ratio within 10% of its target keeps the
 // replicas.

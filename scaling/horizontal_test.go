@@ -157,7 +157,7 @@ func TestDecideExternalHorizontal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, st := base()
 			spec.FollowHorizontal(tc.src)
-			st.HPA = HPAInputOf(h, tc.src, st.Replicas, st.Containers, nil)
+			st.HPA = HPAInputOf(h, tc.src, HPAPods{Replicas: st.Replicas, Ready: st.Replicas}, st.Containers, nil)
 			d, err := Decide(spec, st)
 			if err != nil {
 				t.Fatal(err)

@@ -60,6 +60,10 @@ func TestHPAAtItsBounds(t *testing.T) {
 		"pinned at max, at target: nothing changes": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 5}),
 			want: out{5, 4000, 20000, 4000, nil, false}},
+		// 3 x 1867m using 933m each (2.8 CPU at 50%, the HPA's averageValue in whole millicores): h_raw 2.998
+		"pinned at max, at target to its status's precision: nothing changes": {spec: func() *Spec { s := epSpec(); s.HPATargets[CPU] = 0.5; return s },
+			st:   hpaOnly(3, 1867, HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 3 * 933 / (1867 * 0.5)}),
+			want: out{3, 1867, 5601, 1867, nil, false}},
 		// at a bound without a reading of the HPA's metrics the clamped h says nothing: no HPA total, so
 		// nothing changes (h x the recorded basis would take the clamp for a measurement and ratchet)
 		"at max without a raw value: no HPA total, nothing changes": {st: hpaOnly(5, 4000,
@@ -69,18 +73,29 @@ func TestHPAAtItsBounds(t *testing.T) {
 			HPAInput{Desired: 4, Min: 1, Max: 6, Raw: util(5, 2, 0.8), Basis: map[string]Values{"app": V(4000, -1)}}),
 			want: out{5, 3200, 16000, 4000, nil, false}},
 		// the HPA's window holds h = 5, asked for on 1000m pods by a reading that missed a starting pod; on the
-		// 3 x 1667m that 5 x 1000m gave it reads 100% of 80% and recommends 4, in pods of 1667m: the total
-		"held by its window below its reading: the recommendation on the pods in force": {st: hpaOnly(3, 5000.0/3,
+		// 3 x 1667m that 5 x 1000m gave it reads 100% of 80% and recommends 4 of them: the basis rises to 4/5 of
+		// 1667m, and h x basis is 4 x 1667m
+		"held by its window below its reading: the basis rises to the recommendation on the pods in force": {st: hpaOnly(3, 5000.0/3,
 			HPAInput{Desired: 5, Min: 1, Max: 10, Raw: util(3, 1, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(1000, -1)}}),
-			want: out{4, 1667, 20000.0 / 3, 1000, nil, false}}, // per pod in whole millicores
+			want: out{4, 1667, 20000.0 / 3, 4000.0 / 3, nil, false}}, // per pod in whole millicores
+		// on the 4 x 1667m, 75% used: within the tolerance the raised basis holds
+		"a raised basis holds within the tolerance": {st: hpaOnly(4, 5000.0/3,
+			HPAInput{Desired: 5, Min: 1, Max: 10, Raw: util(4, 0.75, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(4000.0/3, -1)}}),
+			want: out{4, 1667, 20000.0 / 3, 4000.0 / 3, nil, false}},
 		// the same reading, taken before the pods were last resized: its utilization is of other pods
 		"held, a reading of the pods before: h x basis": {st: hpaOnly(3, 5000.0/3,
 			HPAInput{Desired: 5, Min: 1, Max: 10, Raw: util(3, 1, 0.8), Basis: map[string]Values{"app": V(1000, -1)}}),
 			want: out{3, 1667, 5000, 1000, nil, false}},
-		// 4 x 1750m at 86% of 80%: within the HPA's tolerance it recommends the 4 it has; h x basis is less
-		"held, within its tolerance: the pods in force are kept": {st: hpaOnly(4, 1750,
+		// 4 x 1750m at 86% of 80%: within the tolerance the HPA recommends the 4 it has, and the basis is not
+		// raised to them (h x basis, 6 x 1000m, is the total)
+		"within its tolerance: the basis is not raised": {st: hpaOnly(4, 1750,
 			HPAInput{Desired: 6, Min: 1, Max: 10, Raw: util(4, 0.86, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(1000, -1)}}),
-			want: out{4, 1750, 7000, 1000, nil, false}},
+			want: out{4, 1500, 6000, 1000, nil, false}},
+		// 3 x 1000m at 200% of 80% ask for 8 pods; the HPA's scale-up policy let it grant 4 so far: the basis
+		// rises to 4/4 of 1000m, not 8/4
+		"h below the reading (scale-up policies): at most h pods of the size in force": {st: hpaOnly(3, 1000,
+			HPAInput{Desired: 4, Min: 1, Max: 10, Raw: util(3, 2, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(800, -1)}}),
+			want: out{3, 1334, 4000, 1000, nil, false}},
 		"bounds unknown: never pinned": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 5, Raw: util(5, 2, 0.8), Basis: map[string]Values{"app": V(4000, -1)}}),
 			want: out{5, 4000, 20000, 4000, nil, false}},
@@ -375,5 +390,22 @@ func TestHPAAtItsBoundsLeavesUnmeasuredResources(t *testing.T) {
 				t.Errorf("after 10 decisions: %d x (cpu %vm, memory %v), want 5 x (8000m, 1Gi: memory unchanged)", st.Replicas, cpu, mem)
 			}
 		})
+	}
+}
+
+// TestHPABasisRaisedForWhatItMeasures: a CPU-only HPA read above its tolerance raises the CPU basis only; the
+// memory basis (h x basis for memory) stays as recorded, and the recorded basis the input holds is not written.
+func TestHPABasisRaisedForWhatItMeasures(t *testing.T) {
+	recorded := map[string]Values{"app": V(1000, gi)}
+	st := hpaOnly(3, 5000.0/3, HPAInput{Desired: 5, Min: 1, Max: 10, Raw: 3 * 1 / 0.8, RawCurrent: true, Basis: recorded})
+	st.Containers[0].Requests = V(5000.0/3, 2*gi)
+	d := mustDecide(t, epSpec(), st)
+	cpu, _ := d.HPA.Basis["app"].Get(CPU)
+	mem, _ := d.HPA.Basis["app"].Get(Memory)
+	if !near(cpu, 4000.0/3) || mem != gi {
+		t.Errorf("basis cpu %v memory %v, want cpu 4/5 of 1667m and memory the recorded 1Gi", cpu, mem)
+	}
+	if got, _ := recorded["app"].Get(CPU); got != 1000 {
+		t.Errorf("the input's recorded basis was written: cpu %v", got)
 	}
 }

@@ -46,6 +46,20 @@ func IntentReplicas(desired *hvpav1alpha1.DesiredState) int32 {
 	return desired.SizedForReplicas
 }
 
+// ReadyPods counts the pods whose Ready condition is True: those an HPA's averages are taken over.
+func ReadyPods(pods []corev1.Pod) int32 {
+	var n int32
+	for i := range pods {
+		for _, c := range pods[i].Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
 // PodsResizing reports whether some pod does not run the requests in force yet for some container of
 // inForce (State.PodsResizing): the resources the kubelet reports it runs with (status.containerStatuses),
 // else its spec's.
@@ -98,20 +112,45 @@ func OOMKilledSince(pods []corev1.Pod, since *time.Time) bool {
 	return false
 }
 
+// HPAPods is what the HPA's status readings are taken over: the workload's replicas, those of its pods that
+// run and are ready (the HPA averages over them), and now.
+type HPAPods struct {
+	Replicas, Ready int32
+	Now             time.Time
+}
+
+// HPAReadingAge is how long after the Hvpa changed the workload's replicas an HPA's status reading may still
+// be of the pods before: the HPA syncs every 15 s by default on metrics-server samples of up to 15 s, and its
+// average over the old pods, counted over the new ones, reads high (or low) by their ratio.
+const HPAReadingAge = time.Minute
+
+// settled reports whether an HPA status reading now can be of the pods as they are: every replica ready and
+// no replica change by the Hvpa within HPAReadingAge (a resize at the same count is no change of what the
+// reading's average, taken against the requests in force by HPARaw, stands for).
+func (p HPAPods) settled(h *hvpav1alpha1.Hvpa) bool {
+	if p.Replicas <= 0 || p.Ready != p.Replicas {
+		return false
+	}
+	ls := h.Status.LastScaling
+	return ls == nil || ls.FromReplicas == ls.ToReplicas || p.Now.Sub(ls.Time.Time) >= HPAReadingAge
+}
+
 // HPAInputOf is the HPA's input to the decision: spec.replicas as src (HorizontalOf) says who writes it, nil
-// when no one asks for replicas. pods is the workload's replicas; inForce are the per-pod values in force;
-// usage the embedded recommender's last read of the workload's total usage (nil: none). The HPA's bounds and metrics are the template's for the HPA
-// the Hvpa deploys, the HPA's own spec for another HPA; with no HPA (kubectl scale) there are no bounds.
+// when no one asks for replicas. pods are the workload's pods as the HPA reads them; inForce are the per-pod
+// values in force; usage the embedded recommender's last read of the workload's total usage (nil: none). The
+// HPA's bounds and metrics are the template's for the HPA the Hvpa deploys, the HPA's own spec for another
+// HPA; with no HPA (kubectl scale) there are no bounds.
 //
 // At the HPA's bounds the desired replicas carry no information, so Raw says what the metrics say
 // instead, against the requests in force (the decision multiplies it by them; the running pods may not have
 // been resized to them yet): from the recommender's usage (one time, every pod that reported), else from
-// the HPA's status (its per-pod averages over the workload's pods: the HPA's status.currentReplicas is the
-// Hvpa's spec.replicas, measured at 7 with 4 pods running; right after a scale-out its average may still
-// leave the new pods out, so it can read high until its next sync). RawCurrent says whether Raw is of the
-// pods in force (HPAReadingCurrent). Basis, the requests the HPA's desired replicas were computed against,
-// holds while the HPA still wants what status records.
-func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods int32, inForce []Container, usage *Values) *HPAInput {
+// the HPA's status (its per-pod averages over the ready pods: the HPA's status.currentReplicas is the Hvpa's
+// spec.replicas, measured at 7 with 4 pods running; right after a scale-out its average may still leave the
+// new pods out, so it can read high until its next sync). RawCurrent says whether Raw is of the pods in force:
+// the recommender's usage is; an HPA reading is when its utilization was taken against the requests in force
+// (HPAReadingCurrent) and the pods are settled (every replica ready, no replica change within HPAReadingAge). Basis, the requests the HPA's desired replicas were computed against, holds while the HPA
+// still wants what status records.
+func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Container, usage *Values) *HPAInput {
 	if src.Kind == HorizontalNone || h.Spec.Replicas == nil {
 		return nil
 	}
@@ -134,10 +173,10 @@ func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods int32, inForce []Cont
 				}
 			}
 		}
-		// the HPA's averages are over the workload's pods; its status.currentReplicas is the scale's
-		// spec.replicas, the Hvpa's h, which differs from the pods whenever the Hvpa sizes them otherwise
-		in.Raw = HPARaw(pods, metrics, hpa.Status.CurrentMetrics, pod)
-		in.RawCurrent = in.Raw > 0 && HPAReadingCurrent(metrics, hpa.Status.CurrentMetrics, pod)
+		// the HPA's averages are over the ready pods; its status.currentReplicas is the scale's spec.replicas,
+		// the Hvpa's h, which differs from the pods whenever the Hvpa sizes them otherwise
+		in.Raw = HPARaw(pods.Ready, metrics, hpa.Status.CurrentMetrics, pod)
+		in.RawCurrent = in.Raw > 0 && pods.settled(h) && HPAReadingCurrent(metrics, hpa.Status.CurrentMetrics, pod)
 		if usage != nil {
 			if raw := HPARawFromUsage(metrics, *usage, pod); raw > 0 {
 				in.Raw, in.RawCurrent = raw, true

@@ -90,13 +90,13 @@ func TestHPAInputOf(t *testing.T) {
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
 	deployed := Horizontal{Kind: HorizontalDeployed, HPA: hpa}
 	usage := V(1000, -1) // one core over the workload: 4 x 250m at 100%, against 80%: 1000/(250 x 0.8) = 5
-	if in := HPAInputOf(hvpa(false, ptr.To[int32](3), nil), Horizontal{}, 4, inForce, &usage); in != nil {
+	if in := HPAInputOf(hvpa(false, ptr.To[int32](3), nil), Horizontal{}, HPAPods{Replicas: 4, Ready: 4}, inForce, &usage); in != nil {
 		t.Errorf("nobody writes spec.replicas: input %+v, want none", in)
 	}
-	if in := HPAInputOf(hvpa(true, nil, nil), deployed, 4, inForce, &usage); in != nil {
+	if in := HPAInputOf(hvpa(true, nil, nil), deployed, HPAPods{Replicas: 4, Ready: 4}, inForce, &usage); in != nil {
 		t.Errorf("no spec.replicas yet: input %+v, want none", in)
 	}
-	in := HPAInputOf(hvpa(true, ptr.To[int32](3), ptr.To[int32](3)), deployed, 4, inForce, &usage)
+	in := HPAInputOf(hvpa(true, ptr.To[int32](3), ptr.To[int32](3)), deployed, HPAPods{Replicas: 4, Ready: 4}, inForce, &usage)
 	if in == nil || in.Desired != 3 || in.Min != 1 || in.Max != 5 {
 		t.Fatalf("input %+v, want desired 3 within 1..5", in)
 	}
@@ -106,58 +106,92 @@ func TestHPAInputOf(t *testing.T) {
 	if b, ok := in.Basis["app"].Get(CPU); !ok || b != 500 {
 		t.Errorf("basis %+v, want app cpu 500m (status records it for these desired replicas)", in.Basis)
 	}
-	if in := HPAInputOf(hvpa(true, ptr.To[int32](4), ptr.To[int32](3)), Horizontal{Kind: HorizontalDeployed}, 4, inForce, nil); in == nil || in.Basis != nil || in.Raw != 0 {
+	if in := HPAInputOf(hvpa(true, ptr.To[int32](4), ptr.To[int32](3)), Horizontal{Kind: HorizontalDeployed}, HPAPods{Replicas: 4, Ready: 4}, inForce, nil); in == nil || in.Basis != nil || in.Raw != 0 {
 		t.Errorf("the HPA wants other replicas than status records, not read yet: input %+v, want no basis and no raw", in)
 	}
 	// another HPA (a user's, KEDA's): its own bounds and metrics, not the template's (CPU at 50%: raw 8)
 	user := &autoscalingv2.HorizontalPodAutoscaler{Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: 9,
 		Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}}}}
-	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalHPA, HPA: user}, 4, inForce, &usage)
+	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalHPA, HPA: user}, HPAPods{Replicas: 4, Ready: 4}, inForce, &usage)
 	if in == nil || in.Desired != 4 || in.Min != 2 || in.Max != 9 || in.Raw < 7.99 || in.Raw > 8.01 {
 		t.Errorf("a user's HPA: input %+v, want desired 4 within its 2..9, raw 8 (1000m over 250m x 50%%)", in)
 	}
 	// kubectl scale, no HPA: the replicas with no bounds (never pinned) and no raw reading
-	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalScale}, 4, inForce, &usage)
+	in = HPAInputOf(hvpa(false, ptr.To[int32](4), nil), Horizontal{Kind: HorizontalScale}, HPAPods{Replicas: 4, Ready: 4}, inForce, &usage)
 	if in == nil || in.Desired != 4 || in.Min != 0 || in.Max != 0 || in.Raw != 0 || in.AtBound() {
 		t.Errorf("kubectl scale: input %+v, want desired 4, no bounds, no raw", in)
 	}
 }
 
 // TestHPAInputFromItsStatus: without the recommender's usage, Raw is the HPA's reading from its status, over the
-// workload's pods (its status.currentReplicas is the Hvpa's spec.replicas: 7 while 4 pods ran, in the
-// all-components suite), and current only while it was taken on the requests in force.
+// ready pods (its status.currentReplicas is the Hvpa's spec.replicas: 7 while 4 pods ran, in the
+// all-components suite), and current only while it was taken on the requests in force and the pods are settled.
 func TestHPAInputFromItsStatus(t *testing.T) {
 	cpu80 := []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 		Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
-	h := &hvpav1alpha1.Hvpa{Spec: hvpav1alpha1.HvpaSpec{Replicas: ptr.To[int32](7),
-		HPA: &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: 10, Metrics: cpu80}}}}
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	hvpa := func(scaled *hvpav1alpha1.ScalingRecord) *hvpav1alpha1.Hvpa {
+		return &hvpav1alpha1.Hvpa{Spec: hvpav1alpha1.HvpaSpec{Replicas: ptr.To[int32](7),
+			HPA: &hvpav1alpha1.HpaSpec{Deploy: true, Template: hvpav1alpha1.HpaTemplate{MinReplicas: ptr.To[int32](1), MaxReplicas: 10, Metrics: cpu80}}},
+			Status: hvpav1alpha1.HvpaStatus{LastScaling: scaled}}
+	}
+	scaledAgo := func(d time.Duration, from, to int32) *hvpav1alpha1.ScalingRecord {
+		return &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now.Add(-d)), FromReplicas: from, ToReplicas: to}
+	}
 	reading := func(avg string, util int32) *autoscalingv2.HorizontalPodAutoscaler {
 		return &autoscalingv2.HorizontalPodAutoscaler{Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 7, DesiredReplicas: 7,
 			CurrentMetrics: []autoscalingv2.MetricStatus{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{
 				Name: corev1.ResourceCPU, Current: autoscalingv2.MetricValueStatus{AverageValue: ptr.To(resource.MustParse(avg)), AverageUtilization: ptr.To(util)}}}}}}
 	}
+	settled := HPAPods{Replicas: 4, Ready: 4, Now: now}
 	for _, tc := range []struct {
 		name    string
+		h       *hvpav1alpha1.Hvpa
 		hpa     *autoscalingv2.HorizontalPodAutoscaler
+		pods    HPAPods
 		inForce float64
 		raw     float64
 		current bool
 	}{
 		// 4 pods of 1750m using 1250m each, 71%: 4 x 1250 / (1750 x 0.8) = 3.57, not 7 x that
-		{"read on the pods in force", reading("1250m", 71), 1750, 4 * 1250 / (1750 * 0.8), true},
+		{"read on the pods in force", hvpa(nil), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), true},
+		{"a resize 10 s ago, no replica change", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), true},
+		{"the replicas changed 2 min ago", hvpa(scaledAgo(2*time.Minute, 3, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), true},
 		// the same reading while the requests in force are 1000m (the pods were resized since): h_raw against
 		// them, as at a bound, but not current
-		{"read on pods since resized", reading("1250m", 71), 1000, 4 * 1250 / (1000 * 0.8), false},
+		{"read on pods since resized", hvpa(nil), reading("1250m", 71), settled, 1000, 4 * 1250 / (1000 * 0.8), false},
 		// read on 3 x 1000m pods (1667m each, 167%) before they were resized to 1750m
-		{"read before a resize", reading("1667m", 167), 1750, 4 * 1667 / (1750 * 0.8), false},
-		{"no reading", &autoscalingv2.HorizontalPodAutoscaler{}, 1750, 0, false},
+		{"read before a resize", hvpa(nil), reading("1667m", 167), settled, 1750, 4 * 1667 / (1750 * 0.8), false},
+		// the Hvpa went from 3 to 4 pods 30 s ago: the reading may be of the 3, their load counted over 4
+		{"the replicas changed 30 s ago", hvpa(scaledAgo(30*time.Second, 3, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), false},
+		// a pod not ready: the HPA's average is over the 3 ready ones
+		{"a pod not ready", hvpa(nil), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 3, Now: now}, 1750, 3 * 1250 / (1750 * 0.8), false},
+		{"no reading", hvpa(nil), &autoscalingv2.HorizontalPodAutoscaler{}, settled, 1750, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := HPAInputOf(h, Horizontal{Kind: HorizontalDeployed, HPA: tc.hpa}, 4, []Container{{Name: "app", Requests: V(tc.inForce, -1)}}, nil)
+			in := HPAInputOf(tc.h, Horizontal{Kind: HorizontalDeployed, HPA: tc.hpa}, tc.pods, []Container{{Name: "app", Requests: V(tc.inForce, -1)}}, nil)
 			if in == nil || !near(in.Raw, tc.raw) || in.RawCurrent != tc.current {
 				t.Errorf("input %+v, want raw %v, current %v", in, tc.raw, tc.current)
 			}
 		})
+	}
+	// the recommender's usage is of the pods in force whatever the HPA's status says
+	usage := V(5000, -1)
+	if in := HPAInputOf(hvpa(scaledAgo(time.Second, 3, 4)), Horizontal{Kind: HorizontalDeployed, HPA: reading("1667m", 167)}, HPAPods{Replicas: 4, Ready: 3, Now: now},
+		[]Container{{Name: "app", Requests: V(1750, -1)}}, &usage); in == nil || !near(in.Raw, 5000/(1750*0.8)) || !in.RawCurrent {
+		t.Errorf("from the usage: input %+v, want raw %v, current", in, 5000/(1750*0.8))
+	}
+}
+
+func TestReadyPods(t *testing.T) {
+	pod := func(conds ...corev1.PodCondition) corev1.Pod {
+		return corev1.Pod{Status: corev1.PodStatus{Conditions: conds}}
+	}
+	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue}
+	notReady := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse}
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
+	if n := ReadyPods([]corev1.Pod{pod(scheduled, ready), pod(notReady), pod(scheduled), pod(ready)}); n != 2 {
+		t.Errorf("ReadyPods = %d, want 2", n)
 	}
 }

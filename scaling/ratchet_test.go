@@ -14,6 +14,7 @@ type hpaModel struct {
 	window       int     // scale-down stabilization window, in syncs
 	min, max     int32
 	history      []int32
+	last         int32 // the desired replicas it wrote last (the scale's spec.replicas)
 }
 
 // desired returns the HPA's desired replicas and, for a Utilization target, h_raw = c x current / target as
@@ -24,7 +25,10 @@ func (h *hpaModel) desired(c int32, usage, perPodRequest float64) (int32, float6
 	if h.utilization > 0 {
 		ratio := usage / (float64(c) * perPodRequest) / h.utilization
 		hRaw = ratio * float64(c)
-		raw = c
+		raw = c // within the tolerance the HPA keeps the replicas its target's scale asks for: its last desired
+		if len(h.history) > 0 {
+			raw = h.last
+		}
 		if math.Abs(ratio-1) > 0.1 {
 			raw = int32(math.Ceil(hRaw))
 		}
@@ -40,6 +44,7 @@ func (h *hpaModel) desired(c int32, usage, perPodRequest float64) (int32, float6
 	for _, x := range h.history { // scale-down stabilization: the highest of the window
 		out = max(out, x)
 	}
+	h.last = out
 	return out, hRaw
 }
 

@@ -86,8 +86,8 @@ var _ = Describe("an Hvpa with every component running", func() {
 		Expect(final.perPods).To(Or(HaveEach(Equal(int64(1750))), HaveEach(Equal(int64(1667)))), "over time: %s", strings.Join(series, "; "))
 
 		// the load rises 30%: 93% of 7 CPU. The HPA recommends 5 of the 1750m pods, fewer than the 7 its
-		// window holds, so its desired replicas do not move for 300 s; the pods in force at its recommendation
-		// are the total, at once (h x basis alone stayed at 7 CPU, 93% used, for the whole window)
+		// window holds, so its desired replicas do not move for 300 s; its basis rises to 5/7 of 1750m at once
+		// (the basis as recorded stayed at 7 CPU, 93% used, for the whole window)
 		const risen = 6500
 		loads.Set(ns, "web", risen, 300<<20)
 		Eventually(func() int64 { return measure(ctx, ns, "web").total }, 60*time.Second, 250*time.Millisecond).Should(
