@@ -180,9 +180,9 @@ func hpaInput(spec *Spec, st State) hpaView {
 		// resources its metrics measure (for the others the clamped h says nothing either)
 		v.replicas, v.basis, v.measures = st.HPA.Raw, nil, spec.hpaMeasures()
 		if c := float64(st.Replicas); math.Abs(v.replicas-c) <= RawPrecision*c {
-			// the HPA reads the pods at its target, to the precision of its status (averageValue in whole
-			// millicores): the total in force, not a rounding's change of it (2998/3000 of 3 x 1867m once moved
-			// the intent to 3 x 1866m, which the updater rightly leaves alone)
+			// the HPA reads the pods at its target, to the precision of its status: the total in force, not a
+			// rounding's change of it (2998/3000 of 3 x 1867m once moved the intent to 3 x 1866m, 99/100 of
+			// 200m to 198m and back, which the updater rightly left alone, so the pods never met it)
 			v.replicas = c
 		}
 	case spec.HPAUtilization && st.HPA.AtBound():
@@ -313,9 +313,10 @@ func moveTogether(out []Total, follow []following) {
 	}
 }
 
-// RawPrecision is the relative precision of h_raw read from an HPA's status: its averageValue is in whole
-// millicores (a third of 2.8 CPU reads 933m), so h_raw within this fraction of c is c.
-const RawPrecision = 0.005
+// RawPrecision is how close to c an h_raw at a bound counts as c: the HPA's averageValue is in whole
+// millicores (a third of 100m reads 33m, 1% low), and the updater leaves a pod within 2% of the intent alone,
+// so a total that moves by less would move the intent and never the pods.
+const RawPrecision = 0.02
 
 // HPATolerance is the HPA controller's default tolerance: a usage ratio within 10% of its target keeps the
 // replicas.

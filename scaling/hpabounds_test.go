@@ -64,6 +64,9 @@ func TestHPAAtItsBounds(t *testing.T) {
 		"pinned at max, at target to its status's precision: nothing changes": {spec: func() *Spec { s := epSpec(); s.HPATargets[CPU] = 0.5; return s },
 			st:   hpaOnly(3, 1867, HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 3 * 933 / (1867 * 0.5)}),
 			want: out{3, 1867, 5601, 1867, nil, false}},
+		// 1 x 200m at 99% of target (100m read over three pods as 33m each while a scale-in resized them)
+		"pinned at min, 1% below target: nothing changes": {st: hpaOnly(1, 200, HPAInput{Desired: 1, Min: 1, Max: 5, Raw: 0.99}),
+			want: out{1, 200, 200, 200, nil, false}},
 		// at a bound without a reading of the HPA's metrics the clamped h says nothing: no HPA total, so
 		// nothing changes (h x the recorded basis would take the clamp for a measurement and ratchet)
 		"at max without a raw value: no HPA total, nothing changes": {st: hpaOnly(5, 4000,
