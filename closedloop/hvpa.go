@@ -135,8 +135,8 @@ func (c *hvpaCtl) hpaInput(w *workload) *scaling.HPAInput {
 	}
 	in.Raw = scaling.HPARawFromUsage(c.hvpa.Spec.HPA.Template.Metrics, use, pod)
 	in.RawCurrent = in.Raw > 0 // the usage of the pods in force, as HPAInputOf takes the recommender's
-	if rec := c.hpaRecord; rec != nil && rec.Desired == in.Desired && len(rec.Basis) > 0 {
-		in.Basis = rec.Basis
+	if rec := c.hpaRecord; rec != nil {
+		in.Basis = scaling.HPABasis(rec.Desired, rec.Basis, in.Desired, c.intent)
 	}
 	return in
 }

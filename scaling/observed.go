@@ -183,11 +183,44 @@ func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Co
 			}
 		}
 	}
-	if rec := h.Status.HPA; rec != nil && rec.DesiredReplicas != nil && *rec.DesiredReplicas == in.Desired && len(rec.Basis) > 0 {
-		in.Basis = map[string]Values{}
+	if rec := h.Status.HPA; rec != nil && rec.DesiredReplicas != nil && len(rec.Basis) > 0 {
+		recorded := map[string]Values{}
 		for _, b := range rec.Basis {
-			in.Basis[b.Name], _ = FromResourceList(b.Requests, nil)
+			recorded[b.Name], _ = FromResourceList(b.Requests, nil)
 		}
+		in.Basis = HPABasis(*rec.DesiredReplicas, recorded, in.Desired, inForce)
 	}
 	return in
+}
+
+// HPABasis is the basis of the HPA's desired replicas now (section 2) from the record of its last: the recorded
+// basis while they are unchanged; after the HPA lowered them, the per-pod values in force, but no more per
+// resource than the recorded HPA total shared over the new replicas, since a scale-down of the HPA never raises
+// its total (the pods may have grown while it held the higher count, a raised basis among them, and the lower
+// count it now wants was recommended on those grown pods: at the values in force it would be paid twice); nil
+// (the values in force) after it raised them.
+func HPABasis(recDesired int32, recorded map[string]Values, desired int32, inForce []Container) map[string]Values {
+	switch {
+	case len(recorded) == 0:
+		return nil
+	case recDesired == desired:
+		return recorded
+	case desired <= 0 || desired > recDesired:
+		return nil
+	}
+	out := make(map[string]Values, len(inForce))
+	for _, k := range inForce {
+		b := k.Requests
+		if prev, ok := recorded[k.Name]; ok {
+			for _, r := range Resources {
+				x, hasX := b.Get(r)
+				y, hasY := prev.Get(r)
+				if hasX && hasY {
+					b.Set(r, min(x, y*float64(recDesired)/float64(desired)))
+				}
+			}
+		}
+		out[k.Name] = b
+	}
+	return out
 }

@@ -68,6 +68,8 @@ type hpaLoop struct {
 	utilization, naiveBasis bool
 	vpa                     bool    // an embedded recommendation of usage x 1.15 (else the HPA alone)
 	firstSeen               float64 // the usage the HPA's first reading sees (0: all of it)
+	spikeAt                 int     // one decision (from 1) at which the usage is spike instead (0: none)
+	spike                   float64
 }
 
 // runHPALoop runs 80 decisions from 3 x 1000m at a constant CPU usage, the HPA model reading the pods in force
@@ -90,10 +92,13 @@ func runHPALoop(t *testing.T, hpa *hpaModel, usage float64, o hpaLoop) ratchetRu
 		if i == 0 && o.firstSeen > 0 {
 			seen = o.firstSeen
 		}
+		if i+1 == o.spikeAt {
+			seen = o.spike
+		}
 		h, raw := hpa.desired(c, seen, p)
 		in := &HPAInput{Desired: h, Min: hpa.min, Max: hpa.max, Raw: raw, RawCurrent: true} // the model reads the pods in force
-		if recorded != nil && recorded.Desired == h && !o.naiveBasis {
-			in.Basis = recorded.Basis
+		if recorded != nil && !o.naiveBasis {
+			in.Basis = HPABasis(recorded.Desired, recorded.Basis, h, []Container{{Name: "app", Requests: V(p, -1)}})
 		}
 		st := vpaState(c, V(p, -1), usage*1.15, -1) // the VPA's uncapped target: usage x 1.15 in total
 		if !o.vpa {
@@ -200,5 +205,25 @@ func TestHPAHeldBelowItsReading(t *testing.T) {
 				t.Fatalf("no fixed point: totals %v", run.totals)
 			}
 		})
+	}
+}
+
+// TestHPARaisedBasisIsNotPaidTwice: settled at 4 x 1750m under h = 7 (a 20-sync window), one reading of a 30%
+// spike raises the basis to 5/7 of 1750m (4 x 2188m); when the window lets h fall to the 5 the spike asked for,
+// that 5 was counted in the 1750m pods it was read on: the basis is the recorded total over 5, not the grown
+// pods (which gave 5 x 2188m, 46% used, and then 4 x 2052m, 61%, for good).
+func TestHPARaisedBasisIsNotPaidTwice(t *testing.T) {
+	const usage = 5000.0
+	run := runHPALoop(t, &hpaModel{utilization: 0.8, window: 20, min: 1, max: 10}, usage, hpaLoop{utilization: true, spikeAt: 5, spike: 6500})
+	for i, total := range run.totals {
+		if total > 1.5*usage/0.8 {
+			t.Fatalf("decision %d provides %vm, above 1.5 x usage/target (totals %v)", i+1, total, run.totals)
+		}
+	}
+	if !run.fixedPoint {
+		t.Fatalf("no fixed point: totals %v", run.totals)
+	}
+	if used := usage / (float64(run.replicas) * run.perPod); used < 0.8*(1-HPATolerance) {
+		t.Errorf("settled at %d x %vm, %.0f%% used: below the HPA's tolerance of its 80%% target (totals %v)", run.replicas, run.perPod, 100*used, run.totals)
 	}
 }

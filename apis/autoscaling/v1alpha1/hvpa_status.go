@@ -125,8 +125,9 @@ type HpaStatus struct {
 	// desiredReplicas is the HPA's desired replica count (spec.replicas) last seen.
 	// +optional
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
-	// basis is the per-pod value of each container in force when desiredReplicas last changed. The HPA
-	// total is desiredReplicas x basis (for Utilization Resource metrics).
+	// basis is the per-pod value of each container in force when desiredReplicas last changed (after a
+	// decrease, no more than the previous total over the new count), raised while the HPA reads the pods above
+	// its tolerance. The HPA total is desiredReplicas x basis (for Utilization Resource metrics).
 	// +optional
 	// +listType=map
 	// +listMapKey=name
