@@ -2,6 +2,7 @@ package scaling
 
 import (
 	"fmt"
+	"iter"
 	"math"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -662,29 +663,37 @@ func FromPodContainers(spec *corev1.PodSpec) []Container {
 var defaultHPAMetrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 	Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)}}}}
 
-// HPARaw is h_raw of docs/design/scaling.md section 2: c x current / target of the HPA's Resource metrics whose spec (the
-// c is the number of pods the metrics were averaged over (the workload's pods; not the HPA's
-// status.currentReplicas, which is the Hvpa's spec.replicas), so that h_raw x the per-pod values in force is
-// the measured total usage / target;
-// Hvpa's HPA template; none means the default 80% CPU) has a Utilization target, the largest ratio over them,
-// from the HPA's status.currentMetrics. podRequests is the pod's requests in force (the sum over its
-// containers of the per-pod values the decision multiplies h_raw by): when it has the metric's resource, the
-// current utilization is the metric's averageValue (usage per pod) over it, so that h_raw x the values in force
-// is usage / target even while the running pods still have other requests (not yet resized to the intent, or
-// measured before a resize); otherwise the HPA's averageUtilization. 0 when no such metric has a current value.
+// utilizationReadings are the HPA's current readings (status.currentMetrics) of its Resource metrics whose spec
+// has a Utilization target, each with that target as a fraction.
+func utilizationReadings(spec []autoscalingv2.MetricSpec, current []autoscalingv2.MetricStatus) iter.Seq2[float64, *autoscalingv2.ResourceMetricStatus] {
+	return func(yield func(float64, *autoscalingv2.ResourceMetricStatus) bool) {
+		targets := utilizationTargets(spec)
+		for _, m := range current {
+			if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
+				continue
+			}
+			if target, ok := targets[m.Resource.Name]; ok && !yield(target, m.Resource) {
+				return
+			}
+		}
+	}
+}
+
+// HPARaw is h_raw of docs/design/scaling.md section 2: c x current / target of the HPA's Resource metrics whose
+// spec (the Hvpa's HPA template; none means the default 80% CPU) has a Utilization target, the largest ratio
+// over them, from the HPA's status.currentMetrics. c is the number of pods the metrics were averaged over (the
+// workload's ready pods; not the HPA's status.currentReplicas, which is the Hvpa's spec.replicas), so that
+// h_raw x the per-pod values in force is the measured total usage / target. podRequests is the pod's requests
+// in force (the sum over its containers of the per-pod values the decision multiplies h_raw by): when it has
+// the metric's resource, the current utilization is the metric's averageValue (usage per pod) over it, so that
+// h_raw x the values in force is usage / target even while the running pods still have other requests (not
+// yet resized to the intent, or measured before a resize); otherwise the HPA's averageUtilization. 0 when no
+// such metric has a current value.
 func HPARaw(c int32, spec []autoscalingv2.MetricSpec, current []autoscalingv2.MetricStatus, podRequests Values) float64 {
-	targets := utilizationTargets(spec)
 	ratio := 0.0
-	for _, m := range current {
-		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
-			continue
-		}
-		target, ok := targets[m.Resource.Name]
-		if !ok {
-			continue
-		}
-		cur := m.Resource.Current
-		r, known := resourceOf(m.Resource.Name)
+	for target, m := range utilizationReadings(spec, current) {
+		cur := m.Current
+		r, known := resourceOf(m.Name)
 		req, hasReq := podRequests.Get(r)
 		switch {
 		case known && hasReq && req > 0 && cur.AverageValue != nil:
@@ -703,17 +712,10 @@ func HPARaw(c int32, spec []autoscalingv2.MetricSpec, current []autoscalingv2.Me
 // utilization is of other requests, and the pod count it was averaged over may have changed with them.
 // False when no such metric has both values.
 func HPAReadingCurrent(spec []autoscalingv2.MetricSpec, current []autoscalingv2.MetricStatus, podRequests Values) bool {
-	targets := utilizationTargets(spec)
 	seen := false
-	for _, m := range current {
-		if m.Type != autoscalingv2.ResourceMetricSourceType || m.Resource == nil {
-			continue
-		}
-		if _, ok := targets[m.Resource.Name]; !ok {
-			continue
-		}
-		cur := m.Resource.Current
-		r, known := resourceOf(m.Resource.Name)
+	for _, m := range utilizationReadings(spec, current) {
+		cur := m.Current
+		r, known := resourceOf(m.Name)
 		req, hasReq := podRequests.Get(r)
 		if !known || !hasReq || req <= 0 || cur.AverageValue == nil || cur.AverageUtilization == nil || *cur.AverageUtilization <= 0 {
 			continue

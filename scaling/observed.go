@@ -148,8 +148,8 @@ func (p HPAPods) settled(h *hvpav1alpha1.Hvpa) bool {
 // spec.replicas, measured at 7 with 4 pods running; right after a scale-out its average may still leave the
 // new pods out, so it can read high until its next sync). RawCurrent says whether Raw is of the pods in force:
 // the recommender's usage is; an HPA reading is when its utilization was taken against the requests in force
-// (HPAReadingCurrent) and the pods are settled (every replica ready, no replica change within HPAReadingAge). Basis, the requests the HPA's desired replicas were computed against, holds while the HPA
-// still wants what status records.
+// (HPAReadingCurrent) and the pods are settled (every replica ready, no replica change within HPAReadingAge).
+// Basis is HPABasis of the record in status.
 func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Container, usage *Values) *HPAInput {
 	if src.Kind == HorizontalNone || h.Spec.Replicas == nil {
 		return nil

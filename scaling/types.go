@@ -295,7 +295,8 @@ type HPAInput struct {
 	// without its bounds; 0 when unknown.
 	Raw float64
 	// RawCurrent: Raw was measured on the pods in force (the workload's usage, or an HPA reading taken
-	// against the per-pod requests in force); an HPA reading from before the pods' last resize is not.
+	// against the per-pod requests in force while every replica was ready and none had been added or removed
+	// within HPAReadingAge); an HPA reading from before the pods' last resize or scaling is not.
 	RawCurrent bool
 }
 
