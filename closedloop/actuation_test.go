@@ -222,3 +222,32 @@ func TestFixedSizing(t *testing.T) {
 		t.Errorf("memory=4Gi over containers without requests: %+v", got)
 	}
 }
+
+// TestReadiness: what the Hvpa's HPA input reads of the pods (scaling.HPAPodsOf in a cluster): the serving
+// pods, and when the newest became ready (a new pod after the start-up delay, a restarted container when it
+// runs again), so that a pod's first minute is not read as the pods at work.
+func TestReadiness(t *testing.T) {
+	req := scaling.V(500, 1<<30)
+	w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 2, req)
+	w.demand["app"] = &usage{cpu: 400, mem: 1 << 29, hasCPU: true, hasMem: true}
+	at := func(s int64) time.Time { return time.Unix(s, 0) }
+	now := steps(t, w, t0, 8) // two minutes: the first pods serve since t0
+	if got := w.readiness(at(now)); got.Ready != 2 || !got.LastReady.Equal(at(t0)) || !got.Warm() {
+		t.Fatalf("two pods serving since t0, at +%ds: %+v, want 2 ready since t0, warm", now-t0, got)
+	}
+	w.scaleTo(now, 3)
+	start := now
+	now = steps(t, w, now, 2) // 30 s: the new pod is starting
+	if got := w.readiness(at(now)); got.Replicas != 3 || got.Ready != 2 || !got.Warm() {
+		t.Errorf("a new pod starting: %+v, want 3 replicas, 2 ready", got)
+	}
+	now = steps(t, w, now, 4) // 90 s: it has served for 30 s
+	ready := at(start + w.run.startup)
+	if got := w.readiness(at(now)); got.Ready != 3 || !got.LastReady.Equal(ready) || got.Warm() {
+		t.Errorf("the new pod serving for %ds: %+v, want 3 ready, the newest at %v, not warm", now-start-w.run.startup, got, ready)
+	}
+	now = steps(t, w, now, 2)
+	if got := w.readiness(at(now)); !got.Warm() {
+		t.Errorf("the new pod serving for %ds: %+v, want warm", now-start-w.run.startup, got)
+	}
+}

@@ -116,25 +116,19 @@ func values(a recommender.Amounts) scaling.Values {
 	return scaling.V(float64(a.CPUMilli), float64(a.MemoryBytes))
 }
 
-// hpaInput is what the decision reads of the Hvpa's HPA: its desired replicas, bounds and h_raw from the
-// recommender's last read of the usage against the requests in force (scaling.HPAInputOf).
-func (c *hvpaCtl) hpaInput(w *workload) *scaling.HPAInput {
+// hpaInput is what the decision reads of the Hvpa's HPA at now: its desired replicas, bounds and h_raw from
+// the recommender's last read of the usage against the requests in force, current once the pods are warm
+// (scaling.HPAInputOf).
+func (c *hvpaCtl) hpaInput(w *workload, now time.Time) *scaling.HPAInput {
 	in := &scaling.HPAInput{Desired: w.hpa.desired, Min: w.hpa.min, Max: w.hpa.max}
-	var pod, use scaling.Values
-	for _, k := range c.intent {
-		for _, r := range scaling.Resources {
-			if x, ok := k.Requests.Get(r); ok {
-				pod.Set(r, x+reqOrZero(pod, r))
-			}
-		}
-	}
+	var use scaling.Values
 	for _, r := range scaling.Resources {
 		if u, ok := w.usageOf(r); ok {
 			use.Set(r, u)
 		}
 	}
-	in.Raw = scaling.HPARawFromUsage(c.hvpa.Spec.HPA.Template.Metrics, use, pod)
-	in.RawCurrent = in.Raw > 0 // the usage of the pods in force, as HPAInputOf takes the recommender's
+	in.Raw = scaling.HPARawFromUsage(c.hvpa.Spec.HPA.Template.Metrics, use, scaling.ContainersRequests(c.intent))
+	in.RawCurrent = in.Raw > 0 && w.readiness(now).Warm()
 	if rec := c.hpaRecord; rec != nil {
 		in.Basis = scaling.HPABasis(rec.Desired, rec.Basis, in.Desired, c.intent)
 	}
@@ -149,7 +143,7 @@ func (c *hvpaCtl) decide(w *workload, now time.Time) error {
 		OOMSinceLastScaling: w.oomSince, LowConfidence: len(recs) > 0 && conf < w.run.sim.opts.LowConfidenceDays,
 		PodsResizing: slices.ContainsFunc(w.pods, func(p *pod) bool { return !sameSizing(p.spec, c.intent) }), IntentReplicas: c.sizedFor}
 	if w.hpa != nil {
-		st.HPA = c.hpaInput(w)
+		st.HPA = c.hpaInput(w, now)
 	}
 	d, err := scaling.Decide(c.spec, st)
 	if err != nil {

@@ -3,6 +3,7 @@ package closedloop
 import (
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
@@ -72,6 +73,37 @@ func (p *pod) serving(t int64) bool {
 		}
 	}
 	return true
+}
+
+// readySince is when the pod last became ready, as its Ready condition's transition says: its start, or its
+// containers' last restart; zero while it does not serve at t.
+func (p *pod) readySince(t int64) int64 {
+	if !p.serving(t) {
+		return 0
+	}
+	since := p.readyAt
+	for i := range p.ctr {
+		since = max(since, p.ctr[i].restartAt)
+	}
+	return since
+}
+
+// readiness is what the HPA's averages are taken over at now (scaling.HPAPodsOf): the workload's replicas, its
+// serving pods and when the newest of them became ready.
+func (w *workload) readiness(now time.Time) scaling.HPAPods {
+	t := now.Unix()
+	out := scaling.HPAPods{Replicas: w.desired, Now: now}
+	var last int64
+	for _, p := range w.pods {
+		if s := p.readySince(t); s > 0 {
+			out.Ready++
+			last = max(last, s)
+		}
+	}
+	if last > 0 {
+		out.LastReady = time.Unix(last, 0)
+	}
+	return out
 }
 
 // setSpec sizes the pod's containers.

@@ -46,18 +46,37 @@ func IntentReplicas(desired *hvpav1alpha1.DesiredState) int32 {
 	return desired.SizedForReplicas
 }
 
-// ReadyPods counts the pods whose Ready condition is True: those an HPA's averages are taken over.
-func ReadyPods(pods []corev1.Pod) int32 {
-	var n int32
+// HPAPodsOf is what an HPA's averages are taken over among pods, the workload's replicas of them: those whose
+// Ready condition is True, and when the newest of them became ready.
+func HPAPodsOf(replicas int32, pods []corev1.Pod, now time.Time) HPAPods {
+	out := HPAPods{Replicas: replicas, Now: now}
 	for i := range pods {
 		for _, c := range pods[i].Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				n++
+				out.Ready++
+				if c.LastTransitionTime.After(out.LastReady) {
+					out.LastReady = c.LastTransitionTime.Time
+				}
 				break
 			}
 		}
 	}
-	return n
+	return out
+}
+
+// ContainersRequests are containers' requests summed, per resource any of them requests (what the HPA
+// counts a pod's request).
+func ContainersRequests(containers []Container) Values {
+	var pod Values
+	for _, c := range containers {
+		for _, r := range Resources {
+			if x, ok := c.Requests.Get(r); ok {
+				y, _ := pod.Get(r)
+				pod.Set(r, x+y)
+			}
+		}
+	}
+	return pod
 }
 
 // PodsResizing reports whether some pod does not run the requests in force yet for some container of
@@ -113,22 +132,31 @@ func OOMKilledSince(pods []corev1.Pod, since *time.Time) bool {
 }
 
 // HPAPods is what the HPA's status readings are taken over: the workload's replicas, those of its pods that
-// run and are ready (the HPA averages over them), and now.
+// run and are ready (the HPA averages over them), when the newest of those became ready (zero: none says),
+// and now.
 type HPAPods struct {
 	Replicas, Ready int32
-	Now             time.Time
+	LastReady, Now  time.Time
 }
 
-// HPAReadingAge is how long after the Hvpa changed the workload's replicas an HPA's status reading may still
-// be of the pods before: the HPA syncs every 15 s by default on metrics-server samples of up to 15 s, and its
-// average over the old pods, counted over the new ones, reads high (or low) by their ratio.
+// HPAReadingAge is how long after the Hvpa changed the workload's replicas, or after a pod became ready, a
+// reading may still be of the pods before: the HPA syncs every 15 s by default on metrics-server samples of
+// up to 15 s, and its average over the old pods, counted over the new ones, reads high (or low) by their
+// ratio; a pod that has just started may use more than it will at work (a JIT's warm-up, a cache fill).
 const HPAReadingAge = time.Minute
 
+// Warm reports whether every ready pod has been ready for HPAReadingAge, so that a reading of the pods'
+// usage is of the pods at work, not starting.
+func (p HPAPods) Warm() bool {
+	return p.LastReady.IsZero() || p.Now.Sub(p.LastReady) >= HPAReadingAge
+}
+
 // settled reports whether an HPA status reading now can be of the pods as they are: every replica ready and
-// no replica change by the Hvpa within HPAReadingAge (a resize at the same count is no change of what the
-// reading's average, taken against the requests in force by HPARaw, stands for).
+// warm, and no replica change by the Hvpa within HPAReadingAge (a resize at the same count is no change of
+// what the reading's average, taken against the requests in force by HPARaw, stands for; a scale-out that a
+// later resize's record hides shows in its new pods' readiness).
 func (p HPAPods) settled(h *hvpav1alpha1.Hvpa) bool {
-	if p.Replicas <= 0 || p.Ready != p.Replicas {
+	if p.Replicas <= 0 || p.Ready != p.Replicas || !p.Warm() {
 		return false
 	}
 	ls := h.Status.LastScaling
@@ -146,9 +174,10 @@ func (p HPAPods) settled(h *hvpav1alpha1.Hvpa) bool {
 // been resized to them yet): from the recommender's usage (one time, every pod that reported), else from
 // the HPA's status (its per-pod averages over the ready pods: the HPA's status.currentReplicas is the Hvpa's
 // spec.replicas, measured at 7 with 4 pods running; right after a scale-out its average may still leave the
-// new pods out, so it can read high until its next sync). RawCurrent says whether Raw is of the pods in force:
-// the recommender's usage is; an HPA reading is when its utilization was taken against the requests in force
-// (HPAReadingCurrent) and the pods are settled (every replica ready, no replica change within HPAReadingAge).
+// new pods out, so it can read high until its next sync). RawCurrent says whether Raw is of the pods in force
+// at work: the recommender's usage is once the pods are Warm (none became ready within HPAReadingAge); an
+// HPA reading is when its utilization was taken against the requests in force (HPAReadingCurrent) and the
+// pods are settled (every replica ready and warm, no replica change within HPAReadingAge).
 // Basis is HPABasis of the record in status.
 func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Container, usage *Values) *HPAInput {
 	if src.Kind == HorizontalNone || h.Spec.Replicas == nil {
@@ -164,22 +193,14 @@ func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Co
 		in.Min, in.Max, metrics = ptr.Deref(src.HPA.Spec.MinReplicas, 1), src.HPA.Spec.MaxReplicas, src.HPA.Spec.Metrics
 	}
 	if hpa := src.HPA; hpa != nil {
-		var pod Values
-		for _, c := range inForce {
-			for _, r := range Resources {
-				if x, ok := c.Requests.Get(r); ok {
-					y, _ := pod.Get(r)
-					pod.Set(r, x+y)
-				}
-			}
-		}
+		pod := ContainersRequests(inForce)
 		// the HPA's averages are over the ready pods; its status.currentReplicas is the scale's spec.replicas,
 		// the Hvpa's h, which differs from the pods whenever the Hvpa sizes them otherwise
 		in.Raw = HPARaw(pods.Ready, metrics, hpa.Status.CurrentMetrics, pod)
 		in.RawCurrent = in.Raw > 0 && pods.settled(h) && HPAReadingCurrent(metrics, hpa.Status.CurrentMetrics, pod)
 		if usage != nil {
 			if raw := HPARawFromUsage(metrics, *usage, pod); raw > 0 {
-				in.Raw, in.RawCurrent = raw, true
+				in.Raw, in.RawCurrent = raw, pods.Warm()
 			}
 		}
 	}

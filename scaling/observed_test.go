@@ -167,6 +167,10 @@ func TestHPAInputFromItsStatus(t *testing.T) {
 		{"the replicas changed 30 s ago", hvpa(scaledAgo(30*time.Second, 3, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), false},
 		// a pod not ready: the HPA's average is over the 3 ready ones
 		{"a pod not ready", hvpa(nil), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 3, Now: now}, 1750, 3 * 1250 / (1750 * 0.8), false},
+		// a resize record at 4 (From == To) 10 s after a scale-out from 3 hides it; the new pod's readiness 40 s
+		// ago does not: the reading may be of the 3 pods, and the new pod's own usage of its start
+		{"a pod ready 40 s ago", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 4, LastReady: now.Add(-40 * time.Second), Now: now}, 1750, 4 * 1250 / (1750 * 0.8), false},
+		{"the newest pod ready 90 s ago", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 4, LastReady: now.Add(-90 * time.Second), Now: now}, 1750, 4 * 1250 / (1750 * 0.8), true},
 		{"no reading", hvpa(nil), &autoscalingv2.HorizontalPodAutoscaler{}, settled, 1750, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,22 +180,42 @@ func TestHPAInputFromItsStatus(t *testing.T) {
 			}
 		})
 	}
-	// the recommender's usage is of the pods in force whatever the HPA's status says
+	// the recommender's usage is of the pods in force whatever the HPA's status says, once no pod is starting
 	usage := V(5000, -1)
-	if in := HPAInputOf(hvpa(scaledAgo(time.Second, 3, 4)), Horizontal{Kind: HorizontalDeployed, HPA: reading("1667m", 167)}, HPAPods{Replicas: 4, Ready: 3, Now: now},
-		[]Container{{Name: "app", Requests: V(1750, -1)}}, &usage); in == nil || !near(in.Raw, 5000/(1750*0.8)) || !in.RawCurrent {
-		t.Errorf("from the usage: input %+v, want raw %v, current", in, 5000/(1750*0.8))
+	for _, tc := range []struct {
+		lastReady time.Duration
+		current   bool
+	}{{0, true}, {2 * time.Minute, true}, {30 * time.Second, false}} {
+		pods := HPAPods{Replicas: 4, Ready: 3, Now: now}
+		if tc.lastReady > 0 {
+			pods.LastReady = now.Add(-tc.lastReady)
+		}
+		if in := HPAInputOf(hvpa(scaledAgo(time.Second, 3, 4)), Horizontal{Kind: HorizontalDeployed, HPA: reading("1667m", 167)}, pods,
+			[]Container{{Name: "app", Requests: V(1750, -1)}}, &usage); in == nil || !near(in.Raw, 5000/(1750*0.8)) || in.RawCurrent != tc.current {
+			t.Errorf("from the usage, the newest pod ready %v ago: input %+v, want raw %v, current %v", tc.lastReady, in, 5000/(1750*0.8), tc.current)
+		}
 	}
 }
 
-func TestReadyPods(t *testing.T) {
+func TestHPAPodsOf(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	pod := func(conds ...corev1.PodCondition) corev1.Pod {
 		return corev1.Pod{Status: corev1.PodStatus{Conditions: conds}}
 	}
-	ready := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue}
-	notReady := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse}
-	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
-	if n := ReadyPods([]corev1.Pod{pod(scheduled, ready), pod(notReady), pod(scheduled), pod(ready)}); n != 2 {
-		t.Errorf("ReadyPods = %d, want 2", n)
+	readyAgo := func(d time.Duration) corev1.PodCondition {
+		return corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-d))}
+	}
+	// a pod that stopped being ready 5 s ago is not counted, nor is its transition
+	notReady := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-5 * time.Second))}
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Second))}
+	got := HPAPodsOf(4, []corev1.Pod{pod(scheduled, readyAgo(3*time.Minute)), pod(notReady), pod(scheduled), pod(readyAgo(70 * time.Second))}, now)
+	if want := (HPAPods{Replicas: 4, Ready: 2, LastReady: now.Add(-70 * time.Second), Now: now}); got != want {
+		t.Errorf("HPAPodsOf = %+v, want %+v", got, want)
+	}
+	if !got.Warm() {
+		t.Errorf("%+v: every ready pod ready for over %v, want warm", got, HPAReadingAge)
+	}
+	if got := HPAPodsOf(2, []corev1.Pod{pod(readyAgo(3 * time.Minute)), pod(readyAgo(59 * time.Second))}, now); got.Warm() {
+		t.Errorf("%+v: a pod ready 59 s ago, want not warm", got)
 	}
 }

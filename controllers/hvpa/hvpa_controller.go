@@ -839,7 +839,7 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		u := scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes))
 		usage = &u
 	}
-	hp := scaling.HPAPods{Replicas: st.Replicas, Ready: scaling.ReadyPods(pods), Now: now}
+	hp := scaling.HPAPodsOf(st.Replicas, pods, now)
 	st.HPA = scaling.HPAInputOf(h, src, hp, st.Containers, usage)
 	if ls := h.Status.LastScaling; ls != nil {
 		t := ls.Time.Time

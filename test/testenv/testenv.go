@@ -186,8 +186,16 @@ func RestartAPIServer(env *envtest.Environment, down time.Duration) error {
 			return fmt.Errorf("testenv: kube-apiserver (pid %d) still there 10 s after SIGKILL", pid)
 		}
 	}
-	if err := api.Stop(); err != nil {
-		return fmt.Errorf("testenv: stopping kube-apiserver: %w", err)
+	// envtest marks the process exited only after its Wait returns, so for a moment after the reaping its Stop
+	// still signals the gone process group and fails with ESRCH: ask again until it sees the exit
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		err := api.Stop()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.ESRCH) || time.Now().After(deadline) {
+			return fmt.Errorf("testenv: stopping kube-apiserver: %w", err)
+		}
 	}
 	time.Sleep(down)
 	if err := api.Start(); err != nil {

@@ -87,10 +87,11 @@ var _ = Describe("an Hvpa with every component running", func() {
 
 		// the load rises 30%: 93% of 7 CPU. The HPA recommends 5 of the 1750m pods, fewer than the 7 its
 		// window holds, so its desired replicas do not move for 300 s; its basis rises to 5/7 of 1750m at once
-		// (the basis as recorded stayed at 7 CPU, 93% used, for the whole window)
+		// (the basis as recorded stayed at 7 CPU, 93% used, for the whole window) once every pod has been ready
+		// for a minute (scaling.HPAPods.Warm): the newest is at most 30 s old at the rise, so within 40 s of it
 		const risen = 6500
 		loads.Set(ns, "web", risen, 300<<20)
-		Eventually(func() int64 { return measure(ctx, ns, "web").total }, 60*time.Second, 250*time.Millisecond).Should(
+		Eventually(func() int64 { return measure(ctx, ns, "web").total }, 90*time.Second, 250*time.Millisecond).Should(
 			BeNumerically(">=", risen/(target*(1+scaling.HPATolerance))), "at %dm of usage the pods are used at most 88%%", risen)
 		Consistently(func() int64 { return measure(ctx, ns, "web").total }, 5*time.Second, 250*time.Millisecond).Should(
 			BeNumerically("<=", 1.5*risen/target), "within 1.5 x usage/target: no ratchet")
