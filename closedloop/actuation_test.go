@@ -225,29 +225,42 @@ func TestFixedSizing(t *testing.T) {
 
 // TestReadiness: what the Hvpa's HPA input reads of the pods (scaling.HPAPodsOf in a cluster): the serving
 // pods, and when the newest became ready (a new pod after the start-up delay, a restarted container when it
-// runs again), so that a pod's first minute is not read as the pods at work.
+// runs again); the usage it reads counts as a reading of the pods at work (RawCurrent, which may raise the
+// HPA's basis) only once none became ready within a minute.
 func TestReadiness(t *testing.T) {
 	req := scaling.V(500, 1<<30)
-	w := testWorkload(t, Run{Policy: PolicyHPA}, Options{}, 2, req)
-	w.demand["app"] = &usage{cpu: 400, mem: 1 << 29, hasCPU: true, hasMem: true}
+	w := testWorkload(t, Run{Policy: PolicyHvpa, Model: ModelTotal}, Options{}, 2, req)
+	w.demand["app"] = &usage{cpu: 1200, mem: 1 << 29, hasCPU: true, hasMem: true}
 	at := func(s int64) time.Time { return time.Unix(s, 0) }
-	now := steps(t, w, t0, 8) // two minutes: the first pods serve since t0
-	if got := w.readiness(at(now)); got.Ready != 2 || !got.LastReady.Equal(at(t0)) || !got.Warm() {
-		t.Fatalf("two pods serving since t0, at +%ds: %+v, want 2 ready since t0, warm", now-t0, got)
+	check := func(what string, now int64, ready int32, newest int64, warm bool) {
+		t.Helper()
+		got := w.readiness(at(now))
+		if got.Ready != ready || !got.LastReady.Equal(at(newest)) || got.Warm() != warm {
+			t.Errorf("%s, at +%ds: %+v, want %d ready, the newest at +%ds, warm %v", what, now-t0, got, ready, newest-t0, warm)
+		}
+		// 1200m over 500m pods at 80%: 3 pods' worth, current only once warm
+		if in := w.hv.hpaInput(w, at(now)); in.Raw < 2.9 || in.RawCurrent != warm {
+			t.Errorf("%s, at +%ds: HPA input %+v, want raw 3, current %v", what, now-t0, in, warm)
+		}
 	}
+	run := func(from int64, n int) int64 { // n steps of 15 s, then the metrics window closes
+		now := steps(t, w, from, n)
+		w.closeWindow()
+		return now
+	}
+	now := run(t0, 8) // two minutes: the first pods serve since t0
+	check("two pods serving since t0", now, 2, t0, true)
 	w.scaleTo(now, 3)
 	start := now
-	now = steps(t, w, now, 2) // 30 s: the new pod is starting
-	if got := w.readiness(at(now)); got.Replicas != 3 || got.Ready != 2 || !got.Warm() {
-		t.Errorf("a new pod starting: %+v, want 3 replicas, 2 ready", got)
-	}
-	now = steps(t, w, now, 4) // 90 s: it has served for 30 s
-	ready := at(start + w.run.startup)
-	if got := w.readiness(at(now)); got.Ready != 3 || !got.LastReady.Equal(ready) || got.Warm() {
-		t.Errorf("the new pod serving for %ds: %+v, want 3 ready, the newest at %v, not warm", now-start-w.run.startup, got, ready)
-	}
-	now = steps(t, w, now, 2)
-	if got := w.readiness(at(now)); !got.Warm() {
-		t.Errorf("the new pod serving for %ds: %+v, want warm", now-start-w.run.startup, got)
-	}
+	now = run(now, 2) // 30 s: the new pod is starting
+	check("a new pod starting", now, 2, t0, true)
+	now = run(now, 4) // 90 s: it has served for 30 s
+	check("the new pod serving for 30 s", now, 3, start+w.run.startup, false)
+	now = run(now, 2)
+	check("the new pod serving for 60 s", now, 3, start+w.run.startup, true)
+	// a container of the first pod restarted 30 s ago: the pod was not ready while it was down
+	w.pods[0].ctr[0].restartAt = now - 30
+	check("a container running again for 30 s", now, 3, now-30, false)
+	now = run(now, 2)
+	check("a container running again for 60 s", now, 3, now-60, true)
 }

@@ -2,6 +2,7 @@ package recommender
 
 import (
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -172,4 +173,7 @@ type HvpaRecommendation struct {
 	// Usage is the workload's usage in that run, summed over its pods and containers (cpu millicores, memory
 	// bytes; -1: none): what an HPA's Resource metrics measure, read at one time (docs/design/scaling.md section 2, h_raw).
 	Usage Amounts
+	// UsageAt is the time of the oldest sample summed into Usage (zero: none): a reading of pods at work only
+	// if no pod became ready within a minute before it (scaling.HPAPods.UsageAt).
+	UsageAt time.Time
 }

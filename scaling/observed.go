@@ -133,10 +133,12 @@ func OOMKilledSince(pods []corev1.Pod, since *time.Time) bool {
 
 // HPAPods is what the HPA's status readings are taken over: the workload's replicas, those of its pods that
 // run and are ready (the HPA averages over them), when the newest of those became ready (zero: none says),
-// and now.
+// and now; UsageAt is when the recommender's usage reading of them was taken (its oldest sample; zero:
+// now), which may be a recommender interval before now.
 type HPAPods struct {
 	Replicas, Ready int32
 	LastReady, Now  time.Time
+	UsageAt         time.Time
 }
 
 // HPAReadingAge is how long after the Hvpa changed the workload's replicas, or after a pod became ready, a
@@ -146,15 +148,26 @@ type HPAPods struct {
 const HPAReadingAge = time.Minute
 
 // Warm reports whether every ready pod has been ready for HPAReadingAge, so that a reading of the pods'
-// usage is of the pods at work, not starting.
-func (p HPAPods) Warm() bool {
-	return p.LastReady.IsZero() || p.Now.Sub(p.LastReady) >= HPAReadingAge
+// usage now is of the pods at work, not starting.
+func (p HPAPods) Warm() bool { return p.warmAt(p.Now) }
+
+// UsageWarm is Warm for the recommender's usage reading, taken at UsageAt.
+func (p HPAPods) UsageWarm() bool {
+	if p.UsageAt.IsZero() {
+		return p.Warm()
+	}
+	return p.warmAt(p.UsageAt)
+}
+
+func (p HPAPods) warmAt(t time.Time) bool {
+	return p.LastReady.IsZero() || t.Sub(p.LastReady) >= HPAReadingAge
 }
 
 // settled reports whether an HPA status reading now can be of the pods as they are: every replica ready and
 // warm, and no replica change by the Hvpa within HPAReadingAge (a resize at the same count is no change of
 // what the reading's average, taken against the requests in force by HPARaw, stands for; a scale-out that a
-// later resize's record hides shows in its new pods' readiness).
+// later resize's record hides shows in its new pods' readiness; a scale-in hidden so does not, but a reading
+// of the pods before it counts their load over fewer pods, low, and never raises the basis).
 func (p HPAPods) settled(h *hvpav1alpha1.Hvpa) bool {
 	if p.Replicas <= 0 || p.Ready != p.Replicas || !p.Warm() {
 		return false
@@ -175,7 +188,7 @@ func (p HPAPods) settled(h *hvpav1alpha1.Hvpa) bool {
 // the HPA's status (its per-pod averages over the ready pods: the HPA's status.currentReplicas is the Hvpa's
 // spec.replicas, measured at 7 with 4 pods running; right after a scale-out its average may still leave the
 // new pods out, so it can read high until its next sync). RawCurrent says whether Raw is of the pods in force
-// at work: the recommender's usage is once the pods are Warm (none became ready within HPAReadingAge); an
+// at work: the recommender's usage is when no pod became ready within HPAReadingAge before it (UsageWarm); an
 // HPA reading is when its utilization was taken against the requests in force (HPAReadingCurrent) and the
 // pods are settled (every replica ready and warm, no replica change within HPAReadingAge).
 // Basis is HPABasis of the record in status.
@@ -200,7 +213,7 @@ func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Co
 		in.RawCurrent = in.Raw > 0 && pods.settled(h) && HPAReadingCurrent(metrics, hpa.Status.CurrentMetrics, pod)
 		if usage != nil {
 			if raw := HPARawFromUsage(metrics, *usage, pod); raw > 0 {
-				in.Raw, in.RawCurrent = raw, pods.Warm()
+				in.Raw, in.RawCurrent = raw, pods.UsageWarm()
 			}
 		}
 	}

@@ -182,17 +182,23 @@ func TestHPAInputFromItsStatus(t *testing.T) {
 	}
 	// the recommender's usage is of the pods in force whatever the HPA's status says, once no pod is starting
 	usage := V(5000, -1)
+	// (as taken: a recommender interval may have passed since)
 	for _, tc := range []struct {
-		lastReady time.Duration
-		current   bool
-	}{{0, true}, {2 * time.Minute, true}, {30 * time.Second, false}} {
+		lastReady, usageAt time.Duration // before now; 0: none says
+		current            bool
+	}{{0, 0, true}, {2 * time.Minute, 0, true}, {30 * time.Second, 0, false}, {2 * time.Minute, 15 * time.Second, true},
+		// read 30 s after the newest pod became ready, 90 s ago: of its first minute still
+		{90 * time.Second, time.Minute, false}, {0, time.Minute, true}} {
 		pods := HPAPods{Replicas: 4, Ready: 3, Now: now}
 		if tc.lastReady > 0 {
 			pods.LastReady = now.Add(-tc.lastReady)
 		}
+		if tc.usageAt > 0 {
+			pods.UsageAt = now.Add(-tc.usageAt)
+		}
 		if in := HPAInputOf(hvpa(scaledAgo(time.Second, 3, 4)), Horizontal{Kind: HorizontalDeployed, HPA: reading("1667m", 167)}, pods,
 			[]Container{{Name: "app", Requests: V(1750, -1)}}, &usage); in == nil || !near(in.Raw, 5000/(1750*0.8)) || in.RawCurrent != tc.current {
-			t.Errorf("from the usage, the newest pod ready %v ago: input %+v, want raw %v, current %v", tc.lastReady, in, 5000/(1750*0.8), tc.current)
+			t.Errorf("from the usage read %v ago, the newest pod ready %v ago: input %+v, want raw %v, current %v", tc.usageAt, tc.lastReady, in, 5000/(1750*0.8), tc.current)
 		}
 	}
 }

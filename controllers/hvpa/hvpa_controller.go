@@ -840,6 +840,9 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		usage = &u
 	}
 	hp := scaling.HPAPodsOf(st.Replicas, pods, now)
+	if rec != nil {
+		hp.UsageAt = rec.UsageAt
+	}
 	st.HPA = scaling.HPAInputOf(h, src, hp, st.Containers, usage)
 	if ls := h.Status.LastScaling; ls != nil {
 		t := ls.Time.Time

@@ -71,8 +71,10 @@ type servedHvpa struct {
 	// killedNotReady: of them, the ones not ready after an OOM kill within the last run interval; they served
 	// until then (observeOOMs)
 	killedNotReady int
-	// usage is this run's usage of the target's pods, summed over pods and containers (-1: none)
-	usage recommender.Amounts
+	// usage is this run's usage of the target's pods, summed over pods and containers (-1: none); usageAt the
+	// time of the oldest sample in it
+	usage   recommender.Amounts
+	usageAt time.Time
 }
 
 // hvpaView is what one run needs to know about Hvpas, from one list and one target resolution per Hvpa.
@@ -144,7 +146,7 @@ func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
 		rp := s.hvpa.Spec.VPA.Template.ResourcePolicy
 		load, conf := r.state.WorkloadRecommendation(s.hvpa.Namespace, hvpaOwner(s.hvpa.Name), func(c string) recommender.Policy { return recommender.PolicyFor(rp, c) })
 		if len(load) > 0 {
-			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = recommender.HvpaRecommendation{Load: load, Confidence: max(conf, 0), Pods: s.pods, Usage: s.usage}
+			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = recommender.HvpaRecommendation{Load: load, Confidence: max(conf, 0), Pods: s.pods, Usage: s.usage, UsageAt: s.usageAt}
 		}
 	}
 	r.hvpa.mu.Lock()
@@ -230,6 +232,9 @@ func (h *servedHvpa) recordOOM(st *recommender.State, container string, at time.
 
 // addUsage adds a usage sample to the target's summed usage of this run.
 func (h *servedHvpa) addUsage(u usage.ContainerUsage) {
+	if h.usageAt.IsZero() || u.Time.Before(h.usageAt) {
+		h.usageAt = u.Time
+	}
 	if u.CPUMilli >= 0 {
 		h.usage.CPUMilli = max(h.usage.CPUMilli, 0) + u.CPUMilli
 	}

@@ -166,6 +166,10 @@ var _ = Describe("loading the usage history at start", func() {
 		rec, ok := r.HvpaRecommendation(client.ObjectKeyFromObject(h))
 		Expect(ok).To(BeTrue())
 		Expect(rec.Confidence).To(BeNumerically(">=", 1), "the Hvpa's recommendation rests on its 4 days of history")
+		// the last run's usage, summed over the 2 pods, dated by its samples (the played metrics' minute; the
+		// Hvpa's HPA input checks that date against the pods' readiness)
+		Expect(rec.Usage.CPUMilli).To(Equal(int64(600)))
+		Expect(rec.UsageAt).To(BeTemporally("==", played0.last()))
 	})
 
 	It("loads each kind on its own, retries a failed list, keeps the recommendation in status and says so (FetchingHistory) meanwhile", func() {

@@ -177,7 +177,7 @@ func RestartAPIServer(env *envtest.Environment, down time.Duration) error {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("testenv: killing kube-apiserver (pid %d): %w", pid, err)
 	}
-	// envtest reaps it: then Stop finds it exited and only tidies up
+	// envtest reaps it; then Stop finds it exited and only tidies up, once envtest has marked it so (below)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
 			break
