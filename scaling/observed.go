@@ -69,12 +69,7 @@ func HPAPodsOf(replicas int32, pods []corev1.Pod, now time.Time) HPAPods {
 func ContainersRequests(containers []Container) Values {
 	var pod Values
 	for _, c := range containers {
-		for _, r := range Resources {
-			if x, ok := c.Requests.Get(r); ok {
-				y, _ := pod.Get(r)
-				pod.Set(r, x+y)
-			}
-		}
+		pod = pod.Plus(c.Requests)
 	}
 	return pod
 }
