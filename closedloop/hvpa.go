@@ -128,7 +128,8 @@ func (c *hvpaCtl) hpaInput(w *workload, now time.Time) *scaling.HPAInput {
 		}
 	}
 	in.Raw = scaling.HPARawFromUsage(c.hvpa.Spec.HPA.Template.Metrics, use, scaling.ContainersRequests(c.intent))
-	in.RawCurrent = in.Raw > 0 && w.readiness(now).Warm()
+	in.RawAtWork = in.Raw > 0 && w.readiness(now).Warm()
+	in.RawCurrent = in.RawAtWork // the usage is of the pods in force
 	if rec := c.hpaRecord; rec != nil {
 		in.Basis = scaling.HPABasis(rec.Desired, rec.Basis, in.Desired, c.intent)
 	}

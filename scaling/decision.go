@@ -179,7 +179,13 @@ func hpaInput(spec *Spec, st State) hpaView {
 		// at minReplicas or maxReplicas h carries no information: h_raw x the per-pod value in force, for the
 		// resources its metrics measure (for the others the clamped h says nothing either)
 		v.replicas, v.basis, v.measures = st.HPA.Raw, nil, spec.hpaMeasures()
-		if c := float64(st.Replicas); math.Abs(v.replicas-c) <= RawPrecision*c {
+		switch c := float64(st.Replicas); {
+		case !st.HPA.RawAtWork:
+			// a reading of pods not at work yet (one just became ready: a start-up burst, a restart's; or
+			// averaged over the pods before a scaling): the total in force until the pods are at work, as the
+			// raised basis below waits for them
+			v.replicas = c
+		case math.Abs(v.replicas-c) <= RawPrecision*c:
 			// the HPA reads the pods at its target, to the precision of its status: the total in force, not a
 			// rounding's change of it (2998/3000 of 3 x 1867m once moved the intent to 3 x 1866m, 99/100 of
 			// 200m to 198m and back, which the updater rightly left alone, so the pods never met it)

@@ -52,20 +52,25 @@ func TestHPAAtItsBounds(t *testing.T) {
 		// HPA pinned at maxReplicas 5 (8000m per pod allowed at 5 replicas), 5 x 4000m at 200% of an 80% target:
 		// h_raw = 12.5, total 12.5 x 4000m = 50 CPU, above the top interval's 40: the pods grow to the cap.
 		"pinned at max, 200% of 80%: pods grow up to the interval's cap": {st: hpaOnly(5, 4000,
-			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 2, 0.8), Basis: map[string]Values{"app": V(2000, -1)}}),
+			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 2, 0.8), RawAtWork: true, Basis: map[string]Values{"app": V(2000, -1)}}),
 			want: out{5, 8000, 50000, 4000, []string{"app/cpu:Up:Saturated"}, true}},
+		// the same reading while a pod became ready less than HPAReadingAge ago (a replacement's start-up burst):
+		// the total in force until the pods are at work
+		"pinned at max, 200% of 80% on a pod just ready: the total in force": {st: hpaOnly(5, 4000,
+			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 2, 0.8), Basis: map[string]Values{"app": V(2000, -1)}}),
+			want: out{5, 4000, 20000, 4000, nil, false}},
 		"pinned at max, 100% of 80%: pods grow to usage / target": {st: hpaOnly(5, 4000,
-			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 1, 0.8)}),
+			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 1, 0.8), RawAtWork: true}),
 			want: out{5, 5000, 25000, 4000, nil, false}},
 		"pinned at max, at target: nothing changes": {st: hpaOnly(5, 4000,
-			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 5}),
+			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 5, RawAtWork: true}),
 			want: out{5, 4000, 20000, 4000, nil, false}},
 		// 3 x 1867m using 933m each (2.8 CPU at 50%, the HPA's averageValue in whole millicores): h_raw 2.998
 		"pinned at max, at target to its status's precision: nothing changes": {spec: func() *Spec { s := epSpec(); s.HPATargets[CPU] = 0.5; return s },
-			st:   hpaOnly(3, 1867, HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 3 * 933 / (1867 * 0.5)}),
+			st:   hpaOnly(3, 1867, HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 3 * 933 / (1867 * 0.5), RawAtWork: true}),
 			want: out{3, 1867, 5601, 1867, nil, false}},
 		// 1 x 200m at 99% of target (100m read over three pods as 33m each while a scale-in resized them)
-		"pinned at min, 1% below target: nothing changes": {st: hpaOnly(1, 200, HPAInput{Desired: 1, Min: 1, Max: 5, Raw: 0.99}),
+		"pinned at min, 1% below target: nothing changes": {st: hpaOnly(1, 200, HPAInput{Desired: 1, Min: 1, Max: 5, Raw: 0.99, RawAtWork: true}),
 			want: out{1, 200, 200, 200, nil, false}},
 		// at a bound without a reading of the HPA's metrics the clamped h says nothing: no HPA total, so
 		// nothing changes (h x the recorded basis would take the clamp for a measurement and ratchet)
@@ -79,11 +84,11 @@ func TestHPAAtItsBounds(t *testing.T) {
 		// 3 x 1667m that 5 x 1000m gave it reads 100% of 80% and recommends 4 of them: the basis rises to 4/5 of
 		// 1667m, and h x basis is 4 x 1667m
 		"held by its window below its reading: the basis rises to the recommendation on the pods in force": {st: hpaOnly(3, 5000.0/3,
-			HPAInput{Desired: 5, Min: 1, Max: 10, Raw: util(3, 1, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(1000, -1)}}),
+			HPAInput{Desired: 5, Min: 1, Max: 10, Raw: util(3, 1, 0.8), RawAtWork: true, RawCurrent: true, Basis: map[string]Values{"app": V(1000, -1)}}),
 			want: out{4, 1667, 20000.0 / 3, 4000.0 / 3, nil, false}}, // per pod in whole millicores
 		// on the 4 x 1667m, 75% used: within the tolerance the raised basis holds
 		"a raised basis holds within the tolerance": {st: hpaOnly(4, 5000.0/3,
-			HPAInput{Desired: 5, Min: 1, Max: 10, Raw: util(4, 0.75, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(4000.0/3, -1)}}),
+			HPAInput{Desired: 5, Min: 1, Max: 10, Raw: util(4, 0.75, 0.8), RawAtWork: true, RawCurrent: true, Basis: map[string]Values{"app": V(4000.0/3, -1)}}),
 			want: out{4, 1667, 20000.0 / 3, 4000.0 / 3, nil, false}},
 		// the same reading, taken before the pods were last resized: its utilization is of other pods
 		"held, a reading of the pods before: h x basis": {st: hpaOnly(3, 5000.0/3,
@@ -92,25 +97,28 @@ func TestHPAAtItsBounds(t *testing.T) {
 		// 4 x 1750m at 86% of 80%: within the tolerance the HPA recommends the 4 it has, and the basis is not
 		// raised to them (h x basis, 6 x 1000m, is the total)
 		"within its tolerance: the basis is not raised": {st: hpaOnly(4, 1750,
-			HPAInput{Desired: 6, Min: 1, Max: 10, Raw: util(4, 0.86, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(1000, -1)}}),
+			HPAInput{Desired: 6, Min: 1, Max: 10, Raw: util(4, 0.86, 0.8), RawAtWork: true, RawCurrent: true, Basis: map[string]Values{"app": V(1000, -1)}}),
 			want: out{4, 1500, 6000, 1000, nil, false}},
 		// 3 x 1000m at 200% of 80% ask for 8 pods; the HPA's scale-up policy let it grant 4 so far: the basis
 		// rises to 4/4 of 1000m, not 8/4
 		"h below the reading (scale-up policies): at most h pods of the size in force": {st: hpaOnly(3, 1000,
-			HPAInput{Desired: 4, Min: 1, Max: 10, Raw: util(3, 2, 0.8), RawCurrent: true, Basis: map[string]Values{"app": V(800, -1)}}),
+			HPAInput{Desired: 4, Min: 1, Max: 10, Raw: util(3, 2, 0.8), RawAtWork: true, RawCurrent: true, Basis: map[string]Values{"app": V(800, -1)}}),
 			want: out{3, 1334, 4000, 1000, nil, false}},
 		"bounds unknown: never pinned": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 5, Raw: util(5, 2, 0.8), Basis: map[string]Values{"app": V(4000, -1)}}),
 			want: out{5, 4000, 20000, 4000, nil, false}},
 		"non-Utilization metrics: h is a floor, the raw value unused": {spec: func() *Spec { s := epSpec(); s.HPAUtilization = false; return s },
-			st:   hpaOnly(5, 4000, HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 2, 0.8)}),
+			st:   hpaOnly(5, 4000, HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 2, 0.8), RawAtWork: true}),
 			want: out{5, 4000, -1, 4000, nil, false}}, // no total: the pods keep their values
 		// pinned at minReplicas with the load below target: the pods shrink to usage / target
 		"pinned at min 1, 20% of 80%: the pod shrinks": {st: hpaOnly(1, 500,
-			HPAInput{Desired: 1, Min: 1, Max: 5, Raw: util(1, 0.2, 0.8), Basis: map[string]Values{"app": V(500, -1)}}),
+			HPAInput{Desired: 1, Min: 1, Max: 5, Raw: util(1, 0.2, 0.8), RawAtWork: true, Basis: map[string]Values{"app": V(500, -1)}}),
 			want: out{1, 125, 125, 500, nil, false}},
+		"pinned at min 1, 20% of 80% on a pod just ready: the total in force": {st: hpaOnly(1, 500,
+			HPAInput{Desired: 1, Min: 1, Max: 5, Raw: util(1, 0.2, 0.8), Basis: map[string]Values{"app": V(500, -1)}}),
+			want: out{1, 500, 500, 500, nil, false}},
 		"pinned at min 2, 30% of 80%: the pods shrink": {spec: minTwoSpec, st: hpaOnly(2, 1000,
-			HPAInput{Desired: 2, Min: 2, Max: 5, Raw: util(2, 0.3, 0.8)}),
+			HPAInput{Desired: 2, Min: 2, Max: 5, Raw: util(2, 0.3, 0.8), RawAtWork: true}),
 			want: out{2, 375, 750, 1000, nil, false}},
 		"at min without a raw value: no HPA total, nothing changes": {spec: minTwoSpec, st: hpaOnly(2, 1000,
 			HPAInput{Desired: 2, Min: 2, Max: 5}),
@@ -185,7 +193,7 @@ func runLoop(t *testing.T, s *Spec, hpa loopHPA, usage float64, start loopState,
 			running = cur.p
 		}
 		h, raw := hpa.observe(usage, running, cur.p)
-		in = HPAInput{Desired: h, Min: hpa.min, Max: hpa.max, Raw: raw}
+		in = HPAInput{Desired: h, Min: hpa.min, Max: hpa.max, Raw: raw, RawAtWork: true} // a constant usage: every reading is of the pods at work
 		if recorded != nil && recorded.Desired == h {
 			in.Basis = recorded.Basis // as the controller keeps it in status
 		}
@@ -380,7 +388,7 @@ func TestHPAAtItsBoundsLeavesUnmeasuredResources(t *testing.T) {
 			st.Recommendation = nil
 			for i := 0; i < 10; i++ {
 				// usage 4x the target on the requests in force: h_raw = 5 x 4 = 20 pods, pinned at 5
-				st.HPA = &HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 20}
+				st.HPA = &HPAInput{Desired: 5, Min: 1, Max: 5, Raw: 20, RawAtWork: true}
 				d, err := Decide(spec, st)
 				if err != nil {
 					t.Fatal(err)
@@ -400,7 +408,7 @@ func TestHPAAtItsBoundsLeavesUnmeasuredResources(t *testing.T) {
 // memory basis (h x basis for memory) stays as recorded, and the recorded basis the input holds is not written.
 func TestHPABasisRaisedForWhatItMeasures(t *testing.T) {
 	recorded := map[string]Values{"app": V(1000, gi)}
-	st := hpaOnly(3, 5000.0/3, HPAInput{Desired: 5, Min: 1, Max: 10, Raw: 3 * 1 / 0.8, RawCurrent: true, Basis: recorded})
+	st := hpaOnly(3, 5000.0/3, HPAInput{Desired: 5, Min: 1, Max: 10, Raw: 3 * 1 / 0.8, RawAtWork: true, RawCurrent: true, Basis: recorded})
 	st.Containers[0].Requests = V(5000.0/3, 2*gi)
 	d := mustDecide(t, epSpec(), st)
 	cpu, _ := d.HPA.Basis["app"].Get(CPU)

@@ -154,6 +154,14 @@ func (p HPAPods) UsageWarm() bool {
 	return p.warmAt(p.UsageAt)
 }
 
+// WarmIn is how long from Now until Warm (0: warm now).
+func (p HPAPods) WarmIn() time.Duration {
+	if p.Warm() {
+		return 0
+	}
+	return HPAReadingAge - p.Now.Sub(p.LastReady)
+}
+
 func (p HPAPods) warmAt(t time.Time) bool {
 	return p.LastReady.IsZero() || t.Sub(p.LastReady) >= HPAReadingAge
 }
@@ -182,10 +190,11 @@ func (p HPAPods) settled(h *hvpav1alpha1.Hvpa) bool {
 // been resized to them yet): from the recommender's usage (one time, every pod that reported), else from
 // the HPA's status (its per-pod averages over the ready pods: the HPA's status.currentReplicas is the Hvpa's
 // spec.replicas, measured at 7 with 4 pods running; right after a scale-out its average may still leave the
-// new pods out, so it can read high until its next sync). RawCurrent says whether Raw is of the pods in force
-// at work: the recommender's usage is when no pod became ready within HPAReadingAge before it (UsageWarm); an
-// HPA reading is when its utilization was taken against the requests in force (HPAReadingCurrent) and the
-// pods are settled (every replica ready and warm, no replica change within HPAReadingAge).
+// new pods out, so it can read high until its next sync). RawAtWork says whether Raw is of the pods at work:
+// the recommender's usage is when no pod became ready within HPAReadingAge before it (UsageWarm); an HPA
+// reading is when the pods are settled (every replica ready and warm, no replica change within
+// HPAReadingAge). RawCurrent says whether it is of the pods in force at work as well: the usage always is,
+// an HPA reading when its utilization was taken against the requests in force (HPAReadingCurrent).
 // Basis is HPABasis of the record in status.
 func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Container, usage *Values) *HPAInput {
 	if src.Kind == HorizontalNone || h.Spec.Replicas == nil {
@@ -205,10 +214,12 @@ func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Co
 		// the HPA's averages are over the ready pods; its status.currentReplicas is the scale's spec.replicas,
 		// the Hvpa's h, which differs from the pods whenever the Hvpa sizes them otherwise
 		in.Raw = HPARaw(pods.Ready, metrics, hpa.Status.CurrentMetrics, pod)
-		in.RawCurrent = in.Raw > 0 && pods.settled(h) && HPAReadingCurrent(metrics, hpa.Status.CurrentMetrics, pod)
+		in.RawAtWork = in.Raw > 0 && pods.settled(h)
+		in.RawCurrent = in.RawAtWork && HPAReadingCurrent(metrics, hpa.Status.CurrentMetrics, pod)
 		if usage != nil {
 			if raw := HPARawFromUsage(metrics, *usage, pod); raw > 0 {
-				in.Raw, in.RawCurrent = raw, pods.UsageWarm()
+				in.Raw, in.RawAtWork = raw, pods.UsageWarm()
+				in.RawCurrent = in.RawAtWork
 			}
 		}
 	}

@@ -152,31 +152,33 @@ func TestHPAInputFromItsStatus(t *testing.T) {
 		pods    HPAPods
 		inForce float64
 		raw     float64
-		current bool
+		// atWork: of the pods at work (RawAtWork, which moves the totals at a bound); current: of the pods in
+		// force as well (RawCurrent, which raises the basis)
+		atWork, current bool
 	}{
 		// 4 pods of 1750m using 1250m each, 71%: 4 x 1250 / (1750 x 0.8) = 3.57, not 7 x that
-		{"read on the pods in force", hvpa(nil), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), true},
-		{"a resize 10 s ago, no replica change", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), true},
-		{"the replicas changed 2 min ago", hvpa(scaledAgo(2*time.Minute, 3, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), true},
+		{"read on the pods in force", hvpa(nil), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), true, true},
+		{"a resize 10 s ago, no replica change", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), true, true},
+		{"the replicas changed 2 min ago", hvpa(scaledAgo(2*time.Minute, 3, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), true, true},
 		// the same reading while the requests in force are 1000m (the pods were resized since): h_raw against
 		// them, as at a bound, but not current
-		{"read on pods since resized", hvpa(nil), reading("1250m", 71), settled, 1000, 4 * 1250 / (1000 * 0.8), false},
+		{"read on pods since resized", hvpa(nil), reading("1250m", 71), settled, 1000, 4 * 1250 / (1000 * 0.8), true, false},
 		// read on 3 x 1000m pods (1667m each, 167%) before they were resized to 1750m
-		{"read before a resize", hvpa(nil), reading("1667m", 167), settled, 1750, 4 * 1667 / (1750 * 0.8), false},
+		{"read before a resize", hvpa(nil), reading("1667m", 167), settled, 1750, 4 * 1667 / (1750 * 0.8), true, false},
 		// the Hvpa went from 3 to 4 pods 30 s ago: the reading may be of the 3, their load counted over 4
-		{"the replicas changed 30 s ago", hvpa(scaledAgo(30*time.Second, 3, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), false},
+		{"the replicas changed 30 s ago", hvpa(scaledAgo(30*time.Second, 3, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), false, false},
 		// a pod not ready: the HPA's average is over the 3 ready ones
-		{"a pod not ready", hvpa(nil), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 3, Now: now}, 1750, 3 * 1250 / (1750 * 0.8), false},
+		{"a pod not ready", hvpa(nil), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 3, Now: now}, 1750, 3 * 1250 / (1750 * 0.8), false, false},
 		// a resize record at 4 (From == To) 10 s after a scale-out from 3 hides it; the new pod's readiness 40 s
 		// ago does not: the reading may be of the 3 pods, and the new pod's own usage of its start
-		{"a pod ready 40 s ago", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 4, LastReady: now.Add(-40 * time.Second), Now: now}, 1750, 4 * 1250 / (1750 * 0.8), false},
-		{"the newest pod ready 90 s ago", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 4, LastReady: now.Add(-90 * time.Second), Now: now}, 1750, 4 * 1250 / (1750 * 0.8), true},
-		{"no reading", hvpa(nil), &autoscalingv2.HorizontalPodAutoscaler{}, settled, 1750, 0, false},
+		{"a pod ready 40 s ago", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 4, LastReady: now.Add(-40 * time.Second), Now: now}, 1750, 4 * 1250 / (1750 * 0.8), false, false},
+		{"the newest pod ready 90 s ago", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 4, LastReady: now.Add(-90 * time.Second), Now: now}, 1750, 4 * 1250 / (1750 * 0.8), true, true},
+		{"no reading", hvpa(nil), &autoscalingv2.HorizontalPodAutoscaler{}, settled, 1750, 0, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := HPAInputOf(tc.h, Horizontal{Kind: HorizontalDeployed, HPA: tc.hpa}, tc.pods, []Container{{Name: "app", Requests: V(tc.inForce, -1)}}, nil)
-			if in == nil || !near(in.Raw, tc.raw) || in.RawCurrent != tc.current {
-				t.Errorf("input %+v, want raw %v, current %v", in, tc.raw, tc.current)
+			if in == nil || !near(in.Raw, tc.raw) || in.RawAtWork != tc.atWork || in.RawCurrent != tc.current {
+				t.Errorf("input %+v, want raw %v, at work %v, current %v", in, tc.raw, tc.atWork, tc.current)
 			}
 		})
 	}
@@ -197,7 +199,7 @@ func TestHPAInputFromItsStatus(t *testing.T) {
 			pods.UsageAt = now.Add(-tc.usageAt)
 		}
 		if in := HPAInputOf(hvpa(scaledAgo(time.Second, 3, 4)), Horizontal{Kind: HorizontalDeployed, HPA: reading("1667m", 167)}, pods,
-			[]Container{{Name: "app", Requests: V(1750, -1)}}, &usage); in == nil || !near(in.Raw, 5000/(1750*0.8)) || in.RawCurrent != tc.current {
+			[]Container{{Name: "app", Requests: V(1750, -1)}}, &usage); in == nil || !near(in.Raw, 5000/(1750*0.8)) || in.RawAtWork != tc.current || in.RawCurrent != tc.current {
 			t.Errorf("from the usage read %v ago, the newest pod ready %v ago: input %+v, want raw %v, current %v", tc.usageAt, tc.lastReady, in, 5000/(1750*0.8), tc.current)
 		}
 	}
@@ -218,10 +220,10 @@ func TestHPAPodsOf(t *testing.T) {
 	if want := (HPAPods{Replicas: 4, Ready: 2, LastReady: now.Add(-70 * time.Second), Now: now}); got != want {
 		t.Errorf("HPAPodsOf = %+v, want %+v", got, want)
 	}
-	if !got.Warm() {
-		t.Errorf("%+v: every ready pod ready for over %v, want warm", got, HPAReadingAge)
+	if !got.Warm() || got.WarmIn() != 0 {
+		t.Errorf("%+v: every ready pod ready for over %v, want warm (in %v)", got, HPAReadingAge, got.WarmIn())
 	}
-	if got := HPAPodsOf(2, []corev1.Pod{pod(readyAgo(3 * time.Minute)), pod(readyAgo(59 * time.Second))}, now); got.Warm() {
-		t.Errorf("%+v: a pod ready 59 s ago, want not warm", got)
+	if got := HPAPodsOf(2, []corev1.Pod{pod(readyAgo(3 * time.Minute)), pod(readyAgo(59 * time.Second))}, now); got.Warm() || got.WarmIn() != time.Second {
+		t.Errorf("%+v: a pod ready 59 s ago, want not warm, warm in 1s (in %v)", got, got.WarmIn())
 	}
 }

@@ -96,7 +96,7 @@ func runHPALoop(t *testing.T, hpa *hpaModel, usage float64, o hpaLoop) ratchetRu
 			seen = o.spike
 		}
 		h, raw := hpa.desired(c, seen, p)
-		in := &HPAInput{Desired: h, Min: hpa.min, Max: hpa.max, Raw: raw, RawCurrent: true} // the model reads the pods in force
+		in := &HPAInput{Desired: h, Min: hpa.min, Max: hpa.max, Raw: raw, RawAtWork: true, RawCurrent: true} // the model reads the pods in force at work
 		if recorded != nil && !o.naiveBasis {
 			in.Basis = HPABasis(recorded.Desired, recorded.Basis, h, []Container{{Name: "app", Requests: V(p, -1)}})
 		}
