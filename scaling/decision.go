@@ -181,10 +181,10 @@ func hpaInput(spec *Spec, st State) hpaView {
 		v.replicas, v.basis, v.measures = st.HPA.Raw, nil, spec.hpaMeasures()
 		switch c := float64(st.Replicas); {
 		case !st.HPA.RawAtWork:
-			// a reading of pods not at work yet (one just became ready: a start-up burst, a restart's; or
-			// averaged over the pods before a scaling): the total in force until the pods are at work, as the
-			// raised basis below waits for them
-			v.replicas = c
+			// a reading of pods not at work yet (one just became ready from a start: a start-up burst, a
+			// restart's; or averaged over the pods before a scaling) is no measurement, as no reading is
+			// below: no HPA total until the pods are at work (the raised basis below waits for them too)
+			v.replicas, v.basis = -1, nil
 		case math.Abs(v.replicas-c) <= RawPrecision*c:
 			// the HPA reads the pods at its target, to the precision of its status: the total in force, not a
 			// rounding's change of it (2998/3000 of 3 x 1867m once moved the intent to 3 x 1866m, 99/100 of

@@ -54,11 +54,11 @@ func TestHPAAtItsBounds(t *testing.T) {
 		"pinned at max, 200% of 80%: pods grow up to the interval's cap": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 2, 0.8), RawAtWork: true, Basis: map[string]Values{"app": V(2000, -1)}}),
 			want: out{5, 8000, 50000, 4000, []string{"app/cpu:Up:Saturated"}, true}},
-		// the same reading while a pod became ready less than HPAReadingAge ago (a replacement's start-up burst):
-		// the total in force until the pods are at work
-		"pinned at max, 200% of 80% on a pod just ready: the total in force": {st: hpaOnly(5, 4000,
+		// the same reading while a pod became ready from its start less than HPAReadingAge ago (a replacement's
+		// start-up burst): no measurement, no HPA total until the pods are at work; nothing changes
+		"pinned at max, 200% of 80% on a pod just ready: no HPA total": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 2, 0.8), Basis: map[string]Values{"app": V(2000, -1)}}),
-			want: out{5, 4000, 20000, 4000, nil, false}},
+			want: out{5, 4000, -1, 4000, nil, false}},
 		"pinned at max, 100% of 80%: pods grow to usage / target": {st: hpaOnly(5, 4000,
 			HPAInput{Desired: 5, Min: 1, Max: 5, Raw: util(5, 1, 0.8), RawAtWork: true}),
 			want: out{5, 5000, 25000, 4000, nil, false}},
@@ -114,9 +114,9 @@ func TestHPAAtItsBounds(t *testing.T) {
 		"pinned at min 1, 20% of 80%: the pod shrinks": {st: hpaOnly(1, 500,
 			HPAInput{Desired: 1, Min: 1, Max: 5, Raw: util(1, 0.2, 0.8), RawAtWork: true, Basis: map[string]Values{"app": V(500, -1)}}),
 			want: out{1, 125, 125, 500, nil, false}},
-		"pinned at min 1, 20% of 80% on a pod just ready: the total in force": {st: hpaOnly(1, 500,
+		"pinned at min 1, 20% of 80% on a pod just ready: no HPA total": {st: hpaOnly(1, 500,
 			HPAInput{Desired: 1, Min: 1, Max: 5, Raw: util(1, 0.2, 0.8), Basis: map[string]Values{"app": V(500, -1)}}),
-			want: out{1, 500, 500, 500, nil, false}},
+			want: out{1, 500, -1, 500, nil, false}},
 		"pinned at min 2, 30% of 80%: the pods shrink": {spec: minTwoSpec, st: hpaOnly(2, 1000,
 			HPAInput{Desired: 2, Min: 2, Max: 5, Raw: util(2, 0.3, 0.8), RawAtWork: true}),
 			want: out{2, 375, 750, 1000, nil, false}},

@@ -47,21 +47,47 @@ func IntentReplicas(desired *hvpav1alpha1.DesiredState) int32 {
 }
 
 // HPAPodsOf is what an HPA's averages are taken over among pods, the workload's replicas of them: those whose
-// Ready condition is True, and when the newest of them became ready.
+// Ready condition is True, and when the newest of them became ready from a start: its Ready transition within
+// HPAStartupWindow of the pod's start or its containers' last (re)start. A pod whose readiness comes and goes
+// long after its start (a probe failing under load) is at work, and its transitions are not counted: they
+// would hold back what the HPA reads for as long as they go on. A transition after now (the kubelet's clock
+// ahead) counts as now.
 func HPAPodsOf(replicas int32, pods []corev1.Pod, now time.Time) HPAPods {
 	out := HPAPods{Replicas: replicas, Now: now}
 	for i := range pods {
 		for _, c := range pods[i].Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 				out.Ready++
-				if c.LastTransitionTime.After(out.LastReady) {
-					out.LastReady = c.LastTransitionTime.Time
+				at := c.LastTransitionTime.Time
+				if at.After(now) {
+					at = now
+				}
+				if started := startedAt(&pods[i]); at.After(out.LastReady) && (started.IsZero() || at.Sub(started) <= HPAStartupWindow) {
+					out.LastReady = at
 				}
 				break
 			}
 		}
 	}
 	return out
+}
+
+// HPAStartupWindow is how long after a pod's (or its containers') start its becoming ready is taken as the
+// end of that start (HPAPodsOf): a readiness probe's initial delay and a slow start fit in it.
+const HPAStartupWindow = 10 * time.Minute
+
+// startedAt is the newest start among the pod's and its running containers' (zero: none says).
+func startedAt(p *corev1.Pod) time.Time {
+	var t time.Time
+	if p.Status.StartTime != nil {
+		t = p.Status.StartTime.Time
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if r := cs.State.Running; r != nil && r.StartedAt.After(t) {
+			t = r.StartedAt.Time
+		}
+	}
+	return t
 }
 
 // ContainersRequests are containers' requests summed, per resource any of them requests (what the HPA
@@ -172,11 +198,26 @@ func (p HPAPods) warmAt(t time.Time) bool {
 // later resize's record hides shows in its new pods' readiness; a scale-in hidden so does not, but a reading
 // of the pods before it counts their load over fewer pods, low, and never raises the basis).
 func (p HPAPods) settled(h *hvpav1alpha1.Hvpa) bool {
-	if p.Replicas <= 0 || p.Ready != p.Replicas || !p.Warm() {
+	return p.Replicas > 0 && p.Ready == p.Replicas && p.atWork(h)
+}
+
+// atWork reports whether an HPA status reading now is of the ready pods at work: every one of them warm, and
+// no replica change by the Hvpa within HPAReadingAge (HPARaw averages over the ready pods, so a pod that is
+// not ready, crash-looping or unschedulable, does not make the reading wrong).
+func (p HPAPods) atWork(h *hvpav1alpha1.Hvpa) bool {
+	if p.Ready <= 0 || !p.Warm() {
 		return false
 	}
+	return p.ScaledIn(h) == 0
+}
+
+// ScaledIn is how long from Now until the Hvpa's last replica change is HPAReadingAge old (0: it is, or none).
+func (p HPAPods) ScaledIn(h *hvpav1alpha1.Hvpa) time.Duration {
 	ls := h.Status.LastScaling
-	return ls == nil || ls.FromReplicas == ls.ToReplicas || p.Now.Sub(ls.Time.Time) >= HPAReadingAge
+	if ls == nil || ls.FromReplicas == ls.ToReplicas {
+		return 0
+	}
+	return max(0, HPAReadingAge-p.Now.Sub(ls.Time.Time))
 }
 
 // HPAInputOf is the HPA's input to the decision: spec.replicas as src (HorizontalOf) says who writes it, nil
@@ -192,9 +233,10 @@ func (p HPAPods) settled(h *hvpav1alpha1.Hvpa) bool {
 // spec.replicas, measured at 7 with 4 pods running; right after a scale-out its average may still leave the
 // new pods out, so it can read high until its next sync). RawAtWork says whether Raw is of the pods at work:
 // the recommender's usage is when no pod became ready within HPAReadingAge before it (UsageWarm); an HPA
-// reading is when the pods are settled (every replica ready and warm, no replica change within
-// HPAReadingAge). RawCurrent says whether it is of the pods in force at work as well: the usage always is,
-// an HPA reading when its utilization was taken against the requests in force (HPAReadingCurrent).
+// reading is when its ready pods are warm and the replicas did not change within HPAReadingAge (atWork).
+// RawCurrent says whether it is of the pods in force at work as well: the usage always is, an HPA reading when
+// every replica is ready too (settled) and its utilization was taken against the requests in force
+// (HPAReadingCurrent).
 // Basis is HPABasis of the record in status.
 func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Container, usage *Values) *HPAInput {
 	if src.Kind == HorizontalNone || h.Spec.Replicas == nil {
@@ -214,8 +256,8 @@ func HPAInputOf(h *hvpav1alpha1.Hvpa, src Horizontal, pods HPAPods, inForce []Co
 		// the HPA's averages are over the ready pods; its status.currentReplicas is the scale's spec.replicas,
 		// the Hvpa's h, which differs from the pods whenever the Hvpa sizes them otherwise
 		in.Raw = HPARaw(pods.Ready, metrics, hpa.Status.CurrentMetrics, pod)
-		in.RawAtWork = in.Raw > 0 && pods.settled(h)
-		in.RawCurrent = in.RawAtWork && HPAReadingCurrent(metrics, hpa.Status.CurrentMetrics, pod)
+		in.RawAtWork = in.Raw > 0 && pods.atWork(h)
+		in.RawCurrent = in.RawAtWork && pods.settled(h) && HPAReadingCurrent(metrics, hpa.Status.CurrentMetrics, pod)
 		if usage != nil {
 			if raw := HPARawFromUsage(metrics, *usage, pod); raw > 0 {
 				in.Raw, in.RawAtWork = raw, pods.UsageWarm()

@@ -168,7 +168,9 @@ func TestHPAInputFromItsStatus(t *testing.T) {
 		// the Hvpa went from 3 to 4 pods 30 s ago: the reading may be of the 3, their load counted over 4
 		{"the replicas changed 30 s ago", hvpa(scaledAgo(30*time.Second, 3, 4)), reading("1250m", 71), settled, 1750, 4 * 1250 / (1750 * 0.8), false, false},
 		// a pod not ready: the HPA's average is over the 3 ready ones
-		{"a pod not ready", hvpa(nil), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 3, Now: now}, 1750, 3 * 1250 / (1750 * 0.8), false, false},
+		// (at work: a pod that stays not ready, crash-looping or unschedulable, would otherwise freeze an Hvpa
+		// pinned at a bound; the basis is raised only when every replica is ready)
+		{"a pod not ready", hvpa(nil), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 3, Now: now}, 1750, 3 * 1250 / (1750 * 0.8), true, false},
 		// a resize record at 4 (From == To) 10 s after a scale-out from 3 hides it; the new pod's readiness 40 s
 		// ago does not: the reading may be of the 3 pods, and the new pod's own usage of its start
 		{"a pod ready 40 s ago", hvpa(scaledAgo(10*time.Second, 4, 4)), reading("1250m", 71), HPAPods{Replicas: 4, Ready: 4, LastReady: now.Add(-40 * time.Second), Now: now}, 1750, 4 * 1250 / (1750 * 0.8), false, false},
@@ -225,5 +227,31 @@ func TestHPAPodsOf(t *testing.T) {
 	}
 	if got := HPAPodsOf(2, []corev1.Pod{pod(readyAgo(3 * time.Minute)), pod(readyAgo(59 * time.Second))}, now); got.Warm() || got.WarmIn() != time.Second {
 		t.Errorf("%+v: a pod ready 59 s ago, want not warm, warm in 1s (in %v)", got, got.WarmIn())
+	}
+	// readiness counts from a start: the pod's, or its running containers' last (a restart)
+	started := func(p corev1.Pod, podAgo, containerAgo time.Duration) corev1.Pod {
+		p.Status.StartTime = ptr.To(metav1.NewTime(now.Add(-podAgo)))
+		if containerAgo > 0 {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now.Add(-containerAgo))}}}}
+		}
+		return p
+	}
+	for name, tc := range map[string]struct {
+		pod  corev1.Pod
+		warm bool
+	}{
+		"ready 30 s ago, 90 s after its start":                       {started(pod(readyAgo(30*time.Second)), 2*time.Minute, 0), false},
+		"ready 30 s ago, 9 min after its start (a slow start)":       {started(pod(readyAgo(30*time.Second)), 570*time.Second, 0), false},
+		"ready 30 s ago, a day after its start (a probe under load)": {started(pod(readyAgo(30*time.Second)), 24*time.Hour, 0), true},
+		"ready 30 s ago, 20 s after its container's restart":         {started(pod(readyAgo(30*time.Second)), 24*time.Hour, 50*time.Second), false},
+		"ready 30 s ago, its container running for an hour":          {started(pod(readyAgo(30*time.Second)), 24*time.Hour, time.Hour), true},
+	} {
+		if got := HPAPodsOf(1, []corev1.Pod{tc.pod}, now); got.Ready != 1 || got.Warm() != tc.warm {
+			t.Errorf("%s: %+v, want 1 ready, warm %v", name, got, tc.warm)
+		}
+	}
+	// the kubelet's clock ahead: a transition after now counts as now, warm a minute later at most
+	if got := HPAPodsOf(1, []corev1.Pod{pod(readyAgo(-5 * time.Minute))}, now); got.LastReady != now || got.WarmIn() != HPAReadingAge {
+		t.Errorf("a transition 5 min ahead: %+v, warm in %v, want ready now, warm in %v", got, got.WarmIn(), HPAReadingAge)
 	}
 }

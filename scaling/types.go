@@ -294,13 +294,14 @@ type HPAInput struct {
 	// current utilization taken against the requests in force, see HPARaw): the replicas the HPA would want
 	// without its bounds; 0 when unknown.
 	Raw float64
-	// RawAtWork: Raw was measured on the pods at work, none of them ready for less than HPAReadingAge when
-	// it was read (the workload's usage; or an HPA reading while every replica was ready and none had been
-	// added or removed within HPAReadingAge). At the HPA's bounds only such a reading moves the totals.
+	// RawAtWork: Raw was measured on the pods at work, none of them ready from a start for less than
+	// HPAReadingAge when it was read (the workload's usage; or an HPA reading, over the ready pods, when none
+	// had been added or removed within HPAReadingAge either). At the HPA's bounds only such a reading gives a
+	// total.
 	RawAtWork bool
 	// RawCurrent: RawAtWork, and Raw was measured on the pods in force (the workload's usage, or an HPA
-	// reading taken against the per-pod requests in force); an HPA reading from before the pods' last
-	// resize is not. Only such a reading raises the HPA's basis.
+	// reading taken against the per-pod requests in force while every replica was ready); an HPA reading
+	// from before the pods' last resize is not. Only such a reading raises the HPA's basis.
 	RawCurrent bool
 }
 

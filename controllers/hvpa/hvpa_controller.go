@@ -407,22 +407,27 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	if h.Status.HPA != nil {
 		h.Status.HPA.Source = t.horizontal.Describe(h)
 	}
-	return r.requeueFor(st, pods, now), nil
+	return r.requeueFor(h, st, pods, now), nil
 }
 
 // requeueFor is how soon h is decided again: after the sync period, or as soon as its pods are at work when
-// that comes sooner (a pod that became ready within scaling.HPAReadingAge holds back what the HPA's readings
-// say until then; no event comes when it ends).
-func (r *Reconciler) requeueFor(st scaling.State, pods []corev1.Pod, now time.Time) reconcile.Result {
+// that comes sooner (a pod that became ready from a start, or a replica change, within scaling.HPAReadingAge
+// holds back what the HPA's readings say until then, and no event comes when it ends); never sooner than
+// minRequeue.
+func (r *Reconciler) requeueFor(h *hvpav1alpha1.Hvpa, st scaling.State, pods []corev1.Pod, now time.Time) reconcile.Result {
 	res := r.requeue()
 	if st.HPA == nil {
 		return res
 	}
-	if w := scaling.HPAPodsOf(st.Replicas, pods, now).WarmIn(); w > 0 && (res.RequeueAfter <= 0 || w < res.RequeueAfter) {
-		res.RequeueAfter = w
+	hp := scaling.HPAPodsOf(st.Replicas, pods, now)
+	if w := max(hp.WarmIn(), hp.ScaledIn(h)); w > 0 && (res.RequeueAfter <= 0 || w < res.RequeueAfter) {
+		res.RequeueAfter = max(w, minRequeue)
 	}
 	return res
 }
+
+// minRequeue is the shortest requeueFor asks for.
+const minRequeue = time.Second
 
 // resolved is what an Hvpa acts on: its target, the target's scale and who writes the Hvpa's spec.replicas.
 type resolved struct {
