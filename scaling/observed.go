@@ -62,7 +62,7 @@ func HPAPodsOf(replicas int32, pods []corev1.Pod, now time.Time) HPAPods {
 				if at.After(now) {
 					at = now
 				}
-				if started := startedAt(&pods[i]); at.After(out.LastReady) && (started.IsZero() || at.Sub(started) <= HPAStartupWindow) {
+				if at.After(out.LastReady) && readyFromStart(&pods[i], at) {
 					out.LastReady = at
 				}
 				break
@@ -76,18 +76,19 @@ func HPAPodsOf(replicas int32, pods []corev1.Pod, now time.Time) HPAPods {
 // end of that start (HPAPodsOf): a readiness probe's initial delay and a slow start fit in it.
 const HPAStartupWindow = 10 * time.Minute
 
-// startedAt is the newest start among the pod's and its running containers' (zero: none says).
-func startedAt(p *corev1.Pod) time.Time {
-	var t time.Time
+// readyFromStart reports whether the pod's becoming ready at is the end of a start: within HPAStartupWindow
+// of the newest start among the pod's and its running containers' (true when none says).
+func readyFromStart(p *corev1.Pod, at time.Time) bool {
+	var started time.Time
 	if p.Status.StartTime != nil {
-		t = p.Status.StartTime.Time
+		started = p.Status.StartTime.Time
 	}
 	for _, cs := range p.Status.ContainerStatuses {
-		if r := cs.State.Running; r != nil && r.StartedAt.After(t) {
-			t = r.StartedAt.Time
+		if r := cs.State.Running; r != nil && r.StartedAt.After(started) {
+			started = r.StartedAt.Time
 		}
 	}
-	return t
+	return started.IsZero() || at.Sub(started) <= HPAStartupWindow
 }
 
 // ContainersRequests are containers' requests summed, per resource any of them requests (what the HPA
@@ -208,11 +209,12 @@ func (p HPAPods) atWork(h *hvpav1alpha1.Hvpa) bool {
 	if p.Ready <= 0 || !p.Warm() {
 		return false
 	}
-	return p.ScaledIn(h) == 0
+	return p.ScalingAgesIn(h) == 0
 }
 
-// ScaledIn is how long from Now until the Hvpa's last replica change is HPAReadingAge old (0: it is, or none).
-func (p HPAPods) ScaledIn(h *hvpav1alpha1.Hvpa) time.Duration {
+// ScalingAgesIn is how long from Now until the Hvpa's last replica change is HPAReadingAge old (0: it is, or
+// none).
+func (p HPAPods) ScalingAgesIn(h *hvpav1alpha1.Hvpa) time.Duration {
 	ls := h.Status.LastScaling
 	if ls == nil || ls.FromReplicas == ls.ToReplicas {
 		return 0

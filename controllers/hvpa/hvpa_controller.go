@@ -381,7 +381,7 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 	}
 	spec.FollowHorizontal(t.horizontal) // the metrics of the HPA that writes spec.replicas, or a replica floor
 	rec := r.embedded(h)                // read once: one run's load, usage and confidence
-	st, pods, err := r.observe(ctx, h, t.target, t.scale, t.horizontal, rec, now)
+	st, seen, err := r.observe(ctx, h, t.target, t.scale, t.horizontal, rec, now)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -401,26 +401,25 @@ func (r *Reconciler) reconcile(ctx context.Context, h *hvpav1alpha1.Hvpa, now ti
 		*op = scaleOp{gvk: t.target.GVK, scale: t.scale} // applied once the status recording it is written
 	}
 	wasCapped := meta.IsStatusConditionTrue(h.Status.Conditions, hvpav1alpha1.ConditionCappedToNode)
-	r.record(op, h, d, st, now, len(pods))
+	r.record(op, h, d, st, now, seen.pods)
 	r.nodeCapEvent(op, h, wasCapped)
 	r.inPlaceCondition(h, now)
 	if h.Status.HPA != nil {
 		h.Status.HPA.Source = t.horizontal.Describe(h)
 	}
-	return r.requeueFor(h, st, pods, now), nil
+	return r.requeueFor(h, st, seen.hpa), nil
 }
 
 // requeueFor is how soon h is decided again: after the sync period, or as soon as its pods are at work when
 // that comes sooner (a pod that became ready from a start, or a replica change, within scaling.HPAReadingAge
 // holds back what the HPA's readings say until then, and no event comes when it ends); never sooner than
 // minRequeue.
-func (r *Reconciler) requeueFor(h *hvpav1alpha1.Hvpa, st scaling.State, pods []corev1.Pod, now time.Time) reconcile.Result {
+func (r *Reconciler) requeueFor(h *hvpav1alpha1.Hvpa, st scaling.State, hp scaling.HPAPods) reconcile.Result {
 	res := r.requeue()
 	if st.HPA == nil {
 		return res
 	}
-	hp := scaling.HPAPodsOf(st.Replicas, pods, now)
-	if w := max(hp.WarmIn(), hp.ScaledIn(h)); w > 0 && (res.RequeueAfter <= 0 || w < res.RequeueAfter) {
+	if w := max(hp.WarmIn(), hp.ScalingAgesIn(h)); w > 0 && (res.RequeueAfter <= 0 || w < res.RequeueAfter) {
 		res.RequeueAfter = max(w, minRequeue)
 	}
 	return res
@@ -827,15 +826,22 @@ func HPABehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior) *autoscalingv
 	return out
 }
 
+// observed is what observe read besides the decision's State: the running pods counted, and the pods the
+// HPA's readings are taken over (when they are at work: requeueFor).
+type observed struct {
+	pods int
+	hpa  scaling.HPAPods
+}
+
 // observe reads the state the decision needs: current replicas and per-pod values (from the running pods,
 // else the target's pod template), the HPA input (src: who writes spec.replicas), the last scaling, OOM
 // kills since then, LimitRanges.
 func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target workload.Target, scale *autoscalingv1.Scale, src scaling.Horizontal,
-	rec *recommender.HvpaRecommendation, now time.Time) (scaling.State, []corev1.Pod, error) {
+	rec *recommender.HvpaRecommendation, now time.Time) (scaling.State, observed, error) {
 	st := scaling.State{Now: now, Replicas: scale.Spec.Replicas}
 	var list corev1.PodList
 	if err := r.Client.List(ctx, &list, client.InNamespace(h.Namespace), client.MatchingLabelsSelector{Selector: target.Selector}); err != nil {
-		return st, nil, err
+		return st, observed{}, err
 	}
 	var pods []corev1.Pod
 	for _, p := range list.Items {
@@ -870,11 +876,11 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 	st.OOMSinceLastScaling = scaling.OOMKilledSince(pods, st.LastScaleTime)
 	lr, err := limitRange(ctx, r.Client, h.Namespace)
 	if err != nil {
-		return st, pods, err
+		return st, observed{pods: len(pods), hpa: hp}, err
 	}
 	st.LimitRange = lr
 	st.NodeRoom = nodeRoom(ctx, r.Client) // per-pod maxima within the largest schedulable node
-	return st, pods, nil
+	return st, observed{pods: len(pods), hpa: hp}, nil
 }
 
 // templateContainers reads the containers and the init containers of the target's pod template.

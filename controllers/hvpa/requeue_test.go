@@ -45,7 +45,7 @@ func TestRequeueFor(t *testing.T) {
 		"at work in a moment: not sooner than a second":    {30 * time.Second, none, withHPA, []corev1.Pod{readyAgo(time.Minute - time.Millisecond)}, minRequeue},
 	} {
 		r := &Reconciler{SyncPeriod: tc.sync}
-		if got := r.requeueFor(tc.h, tc.st, tc.pods, now).RequeueAfter; got != tc.want {
+		if got := r.requeueFor(tc.h, tc.st, scaling.HPAPodsOf(tc.st.Replicas, tc.pods, now)).RequeueAfter; got != tc.want {
 			t.Errorf("%s: requeue after %v, want %v", name, got, tc.want)
 		}
 	}
