@@ -215,7 +215,8 @@ func checkPolicy(t *testing.T, s Summary, se *Series, w *workload) {
 // TestRecurringBurstServed runs the hourly batch shape (a burst to 7x its load for the first 12 minutes of
 // every hour) under the shoot-out Hvpa, through the controllers' own recommender and decision: once the
 // recommender holds 3 hours of it (docs/design/scaling.md section 2a), the CPU provided rises before each
-// burst, not into it, and little of the bursts' demand is short.
+// burst, not into it, little of the bursts' demand is short, and the CPU provided falls back minutes after
+// each burst has ended, not a stabilization after the rise (35 of every 60 minutes at the burst's size).
 func TestRecurringBurstServed(t *testing.T) {
 	h := exampleHvpa(t, "../examples/hvpa-shootout.yaml")
 	sim := profileRun(t, Options{Runs: Runs([]Policy{PolicyHvpa}, []Model{ModelTotal}, nil), SeriesStep: time.Minute,
@@ -225,8 +226,9 @@ func TestRecurringBurstServed(t *testing.T) {
 		t.Fatalf("%d workloads, want the profile's 3", len(sums))
 	}
 	for i, s := range sums {
-		// per hour from the fifth: the CPU provided in the minute before the burst against the half hour before
-		byHour := map[int64][2]float64{}
+		// per hour from the fifth: the CPU provided in the minute before the burst against the half hour before,
+		// and 8 minutes after the burst (its 12th minute is the last) against its 6th minute
+		byHour := map[int64][4]float64{}
 		first := series[i].Points[0].Time / 3600
 		var demand, short float64 // of the hours from the fifth, in CPU-minutes
 		for _, p := range series[i].Points {
@@ -241,23 +243,33 @@ func TestRecurringBurstServed(t *testing.T) {
 				v[1] = p.CPUProvided
 			case 45:
 				v[0] = p.CPUProvided
+			case 5:
+				v[2] = p.CPUProvided
+			case 20:
+				v[3] = p.CPUProvided
 			}
 			byHour[hour] = v
 		}
-		ahead, hours := 0, 0
+		ahead, back, hours := 0, 0, 0
 		for hour, v := range byHour {
-			if hour < first+4 || v[0] == 0 || v[1] == 0 {
+			if hour < first+4 || v[0] == 0 || v[1] == 0 || v[2] == 0 || v[3] == 0 {
 				continue
 			}
 			hours++
 			if v[1] > 2*v[0] {
 				ahead++
 			}
+			if v[3] < v[2]/2 {
+				back++
+			}
 		}
-		t.Logf("%s: risen before the burst in %d of %d hours; cpu shortfall %.2f%% from the fifth hour (%.2f%% over the day), provided/demand %.3f, %.1f per-pod changes a day",
-			s.Workload, ahead, hours, 100*short/demand, 100*s.CPUShortfall, s.CPUProvidedOverDemand, s.PerPodChangesPerDay)
+		t.Logf("%s: risen before the burst in %d of %d hours, back after it in %d; cpu shortfall %.2f%% from the fifth hour (%.2f%% over the day), provided/demand %.3f, %.1f per-pod changes a day",
+			s.Workload, ahead, hours, back, 100*short/demand, 100*s.CPUShortfall, s.CPUProvidedOverDemand, s.PerPodChangesPerDay)
 		if hours < 18 || ahead < hours-1 {
 			t.Errorf("%s: the CPU provided rose before the burst in %d of %d hours, want all but one", s.Workload, ahead, hours)
+		}
+		if back < hours-1 {
+			t.Errorf("%s: the CPU provided fell back 8 minutes after the burst in %d of %d hours, want all but one", s.Workload, back, hours)
 		}
 		if short > 0.02*demand {
 			t.Errorf("%s: cpu shortfall %.2f%% from the fifth hour, want at most 2%% with the bursts anticipated", s.Workload, 100*short/demand)

@@ -81,6 +81,27 @@ func TestLoad(t *testing.T) {
 	if s.CPUMilli != 1300 || s.MemoryBytes >= 0 || !s.At.Equal(t0.Add(time.Second)) {
 		t.Errorf("sample %+v, want 1300m at the newest usage's time, no memory", s)
 	}
+
+	// the minutes a recurring burst is read from take the pods' whole usage: a steady 1600m whose pod is
+	// resized every hour from 14 CPUs (a base of 1400m: 200m of load) to 2 (200m: 1400m of load) is no burst
+	steadyKey := recommender.OwnerKey{Namespace: "ns", Owner: "Hvpa/steady", Container: "app"}
+	steadyTotal := st.Total(m, steadyKey, t0)
+	for i := 0; i <= 4*60+13; i++ {
+		request := 2000.0
+		if i%60 < 15 {
+			request = 14000
+		}
+		l := Load{Base: base}
+		l.Add(t0.Add(time.Duration(i)*time.Minute), 1600, -1, request, 0)
+		l.Record(steadyTotal)
+	}
+	recs, _ = st.WorkloadRecommendation("ns", "Hvpa/steady", func(string) recommender.Policy { return recommender.Policy{ControlCPU: true, ControlMem: true} })
+	if len(recs) != 1 {
+		t.Fatalf("%d container recommendations, want 1", len(recs))
+	}
+	if recs[0].RecurringCPU != 0 || !recs[0].RecurringFrom.IsZero() {
+		t.Errorf("a steady usage on pods resized every hour: a recurring burst of %vm, ahead from %v; want none", recs[0].RecurringCPU, recs[0].RecurringFrom)
+	}
 }
 
 // TestPodMinShare: each container of an Hvpa's workload gets its share of the recommender's pod minimum (25m

@@ -14,6 +14,7 @@ import (
 type Load struct {
 	Base              [scaling.NumResources]*scaling.ChangeParams
 	cpuMilli, memory  float64
+	cpuUsage          float64 // the pods' whole CPU usage (the base included), millicores
 	hasCPU, hasMemory bool
 	at                time.Time // the newest sample of the sum
 }
@@ -23,6 +24,7 @@ type Load struct {
 func (l *Load) Add(at time.Time, cpuMilli, memoryBytes, cpuRequest, memoryRequest float64) {
 	if cpuMilli >= 0 {
 		l.cpuMilli += max(0, cpuMilli-l.Base[scaling.CPU].Base(cpuRequest))
+		l.cpuUsage += cpuMilli
 		l.hasCPU = true
 	}
 	if memoryBytes >= 0 {
@@ -34,19 +36,20 @@ func (l *Load) Add(at time.Time, cpuMilli, memoryBytes, cpuRequest, memoryReques
 	}
 }
 
-// Record adds the sum as one sample of the workload total t (nothing when no pod's usage was added).
+// Record adds the sum as one sample of the workload total t (nothing when no pod's usage was added), with the
+// pods' whole CPU usage for the minutes its recurring bursts are read from (WorkloadTotal.AddLoadUsage).
 func (l *Load) Record(t *recommender.WorkloadTotal) {
 	if !l.hasCPU && !l.hasMemory {
 		return
 	}
-	cpu, mem := -1.0, -1.0
+	cpu, mem, usage := -1.0, -1.0, -1.0
 	if l.hasCPU {
-		cpu = l.cpuMilli / 1000
+		cpu, usage = l.cpuMilli/1000, l.cpuUsage/1000
 	}
 	if l.hasMemory {
 		mem = l.memory
 	}
-	t.AddLoad(l.at, cpu, mem)
+	t.AddLoadUsage(l.at, cpu, mem, usage)
 }
 
 // RecordOOM raises the memory of workload total t after an OOM kill at at of one of its pods (pods running,

@@ -109,8 +109,11 @@ func describe(d scaling.Decision) string {
 		}
 	}
 	for _, t := range d.Totals {
-		if t.Ahead {
+		switch {
+		case t.Ahead:
 			parts = append(parts, fmt.Sprintf("%s %s ahead of a burst that came at this time %s", t.Container, t.Resource, recurrence(t.AheadEvery)))
+		case t.Whole:
+			parts = append(parts, fmt.Sprintf("%s %s back from a recurring burst that has ended", t.Container, t.Resource))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -72,6 +72,15 @@ func TestRecord(t *testing.T) {
 		// a CPU total that rose ahead of a recurring burst says so (docs/design/scaling.md section 2a)
 		"a scaling ahead of a recurring burst": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: ahead(time.Hour),
 			want: aheadTold("of each of the last 3 hours")},
+		// the fall back from a recurring burst that has ended says so
+		"a fall back from a recurring burst": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(3, 1000)}, d: func() scaling.Decision {
+			d := decision(3, 2, 1000, 500)
+			d.Totals = []scaling.Total{{Container: "app", Resource: scaling.CPU, Total: 1000, Source: scaling.SourceLoad, Replicas: 2, Whole: true}}
+			return d
+		}(), want: func() want {
+			msg := "replicas 3 -> 2; app cpu 1 -> 500m; app cpu back from a recurring burst that has ended"
+			return want{Told: Told{Scaled: msg}, LastScaling: msg, Ready: "True/Ready", DesiredReplicas: 2}
+		}()},
 		"a scaling ahead of a burst every 6 hours": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: ahead(6 * time.Hour),
 			want: aheadTold("every 6h, the last 3 times")},
 		"a scaling ahead of a daily burst": {before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500)}, d: ahead(24 * time.Hour),

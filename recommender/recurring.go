@@ -30,6 +30,15 @@ const (
 	// millicores above it (a load of a few millicores above the pods' base doubles with its noise).
 	RecurRise    = 1.5
 	RecurMinRise = 100.0
+	// RecurBeforeWindow: the usage before a recurring burst is the peak of this window before the first
+	// minute it was ahead (the CPU estimate's down window: what the decision read before it).
+	RecurBeforeWindow = 15 * time.Minute
+	// RecurEnd: a recurring burst seen ahead has ended when the usage of each of the last RecurEnd
+	// minutes, all after the latest time it could have started (RecurLead after the last minute it was
+	// ahead), is at most halfway from the usage before it to its level; it is so read for RecurEndWithin after
+	// that minute at most.
+	RecurEnd       = 3 * time.Minute
+	RecurEndWithin = 24 * time.Hour
 )
 
 // RecurPeriods are the periods a recurring burst may have, shortest first (the shortest that fits is the
@@ -64,6 +73,12 @@ type minuteLoad struct {
 	n           [recurRuns]uint8
 	peak        [recurRuns]float32
 	head, count int
+	// the recurring burst ahead last (noteAhead): the first and the last minute of the run of minutes it was
+	// ahead (Unix time / 60; 0: none since the process started), its period in minutes, the first minute of
+	// its end (noteEnd; 0: not yet), its largest level and the peak usage of the RecurBeforeWindow before it
+	// (-1: no sample). 24 bytes: every workload total keeps them.
+	aheadFrom, aheadTo, aheadEvery, endedAt int32
+	aheadLevel, aheadBefore                 float32
 }
 
 // slot is the index of minute m.
@@ -80,13 +95,15 @@ func (l *minuteLoad) add(t time.Time, cpu float64) {
 	if m > l.last {
 		l.judge(m)
 		l.last = m
+		l.noteAhead(m)
 	}
 	i := slot(m)
 	if l.stamp[i] != int32(m+1) {
 		l.stamp[i], l.cpu[i] = int32(m+1), float32(cpu)
-		return
+	} else {
+		l.cpu[i] = max(l.cpu[i], float32(cpu))
 	}
-	l.cpu[i] = max(l.cpu[i], float32(cpu))
+	l.noteEnd(m)
 }
 
 // judge judges every time not judged yet whose RecurSpan after it ended before minute m (and whose minutes
@@ -209,6 +226,74 @@ func (l *minuteLoad) recurring(now time.Time) (float64, time.Duration) {
 		}
 	}
 	return level, every
+}
+
+// noteAhead keeps the run of minutes up to m at which a recurring burst was ahead, and its largest level. A
+// burst ahead again within the hour before the last one has ended (a dip and a rise within a burst, read as
+// bursts of their own) is that one still.
+func (l *minuteLoad) noteAhead(m int64) {
+	level, every := l.recurring(time.Unix(m*60, 0))
+	if level <= 0 {
+		return
+	}
+	if l.aheadTo != 0 && int64(l.aheadTo) == m-1 {
+		l.aheadTo, l.aheadLevel = int32(m), max(l.aheadLevel, float32(level))
+		return
+	}
+	if l.aheadTo != 0 && l.endedAt <= l.aheadTo && m-int64(l.aheadTo) < minutes(RecurPeriods[0]) {
+		return
+	}
+	l.aheadFrom, l.aheadTo, l.aheadEvery, l.aheadLevel, l.aheadBefore = int32(m), int32(m), int32(minutes(every)), float32(level), -1
+	if _, before, ok := l.span(m-1-minutes(RecurBeforeWindow), m-1); ok {
+		l.aheadBefore = float32(before)
+	}
+}
+
+// noteEnd marks the end of the recurring burst ahead last, once, at minute m: the first of the RecurEnd
+// minutes up to m when each has a usage at most halfway from the one before the burst (0 when unknown) to its
+// level and comes more than RecurLead after the last minute it was ahead (when the bursts it recurs from had
+// all started).
+func (l *minuteLoad) noteEnd(m int64) {
+	first := m - minutes(RecurEnd) + 1
+	if l.aheadTo == 0 || l.endedAt > l.aheadTo || first <= int64(l.aheadTo)+minutes(RecurLead) || m-int64(l.aheadTo) > minutes(RecurEndWithin) {
+		return
+	}
+	halfway := (max(l.aheadBefore, 0) + l.aheadLevel) / 2
+	for q := first; q <= m; q++ {
+		if i := slot(q); l.stamp[i] != int32(q+1) || l.cpu[i] > halfway {
+			return
+		}
+	}
+	l.endedAt = int32(first)
+}
+
+// ended reports the recurring burst ahead last as of now (section 2a): the first minute it was ahead (from;
+// zero: none), the first minute of its end (noteEnd; zero: it has not ended) and the peak usage of the
+// RecurBeforeWindow before from (-1: none). A burst that ended more than RecurEndWithin ago, or has not ended
+// RecurEndWithin after it was last ahead, is none.
+func (l *minuteLoad) ended(now time.Time) (from, end time.Time, before float64) {
+	m := minuteOf(now)
+	switch {
+	case l.aheadTo == 0:
+		return time.Time{}, time.Time{}, -1
+	case l.endedAt > l.aheadTo:
+		if m-int64(l.endedAt) > minutes(RecurEndWithin) {
+			return time.Time{}, time.Time{}, -1
+		}
+		end = time.Unix(int64(l.endedAt)*60, 0)
+	case m-int64(l.aheadTo) > minutes(RecurEndWithin):
+		return time.Time{}, time.Time{}, -1
+	}
+	return time.Unix(int64(l.aheadFrom)*60, 0), end, float64(l.aheadBefore)
+}
+
+// next is when the recurring burst ahead last is ahead again: a period after the first minute it was
+// (zero: none).
+func (l *minuteLoad) next() time.Time {
+	if l.aheadTo == 0 {
+		return time.Time{}
+	}
+	return time.Unix(int64(l.aheadFrom+l.aheadEvery)*60, 0)
 }
 
 // MinutesCheckpoint is what a checkpoint keeps of a workload total's minutes: the CPU load (millicores) of

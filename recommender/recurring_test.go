@@ -455,3 +455,128 @@ func TestMinutesCheckpoint(t *testing.T) {
 		t.Errorf("the newest run: %v, want %d", got, recurRuns+10)
 	}
 }
+
+// TestRecurringBurstEnd pins the end of a recurring burst seen ahead (docs/design/scaling.md section 2a):
+// the first of RecurEnd minutes at most halfway from the usage before it to its level, all more than
+// RecurLead after the last minute it was ahead; with the first minute it was ahead (also while it is under
+// way), the peak usage of the RecurBeforeWindow before that, and when it is ahead again (a period after it
+// first was).
+func TestRecurringBurstEnd(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	hourly := func(length int, low, high float64) func(m int) float64 { // a burst for the first minutes of every hour
+		return func(m int) float64 {
+			if m%60 < length {
+				return high
+			}
+			return low
+		}
+	}
+	burst := hourly(12, 400, 2800)
+	// the fifth hour's burst is ahead from 03:56 (a burst started within RecurLead of 00:56 to 00:59, 01:56 to
+	// 01:59 and 02:56 to 02:59; the first hour's has no load before it)
+	const from, next = 4*60 - 4, 5*60 - 4
+	cases := map[string]struct {
+		load   func(m int) float64
+		now    int
+		end    int // the minute of the end; -1: not ended
+		before float64
+		none   bool // no burst seen ahead
+	}{
+		"three minutes low after the burst": {load: burst, now: 4*60 + 14, end: 4*60 + 12, before: 400},
+		"later, the same end":               {load: burst, now: 4*60 + 40, end: 4*60 + 12, before: 400},
+		"two minutes low after the burst":   {load: burst, now: 4*60 + 13, end: -1, before: 400},
+		"in the burst":                      {load: burst, now: 4*60 + 8, end: -1, before: 400},
+		"ahead of the burst":                {load: burst, now: 4*60 - 2, end: -1, before: 400},
+		"history too short to see it ahead": {load: burst, now: 3*60 + 14, none: true},
+		// halfway from the usage before it: a burst of 1.6x its load ends when the usage is back below 1.3x
+		"a burst of 1.6x its load": {load: hourly(12, 1000, 1600), now: 4*60 + 14, end: 4*60 + 12, before: 1000},
+		"a burst that falls to 60% of it": {load: func(m int) float64 {
+			if m >= 4*60 {
+				return max(burst(m), 1680) // above halfway from 400 to 2800
+			}
+			return burst(m)
+		}, now: 4*60 + 20, end: -1, before: 400},
+		"a burst that did not come this time": {load: func(m int) float64 {
+			if m >= 4*60 {
+				return 400
+			}
+			return burst(m)
+		}, now: 4*60 + 7, end: 4*60 + 4, before: 400}, // once it had its RecurLead to come
+		// a dip and a rise within a burst, read as a burst ahead of its own at this time of the hours before,
+		// is the same burst: it ends once
+		"a burst with a dip at its 5th minute": {load: func(m int) float64 {
+			if m%60 == 5 || m%60 == 6 {
+				return 900
+			}
+			return hourly(25, 400, 2800)(m)
+		}, now: 4*60 + 27, end: 4*60 + 25, before: 400},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var l minuteLoad
+			for m := 0; m <= tc.now; m++ {
+				l.add(at(m), tc.load(m))
+			}
+			gotFrom, gotEnd, gotBefore := l.ended(at(tc.now))
+			if tc.none {
+				if !gotFrom.IsZero() || !gotEnd.IsZero() {
+					t.Fatalf("ahead from %v, ended %v: want none", gotFrom, gotEnd)
+				}
+				return
+			}
+			wantEnd := time.Time{}
+			if tc.end >= 0 {
+				wantEnd = at(tc.end)
+			}
+			if !gotFrom.Equal(at(from)) || !gotEnd.Equal(wantEnd) || gotBefore != tc.before {
+				t.Fatalf("ahead from %s, end %v, before %v; want ahead from %s, end %v, before %v",
+					gotFrom.UTC().Format("15:04"), gotEnd, gotBefore, at(from).UTC().Format("15:04"), wantEnd, tc.before)
+			}
+			if got := l.next(); !got.Equal(at(next)) {
+				t.Errorf("ahead again at %s, want %s", got.UTC().Format("15:04"), at(next).UTC().Format("15:04"))
+			}
+		})
+	}
+}
+
+// TestRecurringBurstOfUsage checks that the minutes the recurring bursts are read from take the pods' whole
+// usage (AddLoadUsage), not the load above their base: a workload whose usage stays at 1600m while its pods
+// are resized every hour between large ones (a base of 1400m) and small ones (200m) reads a load that jumps
+// from 200m to 1400m at the same minute of every hour, which the load's minutes took for a recurring burst.
+func TestRecurringBurstOfUsage(t *testing.T) {
+	m, err := NewModel(Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	load := func(i int) float64 { // cores above the base
+		if i%60 < 15 {
+			return 0.2
+		}
+		return 1.4
+	}
+	for _, usage := range []bool{true, false} {
+		s := NewState()
+		total := s.Total(m, OwnerKey{Namespace: "ns", Owner: "hvpa", Container: "app"}, t0)
+		last := 4*60 + 13
+		for i := 0; i <= last; i++ {
+			if usage {
+				total.AddLoadUsage(t0.Add(time.Duration(i)*time.Minute), load(i), 1<<30, 1.6)
+			} else {
+				total.AddLoad(t0.Add(time.Duration(i)*time.Minute), load(i), 1<<30)
+			}
+		}
+		recs, _ := s.WorkloadRecommendation("ns", "hvpa", func(string) Policy { return DefaultPolicy() })
+		if len(recs) != 1 {
+			t.Fatalf("%d container recommendations, want 1", len(recs))
+		}
+		got := recs[0].RecurringCPU
+		if usage && got != 0 {
+			t.Errorf("a steady usage of pods resized every hour: a recurring burst of %vm ahead, want none", got)
+		}
+		if !usage && got != 1400 {
+			t.Errorf("the load above the base alone: %vm ahead, want the 1400m jump read as a burst (the reason for AddLoadUsage)", got)
+		}
+	}
+}

@@ -290,8 +290,17 @@ func (s *State) DropTotals(ns, name string) { delete(s.totals, owner{ns, name}) 
 
 // AddLoad records one sample of the workload's load at t: CPU cores and memory bytes summed over its live
 // pods, each above its pod's base (a negative value: none). It reports whether the CPU sample was taken (a
-// sample not newer than the last one is rejected, as for a pod container).
+// sample not newer than the last one is rejected, as for a pod container). The minutes the recurring bursts
+// are read from take the load too: AddLoadUsage for a load with a base.
 func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) bool {
+	return t.AddLoadUsage(at, cpuCores, memoryBytes, cpuCores)
+}
+
+// AddLoadUsage is AddLoad with the pods' whole CPU usage (cores, summed; the base included), which the minutes
+// the recurring bursts are read from take instead of the load: the load above a base that is a share of the
+// requests moves when the pods are resized (a fall from a burst's large pods to small ones reads as a rise of
+// the load, and was taken for a burst of its own).
+func (t *WorkloadTotal) AddLoadUsage(at time.Time, cpuCores, memoryBytes, cpuUsageCores float64) bool {
 	sample := LoadSample{At: at, CPUMilli: -1, MemoryBytes: memoryBytes}
 	if cpuCores >= 0 {
 		sample.CPUMilli = cpuCores * 1000
@@ -303,7 +312,7 @@ func (t *WorkloadTotal) AddLoad(at time.Time, cpuCores, memoryBytes float64) boo
 			if t.byMinute == nil {
 				t.byMinute = &minuteLoad{}
 			}
-			t.byMinute.add(at, sample.CPUMilli)
+			t.byMinute.add(at, cpuUsageCores*1000)
 		}
 		ok = t.model.AddCPU(t.feed, at, cpuCores)
 	}
@@ -319,6 +328,16 @@ func (t *WorkloadTotal) recurring() (float64, time.Duration) {
 		return 0, 0
 	}
 	return t.byMinute.recurring(t.recent.last())
+}
+
+// recurringEnded is the recurring burst ahead last as of the last recent sample: the first minute it was
+// ahead (zero: none), the first of the minutes since it ended (zero: not ended) and the peak usage before it
+// (-1: none).
+func (t *WorkloadTotal) recurringEnded() (from, end time.Time, before float64) {
+	if t.byMinute == nil || len(t.recent.samples) == 0 {
+		return time.Time{}, time.Time{}, -1
+	}
+	return t.byMinute.ended(t.recent.last())
 }
 
 // RecordPodOOM records an OOM kill of one of the workload's pods at at: the pod used used bytes (max(its
@@ -455,10 +474,21 @@ type ContainerLoad struct {
 	// MemoryRise is the largest factor (a fraction) by which the memory load rose within RiseWindow, decaying
 	// with RiseHalfLife, as of the last recent sample.
 	MemoryRise float64
-	// RecurringCPU is the CPU load (millicores) of a burst that came at this time of each of the last
-	// RecurTimes periods of RecurringEvery and starts within RecurLead, as of the last recent sample (0: none).
+	// RecurringCPU is the CPU usage (millicores, the pods' whole usage summed: AddLoadUsage) of a burst that
+	// came at this time of each of the last RecurTimes periods of RecurringEvery and starts within RecurLead, as of the last recent sample (0: none).
 	RecurringCPU   float64
 	RecurringEvery time.Duration
+	// RecurringFrom and RecurringEnded: a recurring burst was ahead from RecurringFrom (the first minute it
+	// was; zero: none) and has ended at RecurringEnded (zero: not yet), as of the last recent sample: the usage
+	// of each of the RecurEnd minutes from then on was at most halfway from the one before it to its level
+	// (section 2a). RecurringBefore is
+	// the peak CPU usage (millicores, as RecurringCPU) of the RecurBeforeWindow before RecurringFrom (-1:
+	// none).
+	RecurringFrom, RecurringEnded time.Time
+	RecurringBefore               float64
+	// RecurringNext is when the recurring burst ahead last is ahead again, a period after RecurringFrom
+	// (zero: none).
+	RecurringNext time.Time
 	// PodMin is the container's share of the pod minimum (Config.PodMinShare over the containers recommended,
 	// as RecommendPod counts them): the least its total gives a pod's container, as upstream's recommender
 	// floors a VPA's.
@@ -493,6 +523,10 @@ func (s *State) WorkloadRecommendation(ns, name string, policy func(container st
 		out = append(out, ContainerLoad{Container: container, Target: amounts(e.Target), LowerBound: amounts(e.LowerBound), UpperBound: amounts(e.UpperBound),
 			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last())})
 		out[len(out)-1].RecurringCPU, out[len(out)-1].RecurringEvery = t.recurring()
+		out[len(out)-1].RecurringFrom, out[len(out)-1].RecurringEnded, out[len(out)-1].RecurringBefore = t.recurringEnded()
+		if t.byMinute != nil {
+			out[len(out)-1].RecurringNext = t.byMinute.next()
+		}
 	})
 	// the pod minimum is split over the containers recommended (scaled: not Off, with history), as
 	// RecommendPod splits a VPA's

@@ -38,6 +38,9 @@ type Total struct {
 	// the burst's, not the recent load's. AheadEvery is the burst's period (Recommendation.RecurringEvery).
 	Ahead      bool
 	AheadEvery time.Duration
+	// Whole is true when the total is the pods' whole usage rather than a load plus the pods' base (the fall
+	// back from a recurring burst, section 2a): section 4 spreads it over the replicas as it is.
+	Whole bool
 }
 
 // ContainerDecision is the decided per-pod requests and limits of one scaled container.
@@ -124,6 +127,8 @@ func Decide(spec *Spec, st State) (Decision, error) {
 		// a scale-in waits for its pods to be resized (ResizeFirst): decide from the replicas they are sized for
 		st.Replicas = st.IntentReplicas
 	}
+	st.returning = returningFrom(st)
+	st.burstSoon, st.burstSince = burstSoon(st), burstUnderWay(st)
 	d := Decision{
 		Intervals:       iv,
 		NodeCaps:        nodeCaps,
@@ -314,7 +319,7 @@ func moveTogether(out []Total, follow []following) {
 	for _, f := range follow {
 		if !f.hold {
 			out[f.index].Total = f.target
-			out[f.index].Ahead, out[f.index].AheadEvery = f.ahead, f.every
+			out[f.index].Ahead, out[f.index].AheadEvery, out[f.index].Whole = f.ahead, f.every, f.whole
 		}
 	}
 }
@@ -366,6 +371,7 @@ type following struct {
 	move, hold  bool
 	ahead       bool          // a rise that a recurring burst ahead makes (the recent load alone would not)
 	every       time.Duration // the burst's period, when ahead
+	whole       bool          // the target is the pods' whole usage (tracked.whole)
 }
 
 // follow decides whether a total that follows the recent load leaves its band (section 2a): its trigger
@@ -422,7 +428,117 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 	}
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
-	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead}
+	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead, whole: tl.whole}
+}
+
+// RecurReturnSlack: a scaling this long before the first minute a recurring burst was ahead, or within the
+// first minute of its end, still counts as a rise for it (the decision reads the recommender's run of a
+// minute a little late or early: a rise in the end's first minute read the burst's last sample).
+const RecurReturnSlack = time.Minute
+
+// returns reports whether the last scaling rose for the recurring burst of rec that has ended since: it came
+// no sooner than RecurReturnSlack before the burst was first ahead, and before RecurReturnSlack after its end
+// (section 2a). The fall back, made at least RecurEnd after the end, is not.
+func returns(st State, rec *Recommendation) bool {
+	return !rec.RecurringEnded.IsZero() && st.LastScaleTime != nil &&
+		!st.LastScaleTime.Before(rec.RecurringFrom.Add(-RecurReturnSlack)) && st.LastScaleTime.Before(rec.RecurringEnded.Add(RecurReturnSlack))
+}
+
+// RecurLead is the embedded recommender's (recommender.RecurLead): a recurring burst comes within it of the
+// times it was seen ahead.
+const RecurLead = 4 * time.Minute
+
+// RecurQuiet: a scale-down waits while a recurring burst is ahead again within RecurQuiet (section 5): the rise
+// ahead of it would take it back within minutes.
+const RecurQuiet = 15 * time.Minute
+
+// burstSoon is when a recurring burst of a recommendation's is ahead again, if within RecurQuiet (zero: none).
+func burstSoon(st State) time.Time {
+	for i := range st.Recommendation {
+		// the burst is ahead again from a period after it first was, give or take the minutes of RecurLead
+		if next := st.Recommendation[i].RecurringNext; st.Now.Before(next.Add(RecurLead)) && !next.After(st.Now.Add(RecurQuiet)) {
+			return next
+		}
+	}
+	return time.Time{}
+}
+
+// RecurUnderWay: a scale-down waits while a recurring burst is under way, up to RecurUnderWay after the first
+// minute it was ahead (section 5): its end comes first (a fall during it lands on the burst's samples, and
+// the scaling it makes holds the fall back from the burst for a stabilization).
+const RecurUnderWay = time.Hour
+
+// burstUnderWay is the first minute a recurring burst of a recommendation's was ahead, while it is under way
+// (ahead since, not ended, for less than RecurUnderWay; zero: none).
+func burstUnderWay(st State) time.Time {
+	for i := range st.Recommendation {
+		rec := &st.Recommendation[i]
+		if from := rec.RecurringFrom; !from.IsZero() && rec.RecurringEnded.IsZero() && !st.Now.Before(from) && st.Now.Sub(from) < RecurUnderWay {
+			return from
+		}
+	}
+	return time.Time{}
+}
+
+// burstHold is why a change of direction dir waits for a recurring burst (section 5): a scale-down while one
+// is under way or due within RecurQuiet.
+func burstHold(st State, dir hvpav1alpha1.Direction) (string, bool) {
+	switch {
+	case dir != hvpav1alpha1.DirectionDown:
+		return "", false
+	case !st.burstSince.IsZero():
+		return fmt.Sprintf("a recurring burst is under way since %s: scale%s waits for its end", st.burstSince.UTC().Format("15:04"), dir), true
+	case !st.burstSoon.IsZero():
+		return fmt.Sprintf("a recurring burst is ahead at %s, within %s: scale%s waits for it", st.burstSoon.UTC().Format("15:04"), RecurQuiet, dir), true
+	}
+	return "", false
+}
+
+// returningFrom reports whether the last scaling rose for a recurring burst of any recommendation's that has
+// ended since.
+func returningFrom(st State) bool {
+	for i := range st.Recommendation {
+		if returns(st, &st.Recommendation[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// after is the samples of recent (oldest first) from t on.
+func after(recent []LoadSample, t time.Time) []LoadSample {
+	i, _ := slices.BinarySearchFunc(recent, t, func(s LoadSample, t time.Time) int { return s.At.Compare(t) })
+	return recent[i:]
+}
+
+// returnLoad is the CPU load of the fall back from a recurring burst that has ended (section 2a), as the
+// pods' whole usage: the samples since its end (recent) were taken on c pods of pCur, which carry the burst's
+// large base, so the load above it reads low, and section 4's base budgeting of a scale-in would take that
+// large base off the total again (measured: the fall landed 5-10% below the usage and rose again within
+// minutes). Its level is the peak usage since the end, at least the peak load of the minutes before the burst
+// (before, taken on pods about their usage's size: a few minutes since the end are not the range of the
+// load's noise, and a fall within it rises again), plus headroom; with an HPA on CPU utilization, the mean
+// usage since the end at half the HPA's tolerance above its target at least. In the load terms of follow
+// (which adds c x base(pCur) back), its mean is none: the HPA's floor is in the level.
+func (s *Spec) returnLoad(tl tracked, recent []LoadSample, before float64, c int32, pCur float64, hpa bool) tracked {
+	n, peak, sum := 0, 0.0, 0.0
+	for i := range recent {
+		if v, has := recent[i].Load.Get(CPU); has {
+			peak, sum, n = max(peak, v), sum+v, n+1
+		}
+	}
+	if n == 0 || c <= 0 {
+		return tl
+	}
+	inForce := float64(c) * s.Base[CPU].Base(pCur)
+	usage := max(peak+inForce, before) // before -1: none
+	level, trigger := usage*(1+s.Tracking.Headroom), usage*(1+s.Tracking.Trigger)
+	if target := s.HPATargets[CPU]; hpa && s.HPAUtilization && target > 0 {
+		level = max(level, (sum/float64(n)+inForce)/(target*(1+HPATolerance/2)))
+	}
+	tl.level, tl.trigger, tl.mean = level-inForce, trigger-inForce, 0
+	tl.settledLevel, tl.ahead, tl.whole = tl.level, false, true
+	return tl
 }
 
 // band is how far below the total in force of resource r a following total's level must be to move it down:
@@ -450,7 +566,18 @@ func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource
 			return t, SourceLoad, following{target: t, cur: t, hold: true}
 		}
 		podMin, _ := rec.PodMin.Get(r)
-		if tl, ok := trackedLoad(spec.Tracking, rec.Recent, r, rec.MemoryRise, load, rec.RecurringCPU); ok {
+		recent := rec.Recent
+		if r == CPU && !rec.RecurringEnded.IsZero() {
+			recent = after(recent, rec.RecurringEnded) // a recurring burst that has ended is no part of the load now
+		}
+		recurring := 0.0
+		if r == CPU && rec.RecurringCPU > 0 && c > 0 { // a usage: its load above the base of pods of its size
+			recurring = max(0, rec.RecurringCPU-float64(c)*spec.Base[CPU].Base(rec.RecurringCPU/float64(c)))
+		}
+		if tl, ok := trackedLoad(spec.Tracking, recent, r, rec.MemoryRise, load, recurring); ok {
+			if r == CPU && st.returning && returns(st, rec) {
+				tl = spec.returnLoad(tl, recent, rec.RecurringBefore, c, pCur, st.HPA != nil)
+			}
 			f := spec.follow(st, k, r, c, pCur, podMin, tl)
 			if f.ahead {
 				f.every = rec.RecurringEvery
@@ -756,7 +883,7 @@ func perPodValues(spec *Spec, iv []EffectiveInterval, totals []Total, current []
 			baseCur := base.Base(pCur) * float64(c)
 			naive := t.Total / float64(n)
 			adj := naive
-			if pCur*float64(c) > baseCur {
+			if pCur*float64(c) > baseCur && !t.Whole {
 				adj = (t.Total - baseCur + base.Base(naive)*float64(n)) / float64(n)
 			}
 			if n > c {
@@ -815,7 +942,12 @@ func gate(spec *Spec, st State, dir hvpav1alpha1.Direction, r *Resource, tNew, t
 		}
 	}
 	urgent := st.OOMSinceLastScaling && dir == hvpav1alpha1.DirectionUp
-	if !urgent && pol.Stabilization > 0 && st.LastScaleTime != nil {
+	// the fall back from a recurring burst that has ended ends the scaling that rose for it (section 5)
+	back := st.returning && dir == hvpav1alpha1.DirectionDown
+	if msg, held := burstHold(st, dir); held && !back {
+		return hvpav1alpha1.BlockReasonStabilizationWindow, msg, true
+	}
+	if !urgent && !back && pol.Stabilization > 0 && st.LastScaleTime != nil {
 		if since := st.Now.Sub(*st.LastScaleTime); since < pol.Stabilization {
 			return hvpav1alpha1.BlockReasonStabilizationWindow,
 				fmt.Sprintf("last scaling was %s ago, scale%s stabilization is %s", since.Round(1e9), dir, pol.Stabilization), true

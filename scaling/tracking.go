@@ -144,6 +144,10 @@ type tracked struct {
 	// settledLevel: the CPU level of the peak over SettledWindow, at least the estimate's (what a fall that
 	// only the settled band allows sets)
 	settledLevel float64
+	// whole: level and trigger are the pods' whole usage less the base of the pods in force (the fall back from
+	// a recurring burst: returnLoad), so a total from them is that usage, spread without base budgeting (a rise
+	// from them too: it is read from the same usage)
+	whole bool
 }
 
 func mean(xs []float64) float64 {

@@ -264,11 +264,23 @@ type Recommendation struct {
 	// MemoryRise is the largest fraction by which the memory load rose within one reaction time (a few
 	// minutes), a maximum that decays over a day: memory never follows the load closer than that.
 	MemoryRise float64
-	// RecurringCPU is the CPU load (as Load) of a burst that came at this time of each of the last periods of
-	// RecurringEvery (an hour, a few hours, a day) and starts within minutes (0: none): the CPU estimate of
-	// section 2a is at least that, ahead of the burst.
+	// RecurringCPU is the CPU usage (the pods' whole usage, summed) of a burst that came at this time of each of
+	// the last periods of RecurringEvery (an hour, a few hours, a day) and starts within minutes (0: none): the
+	// CPU estimate of section 2a is at least its load (above the base of pods of that usage), ahead of the
+	// burst.
 	RecurringCPU   float64
 	RecurringEvery time.Duration
+	// RecurringFrom and RecurringEnded: a recurring burst was ahead from RecurringFrom (the first minute the
+	// recommender saw it ahead; zero: none) and has ended at RecurringEnded, the usage of its first minutes
+	// since far below its level (zero: not yet: it is under way, and scale-downs wait, section 5); RecurringBefore is the peak CPU usage (as RecurringCPU) of the minutes
+	// before RecurringFrom (-1: none). The CPU estimate reads no sample before RecurringEnded, and when the last
+	// scaling came at or after the rise and before that end, the CPU total falls back to the load since, at
+	// least the load before (section 2a: the return from a recurring burst).
+	RecurringFrom, RecurringEnded time.Time
+	RecurringBefore               float64
+	// RecurringNext is when that burst is ahead again, a period after RecurringFrom (zero: none): within
+	// RecurQuiet before it, scale-downs wait (section 5).
+	RecurringNext time.Time
 	// PodMin is the least per-pod value of the container that the embedded recommender gives (its pod
 	// minimum, upstream's --pod-recommendation-min-cpu-millicores and -memory-mb, split over the pod's
 	// containers): a total from the workload's load is at least c x PodMin, under the container policy's
@@ -363,6 +375,13 @@ type State struct {
 	// since the process started): a total that follows the recent load keeps the values in force rather than
 	// jumping to the long history's total and back (section 2a).
 	RecentUnknown bool
+
+	// returning: the last scaling rose for a recurring burst that has ended since (Decide sets it from the
+	// recommendations): the scale-down stabilization does not hold the fall back (section 5).
+	returning bool
+	// burstSoon: a recurring burst is ahead again within RecurQuiet, burstSince: one is under way since
+	// (Decide sets them): scale-downs wait.
+	burstSoon, burstSince time.Time
 }
 
 // vpaHold is why scale-downs decided from the VPA source are held in st, and what they wait for, in the words

@@ -165,12 +165,14 @@ func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
 }
 
 // sameLoad reports whether two load recommendations recommend the same (target and bounds per container, and
-// the recurring burst ahead: a burst minutes away cannot wait for the next sync); the recent load, which moves
-// at every run, is not compared (the Hvpa controller reads it at each decision, at least every sync period).
+// the recurring burst ahead and the end of one: a burst minutes away, or the fall back from one, cannot wait
+// for the next sync); the recent load, which moves at every run, is not compared (the Hvpa controller reads it at each decision, at least every sync period).
 func sameLoad(a, b []recommender.ContainerLoad) bool {
 	return slices.EqualFunc(a, b, func(x, y recommender.ContainerLoad) bool {
 		return x.Container == y.Container && x.Target == y.Target && x.LowerBound == y.LowerBound && x.UpperBound == y.UpperBound &&
-			x.RecurringCPU == y.RecurringCPU && x.RecurringEvery == y.RecurringEvery
+			x.RecurringCPU == y.RecurringCPU && x.RecurringEvery == y.RecurringEvery &&
+			x.RecurringFrom.Equal(y.RecurringFrom) && x.RecurringEnded.Equal(y.RecurringEnded) && x.RecurringBefore == y.RecurringBefore &&
+			x.RecurringNext.Equal(y.RecurringNext)
 	})
 }
 

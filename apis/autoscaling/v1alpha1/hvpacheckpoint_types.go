@@ -37,40 +37,40 @@ type HvpaCheckpoint struct {
 
 // HvpaCheckpointStatus is a VerticalPodAutoscalerCheckpoint's status (the workload total's histograms) and
 // what the anticipation of a recurring burst reads (docs/design/scaling.md section 2a): the workload's CPU
-// load of its last minutes and the times of its bursts of the last days. After a restart a recurring burst
+// usage of its last minutes and the times of its bursts of the last days. After a restart a recurring burst
 // is anticipated at once instead of three periods later.
 type HvpaCheckpointStatus struct {
 	vpav1.VerticalPodAutoscalerCheckpointStatus `json:",inline"`
-	// cpuMinutes is the workload's CPU load of its last minutes (a quarter of an hour), whose bursts are not
+	// cpuMinutes is the workload's CPU usage of its last minutes (a quarter of an hour), whose bursts are not
 	// all judged yet.
 	// +optional
 	CPUMinutes *CPUMinutes `json:"cpuMinutes,omitempty"`
-	// cpuBursts are the times at which a burst of the workload's CPU load started within a few minutes, over
+	// cpuBursts are the times at which a burst of the workload's CPU usage started within a few minutes, over
 	// the last days, oldest first.
 	// +optional
 	// +kubebuilder:validation:MaxItems=1000
 	CPUBursts []CPUBurst `json:"cpuBursts,omitempty"`
 }
 
-// CPUMinutes is a workload's CPU load by minute: the load above its pods' base, summed over its pods (the
-// largest sample of each minute).
+// CPUMinutes is a workload's CPU usage by minute: its pods' whole usage (their base included, so that a
+// resize of the pods does not read as a burst), summed over its pods (the largest sample of each minute).
 type CPUMinutes struct {
 	// start is the start of the first minute.
 	Start metav1.Time `json:"start"`
-	// milliCores holds the load of each minute from start on, in millicores; -1 for a minute without a sample.
+	// milliCores holds the usage of each minute from start on, in millicores; -1 for a minute without a sample.
 	// +kubebuilder:validation:MaxItems=1440
 	MilliCores []int32 `json:"milliCores"`
 }
 
-// CPUBurst is a run of minutes at each of which a burst of the workload's CPU load started within a few
-// minutes (it rose to 1.5 times the load before it and 100 millicores above it at least, and held that).
+// CPUBurst is a run of minutes at each of which a burst of the workload's CPU usage started within a few
+// minutes (it rose to 1.5 times the usage before it and 100 millicores above it at least, and held that).
 type CPUBurst struct {
 	// start is the start of the first minute.
 	Start metav1.Time `json:"start"`
 	// minutes is how many minutes the run lasts.
 	// +kubebuilder:validation:Minimum=1
 	Minutes int32 `json:"minutes"`
-	// peakMilliCores is the burst's largest load in its first ten minutes.
+	// peakMilliCores is the burst's largest usage in its first ten minutes.
 	PeakMilliCores int32 `json:"peakMilliCores"`
 }
 
