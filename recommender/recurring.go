@@ -6,12 +6,13 @@ import (
 	"time"
 )
 
-// A recurring burst (docs/design/scaling.md section 2a): when the CPU load of a workload total rose, at this
-// time of each of its last RecurTimes periods (a period of RecurPeriods: every hour, every few hours, every
-// day), within RecurLead to RecurRise times the load of the RecurBefore before it (and by RecurMinRise at
-// least), and held that rise for RecurHold after (an hourly batch job, a cron schedule), the largest of those
-// bursts' peaks over their first RecurSpan is the load ahead now: the Hvpa's total rises before the burst
-// comes, instead of a reaction time (the metrics window, the recommender's run, the resize) into it.
+// A recurring burst (docs/design/scaling.md section 2a): when the CPU usage of a workload total (its pods'
+// whole usage, summed: WorkloadTotal.AddLoadUsage) rose, at this time of each of its last RecurTimes periods
+// (a period of RecurPeriods: every hour, every few hours, every day), within RecurLead to RecurRise times the
+// usage of the RecurBefore before it (and by RecurMinRise at least), and held that rise for RecurHold after
+// (an hourly batch job, a cron schedule), the largest of those bursts' peaks over their first RecurSpan is the
+// usage ahead now: the Hvpa's total rises before the burst comes, instead of a reaction time (the metrics
+// window, the recommender's run, the resize) into it.
 const (
 	// RecurTimes: the burst came at this time of each of the last RecurTimes periods.
 	RecurTimes = 3
@@ -33,6 +34,8 @@ const (
 	// RecurBeforeWindow: the usage before a recurring burst is the peak of this window before the first
 	// minute it was ahead (the CPU estimate's down window: what the decision read before it).
 	RecurBeforeWindow = 15 * time.Minute
+	// RecurNextWithin: how far ahead the next time a recurring burst is ahead is looked for (RecurringNext).
+	RecurNextWithin = 15 * time.Minute
 	// RecurEnd: a recurring burst seen ahead has ended when the usage of each of the last RecurEnd
 	// minutes, all after the latest time it could have started (RecurLead after the last minute it was
 	// ahead), is at most halfway from the usage before it to its level; it is so read for RecurEndWithin after
@@ -57,7 +60,7 @@ const (
 	recurKeep = RecurTimes * 24 * time.Hour
 )
 
-// minuteLoad is the CPU load of a workload total's last minutes (the largest sample of each) and the times of
+// minuteLoad is the CPU usage of a workload total's last minutes (the largest sample of each) and the times of
 // its bursts over the last days: each time a burst started within RecurLead of, judged once its minutes have
 // passed, kept as runs of consecutive minutes with the burst's peak. 1.5 KiB per workload total, whatever the
 // recommender's interval and the bursts' period.
@@ -74,11 +77,11 @@ type minuteLoad struct {
 	peak        [recurRuns]float32
 	head, count int
 	// the recurring burst ahead last (noteAhead): the first and the last minute of the run of minutes it was
-	// ahead (Unix time / 60; 0: none since the process started), its period in minutes, the first minute of
-	// its end (noteEnd; 0: not yet), its largest level and the peak usage of the RecurBeforeWindow before it
-	// (-1: no sample). 24 bytes: every workload total keeps them.
-	aheadFrom, aheadTo, aheadEvery, endedAt int32
-	aheadLevel, aheadBefore                 float32
+	// ahead (Unix time / 60; 0: none since the process started), the first minute of its end (noteEnd; 0: not
+	// yet), its largest level and the peak usage of the RecurBeforeWindow before it (-1: no sample). 20 bytes:
+	// every workload total keeps them.
+	aheadFrom, aheadTo, endedAt int32
+	aheadLevel, aheadBefore     float32
 }
 
 // slot is the index of minute m.
@@ -105,6 +108,10 @@ func (l *minuteLoad) add(t time.Time, cpu float64) {
 	}
 	l.noteEnd(m)
 }
+
+// halfway is the usage that tells the end of the recurring burst ahead last: halfway from the usage before
+// it (0 when unknown) to its level.
+func (l *minuteLoad) halfway() float32 { return (max(l.aheadBefore, 0) + l.aheadLevel) / 2 }
 
 // judge judges every time not judged yet whose RecurSpan after it ended before minute m (and whose minutes
 // the ring may still hold).
@@ -232,7 +239,7 @@ func (l *minuteLoad) recurring(now time.Time) (float64, time.Duration) {
 // burst ahead again within the hour before the last one has ended (a dip and a rise within a burst, read as
 // bursts of their own) is that one still.
 func (l *minuteLoad) noteAhead(m int64) {
-	level, every := l.recurring(time.Unix(m*60, 0))
+	level, _ := l.recurring(time.Unix(m*60, 0))
 	if level <= 0 {
 		return
 	}
@@ -243,24 +250,32 @@ func (l *minuteLoad) noteAhead(m int64) {
 	if l.aheadTo != 0 && l.endedAt <= l.aheadTo && m-int64(l.aheadTo) < minutes(RecurPeriods[0]) {
 		return
 	}
-	l.aheadFrom, l.aheadTo, l.aheadEvery, l.aheadLevel, l.aheadBefore = int32(m), int32(m), int32(minutes(every)), float32(level), -1
+	l.aheadFrom, l.aheadTo, l.aheadLevel, l.aheadBefore = int32(m), int32(m), float32(level), -1
 	if _, before, ok := l.span(m-1-minutes(RecurBeforeWindow), m-1); ok {
 		l.aheadBefore = float32(before)
 	}
 }
 
 // noteEnd marks the end of the recurring burst ahead last, once, at minute m: the first of the RecurEnd
-// minutes up to m when each has a usage at most halfway from the one before the burst (0 when unknown) to its
-// level and comes more than RecurLead after the last minute it was ahead (when the bursts it recurs from had
-// all started).
+// minutes up to m when each has a usage at most halfway from the one before the burst to its level and comes
+// more than RecurLead after the last minute it was ahead (when the bursts it recurs from had all started). A
+// later sample of one of those minutes above halfway (more than one sample a minute) takes the end back.
 func (l *minuteLoad) noteEnd(m int64) {
-	first := m - minutes(RecurEnd) + 1
-	if l.aheadTo == 0 || l.endedAt > l.aheadTo || first <= int64(l.aheadTo)+minutes(RecurLead) || m-int64(l.aheadTo) > minutes(RecurEndWithin) {
+	if l.aheadTo == 0 {
 		return
 	}
-	halfway := (max(l.aheadBefore, 0) + l.aheadLevel) / 2
+	if l.endedAt > l.aheadTo {
+		if m < int64(l.endedAt)+minutes(RecurEnd) && l.cpu[slot(m)] > l.halfway() {
+			l.endedAt = 0
+		}
+		return
+	}
+	first := m - minutes(RecurEnd) + 1
+	if first <= int64(l.aheadTo)+minutes(RecurLead) || m-int64(l.aheadTo) > minutes(RecurEndWithin) {
+		return
+	}
 	for q := first; q <= m; q++ {
-		if i := slot(q); l.stamp[i] != int32(q+1) || l.cpu[i] > halfway {
+		if i := slot(q); l.stamp[i] != int32(q+1) || l.cpu[i] > l.halfway() {
 			return
 		}
 	}
@@ -287,16 +302,22 @@ func (l *minuteLoad) ended(now time.Time) (from, end time.Time, before float64) 
 	return time.Unix(int64(l.aheadFrom)*60, 0), end, float64(l.aheadBefore)
 }
 
-// next is when the recurring burst ahead last is ahead again: a period after the first minute it was
-// (zero: none).
-func (l *minuteLoad) next() time.Time {
-	if l.aheadTo == 0 {
+// next is the first minute from now on, within RecurNextWithin, at which a recurring burst is ahead (zero:
+// none): any burst of any period, not only the one ahead last.
+func (l *minuteLoad) next(now time.Time) time.Time {
+	if l.count == 0 {
 		return time.Time{}
 	}
-	return time.Unix(int64(l.aheadFrom+l.aheadEvery)*60, 0)
+	m := minuteOf(now)
+	for k := int64(0); k <= minutes(RecurNextWithin); k++ {
+		if level, _ := l.recurring(time.Unix((m+k)*60, 0)); level > 0 {
+			return time.Unix((m+k)*60, 0)
+		}
+	}
+	return time.Time{}
 }
 
-// MinutesCheckpoint is what a checkpoint keeps of a workload total's minutes: the CPU load (millicores) of
+// MinutesCheckpoint is what a checkpoint keeps of a workload total's minutes: the CPU usage (millicores) of
 // each of its last minutes from Start on (-1 for a minute without a sample), whose bursts are not all judged
 // yet, and the times of the bursts of the last days.
 type MinutesCheckpoint struct {

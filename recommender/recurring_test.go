@@ -459,8 +459,7 @@ func TestMinutesCheckpoint(t *testing.T) {
 // TestRecurringBurstEnd pins the end of a recurring burst seen ahead (docs/design/scaling.md section 2a):
 // the first of RecurEnd minutes at most halfway from the usage before it to its level, all more than
 // RecurLead after the last minute it was ahead; with the first minute it was ahead (also while it is under
-// way), the peak usage of the RecurBeforeWindow before that, and when it is ahead again (a period after it
-// first was).
+// way) and the peak usage of the RecurBeforeWindow before that.
 func TestRecurringBurstEnd(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
@@ -475,7 +474,7 @@ func TestRecurringBurstEnd(t *testing.T) {
 	burst := hourly(12, 400, 2800)
 	// the fifth hour's burst is ahead from 03:56 (a burst started within RecurLead of 00:56 to 00:59, 01:56 to
 	// 01:59 and 02:56 to 02:59; the first hour's has no load before it)
-	const from, next = 4*60 - 4, 5*60 - 4
+	const from = 4*60 - 4
 	cases := map[string]struct {
 		load   func(m int) float64
 		now    int
@@ -533,8 +532,60 @@ func TestRecurringBurstEnd(t *testing.T) {
 				t.Fatalf("ahead from %s, end %v, before %v; want ahead from %s, end %v, before %v",
 					gotFrom.UTC().Format("15:04"), gotEnd, gotBefore, at(from).UTC().Format("15:04"), wantEnd, tc.before)
 			}
-			if got := l.next(); !got.Equal(at(next)) {
-				t.Errorf("ahead again at %s, want %s", got.UTC().Format("15:04"), at(next).UTC().Format("15:04"))
+		})
+	}
+	// more than one sample a minute: a later sample of one of the end's minutes above halfway takes it back
+	var l minuteLoad
+	for m := 0; m <= 4*60+14; m++ {
+		l.add(at(m), burst(m))
+	}
+	if _, end, _ := l.ended(at(4*60 + 14)); !end.Equal(at(4*60 + 12)) {
+		t.Fatalf("end %v, want 04:12", end)
+	}
+	l.add(at(4*60+14).Add(30*time.Second), 2800)
+	if _, end, _ := l.ended(at(4*60 + 14)); !end.IsZero() {
+		t.Errorf("a sample of the burst's level in the end's last minute: end %v, want none", end)
+	}
+	for m := 4*60 + 15; m <= 4*60+17; m++ {
+		l.add(at(m), 400)
+	}
+	if _, end, _ := l.ended(at(4*60 + 17)); !end.Equal(at(4*60 + 15)) {
+		t.Errorf("end %v, want 04:15 (the 3 minutes after the taken back one)", end)
+	}
+}
+
+// TestRecurringBurstNext pins RecurringNext: the first minute from now on, within RecurNextWithin, at which a
+// recurring burst is ahead, of any burst (two an hour: the next one, not the one ahead last).
+func TestRecurringBurstNext(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	twice := func(m int) float64 { // bursts at minutes 0 and 30 of every hour, 12 minutes each
+		if m%30 < 12 {
+			return 2800
+		}
+		return 400
+	}
+	cases := map[string]struct {
+		now, want int // want -1: none
+	}{
+		"17 minutes before the burst at 05:00": {now: 4*60 + 39, want: -1},
+		"15 minutes before it":                 {now: 4*60 + 41, want: 4*60 + 56},
+		"ahead of it":                          {now: 4*60 + 57, want: 4*60 + 57},
+		"in it: the next at 05:30":             {now: 5*60 + 5, want: -1},
+		"before the burst at 05:30":            {now: 5*60 + 20, want: 5*60 + 26},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var l minuteLoad
+			for m := 0; m <= tc.now; m++ {
+				l.add(at(m), twice(m))
+			}
+			want := time.Time{}
+			if tc.want >= 0 {
+				want = at(tc.want)
+			}
+			if got := l.next(at(tc.now)); !got.Equal(want) {
+				t.Errorf("next %v, want %v", got, want)
 			}
 		})
 	}

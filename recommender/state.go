@@ -486,8 +486,8 @@ type ContainerLoad struct {
 	// none).
 	RecurringFrom, RecurringEnded time.Time
 	RecurringBefore               float64
-	// RecurringNext is when the recurring burst ahead last is ahead again, a period after RecurringFrom
-	// (zero: none).
+	// RecurringNext is the first minute, within RecurNextWithin of the last recent sample, at which a
+	// recurring burst is ahead (zero: none).
 	RecurringNext time.Time
 	// PodMin is the container's share of the pod minimum (Config.PodMinShare over the containers recommended,
 	// as RecommendPod counts them): the least its total gives a pod's container, as upstream's recommender
@@ -524,8 +524,8 @@ func (s *State) WorkloadRecommendation(ns, name string, policy func(container st
 			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last())})
 		out[len(out)-1].RecurringCPU, out[len(out)-1].RecurringEvery = t.recurring()
 		out[len(out)-1].RecurringFrom, out[len(out)-1].RecurringEnded, out[len(out)-1].RecurringBefore = t.recurringEnded()
-		if t.byMinute != nil {
-			out[len(out)-1].RecurringNext = t.byMinute.next()
+		if t.byMinute != nil && len(t.recent.samples) > 0 {
+			out[len(out)-1].RecurringNext = t.byMinute.next(t.recent.last())
 		}
 	})
 	// the pod minimum is split over the containers recommended (scaled: not Off, with history), as

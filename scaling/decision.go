@@ -436,11 +436,17 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 // minute a little late or early: a rise in the end's first minute read the burst's last sample).
 const RecurReturnSlack = time.Minute
 
-// returns reports whether the last scaling rose for the recurring burst of rec that has ended since: it came
-// no sooner than RecurReturnSlack before the burst was first ahead, and before RecurReturnSlack after its end
-// (section 2a). The fall back, made at least RecurEnd after the end, is not.
+// RecurReturnWithin: the fall back from a recurring burst is made within this of its end, or by the rules of
+// any fall (a fall back that its band, minChange or updateMode holds does not waive the stabilization of
+// every scale-down for hours).
+const RecurReturnWithin = 10 * time.Minute
+
+// returns reports whether the decision falls back from the recurring burst of rec (section 2a): the burst has
+// ended less than RecurReturnWithin ago, no burst is ahead now (a burst in two parts: the second is), and the
+// last scaling rose for it: it came no sooner than RecurReturnSlack before the burst was first ahead, and
+// before RecurReturnSlack after its end. The fall back, made at least RecurEnd after the end, is not.
 func returns(st State, rec *Recommendation) bool {
-	return !rec.RecurringEnded.IsZero() && st.LastScaleTime != nil &&
+	return !rec.RecurringEnded.IsZero() && rec.RecurringCPU == 0 && st.Now.Before(rec.RecurringEnded.Add(RecurReturnWithin)) && st.LastScaleTime != nil &&
 		!st.LastScaleTime.Before(rec.RecurringFrom.Add(-RecurReturnSlack)) && st.LastScaleTime.Before(rec.RecurringEnded.Add(RecurReturnSlack))
 }
 
@@ -507,8 +513,26 @@ func returningFrom(st State) bool {
 
 // after is the samples of recent (oldest first) from t on.
 func after(recent []LoadSample, t time.Time) []LoadSample {
+	return recent[sampleAt(recent, t):]
+}
+
+// sampleAt is the index of the first sample of recent (oldest first) at or after t.
+func sampleAt(recent []LoadSample, t time.Time) int {
 	i, _ := slices.BinarySearchFunc(recent, t, func(s LoadSample, t time.Time) int { return s.At.Compare(t) })
-	return recent[i:]
+	return i
+}
+
+// withoutBurst is recent without the samples of a recurring burst: from the first minute it was ahead to its
+// end. It is recent itself when there are none; otherwise a copy into buf (the decision's, reused).
+func withoutBurst(recent []LoadSample, from, end time.Time, buf []LoadSample) []LoadSample {
+	i, j := sampleAt(recent, from), sampleAt(recent, end)
+	switch {
+	case i >= j:
+		return recent
+	case i == 0:
+		return recent[j:]
+	}
+	return append(append(buf[:0], recent[:i]...), recent[j:]...)
 }
 
 // returnLoad is the CPU load of the fall back from a recurring burst that has ended (section 2a), as the
@@ -567,8 +591,10 @@ func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource
 		}
 		podMin, _ := rec.PodMin.Get(r)
 		recent := rec.Recent
+		var buf [recentBuf]LoadSample // an hour of samples, on the stack (a longer recent load grows it on the heap)
 		if r == CPU && !rec.RecurringEnded.IsZero() {
-			recent = after(recent, rec.RecurringEnded) // a recurring burst that has ended is no part of the load now
+			// a recurring burst that has ended is no part of the load now
+			recent = withoutBurst(recent, rec.RecurringFrom, rec.RecurringEnded, buf[:0])
 		}
 		recurring := 0.0
 		if r == CPU && rec.RecurringCPU > 0 && c > 0 { // a usage: its load above the base of pods of its size
@@ -576,7 +602,7 @@ func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource
 		}
 		if tl, ok := trackedLoad(spec.Tracking, recent, r, rec.MemoryRise, load, recurring); ok {
 			if r == CPU && st.returning && returns(st, rec) {
-				tl = spec.returnLoad(tl, recent, rec.RecurringBefore, c, pCur, st.HPA != nil)
+				tl = spec.returnLoad(tl, after(rec.Recent, rec.RecurringEnded), rec.RecurringBefore, c, pCur, st.HPA != nil)
 			}
 			f := spec.follow(st, k, r, c, pCur, podMin, tl)
 			if f.ahead {
@@ -942,11 +968,11 @@ func gate(spec *Spec, st State, dir hvpav1alpha1.Direction, r *Resource, tNew, t
 		}
 	}
 	urgent := st.OOMSinceLastScaling && dir == hvpav1alpha1.DirectionUp
-	// the fall back from a recurring burst that has ended ends the scaling that rose for it (section 5)
-	back := st.returning && dir == hvpav1alpha1.DirectionDown
-	if msg, held := burstHold(st, dir); held && !back {
+	if msg, held := burstHold(st, dir); held {
 		return hvpav1alpha1.BlockReasonStabilizationWindow, msg, true
 	}
+	// the fall back from a recurring burst that has ended ends the scaling that rose for it (section 5)
+	back := st.returning && dir == hvpav1alpha1.DirectionDown
 	if !urgent && !back && pol.Stabilization > 0 && st.LastScaleTime != nil {
 		if since := st.Now.Sub(*st.LastScaleTime); since < pol.Stabilization {
 			return hvpav1alpha1.BlockReasonStabilizationWindow,

@@ -1,6 +1,7 @@
 package scaling
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,14 @@ func TestReturnFromRecurringBurst(t *testing.T) {
 		"the fall back made already": {edit: func(st *State) {
 			at := st.Recommendation[0].RecurringEnded.Add(2 * time.Minute)
 			st.LastScaleTime = &at
+		}, wantTotal: 4 * 1774, held: "stabilization is 30m0s"},
+		// a burst in two parts: the second is ahead now, and the total holds for it
+		"the burst ended, another ahead now": {edit: func(st *State) {
+			st.Recommendation[0].RecurringCPU = 5000
+		}, wantTotal: 4 * 1774, held: "stabilization is 30m0s"},
+		// a fall back that did not come within RecurReturnWithin of the end is a fall like any
+		"the burst ended 10 minutes ago": {edit: func(st *State) {
+			st.Recommendation[0].RecurringEnded = st.Now.Add(-RecurReturnWithin)
 		}, wantTotal: 4 * 1774, held: "stabilization is 30m0s"},
 		"no burst ended": {edit: func(st *State) {
 			st.Recommendation[0].RecurringFrom, st.Recommendation[0].RecurringEnded = time.Time{}, time.Time{}
@@ -167,7 +176,9 @@ func TestRecurringBurstHold(t *testing.T) {
 		"ahead again since 3 minutes":       {from: -63 * time.Minute, ended: -48 * time.Minute, next: -3 * time.Minute, want: "ahead at 11:57"},
 		"ahead again since 4 minutes":       {from: -64 * time.Minute, ended: -48 * time.Minute, next: -4 * time.Minute},
 		"a scale-up, under way":             {from: -20 * time.Minute, up: true},
-		"the fall back from one that ended": {from: -20 * time.Minute, ended: -5 * time.Minute, next: 40 * time.Minute, returning: true},
+		"the fall back from one that ended": {from: -20 * time.Minute, ended: -5 * time.Minute, returning: true},
+		// a burst due within RecurQuiet holds the fall back too: it would take it back
+		"the fall back, another burst due in 10 minutes": {from: -20 * time.Minute, ended: -5 * time.Minute, next: 10 * time.Minute, returning: true, want: "ahead at 12:10"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -190,5 +201,39 @@ func TestRecurringBurstHold(t *testing.T) {
 				t.Fatalf("blocked %v %q, want %q", blocked, msg, tc.want)
 			}
 		})
+	}
+}
+
+// TestWithoutBurst pins which samples the CPU estimate reads once a recurring burst has ended: all but those
+// from the first minute it was ahead to its end.
+func TestWithoutBurst(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	recent := make([]LoadSample, 6)
+	for i := range recent {
+		recent[i] = LoadSample{At: t0.Add(time.Duration(i) * time.Minute), Load: V(float64(i), -1)}
+	}
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	cases := map[string]struct {
+		from, end time.Time
+		want      []float64 // the CPU of the samples kept
+	}{
+		"in the middle":         {from: at(2), end: at(4), want: []float64{0, 1, 4, 5}},
+		"from before the first": {from: at(-5), end: at(3), want: []float64{3, 4, 5}},
+		"between two samples":   {from: at(1).Add(30 * time.Second), end: at(2).Add(30 * time.Second), want: []float64{0, 1, 3, 4, 5}},
+		"all before the window": {from: at(-9), end: at(-3), want: []float64{0, 1, 2, 3, 4, 5}},
+	}
+	for name, tc := range cases {
+		var buf [recentBuf]LoadSample
+		var got []float64
+		for _, s := range withoutBurst(recent, tc.from, tc.end, buf[:0]) {
+			v, _ := s.Load.Get(CPU)
+			got = append(got, v)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+	if recent[2].At != at(2) {
+		t.Error("recent was changed")
 	}
 }

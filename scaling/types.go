@@ -278,8 +278,8 @@ type Recommendation struct {
 	// least the load before (section 2a: the return from a recurring burst).
 	RecurringFrom, RecurringEnded time.Time
 	RecurringBefore               float64
-	// RecurringNext is when that burst is ahead again, a period after RecurringFrom (zero: none): within
-	// RecurQuiet before it, scale-downs wait (section 5).
+	// RecurringNext is the first minute, within minutes from now, at which a recurring burst is ahead (zero:
+	// none): within RecurQuiet before it, scale-downs wait (section 5).
 	RecurringNext time.Time
 	// PodMin is the least per-pod value of the container that the embedded recommender gives (its pod
 	// minimum, upstream's --pod-recommendation-min-cpu-millicores and -memory-mb, split over the pod's

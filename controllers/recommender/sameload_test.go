@@ -8,8 +8,9 @@ import (
 )
 
 // TestSameLoad pins what wakes an Hvpa at once when the recommender publishes: a change of a target or bound,
-// or of the recurring burst ahead (a burst minutes away cannot wait for the next sync); a recent load that
-// moved, as it does at every run, does not.
+// of the recurring burst ahead (a burst minutes away cannot wait for the next sync), or of one's start, end,
+// usage before it or next time ahead (the fall back from a burst, or the hold before one, cannot either); a
+// recent load that moved, as it does at every run, does not.
 func TestSameLoad(t *testing.T) {
 	base := recommender.ContainerLoad{Container: "app", Target: recommender.Amounts{CPUMilli: 500, MemoryBytes: 1 << 30},
 		Recent: []recommender.LoadSample{{At: time.Unix(0, 0), CPUMilli: 400, MemoryBytes: 1 << 29}}}
@@ -28,6 +29,10 @@ func TestSameLoad(t *testing.T) {
 		"an upper bound moved":    {b: with(func(l *recommender.ContainerLoad) { l.UpperBound.MemoryBytes = 1 })},
 		"a recurring burst ahead": {b: with(func(l *recommender.ContainerLoad) { l.RecurringCPU = 2800 })},
 		"its period":              {b: with(func(l *recommender.ContainerLoad) { l.RecurringEvery = 24 * time.Hour })},
+		"a burst seen ahead":      {b: with(func(l *recommender.ContainerLoad) { l.RecurringFrom = time.Unix(60, 0) })},
+		"its end":                 {b: with(func(l *recommender.ContainerLoad) { l.RecurringEnded = time.Unix(600, 0) })},
+		"the usage before it":     {b: with(func(l *recommender.ContainerLoad) { l.RecurringBefore = 900 })},
+		"a burst ahead soon":      {b: with(func(l *recommender.ContainerLoad) { l.RecurringNext = time.Unix(900, 0) })},
 		"another container":       {b: with(func(l *recommender.ContainerLoad) { l.Container = "sidecar" })},
 	}
 	for name, tc := range cases {
