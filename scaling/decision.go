@@ -458,10 +458,10 @@ const RecurLead = 4 * time.Minute
 // ahead of it would take it back within minutes.
 const RecurQuiet = 15 * time.Minute
 
-// burstSoon is when a recurring burst of a recommendation's is ahead again, if within RecurQuiet (zero: none).
+// burstSoon is when a recurring burst of a recommendation's is ahead, if within RecurQuiet (zero: none).
 func burstSoon(st State) time.Time {
 	for i := range st.Recommendation {
-		// the burst is ahead again from a period after it first was, give or take the minutes of RecurLead
+		// RecurringNext is as of the recommender's last run: a burst ahead from then stays so for RecurLead
 		if next := st.Recommendation[i].RecurringNext; st.Now.Before(next.Add(RecurLead)) && !next.After(st.Now.Add(RecurQuiet)) {
 			return next
 		}
