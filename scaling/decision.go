@@ -406,7 +406,7 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 			level = max(level, tl.long)
 		}
 		t := within(s.VPATotal(r, level, c, pCur))
-		if young && tl.rise > s.Tracking.JumpRise {
+		if young && tl.jumps(s.Tracking) {
 			t = max(t, cur) // a memory that jumps does not fall at all while the history is young
 		}
 		return t, within(s.VPATotal(r, trigger, c, pCur)) > cur && t >= cur*(1+s.Tracking.MinStep)
@@ -601,6 +601,7 @@ func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource
 			recurring = max(0, rec.RecurringCPU-float64(c)*spec.Base[CPU].Base(rec.RecurringCPU/float64(c)))
 		}
 		if tl, ok := trackedLoad(spec.Tracking, recent, r, rec.MemoryRise, load, recurring); ok {
+			tl.recurs = !rec.RecurringFrom.IsZero() // a recurring burst was ahead within the recommender's day
 			if r == CPU && st.returning && returns(st, rec) {
 				tl = spec.returnLoad(tl, after(rec.Recent, rec.RecurringEnded), rec.RecurringBefore, c, pCur, st.HPA != nil)
 			}

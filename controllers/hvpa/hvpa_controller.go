@@ -51,6 +51,7 @@ import (
 	"github.com/hvpa-dev/hvpa/hvpacycle"
 	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/heartbeat"
+	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/recommender/adaptive"
@@ -199,7 +200,8 @@ func hvpaOfHPA(_ context.Context, o client.Object) []reconcile.Request {
 }
 
 // podChanged passes pod creations and deletions and the updates the decision cares about: phase, deletion,
-// container restarts.
+// container restarts, readiness (the HPA's reading waits for every pod to be ready, and for a start's
+// readiness to age: scaling.HPAPods).
 var podChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		before, ok1 := e.ObjectOld.(*corev1.Pod)
@@ -208,7 +210,7 @@ var podChanged = predicate.Funcs{
 			return false
 		}
 		return before.Status.Phase != after.Status.Phase || (before.DeletionTimestamp == nil) != (after.DeletionTimestamp == nil) ||
-			restarts(before) != restarts(after)
+			restarts(before) != restarts(after) || podstore.IsReady(before) != podstore.IsReady(after)
 	},
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }

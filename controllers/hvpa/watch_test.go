@@ -100,6 +100,10 @@ func TestPodChanged(t *testing.T) {
 	restarted.Status.ContainerStatuses[0].RestartCount = 1
 	relabelled := running.DeepCopy()
 	relabelled.Labels = map[string]string{"x": "y"}
+	ready := running.DeepCopy()
+	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	unready := ready.DeepCopy()
+	unready.Status.Conditions[0].Status = corev1.ConditionFalse
 	cases := map[string]struct {
 		before, after *corev1.Pod
 		want          bool
@@ -107,6 +111,9 @@ func TestPodChanged(t *testing.T) {
 		"started":         {pending, running, true},
 		"restarted (OOM)": {running, restarted, true},
 		"metadata only":   {running, relabelled, false},
+		"became ready":    {running, ready, true},
+		"no longer ready": {ready, unready, true},
+		"ready, unknown":  {unready, running, false},
 		"nothing changed": {running, running.DeepCopy(), false},
 	}
 	for name, tc := range cases {

@@ -75,7 +75,7 @@ func (p *Pod) GetObjectMeta() metav1.Object {
 // From is what the recommender reads of p; p is not kept.
 func From(p *corev1.Pod) *Pod {
 	out := &Pod{Namespace: podMaps.share(p.Namespace), Name: p.Name, UID: p.UID, Labels: podMaps.labelMap(p.Labels), Phase: p.Status.Phase,
-		Ready: isReady(p)}
+		Ready: IsReady(p)}
 	if p.Status.Reason == "Evicted" {
 		out.EvictionMessage, out.EvictedAt = p.Status.Message, evictedAt(p)
 	}
@@ -138,7 +138,8 @@ func value(l corev1.ResourceList, r corev1.ResourceName) float64 {
 	return 0
 }
 
-func isReady(p *corev1.Pod) bool {
+// IsReady reports whether p's Ready condition is True (a Service sends it traffic).
+func IsReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
