@@ -370,67 +370,11 @@ func (l *minuteLoad) save() (MinutesCheckpoint, bool) {
 // load takes a checkpoint's minutes and bursts up to now. A minute is taken when it is not older than the
 // minutes held (a minute this process sampled too keeps the larger load, a slot holding a newer minute keeps
 // it); the times the checkpoint's minutes had judged are not judged again. The bursts join this process'
-// (runs that meet become one, with the larger peak); the newest recurRuns stay. When this process has seen
-// no burst ahead, the one ahead within the last RecurPeriods[0] is noted again (renote).
+// (runs that meet become one, with the larger peak); the newest recurRuns stay.
 func (l *minuteLoad) load(c MinutesCheckpoint, now time.Time) {
 	last := minuteOf(now)
 	l.loadMinutes(c.Start, c.MilliCores, last)
 	l.mergeRuns(c.Bursts, last)
-	if l.aheadTo == 0 {
-		l.renote(last)
-	}
-}
-
-// renote notes, minute by minute as add would have, the recurring burst ahead within the RecurPeriods[0] up to
-// minute last (the burst times are the checkpoint's; a run ahead at the first of those minutes began before
-// them and is left out) and its end where the minutes held show it: a process that restarts while a burst is
-// under way, or minutes after it, falls back from it as the process before would have, and holds scale-downs
-// while it is under way. A burst whose end may have come in minutes the writer saw and the ring no longer
-// holds (endUnseen: the writer fell back from it; the ring may show a later end) is not noted. The usage before it is the RecurBeforeWindow's when the ring
-// still holds it (-1 when not: halfway is then from zero, and the fall back reads the usage since the end only).
-func (l *minuteLoad) renote(last int64) {
-	m := last - minutes(RecurPeriods[0]) + 1
-	for ; m <= last; m++ {
-		if level, _ := l.recurring(time.Unix(m*60, 0)); level <= 0 {
-			break
-		}
-	}
-	for ; m <= last; m++ {
-		l.noteAhead(m)
-		l.noteEnd(m)
-	}
-	if l.aheadTo == 0 {
-		return
-	}
-	upTo := l.last - minutes(RecurEnd) + 1 // an end whose minutes the writer had all seen
-	if l.endedAt > l.aheadTo {
-		upTo = int64(l.endedAt) - 1 // an end before the one the ring shows
-	}
-	if l.endUnseen(upTo) {
-		l.aheadFrom, l.aheadTo, l.endedAt, l.aheadLevel, l.aheadBefore = 0, 0, 0, 0, 0
-	}
-}
-
-// endUnseen reports whether the recurring burst ahead last may have ended in minutes the ring does not hold,
-// starting at a minute up to upTo: RecurEnd minutes after its RecurLead, not all held, none of those held above
-// halfway.
-func (l *minuteLoad) endUnseen(upTo int64) bool {
-	for q := int64(l.aheadTo) + minutes(RecurLead) + 1; q <= upTo; q++ {
-		possible := false
-		for p := q; p < q+minutes(RecurEnd); p++ {
-			i := slot(p)
-			if held := l.stamp[i] == int32(p+1); held && l.cpu[i] > l.halfway() {
-				possible = false
-				break
-			} else if !held {
-				possible = true
-			}
-		}
-		if possible {
-			return true
-		}
-	}
-	return false
 }
 
 // loadMinutes takes the load of the minutes from start on (-1: none) that are neither after minute last nor

@@ -246,13 +246,6 @@ func FuzzRecurringBurst(f *testing.F) {
 				seen[float32(cpu)] = at
 			}
 		}
-		// a burst noted ahead (by the samples, or again from the checkpoint: renote) is no later than the newest
-		// sample, and ends after the minutes it was ahead
-		for _, p := range []*minuteLoad{&l, &back} {
-			if from, end, _ := p.ended(newest); !from.IsZero() && (from.After(newest) || (!end.IsZero() && !end.After(from))) {
-				t.Fatalf("a burst ahead from %v, ended %v, with the newest sample at %v", from, end, newest)
-			}
-		}
 		// the minutes through their checkpoint, and the samples after it, give the same burst
 		a, ae := whole.recurring(at)
 		if b, be := back.recurring(at); a != b || ae != be {
@@ -558,78 +551,6 @@ func TestRecurringBurstEnd(t *testing.T) {
 	}
 	if _, end, _ := l.ended(at(4*60 + 17)); !end.Equal(at(4*60 + 15)) {
 		t.Errorf("end %v, want 04:15 (the 3 minutes after the taken back one)", end)
-	}
-}
-
-// TestRecurringBurstRestart: a process that loads the checkpoint of one that wrote it during a recurring burst
-// (or minutes before or after it) and takes the rest of the samples notes the burst ahead and its end as the
-// writer would have (renote), the usage before it when its ring still holds the minutes before the burst.
-func TestRecurringBurstRestart(t *testing.T) {
-	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
-	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
-	burst := func(m int) float64 { // 2800m for the first 12 minutes of every hour, 400m between
-		if m%60 < 12 {
-			return 2800
-		}
-		return 400
-	}
-	const from, end = 4*60 - 4, 4*60 + 12 // the fifth hour's burst: ahead from 03:56, ended at 04:12
-	cases := map[string]struct {
-		written, down int     // the writer's last minute; the minutes without a process after it
-		before        float64 // -1: the ring no longer holds the minutes before the burst
-		now           int
-		noEnd         bool
-	}{
-		"written ahead of the burst":                {written: 4*60 - 2, now: 4*60 + 20, before: 400},
-		"written in the burst":                      {written: 4*60 + 5, now: 4*60 + 20, before: 400},
-		"written in the burst, down 3 minutes":      {written: 4*60 + 5, down: 3, now: 4*60 + 20, before: 400},
-		"written in the end's minutes":              {written: 4*60 + 13, now: 4*60 + 20, before: -1},
-		"written after the end":                     {written: 4*60 + 20, now: 4*60 + 21, before: -1},
-		"written in the burst, read before its end": {written: 4*60 + 5, now: 4*60 + 10, before: 400, noEnd: true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			var writer, reader minuteLoad
-			for m := 0; m <= tc.written; m++ {
-				writer.add(at(m), burst(m))
-			}
-			c, ok := writer.save()
-			if !ok {
-				t.Fatal("the writer saved nothing")
-			}
-			reader.load(c, at(tc.written+tc.down))
-			for m := tc.written + tc.down + 1; m <= tc.now; m++ {
-				reader.add(at(m), burst(m))
-			}
-			gotFrom, gotEnd, gotBefore := reader.ended(at(tc.now))
-			wantEnd := at(end)
-			if tc.noEnd {
-				wantEnd = time.Time{}
-			}
-			if !gotFrom.Equal(at(from)) || !gotEnd.Equal(wantEnd) || gotBefore != tc.before {
-				t.Fatalf("ahead from %v, end %v, before %v; want ahead from %s, end %v, before %v",
-					gotFrom, gotEnd, gotBefore, at(from).UTC().Format("15:04"), wantEnd, tc.before)
-			}
-		})
-	}
-	// the end of a burst may have come in minutes the ring no longer holds (written half an hour after it, 04:40:
-	// the ring holds 04:25 on): the writer fell back from it, and it is not noted
-	var writer, reader minuteLoad
-	for m := 0; m <= 4*60+40; m++ {
-		writer.add(at(m), burst(m))
-	}
-	c, _ := writer.save()
-	reader.load(c, at(4*60+41))
-	if gotFrom, gotEnd, _ := reader.ended(at(4*60 + 41)); !gotFrom.IsZero() || !gotEnd.IsZero() {
-		t.Fatalf("written at 04:40, read at 04:41: ahead from %v, end %v; want none", gotFrom, gotEnd)
-	}
-	// read an hour and more later (down from 04:40 to 05:58): the 05:00 burst was ahead at the first minute of
-	// the hour before (04:59) and began before it, so it is left out (noted from 04:59, it would hold
-	// scale-downs and swallow the next burst as its second part); the 06:00 one recurs from no burst at 05:00
-	var late minuteLoad
-	late.load(c, at(5*60+58))
-	if gotFrom, gotEnd, _ := late.ended(at(5*60 + 58)); !gotFrom.IsZero() || !gotEnd.IsZero() {
-		t.Fatalf("read at 05:58: ahead from %v, end %v; want none", gotFrom, gotEnd)
 	}
 }
 
