@@ -148,13 +148,13 @@ type tracked struct {
 	// a recurring burst: returnLoad), so a total from them is that usage, spread without base budgeting (a rise
 	// from them too: it is read from the same usage)
 	whole bool
-	// recurs: the workload's load has a recurring burst (one was ahead within a day: Recommendation.RecurringFrom),
-	// so a memory jump while the history is young is the burst's, whose peak the long history holds
+	// recurs: the memory's recent peak came with a recurring burst (jumpOfBurst), so a memory jump while the
+	// history is young is the burst's, whose peak the long history holds
 	recurs bool
 }
 
 // jumps reports whether a memory's rise is a jump (above JumpRise) that does not recur: while the history is
-// young such a memory does not fall (section 2a, Confidence). The jumps of a load with a recurring burst are
+// young such a memory does not fall (section 2a, Confidence). A jump whose peak came with a recurring burst is
 // the burst's: the long history's target, the young floor, holds its peak, and the burst comes at its time.
 func (tl tracked) jumps(tr Tracking) bool { return tl.rise > tr.JumpRise && !tl.recurs }
 

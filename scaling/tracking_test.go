@@ -141,15 +141,25 @@ func TestLoadFollowingTotal(t *testing.T) {
 			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))),
 			edit: func(_ *Spec, st *State) { st.LowConfidence, st.Recommendation[0].MemoryRise = true, 0.5 }, source: SourceLoad,
 			wantCPU: 1000, wantMem: 4096 * mi},
-		// the jumps of a load with a recurring burst (one was ahead 3 hours ago) are the burst's, whose peak the
-		// long history holds: the young floor is the long history's target, as for a memory that does not jump
+		// a memory whose peak came with a recurring burst (ahead from 70 minutes ago, ended 58 minutes ago; the
+		// memory window's peak, its first sample at it, 59 minutes ago) jumps with the burst, whose peak the long
+		// history holds: the young floor is the long history's target, as for a memory that does not jump
 		"memory that jumps with a recurring burst falls to the long history's target while young": {st: loadState(3, V(1000, 4096*mi),
 			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))),
 			edit: func(_ *Spec, st *State) {
 				rec := &st.Recommendation[0]
 				st.LowConfidence, rec.MemoryRise = true, 0.5
-				rec.RecurringFrom, rec.RecurringEnded = st.Now.Add(-3*time.Hour), st.Now.Add(-3*time.Hour+12*time.Minute)
+				rec.RecurringFrom, rec.RecurringEnded = st.Now.Add(-70*time.Minute), st.Now.Add(-58*time.Minute)
 			}, source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(8000 * mi / 3)},
+		// the memory's peak (59 minutes ago) came 2 hours after the recurring burst (a CPU burst; the memory
+		// jumps at other times): the jump holds
+		"memory that jumps apart from a recurring burst does not fall while young": {st: loadState(3, V(1000, 4096*mi),
+			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))),
+			edit: func(_ *Spec, st *State) {
+				rec := &st.Recommendation[0]
+				st.LowConfidence, rec.MemoryRise = true, 0.5
+				rec.RecurringFrom, rec.RecurringEnded = st.Now.Add(-3*time.Hour), st.Now.Add(-3*time.Hour+12*time.Minute)
+			}, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"memory falls to half the long history's target once the history is old": {st: loadState(3, V(1000, 4096*mi),
 			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))), source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(4000 * mi / 3)},
 		// a rise of 100% puts the estimate at twice the median (10000Mi, 11500Mi with headroom): no higher than

@@ -108,13 +108,13 @@ func TestPodChanged(t *testing.T) {
 		before, after *corev1.Pod
 		want          bool
 	}{
-		"started":         {pending, running, true},
-		"restarted (OOM)": {running, restarted, true},
-		"metadata only":   {running, relabelled, false},
-		"became ready":    {running, ready, true},
-		"no longer ready": {ready, unready, true},
-		"ready, unknown":  {unready, running, false},
-		"nothing changed": {running, running.DeepCopy(), false},
+		"started":                      {pending, running, true},
+		"restarted (OOM)":              {running, restarted, true},
+		"metadata only":                {running, relabelled, false},
+		"became ready":                 {running, ready, true},
+		"no longer ready":              {ready, unready, true},
+		"not ready, then no condition": {unready, running, false},
+		"nothing changed":              {running, running.DeepCopy(), false},
 	}
 	for name, tc := range cases {
 		if got := podChanged.Update(event.UpdateEvent{ObjectOld: tc.before, ObjectNew: tc.after}); got != tc.want {
