@@ -565,27 +565,16 @@ func (s *Spec) returnLoad(tl tracked, recent []LoadSample, before float64, c int
 	return tl
 }
 
-// jumpOfBurst reports whether the memory peak of rec's memory window (its first sample at that peak) came with
-// the recurring burst of rec: from the first minute it was ahead to its end (while it is under way, any time
+// jumpOfBurst reports whether a memory whose window's peak came at peakAt (trackedLoad) jumped with the
+// recurring burst of rec: from the first minute it was ahead to its end (while it is under way, any time
 // since), RecurReturnSlack either side. A young memory's jump is then the burst's, whose peak the long history
 // holds and which comes back at its time (section 2a, Confidence); a jump at another time (a memory spike of a
 // load that also has a recurring CPU burst) is not.
-func jumpOfBurst(tr Tracking, rec *Recommendation) bool {
-	n := len(rec.Recent)
-	if rec.RecurringFrom.IsZero() || n == 0 {
+func jumpOfBurst(peakAt time.Time, rec *Recommendation) bool {
+	if rec.RecurringFrom.IsZero() || peakAt.Before(rec.RecurringFrom.Add(-RecurReturnSlack)) {
 		return false
 	}
-	last := rec.Recent[n-1].At
-	peak, at := -1.0, time.Time{}
-	for i := range rec.Recent {
-		if v, ok := rec.Recent[i].Load.Get(Memory); ok && last.Sub(rec.Recent[i].At) < tr.MemoryWindow && v > peak {
-			peak, at = v, rec.Recent[i].At
-		}
-	}
-	if peak < 0 || at.Before(rec.RecurringFrom.Add(-RecurReturnSlack)) {
-		return false
-	}
-	return rec.RecurringEnded.IsZero() || at.Before(rec.RecurringEnded.Add(RecurReturnSlack))
+	return rec.RecurringEnded.IsZero() || peakAt.Before(rec.RecurringEnded.Add(RecurReturnSlack))
 }
 
 // band is how far below the total in force of resource r a following total's level must be to move it down:
@@ -624,7 +613,7 @@ func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource
 			recurring = max(0, rec.RecurringCPU-float64(c)*spec.Base[CPU].Base(rec.RecurringCPU/float64(c)))
 		}
 		if tl, ok := trackedLoad(spec.Tracking, recent, r, rec.MemoryRise, load, recurring); ok {
-			tl.recurs = r == Memory && jumpOfBurst(spec.Tracking, rec)
+			tl.recurs = r == Memory && jumpOfBurst(tl.peakAt, rec)
 			if r == CPU && st.returning && returns(st, rec) {
 				tl = spec.returnLoad(tl, after(rec.Recent, rec.RecurringEnded), rec.RecurringBefore, c, pCur, st.HPA != nil)
 			}

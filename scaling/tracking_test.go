@@ -160,6 +160,15 @@ func TestLoadFollowingTotal(t *testing.T) {
 				st.LowConfidence, rec.MemoryRise = true, 0.5
 				rec.RecurringFrom, rec.RecurringEnded = st.Now.Add(-3*time.Hour), st.Now.Add(-3*time.Hour+12*time.Minute)
 			}, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
+		// the memory's peak (59 minutes ago) came before the recurring burst (ahead from 30 minutes ago, ended
+		// 18 minutes ago): the jump holds
+		"memory that jumped before a recurring burst does not fall while young": {st: loadState(3, V(1000, 4096*mi),
+			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))),
+			edit: func(_ *Spec, st *State) {
+				rec := &st.Recommendation[0]
+				st.LowConfidence, rec.MemoryRise = true, 0.5
+				rec.RecurringFrom, rec.RecurringEnded = st.Now.Add(-30*time.Minute), st.Now.Add(-18*time.Minute)
+			}, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"memory falls to half the long history's target once the history is old": {st: loadState(3, V(1000, 4096*mi),
 			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))), source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(4000 * mi / 3)},
 		// a rise of 100% puts the estimate at twice the median (10000Mi, 11500Mi with headroom): no higher than
