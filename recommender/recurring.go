@@ -248,6 +248,11 @@ func (l *minuteLoad) noteAhead(m int64) {
 		return
 	}
 	if l.aheadTo != 0 && l.endedAt <= l.aheadTo && m-int64(l.aheadTo) < minutes(RecurPeriods[0]) {
+		if _, _, seen := l.span(int64(l.aheadTo), m-1); !seen {
+			// no minute since the last one it was ahead was sampled (a restart from its checkpoint, a gap in
+			// the metrics): it may have been ahead all along, and its end is read after this minute
+			l.aheadTo, l.aheadLevel = int32(m), max(l.aheadLevel, float32(level))
+		}
 		return
 	}
 	l.aheadFrom, l.aheadTo, l.aheadLevel, l.aheadBefore = int32(m), int32(m), float32(level), -1
@@ -278,6 +283,13 @@ func (l *minuteLoad) noteEnd(m int64) {
 		if i := slot(q); l.stamp[i] != int32(q+1) || l.cpu[i] > l.halfway() {
 			return
 		}
+	}
+	// minutes without a sample before them (a restart, a gap in the metrics) may have been its end already:
+	// the end is the first minute after the last one sampled, the earliest it can be (a scale made in those
+	// minutes, the fall back of the process that saw them, is after its end)
+	low := max(int64(l.aheadTo)+minutes(RecurLead)+1, m-recurRing+1)
+	for first > low && l.stamp[slot(first-1)] != int32(first) {
+		first--
 	}
 	l.endedAt = int32(first)
 }
@@ -319,11 +331,21 @@ func (l *minuteLoad) next(now time.Time) time.Time {
 
 // MinutesCheckpoint is what a checkpoint keeps of a workload total's minutes: the CPU usage (millicores) of
 // each of its last minutes from Start on (-1 for a minute without a sample), whose bursts are not all judged
-// yet, and the times of the bursts of the last days.
+// yet, the times of the bursts of the last days, and the recurring burst ahead last (nil: none).
 type MinutesCheckpoint struct {
 	Start      time.Time
 	MilliCores []int32
 	Bursts     []BurstCheckpoint
+	Ahead      *AheadCheckpoint
+}
+
+// AheadCheckpoint is the recurring burst a workload total saw ahead last (section 2a): ahead from the minute
+// From to the minute To, ended at the minute Ended (zero: not yet), at a level of LevelMilliCores, after a
+// usage of BeforeMilliCores (-1: none sampled). The decision's return from the burst and its scale-downs held
+// while the burst is under way read it.
+type AheadCheckpoint struct {
+	From, To, Ended                   time.Time
+	LevelMilliCores, BeforeMilliCores int32
 }
 
 // BurstCheckpoint is a run of burst times: from Start on, for Minutes minutes, a burst of PeakMilliCores
@@ -364,7 +386,11 @@ func (l *minuteLoad) save() (MinutesCheckpoint, bool) {
 				PeakMilliCores: int32(math.Round(float64(l.peak[r])))})
 		}
 	}
-	return c, newest >= 0 || len(c.Bursts) > 0
+	if from, end, before := l.ended(time.Unix(l.last*60, 0)); !from.IsZero() {
+		c.Ahead = &AheadCheckpoint{From: from.UTC(), To: time.Unix(int64(l.aheadTo)*60, 0).UTC(), Ended: end.UTC(),
+			LevelMilliCores: int32(math.Round(float64(l.aheadLevel))), BeforeMilliCores: int32(math.Round(before))}
+	}
+	return c, newest >= 0 || len(c.Bursts) > 0 || c.Ahead != nil
 }
 
 // load takes a checkpoint's minutes and bursts up to now. A minute is taken when it is not older than the
@@ -375,6 +401,47 @@ func (l *minuteLoad) load(c MinutesCheckpoint, now time.Time) {
 	last := minuteOf(now)
 	l.loadMinutes(c.Start, c.MilliCores, last)
 	l.mergeRuns(c.Bursts, last)
+	if c.Ahead != nil {
+		l.loadAhead(*c.Ahead)
+	}
+}
+
+// loadAhead takes the recurring burst a checkpoint's writer saw ahead last. Where this process has noted one
+// too, the later stays; two that are one burst (ahead again within the hour before it ended, as noteAhead
+// reads them) become one: the first minute ahead and the usage before it of the earlier, the last minute and
+// the larger level, and an end after both last minutes ahead (the later one's).
+func (l *minuteLoad) loadAhead(a AheadCheckpoint) {
+	from, to := int32(minuteOf(a.From)), int32(minuteOf(a.To))
+	ended := int32(0)
+	if !a.Ended.IsZero() {
+		ended = int32(minuteOf(a.Ended))
+	}
+	if from <= 0 || to < from || a.LevelMilliCores <= 0 {
+		return // not a burst ahead (a hand-edited checkpoint)
+	}
+	level, before := float32(a.LevelMilliCores), float32(max(a.BeforeMilliCores, -1))
+	if l.aheadTo == 0 || !l.oneBurst(from, to, ended) {
+		if to >= l.aheadTo {
+			l.aheadFrom, l.aheadTo, l.endedAt, l.aheadLevel, l.aheadBefore = from, to, ended, level, before
+		}
+		return
+	}
+	if from < l.aheadFrom {
+		l.aheadFrom, l.aheadBefore = from, before
+	}
+	l.aheadTo, l.aheadLevel = max(l.aheadTo, to), max(l.aheadLevel, level)
+	if l.endedAt = max(l.endedAt, ended); l.endedAt <= l.aheadTo {
+		l.endedAt = 0
+	}
+}
+
+// oneBurst reports whether the burst ahead from minute from to minute to (ended at ended, 0: not yet) and the
+// one this process noted are one: either was ahead again within the hour after the other's last minute
+// ahead, before that one had ended.
+func (l *minuteLoad) oneBurst(from, to, ended int32) bool {
+	hour := int32(minutes(RecurPeriods[0]))
+	within := func(f, t, e, g int32) bool { return g >= f && g-t < hour && (e <= t || g <= e) }
+	return within(l.aheadFrom, l.aheadTo, l.endedAt, from) || within(from, to, ended, l.aheadFrom)
 }
 
 // loadMinutes takes the load of the minutes from start on (-1: none) that are neither after minute last nor

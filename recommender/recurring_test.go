@@ -210,6 +210,20 @@ func FuzzRecurringBurst(f *testing.F) {
 	}
 	f.Add(hourly, uint16(100)) // a burst 3 minutes ahead
 	f.Add(append(hourly, 219, 20), uint16(100))
+	// a checkpoint as the fifth hour's burst comes (it was ahead the minutes before): the new process returns
+	// from the burst the old one saw ahead (the later samples: 20 minutes, then the same minute again)
+	var restart []byte
+	for m := 0; m < 4*60+20; m++ {
+		v := byte(20)
+		if m%60 < 12 {
+			v = 200
+		}
+		restart = append(restart, 1, v)
+	}
+	for len(restart) < 2*2*4*60 {
+		restart = append(restart, 0, 20)
+	}
+	f.Add(restart, uint16(100))
 	f.Fuzz(func(t *testing.T, steps []byte, scale uint16) {
 		t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 		// whole: the same samples in whole millicores, as a checkpoint keeps them; back: a new process that
@@ -250,6 +264,11 @@ func FuzzRecurringBurst(f *testing.F) {
 		a, ae := whole.recurring(at)
 		if b, be := back.recurring(at); a != b || ae != be {
 			t.Fatalf("a burst of %v every %v, %v every %v after a checkpoint of the minutes", a, ae, b, be)
+		}
+		// and the same burst ahead last: where it started and ended, and the usage before it
+		from, end, before := whole.ended(at)
+		if bf, be, bb := back.ended(at); !from.Equal(bf) || !end.Equal(be) || before != bb {
+			t.Fatalf("a burst ahead from %v, ended %v, after %v; after a checkpoint from %v, ended %v, after %v", from, end, before, bf, be, bb)
 		}
 		got, _ := l.recurring(at)
 		if got == 0 {
@@ -551,6 +570,114 @@ func TestRecurringBurstEnd(t *testing.T) {
 	}
 	if _, end, _ := l.ended(at(4*60 + 17)); !end.Equal(at(4*60 + 15)) {
 		t.Errorf("end %v, want 04:15 (the 3 minutes after the taken back one)", end)
+	}
+}
+
+// TestRecurringBurstRestart checks that the recurring burst ahead last survives a restart through its
+// checkpoint when the new process's first sample comes minutes after the checkpoint's last (the checkpoint is
+// written every --checkpoint-period): a burst still ahead at the restart is the same one (its end is read after
+// the minutes it was ahead, not after the checkpoint's), and an end the writer's checkpoint did not see is the
+// first minute after the last one sampled (the earliest it can be: a scale made in the minutes nobody sampled
+// is after it), not the new process's first.
+func TestRecurringBurstRestart(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	hourly := func(m int) float64 { // a burst for the first 12 minutes of every hour: ahead from 03:56 to 03:59
+		if m%60 < 12 {
+			return 2800
+		}
+		return 400
+	}
+	late := func(m int) float64 { // the fifth hour's burst comes at 04:04 (the last minute it can) for 12 minutes
+		switch {
+		case m >= 4*60 && m < 4*60+4:
+			return 400
+		case m >= 4*60+4 && m < 4*60+16:
+			return 2800
+		}
+		return hourly(m)
+	}
+	const from = 4*60 - 4
+	cases := map[string]struct {
+		load                  func(m int) float64
+		saved, restart, now   int // the checkpoint's last minute, the new process's first, and the minute read
+		end, uninterruptedEnd int // -1: not ended
+	}{
+		"ahead at the restart, the burst late": {load: late, saved: from, restart: from + 2, now: 4*60 + 10, end: -1, uninterruptedEnd: -1},
+		"ended in the minutes nobody sampled":  {load: hourly, saved: 4*60 + 5, restart: 4*60 + 18, now: 4*60 + 20, end: 4*60 + 6, uninterruptedEnd: 4*60 + 12},
+		"ended before the checkpoint":          {load: hourly, saved: 4*60 + 15, restart: 4*60 + 20, now: 4*60 + 22, end: 4*60 + 12, uninterruptedEnd: 4*60 + 12},
+		"in the burst at the restart":          {load: hourly, saved: 4*60 + 3, restart: 4*60 + 6, now: 4*60 + 20, end: 4*60 + 12, uninterruptedEnd: 4*60 + 12},
+	}
+	wantAt := func(m int) time.Time {
+		if m < 0 {
+			return time.Time{}
+		}
+		return at(m)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var whole, writer, back minuteLoad
+			for m := 0; m <= tc.now; m++ {
+				whole.add(at(m), tc.load(m))
+				if m <= tc.saved {
+					writer.add(at(m), tc.load(m))
+				}
+			}
+			if f, end, _ := whole.ended(at(tc.now)); !f.Equal(at(from)) || !end.Equal(wantAt(tc.uninterruptedEnd)) {
+				t.Fatalf("without a restart: ahead from %v, ended %v; want from %v, ended %v", f, end, at(from), wantAt(tc.uninterruptedEnd))
+			}
+			cp, ok := writer.save()
+			if !ok || cp.Ahead == nil {
+				t.Fatalf("the checkpoint holds no burst ahead: %+v", cp)
+			}
+			back.load(cp, at(tc.restart))
+			for m := tc.restart; m <= tc.now; m++ {
+				back.add(at(m), tc.load(m))
+			}
+			if f, end, before := back.ended(at(tc.now)); !f.Equal(at(from)) || !end.Equal(wantAt(tc.end)) || before != 400 {
+				t.Errorf("after the restart: ahead from %v, ended %v, after %v; want from %v, ended %v, after 400", f, end, before, at(from), wantAt(tc.end))
+			}
+		})
+	}
+
+	// a restore beside a burst this process noted itself: the later stays; two that are one burst (ahead again
+	// within the hour after the other, before it ended) become one
+	type ahead struct {
+		from, to, end int // minutes; end -1: not ended
+		level, before float32
+	}
+	noted := func(a ahead) minuteLoad {
+		l := minuteLoad{aheadFrom: int32(minuteOf(at(a.from))), aheadTo: int32(minuteOf(at(a.to))), aheadLevel: a.level, aheadBefore: a.before}
+		if a.end >= 0 {
+			l.endedAt = int32(minuteOf(at(a.end)))
+		}
+		return l
+	}
+	saved := func(a ahead) AheadCheckpoint {
+		return AheadCheckpoint{From: at(a.from), To: at(a.to), Ended: wantAt(a.end), LevelMilliCores: int32(a.level), BeforeMilliCores: int32(a.before)}
+	}
+	merges := map[string]struct{ mine, theirs, want ahead }{
+		"none noted here":               {mine: ahead{}, theirs: ahead{236, 239, 252, 2800, 400}, want: ahead{236, 239, 252, 2800, 400}},
+		"this process' later one stays": {mine: ahead{296, 299, -1, 2800, 400}, theirs: ahead{236, 239, 252, 2800, 400}, want: ahead{296, 299, -1, 2800, 400}},
+		"the checkpoint's later one":    {mine: ahead{116, 119, 132, 2000, 300}, theirs: ahead{236, 239, 252, 2800, 400}, want: ahead{236, 239, 252, 2800, 400}},
+		"one burst, under way":          {mine: ahead{240, 241, -1, 3000, 2800}, theirs: ahead{236, 239, -1, 2800, 400}, want: ahead{236, 241, -1, 3000, 400}},
+		"one burst, ended after both":   {mine: ahead{240, 241, 252, 3000, 2800}, theirs: ahead{236, 239, -1, 2800, 400}, want: ahead{236, 241, 252, 3000, 400}},
+		"one burst, this process first": {mine: ahead{236, 237, -1, 2800, 400}, theirs: ahead{238, 239, 252, 2800, 2800}, want: ahead{236, 239, 252, 2800, 400}},
+	}
+	for name, tc := range merges {
+		t.Run(name, func(t *testing.T) {
+			l := minuteLoad{}
+			if tc.mine.to > 0 {
+				l = noted(tc.mine)
+			}
+			theirs := saved(tc.theirs)
+			l.load(MinutesCheckpoint{Ahead: &theirs}, at(300))
+			if want := noted(tc.want); l.aheadFrom != want.aheadFrom || l.aheadTo != want.aheadTo || l.endedAt != want.endedAt ||
+				l.aheadLevel != want.aheadLevel || l.aheadBefore != want.aheadBefore {
+				t.Errorf("ahead %d-%d ended %d at %v after %v; want %d-%d ended %d at %v after %v", l.aheadFrom, l.aheadTo, l.endedAt, l.aheadLevel, l.aheadBefore,
+					want.aheadFrom, want.aheadTo, want.endedAt, want.aheadLevel, want.aheadBefore)
+			}
+		})
 	}
 }
 

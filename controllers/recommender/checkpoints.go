@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -199,24 +200,39 @@ func (r *Recommender) loadMinutes(ref checkpointRef, owner, container string, s 
 	for _, b := range s.CPUBursts {
 		c.Bursts = append(c.Bursts, recommender.BurstCheckpoint{Start: b.Start.Time, Minutes: int(b.Minutes), PeakMilliCores: b.PeakMilliCores})
 	}
-	if len(c.MilliCores) == 0 && len(c.Bursts) == 0 {
+	if a := s.CPUBurstAhead; a != nil {
+		c.Ahead = &recommender.AheadCheckpoint{From: a.From.Time, To: a.To.Time, LevelMilliCores: a.LevelMilliCores, BeforeMilliCores: -1}
+		if a.Ended != nil {
+			c.Ahead.Ended = a.Ended.Time
+		}
+		if a.BeforeMilliCores != nil {
+			c.Ahead.BeforeMilliCores = *a.BeforeMilliCores
+		}
+	}
+	if len(c.MilliCores) == 0 && len(c.Bursts) == 0 && c.Ahead == nil {
 		return
 	}
 	key := recommender.OwnerKey{Namespace: ref.Namespace, Owner: owner, Container: container}
 	r.state.LoadMinutes(r.model(r.Base), key, c, r.Clock.Now())
 }
 
-// toCheckpoint is a workload total's minutes and bursts as an HvpaCheckpoint's status keeps them.
-func toCheckpoint(c recommender.MinutesCheckpoint) (*hvpav1alpha1.CPUMinutes, []hvpav1alpha1.CPUBurst) {
-	var minutes *hvpav1alpha1.CPUMinutes
+// setMinutes sets a workload total's minutes, bursts and burst ahead in an HvpaCheckpoint's status.
+func setMinutes(s *hvpav1alpha1.HvpaCheckpointStatus, c recommender.MinutesCheckpoint) {
 	if len(c.MilliCores) > 0 {
-		minutes = &hvpav1alpha1.CPUMinutes{Start: metav1.NewTime(c.Start), MilliCores: c.MilliCores}
+		s.CPUMinutes = &hvpav1alpha1.CPUMinutes{Start: metav1.NewTime(c.Start), MilliCores: c.MilliCores}
 	}
-	var bursts []hvpav1alpha1.CPUBurst
 	for _, b := range c.Bursts {
-		bursts = append(bursts, hvpav1alpha1.CPUBurst{Start: metav1.NewTime(b.Start), Minutes: int32(b.Minutes), PeakMilliCores: b.PeakMilliCores})
+		s.CPUBursts = append(s.CPUBursts, hvpav1alpha1.CPUBurst{Start: metav1.NewTime(b.Start), Minutes: int32(b.Minutes), PeakMilliCores: b.PeakMilliCores})
 	}
-	return minutes, bursts
+	if a := c.Ahead; a != nil {
+		s.CPUBurstAhead = &hvpav1alpha1.CPUBurstAhead{From: metav1.NewTime(a.From), To: metav1.NewTime(a.To), LevelMilliCores: a.LevelMilliCores}
+		if !a.Ended.IsZero() {
+			s.CPUBurstAhead.Ended = ptr.To(metav1.NewTime(a.Ended))
+		}
+		if a.BeforeMilliCores >= 0 {
+			s.CPUBurstAhead.BeforeMilliCores = ptr.To(a.BeforeMilliCores)
+		}
+	}
 }
 
 // noteCheckpoint remembers a checkpoint listed at start: when it was written (the round-robin of the writes)
@@ -281,7 +297,7 @@ func (r *Recommender) writeCheckpoints(ctx context.Context, list []*served, hvpa
 		status := hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: CheckpointStatus(j.save(now), now)}
 		if j.minutes != nil {
 			if c, ok := j.minutes(); ok {
-				status.CPUMinutes, status.CPUBursts = toCheckpoint(c)
+				setMinutes(&status, c)
 			}
 		}
 		g.Go(func() error {
@@ -617,11 +633,8 @@ func (r *Recommender) statusKept(ctx context.Context, kind string, cp client.Obj
 		got = c.Status
 	case *hvpav1alpha1.HvpaCheckpoint:
 		got = c.Status.VerticalPodAutoscalerCheckpointStatus
-		if (sent.CPUMinutes != nil || len(sent.CPUBursts) > 0) && c.Status.CPUMinutes == nil && len(c.Status.CPUBursts) == 0 &&
-			got.LastUpdateTime.Unix() == sent.LastUpdateTime.Unix() && !r.dropsBursts.Swap(true) {
-			// the status was stored without them: a CRD of an earlier version (helm does not upgrade CRDs)
-			logf.FromContext(ctx).Info("the HvpaCheckpoint CRD drops status.cpuMinutes and status.cpuBursts: recurring bursts are not anticipated after a restart until the chart's CRDs (charts/hvpa/crds) are upgraded",
-				"checkpoint", cp.GetNamespace()+"/"+cp.GetName())
+		if got.LastUpdateTime.Unix() == sent.LastUpdateTime.Unix() {
+			r.noteDroppedFields(ctx, cp, sent, c.Status)
 		}
 	}
 	// stored times have whole seconds; the sample count and version tell a status from an older one
@@ -633,6 +646,18 @@ func (r *Recommender) statusKept(ctx context.Context, kind string, cp client.Obj
 		r.statusModes[kind] = statusInObject
 	}
 	return kept
+}
+
+// noteDroppedFields logs once a kind when a checkpoint's status was stored without the fields of the
+// recurring bursts it was sent with: a CRD of an earlier version (helm does not upgrade CRDs).
+func (r *Recommender) noteDroppedFields(ctx context.Context, cp client.Object, sent, stored hvpav1alpha1.HvpaCheckpointStatus) {
+	log := logf.FromContext(ctx).WithValues("checkpoint", cp.GetNamespace()+"/"+cp.GetName())
+	if (sent.CPUMinutes != nil || len(sent.CPUBursts) > 0) && stored.CPUMinutes == nil && len(stored.CPUBursts) == 0 && !r.dropsBursts.Swap(true) {
+		log.Info("the HvpaCheckpoint CRD drops status.cpuMinutes and status.cpuBursts: recurring bursts are not anticipated after a restart until the chart's CRDs (charts/hvpa/crds) are upgraded")
+	}
+	if sent.CPUBurstAhead != nil && stored.CPUBurstAhead == nil && !r.dropsAhead.Swap(true) {
+		log.Info("the HvpaCheckpoint CRD drops status.cpuBurstAhead: a recurring burst under way at a restart is returned from after the scale-down stabilization until the chart's CRDs (charts/hvpa/crds) are upgraded")
+	}
 }
 
 // deleteOrphanCheckpoints deletes the checkpoints this recommender wrote (WriterLabel) whose VPA or Hvpa no

@@ -142,6 +142,7 @@ type Recommender struct {
 	statusModes  map[string]statusMode                 // per checkpoint kind: whether its CRD takes the status in the object or in a subresource
 	cpMu         sync.Mutex                            // ours, replaceable, seen, legacy, statusModes and written while a run's checkpoint writers run
 	dropsBursts  atomic.Bool                           // the HvpaCheckpoint CRD dropped status.cpuMinutes and cpuBursts (logged once)
+	dropsAhead   atomic.Bool                           // the HvpaCheckpoint CRD dropped status.cpuBurstAhead (logged once)
 	hist         historyLoad                           // what of the usage history has loaded
 	legacy       map[vpaContainer]types.NamespacedName // Hvpa histories in VerticalPodAutoscalerCheckpoints (earlier versions), deleted once moved
 	undecodable  map[types.UID]string                  // VPAs that do not decode: the resourceVersion their condition was written at

@@ -55,19 +55,28 @@ func seedVPACheckpoint(ctx context.Context, ns, owner, container string, status 
 
 func seedHvpaCheckpoint(ctx context.Context, ns, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus) {
 	GinkgoHelper()
-	seedHvpaCheckpointRecurring(ctx, ns, owner, container, status, nil, nil)
+	seedHvpaCheckpointRecurring(ctx, ns, owner, container, hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: status})
 }
 
-// seedHvpaCheckpointRecurring writes an HvpaCheckpoint of this recommender holding the workload's CPU load of
-// its last minutes and its bursts too.
-func seedHvpaCheckpointRecurring(ctx context.Context, ns, owner, container string, status vpav1.VerticalPodAutoscalerCheckpointStatus,
-	minutes *hvpav1alpha1.CPUMinutes, bursts []hvpav1alpha1.CPUBurst) {
+// seedHvpaCheckpointRecurring writes an HvpaCheckpoint of this recommender holding what the anticipation of
+// recurring bursts reads too (the workload's CPU load of its last minutes, its bursts, the burst ahead last).
+func seedHvpaCheckpointRecurring(ctx context.Context, ns, owner, container string, status hvpav1alpha1.HvpaCheckpointStatus) {
 	GinkgoHelper()
 	cp := &hvpav1alpha1.HvpaCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: recommenderctrl.CheckpointName(owner, container),
 		Labels: map[string]string{recommenderctrl.WriterLabel: "default"}}, Spec: hvpav1alpha1.HvpaCheckpointSpec{HvpaName: owner, ContainerName: container}}
-	// created with its status: the CRD has no status subresource, as upstream's
-	cp.Status = hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: status, CPUMinutes: minutes, CPUBursts: bursts}
+	cp.Status = status // created with its status: the CRD has no status subresource, as upstream's
 	Expect(k8s.Create(ctx, cp)).To(Succeed())
+}
+
+// hourlyBursts is what a recommender checkpoints of a burst of 2000m that started at start's time of each of
+// the last 3 hours: the runs of the 4 minutes it was ahead of.
+func hourlyBursts(start time.Time) []hvpav1alpha1.CPUBurst {
+	var bursts []hvpav1alpha1.CPUBurst
+	for k := 3; k >= 1; k-- {
+		at := start.Add(time.Duration(-60*k) * time.Minute)
+		bursts = append(bursts, hvpav1alpha1.CPUBurst{Start: metav1.NewTime(at.Add(-4 * time.Minute)), Minutes: 4, PeakMilliCores: 2000})
+	}
+	return bursts
 }
 
 // samplesOf is the totalSamplesCount stored in a checkpoint (-1: none stored).
@@ -229,13 +238,10 @@ var _ = Describe("loading the usage history at start", func() {
 		// after the next run's time of each of the last 3 hours (each the run of the 4 minutes it was ahead
 		// of), and its last minutes at 250m
 		next := played0.last().Add(time.Minute) // the next run's samples
-		var bursts []hvpav1alpha1.CPUBurst
-		for k := 3; k >= 1; k-- {
-			start := next.Add(time.Duration(2-60*k) * time.Minute)
-			bursts = append(bursts, hvpav1alpha1.CPUBurst{Start: metav1.NewTime(start.Add(-4 * time.Minute)), Minutes: 4, PeakMilliCores: 2000})
-		}
+		bursts := hourlyBursts(next.Add(2 * time.Minute))
 		minutes := &hvpav1alpha1.CPUMinutes{Start: metav1.NewTime(next.Add(-5 * time.Minute)), MilliCores: []int32{250, 250, 250, 250}}
-		seedHvpaCheckpointRecurring(ctx, ns, "wl", "app", seededHistory(3000, 4), minutes, bursts)
+		seedHvpaCheckpointRecurring(ctx, ns, "wl", "app", hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: seededHistory(3000, 4),
+			CPUMinutes: minutes, CPUBursts: bursts})
 		r := newRecommender(nil, nil)
 		runs(r, 1)
 		rec, ok := r.HvpaRecommendation(client.ObjectKeyFromObject(h))
@@ -253,6 +259,39 @@ var _ = Describe("loading the usage history at start", func() {
 		Expect(stored).NotTo(BeNil(), "the last minutes written back")
 		Expect(stored.Start.Time).To(BeTemporally("==", next.Add(-5*time.Minute)))
 		Expect(stored.MilliCores).To(Equal([]int32{250, 250, 250, 250, -1, 300}), "the restored minutes, one without a sample, and the run's own")
+	})
+
+	It("returns from a recurring burst under way at a restart, from its checkpoint's burst ahead, and writes it back", func() {
+		ns := framework.NewNamespace(k8s, "start")
+		h := workloadWithHvpa(ctx, ns, "wl", 1) // one pod at 300m
+		// the previous leader saw the burst of 6 minutes ago ahead from 10 to 7 minutes ago (after 250m), and
+		// wrote its checkpoint 2 minutes ago, in the burst; nobody sampled the minute since
+		next := played0.last().Add(time.Minute)
+		ahead := &hvpav1alpha1.CPUBurstAhead{From: metav1.NewTime(next.Add(-10 * time.Minute)), To: metav1.NewTime(next.Add(-7 * time.Minute)),
+			LevelMilliCores: 2000, BeforeMilliCores: ptr.To[int32](250)}
+		seedHvpaCheckpointRecurring(ctx, ns, "wl", "app", hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: seededHistory(3000, 4),
+			CPUMinutes: &hvpav1alpha1.CPUMinutes{Start: metav1.NewTime(next.Add(-6 * time.Minute)), MilliCores: []int32{2000, 2000, 2000, 2000, 2000}},
+			CPUBursts:  hourlyBursts(next.Add(-6 * time.Minute)), CPUBurstAhead: ahead})
+		r := newRecommender(nil, nil)
+		runs(r, 1)
+		rec, ok := r.HvpaRecommendation(client.ObjectKeyFromObject(h))
+		Expect(ok).To(BeTrue())
+		Expect(rec.Load).To(HaveLen(1))
+		Expect(rec.Load[0].RecurringFrom).To(BeTemporally("==", ahead.From.Time), "the burst under way, from the checkpoint")
+		Expect(rec.Load[0].RecurringEnded.IsZero()).To(BeTrue(), "one minute back from the burst is no end")
+		Expect(rec.Load[0].RecurringBefore).To(BeNumerically("==", 250))
+		cp := hvpaCheckpoint(ns, "wl-app")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cp), cp)).To(Succeed())
+		Expect(cp.Status.CPUBurstAhead).NotTo(BeNil(), "the burst ahead written back")
+		Expect(cp.Status.CPUBurstAhead.From.Time).To(BeTemporally("==", ahead.From.Time))
+		Expect(cp.Status.CPUBurstAhead.To.Time).To(BeTemporally("==", ahead.To.Time))
+		Expect(cp.Status.CPUBurstAhead.LevelMilliCores).To(BeNumerically("==", 2000))
+		Expect(cp.Status.CPUBurstAhead.BeforeMilliCores).To(HaveValue(BeNumerically("==", 250)))
+
+		runs(r, 2) // three minutes at 300m: the burst has ended, at the minute nobody sampled
+		rec, _ = r.HvpaRecommendation(client.ObjectKeyFromObject(h))
+		Expect(rec.Load[0].RecurringFrom).To(BeTemporally("==", ahead.From.Time))
+		Expect(rec.Load[0].RecurringEnded).To(BeTemporally("==", next.Add(-time.Minute)))
 	})
 
 	It("with --storage=prometheus, keeps a checkpoint holding more history than Prometheus has, and loads the Hvpas' workload totals", func() {

@@ -15,15 +15,16 @@ import (
 )
 
 // TestStatusKeptSaysTheCRDDropsBursts checks that a stored HvpaCheckpoint whose answer lacks the recurring
-// bursts it was sent (a CRD of an earlier version prunes them) is said once in the log, with the fix, and that
-// the status still counts as kept.
+// bursts, or the burst ahead, it was sent (a CRD of an earlier version prunes them) is said once in the log
+// for each, with the fix, and that the status still counts as kept.
 func TestStatusKeptSaysTheCRDDropsBursts(t *testing.T) {
 	var logged []string
 	ctx := logr.NewContext(context.Background(), funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}))
 	now := metav1.NewTime(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
 	vpa := vpav1.VerticalPodAutoscalerCheckpointStatus{LastUpdateTime: now, Version: CheckpointVersion, TotalSamplesCount: 10}
 	sent := hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: vpa,
-		CPUBursts: []hvpav1alpha1.CPUBurst{{Start: now, Minutes: 4, PeakMilliCores: 2000}}}
+		CPUBursts:     []hvpav1alpha1.CPUBurst{{Start: now, Minutes: 4, PeakMilliCores: 2000}},
+		CPUBurstAhead: &hvpav1alpha1.CPUBurstAhead{From: now, To: now, LevelMilliCores: 2000}}
 	stored := func(s hvpav1alpha1.HvpaCheckpointStatus) *hvpav1alpha1.HvpaCheckpoint {
 		return &hvpav1alpha1.HvpaCheckpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl-app"}, Status: s}
 	}
@@ -31,13 +32,29 @@ func TestStatusKeptSaysTheCRDDropsBursts(t *testing.T) {
 	if !r.statusKept(ctx, hvpav1alpha1.KindHvpaCheckpoint, stored(sent), sent) || len(logged) != 0 {
 		t.Fatalf("a status stored whole: kept false or logged %v", logged)
 	}
-	pruned := hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: vpa}
-	for range 2 {
-		if !r.statusKept(ctx, hvpav1alpha1.KindHvpaCheckpoint, stored(pruned), sent) {
-			t.Fatal("a status stored without its bursts is not kept")
+	// storedTwice stores a status twice and checks that it counts as kept and that one more line was logged,
+	// saying what the CRD dropped, with the fix and the checkpoint
+	storedTwice := func(s hvpav1alpha1.HvpaCheckpointStatus, dropped string) {
+		t.Helper()
+		for range 2 {
+			if !r.statusKept(ctx, hvpav1alpha1.KindHvpaCheckpoint, stored(s), sent) {
+				t.Fatalf("a status stored without %s is not kept", dropped)
+			}
+		}
+		if n := len(logged); n == 0 || !strings.Contains(logged[n-1], "drops "+dropped) || !strings.Contains(logged[n-1], "charts/hvpa/crds") ||
+			!strings.Contains(logged[n-1], "ns/wl-app") {
+			t.Fatalf("logged %q, want once that the CRD drops %s, with the fix and the checkpoint", logged, dropped)
 		}
 	}
-	if len(logged) != 1 || !strings.Contains(logged[0], "charts/hvpa/crds") || !strings.Contains(logged[0], "ns/wl-app") {
-		t.Errorf("logged %q, want once that the CRD drops the bursts, with the fix and the checkpoint", logged)
+	// a CRD of session 25 keeps the bursts and drops the burst ahead
+	noAhead := sent
+	noAhead.CPUBurstAhead = nil
+	storedTwice(noAhead, "status.cpuBurstAhead")
+	if len(logged) != 1 {
+		t.Fatalf("logged %q, want one line", logged)
+	}
+	storedTwice(hvpav1alpha1.HvpaCheckpointStatus{VerticalPodAutoscalerCheckpointStatus: vpa}, "status.cpuMinutes and status.cpuBursts")
+	if len(logged) != 2 {
+		t.Errorf("logged %q, want one line more", logged)
 	}
 }

@@ -50,6 +50,31 @@ type HvpaCheckpointStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=1000
 	CPUBursts []CPUBurst `json:"cpuBursts,omitempty"`
+	// cpuBurstAhead is the recurring burst the writer saw ahead last: the return from it (its fall back once
+	// it has ended) and the scale-downs held while it is under way read it.
+	// +optional
+	CPUBurstAhead *CPUBurstAhead `json:"cpuBurstAhead,omitempty"`
+}
+
+// CPUBurstAhead is a recurring burst of a workload's CPU usage that was ahead: anticipated from the bursts
+// of its last periods.
+type CPUBurstAhead struct {
+	// from is the start of the first minute the burst was ahead.
+	From metav1.Time `json:"from"`
+	// to is the start of the last minute it was ahead.
+	To metav1.Time `json:"to"`
+	// ended is the start of the first minute of its end (its usage back halfway to the usage before it);
+	// absent while it has not ended.
+	// +optional
+	Ended *metav1.Time `json:"ended,omitempty"`
+	// levelMilliCores is the usage the burst was anticipated at, in millicores.
+	// +kubebuilder:validation:Minimum=1
+	LevelMilliCores int32 `json:"levelMilliCores"`
+	// beforeMilliCores is the peak usage of the quarter of an hour before it, in millicores; absent when none
+	// was sampled.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	BeforeMilliCores *int32 `json:"beforeMilliCores,omitempty"`
 }
 
 // CPUMinutes is a workload's CPU usage by minute: its pods' whole usage (their base included, so that a
