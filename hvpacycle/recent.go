@@ -81,6 +81,7 @@ func (b *Buffer) WithRecent(recs []scaling.Recommendation, load []recommender.Co
 				recs[i].Recent, recs[i].MemoryRise = b.recent[j].convert(l.Recent), l.MemoryRise
 				recs[i].RecurringCPU, recs[i].RecurringEvery = l.RecurringCPU, l.RecurringEvery
 				recs[i].RecurringFrom, recs[i].RecurringEnded, recs[i].RecurringBefore = l.RecurringFrom, l.RecurringEnded, l.RecurringBefore
+				recs[i].RecurringEndedEarliest = l.RecurringEndedEarliest
 				recs[i].RecurringNext = l.RecurringNext
 				recs[i].PodMin = scaling.V(float64(l.PodMin.CPUMilli), float64(l.PodMin.MemoryBytes)) // 0: no floor
 			}

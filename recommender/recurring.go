@@ -78,10 +78,10 @@ type minuteLoad struct {
 	head, count int
 	// the recurring burst ahead last (noteAhead): the first and the last minute of the run of minutes it was
 	// ahead (Unix time / 60; 0: none since the process started), the first minute of its end (noteEnd; 0: not
-	// yet), its largest level and the peak usage of the RecurBeforeWindow before it (-1: no sample). 20 bytes:
-	// every workload total keeps them.
-	aheadFrom, aheadTo, endedAt int32
-	aheadLevel, aheadBefore     float32
+	// yet) and the earliest it may have been (minutes without a sample before it), its largest level and the
+	// peak usage of the RecurBeforeWindow before it (-1: no sample). 24 bytes: every workload total keeps them.
+	aheadFrom, aheadTo, endedAt, endedEarliest int32
+	aheadLevel, aheadBefore                    float32
 }
 
 // slot is the index of minute m.
@@ -261,10 +261,11 @@ func (l *minuteLoad) noteAhead(m int64) {
 	}
 }
 
-// noteEnd marks the end of the recurring burst ahead last, once, at minute m: the first of the RecurEnd
-// minutes up to m when each has a usage at most halfway from the one before the burst to its level and comes
-// more than RecurLead after the last minute it was ahead (when the bursts it recurs from had all started). A
-// later sample of one of those minutes above halfway (more than one sample a minute) takes the end back.
+// noteEnd marks the end of the recurring burst ahead last, once, at minute m: the first sampled of the RecurEnd
+// minutes up to m when each sampled one (two at least: a sample every 2 minutes ends it too) has a usage at
+// most halfway from the one before the burst to its level and all come more than RecurLead after the last
+// minute it was ahead (when the bursts it recurs from had all started). A later sample of one of those minutes
+// above halfway (more than one sample a minute) takes the end back.
 func (l *minuteLoad) noteEnd(m int64) {
 	if l.aheadTo == 0 {
 		return
@@ -279,19 +280,38 @@ func (l *minuteLoad) noteEnd(m int64) {
 	if first <= int64(l.aheadTo)+minutes(RecurLead) || m-int64(l.aheadTo) > minutes(RecurEndWithin) {
 		return
 	}
+	end, n := int64(0), 0
 	for q := first; q <= m; q++ {
-		if i := slot(q); l.stamp[i] != int32(q+1) || l.cpu[i] > l.halfway() {
+		switch i := slot(q); {
+		case l.stamp[i] != int32(q+1):
+			continue // no sample (a recommender interval of 2 minutes, a gap in the metrics)
+		case l.cpu[i] > l.halfway():
 			return
+		case n == 0:
+			end = q
 		}
+		n++
 	}
+	if n < 2 {
+		return
+	}
+	l.endedAt, l.endedEarliest = int32(end), int32(end)
 	// minutes without a sample before them (a restart, a gap in the metrics) may have been its end already:
-	// the end is the first minute after the last one sampled, the earliest it can be (a scale made in those
-	// minutes, the fall back of the process that saw them, is after its end)
+	// the earliest it can be is the first minute after the last one sampled (a scale made in those minutes,
+	// the fall back of the process that saw them, may be after its end)
 	low := max(int64(l.aheadTo)+minutes(RecurLead)+1, m-recurRing+1)
-	for first > low && l.stamp[slot(first-1)] != int32(first) {
-		first--
+	for int64(l.endedEarliest) > low && l.stamp[slot(int64(l.endedEarliest)-1)] != l.endedEarliest {
+		l.endedEarliest--
 	}
-	l.endedAt = int32(first)
+}
+
+// earliestEnd is the earliest minute the recurring burst ahead last may have ended, when ended reports its
+// end: its end, or the first minute after the last one sampled before it (zero: not ended).
+func (l *minuteLoad) earliestEnd() time.Time {
+	if l.endedAt <= l.aheadTo {
+		return time.Time{}
+	}
+	return time.Unix(int64(min(l.endedEarliest, l.endedAt))*60, 0)
 }
 
 // ended reports the recurring burst ahead last as of now (section 2a): the first minute it was ahead (from;
@@ -346,6 +366,9 @@ type MinutesCheckpoint struct {
 type AheadCheckpoint struct {
 	From, To, Ended                   time.Time
 	LevelMilliCores, BeforeMilliCores int32
+	// EndedEarliest is the earliest minute it may have ended (minutes without a sample before Ended; zero:
+	// Ended).
+	EndedEarliest time.Time
 }
 
 // BurstCheckpoint is a run of burst times: from Start on, for Minutes minutes, a burst of PeakMilliCores
@@ -386,9 +409,12 @@ func (l *minuteLoad) save() (MinutesCheckpoint, bool) {
 				PeakMilliCores: int32(math.Round(float64(l.peak[r])))})
 		}
 	}
-	if from, end, before := l.ended(time.Unix(l.last*60, 0)); !from.IsZero() {
+	if from, end, before := l.ended(time.Unix(l.last*60, 0)); !from.IsZero() && l.aheadLevel >= 1 && l.aheadLevel < math.MaxInt32 {
 		c.Ahead = &AheadCheckpoint{From: from.UTC(), To: time.Unix(int64(l.aheadTo)*60, 0).UTC(), Ended: end.UTC(),
-			LevelMilliCores: int32(math.Round(float64(l.aheadLevel))), BeforeMilliCores: int32(math.Round(before))}
+			LevelMilliCores: int32(math.Round(float64(l.aheadLevel))), BeforeMilliCores: int32(math.Round(min(before, math.MaxInt32)))}
+		if !end.IsZero() {
+			c.Ahead.EndedEarliest = l.earliestEnd().UTC()
+		}
 	}
 	return c, newest >= 0 || len(c.Bursts) > 0 || c.Ahead != nil
 }
@@ -402,46 +428,66 @@ func (l *minuteLoad) load(c MinutesCheckpoint, now time.Time) {
 	l.loadMinutes(c.Start, c.MilliCores, last)
 	l.mergeRuns(c.Bursts, last)
 	if c.Ahead != nil {
-		l.loadAhead(*c.Ahead)
+		l.loadAhead(*c.Ahead, last)
 	}
 }
 
-// loadAhead takes the recurring burst a checkpoint's writer saw ahead last. Where this process has noted one
-// too, the later stays; two that are one burst (ahead again within the hour before it ended, as noteAhead
-// reads them) become one: the first minute ahead and the usage before it of the earlier, the last minute and
-// the larger level, and an end after both last minutes ahead (the later one's).
-func (l *minuteLoad) loadAhead(a AheadCheckpoint) {
-	from, to := int32(minuteOf(a.From)), int32(minuteOf(a.To))
-	ended := int32(0)
-	if !a.Ended.IsZero() {
-		ended = int32(minuteOf(a.Ended))
+// loadAhead takes the recurring burst a checkpoint's writer saw ahead last, as of minute last (a checkpoint's
+// burst ahead after it is none, its end after it not yet). Where this process has noted one too, the later
+// stays, unless they are one run of minutes ahead (they meet, or no minute between them was sampled: a
+// restart): then one, from the earlier's first minute (with the usage before it) to the later's last, at the
+// larger level, with the later's end (none when it came before the other's last minute ahead).
+func (l *minuteLoad) loadAhead(a AheadCheckpoint, last int64) {
+	from, to := minuteOf(a.From), min(minuteOf(a.To), last)
+	if from <= 0 || to < from || a.LevelMilliCores <= 0 { // to < from: a burst ahead after now too
+		return // none (or a hand-edited checkpoint)
 	}
-	if from <= 0 || to < from || a.LevelMilliCores <= 0 {
-		return // not a burst ahead (a hand-edited checkpoint)
+	ended, earliest := int64(0), int64(0)
+	if e := minuteOf(a.Ended); !a.Ended.IsZero() && e > to && e <= last {
+		ended, earliest = e, e
+		if !a.EndedEarliest.IsZero() {
+			earliest = min(e, max(to+1, minuteOf(a.EndedEarliest)))
+		}
 	}
-	level, before := float32(a.LevelMilliCores), float32(max(a.BeforeMilliCores, -1))
-	if l.aheadTo == 0 || !l.oneBurst(from, to, ended) {
-		if to >= l.aheadTo {
-			l.aheadFrom, l.aheadTo, l.endedAt, l.aheadLevel, l.aheadBefore = from, to, ended, level, before
+	cp := minuteLoad{aheadFrom: int32(from), aheadTo: int32(to), endedAt: int32(ended), endedEarliest: int32(earliest),
+		aheadLevel: float32(a.LevelMilliCores), aheadBefore: float32(max(a.BeforeMilliCores, -1))}
+	if l.aheadTo == 0 {
+		l.setAhead(&cp)
+		return
+	}
+	first, second := &cp, l
+	if l.aheadFrom < cp.aheadFrom {
+		first, second = l, &cp
+	}
+	if !l.joins(int64(first.aheadTo), int64(second.aheadFrom)) {
+		if cp.aheadTo >= l.aheadTo {
+			l.setAhead(&cp)
 		}
 		return
 	}
-	if from < l.aheadFrom {
-		l.aheadFrom, l.aheadBefore = from, before
+	later := first
+	if second.aheadTo >= first.aheadTo {
+		later = second
 	}
-	l.aheadTo, l.aheadLevel = max(l.aheadTo, to), max(l.aheadLevel, level)
-	if l.endedAt = max(l.endedAt, ended); l.endedAt <= l.aheadTo {
-		l.endedAt = 0
-	}
+	merged := minuteLoad{aheadFrom: first.aheadFrom, aheadBefore: first.aheadBefore, aheadTo: later.aheadTo,
+		aheadLevel: max(first.aheadLevel, second.aheadLevel), endedAt: later.endedAt, endedEarliest: later.endedEarliest}
+	l.setAhead(&merged)
 }
 
-// oneBurst reports whether the burst ahead from minute from to minute to (ended at ended, 0: not yet) and the
-// one this process noted are one: either was ahead again within the hour after the other's last minute
-// ahead, before that one had ended.
-func (l *minuteLoad) oneBurst(from, to, ended int32) bool {
-	hour := int32(minutes(RecurPeriods[0]))
-	within := func(f, t, e, g int32) bool { return g >= f && g-t < hour && (e <= t || g <= e) }
-	return within(l.aheadFrom, l.aheadTo, l.endedAt, from) || within(from, to, ended, l.aheadFrom)
+// setAhead sets the recurring burst ahead last to a's.
+func (l *minuteLoad) setAhead(a *minuteLoad) {
+	l.aheadFrom, l.aheadTo, l.endedAt, l.endedEarliest, l.aheadLevel, l.aheadBefore =
+		a.aheadFrom, a.aheadTo, a.endedAt, a.endedEarliest, a.aheadLevel, a.aheadBefore
+}
+
+// joins reports whether a run of minutes ahead that ends at minute to and one that starts at minute from are
+// one: they meet, or none of the minutes between them has a sample the ring holds (within the ring).
+func (l *minuteLoad) joins(to, from int64) bool {
+	if from <= to+1 {
+		return true
+	}
+	_, _, seen := l.span(to, from-1)
+	return from-to <= recurRing && !seen
 }
 
 // loadMinutes takes the load of the minutes from start on (-1: none) that are neither after minute last nor

@@ -480,12 +480,15 @@ type ContainerLoad struct {
 	RecurringEvery time.Duration
 	// RecurringFrom and RecurringEnded: a recurring burst was ahead from RecurringFrom (the first minute it
 	// was; zero: none) and has ended at RecurringEnded (zero: not yet), as of the last recent sample: the usage
-	// of each of the RecurEnd minutes from then on was at most halfway from the one before it to its level
+	// of each sampled one of the RecurEnd minutes from then on (two at least) was at most halfway from the one before it to its level
 	// (section 2a). RecurringBefore is
 	// the peak CPU usage (millicores, as RecurringCPU) of the RecurBeforeWindow before RecurringFrom (-1:
 	// none).
 	RecurringFrom, RecurringEnded time.Time
 	RecurringBefore               float64
+	// RecurringEndedEarliest is the earliest minute the burst may have ended: RecurringEnded, or the first
+	// minute after the last one sampled before it (a restart, a gap in the metrics); zero: not ended.
+	RecurringEndedEarliest time.Time
 	// RecurringNext is the first minute, within RecurNextWithin of the last recent sample, at which a
 	// recurring burst is ahead (zero: none).
 	RecurringNext time.Time
@@ -524,6 +527,9 @@ func (s *State) WorkloadRecommendation(ns, name string, policy func(container st
 			Recent: t.recent.snapshot(), MemoryRise: t.recent.riseAsOf(t.recent.last())})
 		out[len(out)-1].RecurringCPU, out[len(out)-1].RecurringEvery = t.recurring()
 		out[len(out)-1].RecurringFrom, out[len(out)-1].RecurringEnded, out[len(out)-1].RecurringBefore = t.recurringEnded()
+		if !out[len(out)-1].RecurringEnded.IsZero() {
+			out[len(out)-1].RecurringEndedEarliest = t.byMinute.earliestEnd()
+		}
 		if t.byMinute != nil && len(t.recent.samples) > 0 {
 			out[len(out)-1].RecurringNext = t.byMinute.next(t.recent.last())
 		}

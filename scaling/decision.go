@@ -444,10 +444,15 @@ const RecurReturnWithin = 10 * time.Minute
 // returns reports whether the decision falls back from the recurring burst of rec (section 2a): the burst has
 // ended less than RecurReturnWithin ago, no burst is ahead now (a burst in two parts: the second is), and the
 // last scaling rose for it: it came no sooner than RecurReturnSlack before the burst was first ahead, and
-// before RecurReturnSlack after its end. The fall back, made at least RecurEnd after the end, is not.
+// before RecurReturnSlack after the earliest its end may have been. The fall back, made at least RecurEnd
+// after the end, is not (nor one made in minutes the recommender did not sample, before the end it noted).
 func returns(st State, rec *Recommendation) bool {
+	end := rec.RecurringEnded
+	if e := rec.RecurringEndedEarliest; !e.IsZero() && e.Before(end) {
+		end = e
+	}
 	return !rec.RecurringEnded.IsZero() && rec.RecurringCPU == 0 && st.Now.Before(rec.RecurringEnded.Add(RecurReturnWithin)) && st.LastScaleTime != nil &&
-		!st.LastScaleTime.Before(rec.RecurringFrom.Add(-RecurReturnSlack)) && st.LastScaleTime.Before(rec.RecurringEnded.Add(RecurReturnSlack))
+		!st.LastScaleTime.Before(rec.RecurringFrom.Add(-RecurReturnSlack)) && st.LastScaleTime.Before(end.Add(RecurReturnSlack))
 }
 
 // RecurLead is the embedded recommender's (recommender.RecurLead): a recurring burst comes within it of the

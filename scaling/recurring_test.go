@@ -67,6 +67,17 @@ func TestReturnFromRecurringBurst(t *testing.T) {
 			at := st.Recommendation[0].RecurringEnded.Add(2 * time.Minute)
 			st.LastScaleTime = &at
 		}, wantTotal: 4 * 1774, held: "stabilization is 30m0s"},
+		// after a restart of the recommender: its end noted at the new process's first minutes, the minutes
+		// since the last one sampled before (8 minutes ago) nobody sampled; the last scaling, 5 minutes ago, in
+		// them may have been the fall back the old process made already: the stabilization holds the fall
+		"the last scaling in minutes nobody sampled before the end": {edit: func(st *State) {
+			st.Recommendation[0].RecurringEndedEarliest = st.Now.Add(-8 * time.Minute)
+			at := st.Now.Add(-5 * time.Minute)
+			st.LastScaleTime = &at
+		}, wantTotal: 4 * 1774, held: "stabilization is 30m0s"},
+		"the rise for it before the minutes nobody sampled": {edit: func(st *State) {
+			st.Recommendation[0].RecurringEndedEarliest = st.Now.Add(-8 * time.Minute)
+		}, wantTotal: 900 * h, whole: true},
 		// a burst in two parts: the second is ahead now, and the total holds for it
 		"the burst ended, another ahead now": {edit: func(st *State) {
 			st.Recommendation[0].RecurringCPU = 5000

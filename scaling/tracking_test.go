@@ -12,6 +12,16 @@ import (
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
+// youngJumpBeside is a young history's memory that jumped (a rise of 50%) beside a recurring burst ahead from
+// from to its end at end, both relative to now.
+func youngJumpBeside(from, end time.Duration) func(*Spec, *State) {
+	return func(_ *Spec, st *State) {
+		rec := &st.Recommendation[0]
+		st.LowConfidence, rec.MemoryRise = true, 0.5
+		rec.RecurringFrom, rec.RecurringEnded = st.Now.Add(from), st.Now.Add(end)
+	}
+}
+
 // loadState is one container "app" at c replicas with per-pod requests req and an embedded recommendation
 // whose long history's load is long and whose recent load (one sample a minute) is recent, oldest first.
 func loadState(c int32, req, long Values, recent []Values) State {
@@ -146,29 +156,17 @@ func TestLoadFollowingTotal(t *testing.T) {
 		// history holds: the young floor is the long history's target, as for a memory that does not jump
 		"memory that jumps with a recurring burst falls to the long history's target while young": {st: loadState(3, V(1000, 4096*mi),
 			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))),
-			edit: func(_ *Spec, st *State) {
-				rec := &st.Recommendation[0]
-				st.LowConfidence, rec.MemoryRise = true, 0.5
-				rec.RecurringFrom, rec.RecurringEnded = st.Now.Add(-70*time.Minute), st.Now.Add(-58*time.Minute)
-			}, source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(8000 * mi / 3)},
+			edit: youngJumpBeside(-70*time.Minute, -58*time.Minute), source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(8000 * mi / 3)},
 		// the memory's peak (59 minutes ago) came 2 hours after the recurring burst (a CPU burst; the memory
 		// jumps at other times): the jump holds
 		"memory that jumps apart from a recurring burst does not fall while young": {st: loadState(3, V(1000, 4096*mi),
 			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))),
-			edit: func(_ *Spec, st *State) {
-				rec := &st.Recommendation[0]
-				st.LowConfidence, rec.MemoryRise = true, 0.5
-				rec.RecurringFrom, rec.RecurringEnded = st.Now.Add(-3*time.Hour), st.Now.Add(-3*time.Hour+12*time.Minute)
-			}, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
+			edit: youngJumpBeside(-3*time.Hour, -3*time.Hour+12*time.Minute), source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		// the memory's peak (59 minutes ago) came before the recurring burst (ahead from 30 minutes ago, ended
 		// 18 minutes ago): the jump holds
 		"memory that jumped before a recurring burst does not fall while young": {st: loadState(3, V(1000, 4096*mi),
 			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))),
-			edit: func(_ *Spec, st *State) {
-				rec := &st.Recommendation[0]
-				st.LowConfidence, rec.MemoryRise = true, 0.5
-				rec.RecurringFrom, rec.RecurringEnded = st.Now.Add(-30*time.Minute), st.Now.Add(-18*time.Minute)
-			}, source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
+			edit: youngJumpBeside(-30*time.Minute, -18*time.Minute), source: SourceLoad, wantCPU: 1000, wantMem: 4096 * mi},
 		"memory falls to half the long history's target once the history is old": {st: loadState(3, V(1000, 4096*mi),
 			V(3000, 8000*mi), steady(60, V(2800, 2000*mi))), source: SourceLoad, wantCPU: RoundUp(2800 * h / 3), wantMem: RoundUp(4000 * mi / 3)},
 		// a rise of 100% puts the estimate at twice the median (10000Mi, 11500Mi with headroom): no higher than

@@ -278,6 +278,10 @@ type Recommendation struct {
 	// least the load before (section 2a: the return from a recurring burst).
 	RecurringFrom, RecurringEnded time.Time
 	RecurringBefore               float64
+	// RecurringEndedEarliest is the earliest the burst may have ended (minutes nobody sampled before
+	// RecurringEnded: a restart of the recommender, a gap in the metrics; zero: RecurringEnded): a scaling
+	// after it may have been a fall back from the burst already, not the rise for it.
+	RecurringEndedEarliest time.Time
 	// RecurringNext is the first minute, within minutes from now, at which a recurring burst is ahead (zero:
 	// none): within RecurQuiet before it, scale-downs wait (section 5).
 	RecurringNext time.Time

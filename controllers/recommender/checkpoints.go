@@ -205,6 +205,9 @@ func (r *Recommender) loadMinutes(ref checkpointRef, owner, container string, s 
 		if a.Ended != nil {
 			c.Ahead.Ended = a.Ended.Time
 		}
+		if a.EndedEarliest != nil {
+			c.Ahead.EndedEarliest = a.EndedEarliest.Time
+		}
 		if a.BeforeMilliCores != nil {
 			c.Ahead.BeforeMilliCores = *a.BeforeMilliCores
 		}
@@ -228,6 +231,9 @@ func setMinutes(s *hvpav1alpha1.HvpaCheckpointStatus, c recommender.MinutesCheck
 		s.CPUBurstAhead = &hvpav1alpha1.CPUBurstAhead{From: metav1.NewTime(a.From), To: metav1.NewTime(a.To), LevelMilliCores: a.LevelMilliCores}
 		if !a.Ended.IsZero() {
 			s.CPUBurstAhead.Ended = ptr.To(metav1.NewTime(a.Ended))
+		}
+		if !a.EndedEarliest.IsZero() && a.EndedEarliest.Before(a.Ended) {
+			s.CPUBurstAhead.EndedEarliest = ptr.To(metav1.NewTime(a.EndedEarliest))
 		}
 		if a.BeforeMilliCores >= 0 {
 			s.CPUBurstAhead.BeforeMilliCores = ptr.To(a.BeforeMilliCores)

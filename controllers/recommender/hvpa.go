@@ -172,6 +172,7 @@ func sameLoad(a, b []recommender.ContainerLoad) bool {
 		return x.Container == y.Container && x.Target == y.Target && x.LowerBound == y.LowerBound && x.UpperBound == y.UpperBound &&
 			x.RecurringCPU == y.RecurringCPU && x.RecurringEvery == y.RecurringEvery &&
 			x.RecurringFrom.Equal(y.RecurringFrom) && x.RecurringEnded.Equal(y.RecurringEnded) && x.RecurringBefore == y.RecurringBefore &&
+			x.RecurringEndedEarliest.Equal(y.RecurringEndedEarliest) &&
 			x.RecurringNext.Equal(y.RecurringNext)
 	})
 }

@@ -67,6 +67,10 @@ type CPUBurstAhead struct {
 	// absent while it has not ended.
 	// +optional
 	Ended *metav1.Time `json:"ended,omitempty"`
+	// endedEarliest is the earliest minute it may have ended, when minutes before ended have no sample (a
+	// restart, a gap in the metrics); absent: ended.
+	// +optional
+	EndedEarliest *metav1.Time `json:"endedEarliest,omitempty"`
 	// levelMilliCores is the usage the burst was anticipated at, in millicores.
 	// +kubebuilder:validation:Minimum=1
 	LevelMilliCores int32 `json:"levelMilliCores"`

@@ -79,6 +79,10 @@ func (in *CPUBurstAhead) DeepCopyInto(out *CPUBurstAhead) {
 		in, out := &in.Ended, &out.Ended
 		*out = (*in).DeepCopy()
 	}
+	if in.EndedEarliest != nil {
+		in, out := &in.EndedEarliest, &out.EndedEarliest
+		*out = (*in).DeepCopy()
+	}
 	if in.BeforeMilliCores != nil {
 		in, out := &in.BeforeMilliCores, &out.BeforeMilliCores
 		*out = new(int32)
