@@ -296,12 +296,16 @@ func (l *minuteLoad) noteEnd(m int64) {
 		return
 	}
 	l.endedAt, l.endedEarliest = int32(end), int32(end)
-	// minutes without a sample before them (a restart, a gap in the metrics) may have been its end already:
-	// the earliest it can be is the first minute after the last one sampled (a scale made in those minutes,
-	// the fall back of the process that saw them, may be after its end)
+	// minutes without a sample before them (a restart, a gap in the metrics) may have been its end already,
+	// and so may low ones before those (the minutes a checkpoint's writer sampled low before it could note the
+	// end): the earliest it can be is the first minute after the last one sampled above halfway (a scale made
+	// in those minutes, the fall back of the process that saw them, may be after its end)
 	low := max(int64(l.aheadTo)+minutes(RecurLead)+1, m-recurRing+1)
-	for int64(l.endedEarliest) > low && l.stamp[slot(int64(l.endedEarliest)-1)] != l.endedEarliest {
-		l.endedEarliest--
+	for e := int64(l.endedEarliest); e > low; e-- {
+		if i := slot(e - 1); l.stamp[i] == int32(e) && l.cpu[i] > l.halfway() {
+			break
+		}
+		l.endedEarliest = int32(e - 1)
 	}
 }
 
@@ -465,12 +469,13 @@ func (l *minuteLoad) loadAhead(a AheadCheckpoint, last int64) {
 		}
 		return
 	}
-	later := first
-	if second.aheadTo >= first.aheadTo {
-		later = second
+	merged := minuteLoad{aheadFrom: first.aheadFrom, aheadBefore: first.aheadBefore, aheadTo: max(first.aheadTo, second.aheadTo),
+		aheadLevel: max(first.aheadLevel, second.aheadLevel)}
+	for _, r := range [...]*minuteLoad{first, second} { // the later end after the run's last minute ahead
+		if r.endedAt > merged.aheadTo && r.endedAt > merged.endedAt {
+			merged.endedAt, merged.endedEarliest = r.endedAt, r.endedEarliest
+		}
 	}
-	merged := minuteLoad{aheadFrom: first.aheadFrom, aheadBefore: first.aheadBefore, aheadTo: later.aheadTo,
-		aheadLevel: max(first.aheadLevel, second.aheadLevel), endedAt: later.endedAt, endedEarliest: later.endedEarliest}
 	l.setAhead(&merged)
 }
 
@@ -481,13 +486,14 @@ func (l *minuteLoad) setAhead(a *minuteLoad) {
 }
 
 // joins reports whether a run of minutes ahead that ends at minute to and one that starts at minute from are
-// one: they meet, or none of the minutes between them has a sample the ring holds (within the ring).
+// one: they meet, or none of the minutes between them has a sample, all of them within the minutes the ring
+// holds (older ones it cannot tell: not one).
 func (l *minuteLoad) joins(to, from int64) bool {
 	if from <= to+1 {
 		return true
 	}
 	_, _, seen := l.span(to, from-1)
-	return from-to <= recurRing && !seen
+	return from-to <= recurRing && to >= l.last-recurRing && !seen
 }
 
 // loadMinutes takes the load of the minutes from start on (-1: none) that are neither after minute last nor

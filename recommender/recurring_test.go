@@ -621,6 +621,10 @@ func TestRecurringBurstRestart(t *testing.T) {
 			uninterruptedEnd: -1, uninterruptedEarliest: -1},
 		"ended in the minutes nobody sampled": {load: hourly, saved: 4*60 + 5, restart: 4*60 + 18, now: 4*60 + 20, end: 4*60 + 18, earliest: 4*60 + 6,
 			uninterruptedEnd: 4*60 + 12, uninterruptedEarliest: 4*60 + 12},
+		// found in review: the writer sampled the end's first minutes low, and could not note it before its
+		// checkpoint; its fall back may come right after: the earliest end is the first low minute
+		"ended as the checkpoint was written": {load: hourly, saved: 4*60 + 13, restart: 4*60 + 22, now: 4*60 + 24, end: 4*60 + 22, earliest: 4*60 + 12,
+			uninterruptedEnd: 4*60 + 12, uninterruptedEarliest: 4*60 + 12},
 		"ended before the checkpoint": {load: hourly, saved: 4*60 + 15, restart: 4*60 + 20, now: 4*60 + 22, end: 4*60 + 12, earliest: 4*60 + 12,
 			uninterruptedEnd: 4*60 + 12, uninterruptedEarliest: 4*60 + 12},
 		"in the burst at the restart": {load: hourly, saved: 4*60 + 3, restart: 4*60 + 6, now: 4*60 + 20, end: 4*60 + 12, earliest: 4*60 + 12,
@@ -668,8 +672,10 @@ func TestRecurringBurstRestart(t *testing.T) {
 		if a.end >= 0 {
 			l.endedAt, l.endedEarliest = int32(minuteOf(at(a.end))), int32(minuteOf(at(a.earliest)))
 		}
+		l.last = int64(l.aheadTo)
 		for _, m := range sampled {
 			l.stamp[slot(minuteOf(at(m)))], l.cpu[slot(minuteOf(at(m)))] = int32(minuteOf(at(m))+1), 400
+			l.last = max(l.last, minuteOf(at(m)))
 		}
 		return l
 	}
@@ -691,6 +697,11 @@ func TestRecurringBurstRestart(t *testing.T) {
 		// this process noted since, when it sampled minutes between them
 		"a stale checkpoint beside this process' next burst": {mine: ahead{250, 251, -1, 0, 2800, 400}, theirs: ahead{236, 238, -1, 0, 2800, 400},
 			sampled: []int{244, 245, 246, 247, 248, 249}, want: ahead{250, 251, -1, 0, 2800, 400}},
+		// found in review: loaded when the ring no longer holds the minutes between them
+		"a stale checkpoint, the minutes between gone from the ring": {mine: ahead{250, 251, -1, 0, 2800, 400}, theirs: ahead{236, 238, -1, 0, 2800, 100},
+			sampled: []int{260, 261, 262, 263, 264, 265, 266, 267, 268, 269, 270, 271, 272, 273, 274, 275}, want: ahead{250, 251, -1, 0, 2800, 400}},
+		// found in review: the end this process noted stays when the checkpoint's run reaches later, not ended
+		"one run, this process' end":         {mine: ahead{236, 239, 252, 252, 2800, 400}, theirs: ahead{237, 240, -1, 0, 2800, 400}, want: ahead{236, 240, 252, 252, 2800, 400}},
 		"one run, no minute sampled between": {mine: ahead{241, 242, -1, 0, 3000, 2800}, theirs: ahead{236, 238, -1, 0, 2800, 400}, want: ahead{236, 242, -1, 0, 3000, 400}},
 		"one run, ended after both":          {mine: ahead{240, 241, 252, 249, 3000, 2800}, theirs: ahead{236, 239, -1, 0, 2800, 400}, want: ahead{236, 241, 252, 249, 3000, 400}},
 		"one run, this process first":        {mine: ahead{236, 237, -1, 0, 2800, 400}, theirs: ahead{238, 239, 252, 250, 2800, 2800}, want: ahead{236, 239, 252, 250, 2800, 400}},
