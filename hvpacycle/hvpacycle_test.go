@@ -315,3 +315,29 @@ func TestBufferFollowsASlidingWindow(t *testing.T) {
 	other[0].CPUMilli = 7
 	check("another slice with the same times", other)
 }
+
+// TestWithRecentCarriesTheRecurringBurst checks that a decision reads every field of the recurring burst the
+// recommender reports (the anticipation, the burst ahead last and its end, the next one), each set to a value
+// of its own: a field not carried reads as none, and the rule that reads it (section 2a) silently stops.
+func TestWithRecentCarriesTheRecurringBurst(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
+	load := []recommender.ContainerLoad{{Container: "app", Target: recommender.Amounts{CPUMilli: 500, MemoryBytes: 1 << 30},
+		RecurringCPU: 2800, RecurringEvery: time.Hour, RecurringFrom: t0.Add(-20 * time.Minute), RecurringEnded: t0.Add(-4 * time.Minute),
+		RecurringBefore: 400, RecurringEndedEarliest: t0.Add(-9 * time.Minute), RecurringNext: t0.Add(40 * time.Minute)}}
+	l := load[0]
+	for name, recs := range map[string][]scaling.Recommendation{
+		"WithRecent": WithRecent(scaling.LoadRecommendations(Status(load)), load),
+		"Buffer":     new(Buffer).Recommendations(load),
+	} {
+		if len(recs) != 1 {
+			t.Fatalf("%s: %d recommendations, want 1", name, len(recs))
+		}
+		r := recs[0]
+		if r.RecurringCPU != l.RecurringCPU || r.RecurringEvery != l.RecurringEvery || !r.RecurringFrom.Equal(l.RecurringFrom) ||
+			!r.RecurringEnded.Equal(l.RecurringEnded) || r.RecurringBefore != l.RecurringBefore ||
+			!r.RecurringEndedEarliest.Equal(l.RecurringEndedEarliest) || !r.RecurringNext.Equal(l.RecurringNext) {
+			t.Errorf("%s: recurring burst %v every %v, ahead from %v, ended %v (earliest %v) after %v, next %v; want the recommender's %+v", name,
+				r.RecurringCPU, r.RecurringEvery, r.RecurringFrom, r.RecurringEnded, r.RecurringEndedEarliest, r.RecurringBefore, r.RecurringNext, l)
+		}
+	}
+}
