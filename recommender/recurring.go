@@ -76,10 +76,15 @@ type minuteLoad struct {
 	n           [recurRuns]uint8
 	peak        [recurRuns]float32
 	head, count int
-	// the recurring burst ahead last (noteAhead): the first and the last minute of the run of minutes it was
-	// ahead (Unix time / 60; 0: none since the process started), the first minute of its end (noteEnd; 0: not
-	// yet) and the earliest it may have been (minutes without a sample before it), its largest level and the
-	// peak usage of the RecurBeforeWindow before it (-1: no sample). 24 bytes: every workload total keeps them.
+	// the recurring burst ahead last (noteAhead; zero: none since the process started)
+	burstAhead
+}
+
+// burstAhead is a recurring burst seen ahead: the first and the last minute of the run of minutes it was ahead
+// (Unix time / 60), the first minute of its end (noteEnd; 0: not yet) and the earliest it may have been
+// (minutes without a sample before it), its largest level and the peak usage of the RecurBeforeWindow before
+// it (-1: no sample). 24 bytes: every workload total keeps one.
+type burstAhead struct {
 	aheadFrom, aheadTo, endedAt, endedEarliest int32
 	aheadLevel, aheadBefore                    float32
 }
@@ -453,36 +458,30 @@ func (l *minuteLoad) loadAhead(a AheadCheckpoint, last int64) {
 			earliest = min(e, max(to+1, minuteOf(a.EndedEarliest)))
 		}
 	}
-	cp := minuteLoad{aheadFrom: int32(from), aheadTo: int32(to), endedAt: int32(ended), endedEarliest: int32(earliest),
+	cp := burstAhead{aheadFrom: int32(from), aheadTo: int32(to), endedAt: int32(ended), endedEarliest: int32(earliest),
 		aheadLevel: float32(a.LevelMilliCores), aheadBefore: float32(max(a.BeforeMilliCores, -1))}
 	if l.aheadTo == 0 {
-		l.setAhead(&cp)
+		l.burstAhead = cp
 		return
 	}
-	first, second := &cp, l
+	first, second := cp, l.burstAhead
 	if l.aheadFrom < cp.aheadFrom {
-		first, second = l, &cp
+		first, second = l.burstAhead, cp
 	}
 	if !l.joins(int64(first.aheadTo), int64(second.aheadFrom)) {
 		if cp.aheadTo >= l.aheadTo {
-			l.setAhead(&cp)
+			l.burstAhead = cp
 		}
 		return
 	}
-	merged := minuteLoad{aheadFrom: first.aheadFrom, aheadBefore: first.aheadBefore, aheadTo: max(first.aheadTo, second.aheadTo),
+	merged := burstAhead{aheadFrom: first.aheadFrom, aheadBefore: first.aheadBefore, aheadTo: max(first.aheadTo, second.aheadTo),
 		aheadLevel: max(first.aheadLevel, second.aheadLevel)}
-	for _, r := range [...]*minuteLoad{first, second} { // the later end after the run's last minute ahead
+	for _, r := range [...]burstAhead{first, second} { // the later end after the run's last minute ahead
 		if r.endedAt > merged.aheadTo && r.endedAt > merged.endedAt {
 			merged.endedAt, merged.endedEarliest = r.endedAt, r.endedEarliest
 		}
 	}
-	l.setAhead(&merged)
-}
-
-// setAhead sets the recurring burst ahead last to a's.
-func (l *minuteLoad) setAhead(a *minuteLoad) {
-	l.aheadFrom, l.aheadTo, l.endedAt, l.endedEarliest, l.aheadLevel, l.aheadBefore =
-		a.aheadFrom, a.aheadTo, a.endedAt, a.endedEarliest, a.aheadLevel, a.aheadBefore
+	l.burstAhead = merged
 }
 
 // joins reports whether a run of minutes ahead that ends at minute to and one that starts at minute from are

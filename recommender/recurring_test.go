@@ -668,7 +668,8 @@ func TestRecurringBurstRestart(t *testing.T) {
 		level, before           float32
 	}
 	noted := func(a ahead, sampled []int) minuteLoad {
-		l := minuteLoad{aheadFrom: int32(minuteOf(at(a.from))), aheadTo: int32(minuteOf(at(a.to))), aheadLevel: a.level, aheadBefore: a.before}
+		l := minuteLoad{burstAhead: burstAhead{aheadFrom: int32(minuteOf(at(a.from))), aheadTo: int32(minuteOf(at(a.to))), aheadLevel: a.level,
+			aheadBefore: a.before}}
 		if a.end >= 0 {
 			l.endedAt, l.endedEarliest = int32(minuteOf(at(a.end))), int32(minuteOf(at(a.earliest)))
 		}
