@@ -35,13 +35,15 @@ type loopRecords struct {
 	// Resized: per "pod UID|change", when the pod was resized for it: its newest change, and the changes it
 	// was set back from by something else (recordResize).
 	Resized map[string][]time.Time `json:"resized,omitempty"`
-	// Evicted: per "controller|change", the last eviction for it and the pods the workload had at the first.
+	// Evicted: per "controller|change", the last eviction for it, the pods the workload had at the first, and
+	// when the workload moved on from it.
 	Evicted map[string]evictionRecord `json:"evicted,omitempty"`
 }
 
 type evictionRecord struct {
-	At    time.Time   `json:"at"`
-	Known []types.UID `json:"known,omitempty"`
+	At      time.Time   `json:"at"`
+	Known   []types.UID `json:"known,omitempty"`
+	MovedOn time.Time   `json:"movedOn,omitzero"`
 }
 
 // loadLoopRecords reads the records into memory (those within LoopWindow). A missing ConfigMap is no
@@ -71,7 +73,7 @@ func (u *Updater) loadLoopRecords(ctx context.Context) {
 			for _, uid := range e.Known {
 				known[uid] = true
 			}
-			u.evicted[k] = eviction{at: e.At, known: known}
+			u.evicted[k] = eviction{at: e.At, known: known, movedOn: e.MovedOn}
 		}
 	}
 	u.forget(now)
@@ -186,7 +188,7 @@ func (u *Updater) saveLoopRecords(ctx context.Context) error {
 func (u *Updater) encodeLoopRecords(ctx context.Context) string {
 	evicted := make(map[string]evictionRecord, len(u.evicted))
 	for k, e := range u.evicted {
-		evicted[k] = evictionRecord{At: e.at, Known: slices.Sorted(maps.Keys(e.known))}
+		evicted[k] = evictionRecord{At: e.at, Known: slices.Sorted(maps.Keys(e.known)), MovedOn: e.movedOn}
 	}
 	data, dropped := encodeRecords(loopRecords{Resized: u.resized, Evicted: evicted}, maxLoopRecordBytes)
 	if n := len(dropped); n > 0 {
@@ -377,6 +379,9 @@ func appendEviction(b []byte, r evictionRecord) []byte {
 			b = appendString(b, string(uid))
 		}
 		b = append(b, ']')
+	}
+	if !r.MovedOn.IsZero() {
+		b = appendTime(append(b, `,"movedOn":`...), r.MovedOn)
 	}
 	return append(b, '}')
 }

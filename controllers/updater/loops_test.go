@@ -13,8 +13,8 @@ import (
 )
 
 // manyRecords is n loop records as a large fleet leaves them: per pod a resize record (a UID and a change of
-// two containers) at its own second, and one eviction record per 10 pods knowing 20 pods; the i-th record
-// is the i-th oldest.
+// two containers) at its own second, and one eviction record per 10 pods knowing 20 pods (every other one
+// moved on from); the i-th record is the i-th oldest.
 func manyRecords(n int) loopRecords {
 	recs := loopRecords{Resized: map[string][]time.Time{}, Evicted: map[string]evictionRecord{}}
 	const change = "app cpu=250 memory=268435456 cpu-limit=500 memory-limit=536870912;sidecar cpu=50 memory=67108864;"
@@ -25,7 +25,11 @@ func manyRecords(n int) loopRecords {
 			for j := range 20 {
 				known = append(known, types.UID(fmt.Sprintf("%08d-0000-4000-8000-%012d", i, j)))
 			}
-			recs.Evicted[fmt.Sprintf("VerticalPodAutoscaler/shop/web-%d|%s", i, change)] = evictionRecord{At: at, Known: known}
+			r := evictionRecord{At: at, Known: known}
+			if i%20 == 19 { // half of them moved on from (an eviction for another change since)
+				r.MovedOn = at.Add(time.Second / 2)
+			}
+			recs.Evicted[fmt.Sprintf("VerticalPodAutoscaler/shop/web-%d|%s", i, change)] = r
 			continue
 		}
 		recs.Resized[fmt.Sprintf("%08d-0000-4000-8000-000000000000|%s", i, change)] = []time.Time{at.Add(-time.Minute), at}

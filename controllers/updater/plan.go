@@ -107,16 +107,35 @@ type Controller struct {
 	Boosts func(container string) bool
 	// Replicas is the workload's desired replica count (its scale subresource); 0: unknown, the pods count.
 	Replicas int32
-	// Evicted: per change (an Action's Fingerprint) evicted within the loop window, the pods the workload had
-	// at its first eviction. Another pod that still needs that change came back unsized: it is not evicted
-	// again (the updater refuses it), so it takes no share of the eviction budget from the pods that may go.
-	Evicted map[string]map[types.UID]bool
+	// Evicted: per change (an Action's Fingerprint) evicted within the loop window, what loop detection knows
+	// of it. A pod it holds came back unsized: it is not evicted again (the updater refuses it), so it takes no
+	// share of the eviction budget from the pods that may go.
+	Evicted map[string]EvictedChange
+}
+
+// EvictedChange is what loop detection knows of a change a workload's pods were evicted for within the loop
+// window: the pods the workload had at the first eviction for it, and when the workload moved on from it (the
+// first eviction for another of its changes after the last for this one; zero: it has not).
+type EvictedChange struct {
+	Known   map[types.UID]bool
+	MovedOn time.Time
+}
+
+// Holds reports whether loop detection holds a pod (its UID, its creation) that still needs the change: a
+// replacement, created after the first eviction for it, came back without it, so evicting it again would not
+// help. Not a pod created after the workload moved on to another change: it was sized for that one (an
+// Hvpa's intent that goes to another size and back within the window, a VPA's target that does). Creation
+// timestamps have whole seconds: a pod created in the second of the move counts as created after it (the
+// first replacement of the move's eviction mostly is; at worst a replacement that came back without this
+// change is evicted once more, and its own replacement is held by the record that eviction starts anew).
+func (e EvictedChange) Holds(uid types.UID, created time.Time) bool {
+	return !e.Known[uid] && (e.MovedOn.IsZero() || created.Before(e.MovedOn.Truncate(time.Second)))
 }
 
 // loops reports whether a is an eviction the loop detection refuses (see Controller.Evicted).
 func (c *Controller) loops(a *Action) bool {
-	known, ok := c.Evicted[a.Fingerprint]
-	return ok && a.Kind == Evict && !known[a.Pod.UID]
+	e, ok := c.Evicted[a.Fingerprint]
+	return ok && a.Kind == Evict && e.Holds(a.Pod.UID, a.Pod.Created)
 }
 
 // Options are the options as they apply to this controller (its own OOM window).
@@ -958,10 +977,11 @@ func AfterDryRun(a Action, err error) Action {
 
 // EvictionGates is what the updater knows, before any request, of an eviction the plan asks for.
 type EvictionGates struct {
-	// First is when the first eviction for the same change was made within the loop window (nil: none), and
-	// Known whether the pod existed then: a pod created since is a replacement that still needs the change.
+	// First is when the last eviction for the same change was made within the loop window (nil: none), and
+	// Loops whether loop detection holds the pod (EvictedChange.Holds): a replacement that still needs the
+	// change.
 	First *time.Time
-	Known bool
+	Loops bool
 	// Admission says whether the admission webhook serves (its Lease is fresh); NotServing says why not.
 	Admission  bool
 	NotServing string
@@ -977,8 +997,8 @@ type Hold struct {
 // replacement would come back unsized); nil when the eviction may go ahead.
 func (g EvictionGates) Hold(a Action) *Hold {
 	switch {
-	case g.First != nil && !g.Known:
-		return &Hold{"loop", EventLoopDetected, fmt.Sprintf("not evicting: this pod was created after an eviction for the same change (%s) at %s and still needs it, so evicting it again would not help; is the admission webhook sizing pods?",
+	case g.First != nil && g.Loops:
+		return &Hold{"loop", EventLoopDetected, fmt.Sprintf("not evicting: this pod was created after an eviction for the same change (%s; the last at %s) and still needs it, so evicting it again would not help; is the admission webhook sizing pods?",
 			a.Message, g.First.Format(time.RFC3339))}
 	case !g.Admission:
 		return &Hold{"no_admission", EventUpdateSkipped, fmt.Sprintf("AdmissionNotServing: %s; not evicting: %s", a.Message, g.NotServing)}

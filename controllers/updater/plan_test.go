@@ -206,16 +206,56 @@ func TestPlanLoopGuardedEvictionsTakeNoBudget(t *testing.T) {
 	if len(first) == 0 {
 		t.Fatal("no action planned")
 	}
-	ctl.Evicted = map[string]map[types.UID]bool{first[0].Fingerprint: {"old-1": true, "old-2": true, "gone-1": true, "gone-2": true}}
+	known := map[types.UID]bool{"old-1": true, "old-2": true, "gone-1": true, "gone-2": true}
+	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known}}
 	want := []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Evict", ""}, {"old-2", "Evict", ""}}
 	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
 		t.Errorf("actions (-want +got):\n%s", d)
 	}
+	// the workload moved on to another change before the new pods were created (they were sized for that
+	// one): they are no replacements that came back unsized, and take the budget first as any pod
+	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedOn: now.Add(-2 * time.Minute)}}
+	want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Skip", ReasonTolerance}, {"old-2", "Skip", ReasonTolerance}}
+	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
+		t.Errorf("moved on before the new pods, actions (-want +got):\n%s", d)
+	}
+	// moved on after they were created: they came back unsized from an eviction for it, and are held still
+	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedOn: now.Add(-30 * time.Second)}}
+	want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Evict", ""}, {"old-2", "Evict", ""}}
+	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
+		t.Errorf("moved on after the new pods, actions (-want +got):\n%s", d)
+	}
 	// another change is another matter: the record does not guard it
-	ctl.Evicted = map[string]map[types.UID]bool{"app cpu=1;": {"old-1": true}}
+	ctl.Evicted = map[string]EvictedChange{"app cpu=1;": {Known: map[types.UID]bool{"old-1": true}}}
 	want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Skip", ReasonTolerance}, {"old-2", "Skip", ReasonTolerance}}
 	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
 		t.Errorf("actions (-want +got):\n%s", d)
+	}
+}
+
+// TestEvictedChangeHolds: loop detection holds a pod created after the first eviction for a change, unless
+// it was created after the workload moved on from that change (an eviction for another since): that pod was
+// sized for the other change, and coming back to this one it needs an eviction like any other pod.
+func TestEvictedChangeHolds(t *testing.T) {
+	moved := now.Add(-10 * time.Minute)
+	known := map[types.UID]bool{"old": true}
+	for name, tc := range map[string]struct {
+		e       EvictedChange
+		uid     types.UID
+		created time.Time
+		want    bool
+	}{
+		"a pod known at the first eviction":                  {EvictedChange{Known: known}, "old", now.Add(-time.Hour), false},
+		"a replacement":                                      {EvictedChange{Known: known}, "new", now.Add(-time.Minute), true},
+		"a replacement, created before the move":             {EvictedChange{Known: known, MovedOn: moved}, "new", moved.Add(-time.Second), true},
+		"a pod created after the workload moved on":          {EvictedChange{Known: known, MovedOn: moved}, "new", moved.Add(time.Second), false},
+		"a pod created in the second the workload moved on":  {EvictedChange{Known: known, MovedOn: moved.Add(600 * time.Millisecond)}, "new", moved, false},
+		"a pod created the second before":                    {EvictedChange{Known: known, MovedOn: moved.Add(600 * time.Millisecond)}, "new", moved.Add(-time.Second), true},
+		"a known pod, the workload moved on since its start": {EvictedChange{Known: known, MovedOn: moved}, "old", now.Add(-time.Hour), false},
+	} {
+		if got := tc.e.Holds(tc.uid, tc.created); got != tc.want {
+			t.Errorf("%s: holds %v, want %v", name, got, tc.want)
+		}
 	}
 }
 
@@ -301,10 +341,10 @@ func TestEvictionGates(t *testing.T) {
 		message string
 	}{
 		"no earlier eviction, webhook serving":      {EvictionGates{Admission: true}, "", "", ""},
-		"a pod known at the first eviction":         {EvictionGates{First: &first, Known: true, Admission: true}, "", "", ""},
-		"a replacement of an evicted pod":           {EvictionGates{First: &first, Admission: true}, "loop", EventLoopDetected, "created after an eviction for the same change (cpu 100m -> 300m) at 2026-11-26T12:00:00Z"},
+		"a pod known at the first eviction":         {EvictionGates{First: &first, Admission: true}, "", "", ""},
+		"a replacement of an evicted pod":           {EvictionGates{First: &first, Loops: true, Admission: true}, "loop", EventLoopDetected, "created after an eviction for the same change (cpu 100m -> 300m; the last at 2026-11-26T12:00:00Z)"},
 		"webhook not serving":                       {EvictionGates{NotServing: "its Lease is 5m old"}, "no_admission", EventUpdateSkipped, "AdmissionNotServing: cpu 100m -> 300m; not evicting: its Lease is 5m old"},
-		"a replacement, webhook not serving either": {EvictionGates{First: &first}, "loop", EventLoopDetected, "is the admission webhook sizing pods?"},
+		"a replacement, webhook not serving either": {EvictionGates{First: &first, Loops: true}, "loop", EventLoopDetected, "is the admission webhook sizing pods?"},
 	} {
 		h := tc.g.Hold(a)
 		switch {

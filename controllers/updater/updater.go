@@ -73,12 +73,16 @@ type Updater struct {
 	savedRecords string
 }
 
-// eviction remembers an eviction for a change: when, and which pods of the workload existed then (a pod
-// not among them is a replacement; creation timestamps have only second precision).
+// eviction remembers the evictions for a change: when the last was, which pods of the workload existed at
+// the first (a pod not among them is a replacement; creation timestamps have only second precision), and when
+// the workload moved on from it (EvictedChange).
 type eviction struct {
-	at    time.Time
-	known map[types.UID]bool
+	at      time.Time
+	known   map[types.UID]bool
+	movedOn time.Time
 }
+
+func (e eviction) change() EvictedChange { return EvictedChange{Known: e.known, MovedOn: e.movedOn} }
 
 type convergence struct {
 	targets string
@@ -684,7 +688,7 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 	key := c.ctl.Key() + "|" + a.Fingerprint
 	g := EvictionGates{Admission: admission, NotServing: why}
 	if prev, ok := u.evicted[key]; ok && now.Sub(prev.at) < u.Options.LoopWindow {
-		g.First, g.Known = &prev.at, prev.known[pod.UID]
+		g.First, g.Loops = &prev.at, prev.change().Holds(pod.UID, pod.CreationTimestamp.Time)
 	}
 	if h := g.Hold(*a); h != nil {
 		u.Metrics.Evictions.WithLabelValues(h.Outcome).Inc()
@@ -745,16 +749,28 @@ func (u *Updater) replacementAdmitted(ctx context.Context, c served, pod *corev1
 
 // recordAhead records the first eviction for a change before it is made. The first eviction for a change
 // remembers the pods that existed then; later ones keep that set, so that the replacements of evicted pods
-// stay recognisable for the whole window. That record is written ahead (to the ConfigMap, when there is
-// one): a crash between the eviction and the end of the loop must not leave a restarted updater without it,
-// or it would evict the replacement for the same change. An eviction the API then refuses keeps its record:
-// the pods it knows may still be evicted for the change. It returns the open record for the change (open:
-// one within the window existed), and false when the record could not be written (reported; no eviction).
+// stay recognisable for the whole window. A record counts only while its change is the workload's last: the
+// first eviction for a change marks the workload's other records moved on (their replacements created since
+// were sized for this one), and an eviction for a change the workload moved on from starts its record anew.
+// That record is written ahead (to the ConfigMap, when there is one): a crash between the eviction and the
+// end of the loop must not leave a restarted updater without it, or it would evict the replacement for the
+// same change. An eviction the API then refuses keeps its record: the pods it knows may still be evicted for
+// the change. It returns the open record for the change (open: one within the window existed, not moved
+// on), and false when the record could not be written (reported; no eviction).
 func (u *Updater) recordAhead(ctx context.Context, key string, c served, pod *corev1.Pod, a *Action, now time.Time) (eviction, bool, bool) {
 	prev, had := u.evicted[key]
-	open := had && now.Sub(prev.at) < u.Options.LoopWindow
-	if open {
+	if had && now.Sub(prev.at) < u.Options.LoopWindow && prev.movedOn.IsZero() {
 		return prev, true, true
+	}
+	// the workload's other open records move on now (kept as they were, to be put back if not saved)
+	ctl := c.ctl.Key() + "|"
+	others := map[string]eviction{}
+	for k, e := range u.evicted {
+		if k != key && strings.HasPrefix(k, ctl) && now.Sub(e.at) < u.Options.LoopWindow && e.movedOn.IsZero() {
+			others[k] = e
+			e.movedOn = now
+			u.evicted[k] = e
+		}
 	}
 	u.evicted[key] = eviction{at: now, known: c.known}
 	err := u.saveLoopRecords(ctx)
@@ -769,6 +785,11 @@ func (u *Updater) recordAhead(ctx context.Context, key string, c served, pod *co
 		u.evicted[key] = prev
 	} else {
 		delete(u.evicted, key)
+	}
+	for k, e := range others {
+		if _, kept := u.evicted[k]; kept {
+			u.evicted[k] = e
+		}
 	}
 	u.Metrics.Evictions.WithLabelValues("error").Inc()
 	u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventEvictionBlocked, "%s; not evicting before loop detection has recorded it: %v", a.Message, err)
@@ -870,19 +891,19 @@ func replacement(pod *corev1.Pod, sized []scaling.ContainerDecision) *corev1.Pod
 	return r
 }
 
-// openEvictions indexes the eviction records within the loop window: controller key -> change -> the pods
-// known at its first eviction.
-func (u *Updater) openEvictions(now time.Time) map[string]map[string]map[types.UID]bool {
-	out := map[string]map[string]map[types.UID]bool{}
+// openEvictions indexes the eviction records within the loop window: controller key -> change -> what loop
+// detection knows of it.
+func (u *Updater) openEvictions(now time.Time) map[string]map[string]EvictedChange {
+	out := map[string]map[string]EvictedChange{}
 	for key, e := range u.evicted {
 		ctl, change, ok := strings.Cut(key, "|")
 		if !ok || now.Sub(e.at) >= u.Options.LoopWindow {
 			continue
 		}
 		if out[ctl] == nil {
-			out[ctl] = map[string]map[types.UID]bool{}
+			out[ctl] = map[string]EvictedChange{}
 		}
-		out[ctl][change] = e.known
+		out[ctl][change] = e.change()
 	}
 	return out
 }

@@ -495,6 +495,34 @@ func (s evictionSpySub) Create(ctx context.Context, obj client.Object, sub clien
 var _ = Describe("Updater refusals and events", func() {
 	ctx := context.Background()
 
+	It("evicts for a change again after the workload moved on to another and back (F, G, F within the loop window)", func() {
+		ns := framework.NewNamespace(k8s, "back")
+		deployment(ns, "web", 2, "accept", rl("100m", ""), nil)
+		v := vpa(ns, "web", vpav1.UpdateModeRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
+		startUpdater(testOptions())
+		at := func(cpu string) func() bool {
+			return func() bool { pods := livePods(ns, "web"); return len(pods) == 2 && hasRequests(cpu, "")(pods) }
+		}
+		recommend := func(target, lower, upper string) {
+			Eventually(func() error {
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(v), v); err != nil {
+					return err
+				}
+				v.Status.Recommendation.ContainerRecommendations = []vpav1.RecommendedContainerResources{
+					wrappers.ContainerRecommendation("app", rl(target, ""), rl(lower, ""), rl(upper, ""))}
+				return k8s.Status().Update(ctx, v)
+			}, framework.Timeout, framework.Interval).Should(Succeed())
+		}
+		Eventually(at("300m"), framework.Timeout, framework.Interval).Should(BeTrue(), "F applied")
+		recommend("600m", "550m", "650m")
+		Eventually(at("600m"), framework.Timeout, framework.Interval).Should(BeTrue(), "G applied")
+		// the pods now were created (and sized for G) after the evictions for F: no replacements that came
+		// back without F, so they are evicted for it like any other pod
+		recommend("300m", "250m", "350m")
+		Eventually(at("300m"), framework.Timeout, framework.Interval).Should(BeTrue(), "F applied again")
+		Expect(eventStream(ns)).NotTo(ContainElement(ContainSubstring(updater.EventLoopDetected)))
+	})
+
 	It("InPlaceOrRecreate on one replica: an Infeasible resize is not a trap; a lower target is asked as soon as the recommendation falls", func() {
 		ns := framework.NewNamespace(k8s, "trapped")
 		deployment(ns, "web", 1, "infeasible", rl("100m", ""), rl("200m", ""))
