@@ -3,6 +3,7 @@ package updater
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,15 +23,15 @@ import (
 )
 
 // evictionStep is one eviction the updater is asked for: at a time after the start, of a pod of workload web
-// (or "other/name": of workload other) created then (relative to the start), for the change of cpu millicores;
-// evicted: whether it goes ahead. restart: a new updater process reads the records back first.
+// (or "other/name": of workload other) whose app container holds a cpu request of holds millicores (100: as
+// its template has it, unsized), for the change to cpu millicores; evicted: whether it goes ahead. restart: a
+// new updater process reads the records back first.
 type evictionStep struct {
-	at      time.Duration
-	pod     string
-	created time.Duration
-	cpu     float64
-	evicted bool
-	restart bool
+	at         time.Duration
+	pod        string
+	holds, cpu float64
+	evicted    bool
+	restart    bool
 }
 
 // evictionServer is a client that answers as the API server does for evictions (the pod goes; each counted
@@ -68,12 +69,14 @@ func evictionServer(evictions *int, failWrites *bool) client.Client {
 		}).Build()
 }
 
-// evictOne creates pod name (created at created) of workload ctl in c and asks u to evict it for the change of
-// cpu millicores, as the only pod the workload has this loop.
-func evictOne(t *testing.T, u *Updater, c client.Client, ctl, name string, created time.Time, cpu float64) {
+// evictOne creates pod name of workload ctl in c, its app container holding a cpu request of holds
+// millicores, and asks u to evict it for the change of cpu millicores, as the only pod the workload has this
+// loop.
+func evictOne(t *testing.T, u *Updater, c client.Client, ctl, name string, holds, cpu float64) {
 	t.Helper()
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name), CreationTimestamp: metav1.NewTime(created.Truncate(time.Second))},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1"}}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1",
+			Resources: corev1.ResourceRequirements{Requests: scaling.ToResourceList(scaling.V(holds, -1))}}}}}
 	if err := c.Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
@@ -86,34 +89,57 @@ func evictOne(t *testing.T, u *Updater, c client.Client, ctl, name string, creat
 }
 
 // TestEvictionLoopMovesOn: loop detection holds a replacement that came back without the change it was
-// evicted for, but only while that change is the workload's last. An Hvpa's intent that goes to another size
-// and back within the loop window (F, G, F: an hourly burst's rise and fall) has its pods evicted each time:
-// a pod created while the workload was at G was sized for G, and needs the eviction for F like any other.
-// Before the rule, it was held for the rest of the window with a loop warning that blamed the webhook. A
-// replacement of the new F eviction that comes back without F is held again, and so is one created before
-// the workload moved on (records of two changes a workload's pods may need at once do not release each
-// other's replacements). The records survive a restart of the updater between the moves (the ConfigMap).
+// evicted for, but not a pod that holds a change the workload was evicted for since. An Hvpa's intent that
+// goes to another size and back within the loop window (F, G, F: an hourly burst's rise and fall) has its
+// pods evicted each time: a pod admitted while the workload was at G was sized for G, and needs the eviction
+// for F like any other. Before the rule, it was held for the rest of the window with a loop warning that
+// blamed the webhook. A pod that came back unsized holds none of the changes, so it stays held whatever the
+// order of the changes: two needed at once (pods that differ), or a target that flips while the webhook does
+// not size pods, make no more evictions than before. The records survive a restart of the updater (the
+// ConfigMap).
 func TestEvictionLoopMovesOn(t *testing.T) {
 	start := now
 	m := time.Minute
 	cases := map[string][]evictionStep{
 		"F, G, F": {
-			{at: 0, pod: "a", created: -time.Hour, cpu: 500, evicted: true},                                // F: the first eviction for it
-			{at: m, pod: "a2", created: 10 * time.Second, cpu: 500},                                        // a's replacement came back without F: held
-			{at: 5 * m, pod: "a2", created: 10 * time.Second, cpu: 900, evicted: true},                     // G: the workload moves on from F
-			{at: 10 * m, pod: "a3", created: 5*m + 10*time.Second, cpu: 500, evicted: true, restart: true}, // F again: a3 was sized for G
-			{at: 11 * m, pod: "a4", created: 10*m + 10*time.Second, cpu: 500},                              // a3's replacement without F: held again
+			{at: 0, pod: "a", holds: 100, cpu: 500, evicted: true},                      // F: the first eviction for it
+			{at: m, pod: "a2", holds: 100, cpu: 500},                                    // a's replacement came back without F: held
+			{at: 5 * m, pod: "a2", holds: 100, cpu: 900, evicted: true},                 // G: the workload moves on from F
+			{at: 10 * m, pod: "a3", holds: 900, cpu: 500, evicted: true, restart: true}, // F again: a3 was sized for G
+			{at: 11 * m, pod: "a4", holds: 100, cpu: 500},                               // a3's replacement without F: held again
 		},
-		"replacements from before the move stay held": {
-			{at: 0, pod: "a", created: -time.Hour, cpu: 500, evicted: true},
-			{at: m, pod: "b", created: -time.Hour, cpu: 900, evicted: true},            // another change: the workload moves on from F
-			{at: 2 * m, pod: "a2", created: 10 * time.Second, cpu: 500, restart: true}, // created before the move: held
-			{at: 3 * m, pod: "b2", created: m + 10*time.Second, cpu: 900},              // G is the last change: held
+		"F, G, H, F": {
+			{at: 0, pod: "a", holds: 100, cpu: 500, evicted: true},
+			{at: m, pod: "a2", holds: 100, cpu: 900, evicted: true},
+			{at: 2 * m, pod: "a3", holds: 900, cpu: 1200, evicted: true},
+			{at: 3 * m, pod: "b", holds: 900, cpu: 500, evicted: true, restart: true}, // sized for G, not yet evicted for H
+			{at: 4 * m, pod: "a4", holds: 1200, cpu: 500, evicted: true},              // sized for H
+		},
+		"G, F, G, F": {
+			{at: 0, pod: "a", holds: 100, cpu: 900, evicted: true},
+			{at: m, pod: "a2", holds: 900, cpu: 500, evicted: true},
+			{at: 2 * m, pod: "a3", holds: 500, cpu: 900, evicted: true},                // G's record is open: F is noted moved to G
+			{at: 3 * m, pod: "a4", holds: 900, cpu: 500, evicted: true, restart: true}, // sized for G the second time
+		},
+		"two changes at once, replacements unsized": {
+			{at: 0, pod: "a", holds: 100, cpu: 500, evicted: true},
+			{at: 0, pod: "b", holds: 100, cpu: 900, evicted: true},
+			{at: m, pod: "a2", holds: 100, cpu: 500},
+			{at: m, pod: "b2", holds: 100, cpu: 900},
+			{at: 2 * m, pod: "a2", holds: 100, cpu: 500, restart: true},
+			{at: 2 * m, pod: "b2", holds: 100, cpu: 900},
+		},
+		"a target that flips, replacements unsized": {
+			{at: 0, pod: "a", holds: 100, cpu: 500, evicted: true},
+			{at: m, pod: "a2", holds: 100, cpu: 900, evicted: true}, // a new change evicts every pod once, as ever
+			{at: 2 * m, pod: "a3", holds: 100, cpu: 500},
+			{at: 3 * m, pod: "a3", holds: 100, cpu: 900, restart: true},
+			{at: 4 * m, pod: "a3", holds: 100, cpu: 500},
 		},
 		"another workload's eviction moves nothing": {
-			{at: 0, pod: "a", created: -time.Hour, cpu: 500, evicted: true},
-			{at: 2 * m, pod: "other/x", created: -time.Hour, cpu: 900, evicted: true},
-			{at: 3 * m, pod: "a2", created: 3 * m, cpu: 500, restart: true},
+			{at: 0, pod: "a", holds: 100, cpu: 500, evicted: true},
+			{at: 2 * m, pod: "other/x", holds: 100, cpu: 900, evicted: true},
+			{at: 3 * m, pod: "a2", holds: 900, cpu: 500, restart: true},
 		},
 	}
 	o := DefaultOptions()
@@ -136,7 +162,7 @@ func TestEvictionLoopMovesOn(t *testing.T) {
 				}
 				loops := func() float64 { return testutil.ToFloat64(u.Metrics.Evictions.WithLabelValues("loop")) }
 				before, held := evictions, loops()
-				evictOne(t, u, c, ctl, name, start.Add(st.created), st.cpu)
+				evictOne(t, u, c, ctl, name, st.holds, st.cpu)
 				if got := evictions > before; got != st.evicted {
 					t.Fatalf("step %d (%s for %.0fm at %s): evicted %v, want %v", i+1, st.pod, st.cpu, st.at, got, st.evicted)
 				}
@@ -149,8 +175,8 @@ func TestEvictionLoopMovesOn(t *testing.T) {
 }
 
 // TestEvictionRecordNotWrittenMovesNothing: an eviction whose loop record cannot be written ahead is not
-// made, and leaves the records as they were: the workload's other change is not moved on from (a replacement
-// of it created since would otherwise be evicted again, with nothing recorded to stop the next one).
+// made, and leaves the records as they were: the workload's other change does not note it (a pod holding
+// it would otherwise be released for that change, on an eviction that was never made).
 func TestEvictionRecordNotWrittenMovesNothing(t *testing.T) {
 	evictions, failWrites := 0, false
 	c := evictionServer(&evictions, &failWrites)
@@ -158,22 +184,58 @@ func TestEvictionRecordNotWrittenMovesNothing(t *testing.T) {
 	o.LoopRecords = types.NamespacedName{Namespace: "hvpa", Name: "loops"}
 	clk := clocktesting.NewFakeClock(now)
 	u := New(c, c, record.NewFakeRecorder(100), clk, nil, o, NewMetrics(nil))
-	evict := func(name string, cpu float64) { t.Helper(); evictOne(t, u, c, "web", name, now.Add(-time.Hour), cpu) }
+	evict := func(name string, cpu float64) { t.Helper(); evictOne(t, u, c, "web", name, 100, cpu) }
 	evict("a", 500)
 	f := "Hvpa/shop/web|" + fingerprint([]scaling.ContainerDecision{{Name: "app", Requests: scaling.V(500, -1)}})
-	if evictions != 1 || len(u.evicted) != 1 || !u.evicted[f].movedOn.IsZero() {
+	g := fingerprint([]scaling.ContainerDecision{{Name: "app", Requests: scaling.V(900, -1)}})
+	if evictions != 1 || len(u.evicted) != 1 || len(u.evicted[f].movedTo) != 0 {
 		t.Fatalf("%d evictions, records %+v: want a's, one record for F", evictions, u.evicted)
 	}
 	clk.Step(time.Minute)
 	failWrites = true
 	evict("b", 900)
-	if evictions != 1 || len(u.evicted) != 1 || !u.evicted[f].movedOn.IsZero() {
+	if evictions != 1 || len(u.evicted) != 1 || len(u.evicted[f].movedTo) != 0 {
 		t.Fatalf("the record for G not written: %d evictions, records %+v; want no eviction and F's record as it was", evictions, u.evicted)
 	}
 	clk.Step(time.Minute)
 	failWrites = false
 	evict("b", 900)
-	if evictions != 2 || len(u.evicted) != 2 || !u.evicted[f].movedOn.Equal(clk.Now()) {
-		t.Fatalf("written: %d evictions, records %+v; want b evicted, F moved on from now", evictions, u.evicted)
+	if evictions != 2 || len(u.evicted) != 2 || !slices.Equal(u.evicted[f].movedTo, []string{g}) {
+		t.Fatalf("written: %d evictions, records %+v; want b evicted, F noting G", evictions, u.evicted)
+	}
+}
+
+// TestEvictionHeldAsPlanned: a pod the plan read as held by loop detection at the loop's start (which spared
+// it the disruption budget's checks) is held at the eviction too, even when an eviction earlier in the loop
+// noted a change it holds on the record: the eviction comes at the next loop, within the budget.
+func TestEvictionHeldAsPlanned(t *testing.T) {
+	f := []scaling.ContainerDecision{{Name: "app", Requests: scaling.V(500, -1)}}
+	g := []scaling.ContainerDecision{{Name: "app", Requests: scaling.V(900, -1)}}
+	for _, tc := range []struct {
+		name    string
+		planned map[string]EvictedChange
+		held    bool
+	}{
+		{"planned as held", map[string]EvictedChange{fingerprint(f): {Known: map[types.UID]bool{"a": true}}}, true}, // the record at the loop's start
+		{"planned free", nil, false},
+	} {
+		evictions, failWrites := 0, false
+		c := evictionServer(&evictions, &failWrites)
+		u := New(c, c, record.NewFakeRecorder(100), clocktesting.NewFakeClock(now), nil, DefaultOptions(), NewMetrics(nil))
+		// the record now: it notes G, which b holds
+		u.evicted["Hvpa/shop/web|"+fingerprint(f)] = eviction{at: now.Add(-time.Minute), known: map[types.UID]bool{"a": true}, movedTo: []string{fingerprint(g)}}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "b", UID: "b"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1", Resources: corev1.ResourceRequirements{Requests: scaling.ToResourceList(scaling.V(900, -1))}}}}}
+		if err := c.Create(context.Background(), pod); err != nil {
+			t.Fatal(err)
+		}
+		budget := 1
+		s := served{ctl: Controller{Kind: "Hvpa", Namespace: "shop", Name: "web", Evicted: tc.planned}, obj: pod, budget: &budget, known: map[types.UID]bool{"a": true, "b": true}}
+		a := &Action{Kind: Evict, Pod: &Pod{Name: "b", UID: "b", Containers: scaling.FromPodContainers(&pod.Spec)}, Sized: f, Fingerprint: fingerprint(f), Message: "app cpu request -> 500m"}
+		u.evict(context.Background(), s, pod, a, true, "", now)
+		loops := testutil.ToFloat64(u.Metrics.Evictions.WithLabelValues("loop"))
+		if held := loops == 1 && evictions == 0; held != tc.held || !held && evictions != 1 {
+			t.Errorf("%s: %d evictions, %v held by loop detection; want held %v", tc.name, evictions, loops, tc.held)
+		}
 	}
 }

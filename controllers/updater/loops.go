@@ -36,14 +36,14 @@ type loopRecords struct {
 	// was set back from by something else (recordResize).
 	Resized map[string][]time.Time `json:"resized,omitempty"`
 	// Evicted: per "controller|change", the last eviction for it, the pods the workload had at the first, and
-	// when the workload moved on from it.
+	// the changes the workload was evicted for since.
 	Evicted map[string]evictionRecord `json:"evicted,omitempty"`
 }
 
 type evictionRecord struct {
 	At      time.Time   `json:"at"`
 	Known   []types.UID `json:"known,omitempty"`
-	MovedOn time.Time   `json:"movedOn,omitzero"`
+	MovedTo []string    `json:"movedTo,omitempty"`
 }
 
 // loadLoopRecords reads the records into memory (those within LoopWindow). A missing ConfigMap is no
@@ -73,7 +73,7 @@ func (u *Updater) loadLoopRecords(ctx context.Context) {
 			for _, uid := range e.Known {
 				known[uid] = true
 			}
-			u.evicted[k] = eviction{at: e.At, known: known, movedOn: e.MovedOn}
+			u.evicted[k] = eviction{at: e.At, known: known, movedTo: e.MovedTo}
 		}
 	}
 	u.forget(now)
@@ -188,7 +188,7 @@ func (u *Updater) saveLoopRecords(ctx context.Context) error {
 func (u *Updater) encodeLoopRecords(ctx context.Context) string {
 	evicted := make(map[string]evictionRecord, len(u.evicted))
 	for k, e := range u.evicted {
-		evicted[k] = evictionRecord{At: e.at, Known: slices.Sorted(maps.Keys(e.known)), MovedOn: e.movedOn}
+		evicted[k] = evictionRecord{At: e.at, Known: slices.Sorted(maps.Keys(e.known)), MovedTo: e.movedTo}
 	}
 	data, dropped := encodeRecords(loopRecords{Resized: u.resized, Evicted: evicted}, maxLoopRecordBytes)
 	if n := len(dropped); n > 0 {
@@ -380,8 +380,15 @@ func appendEviction(b []byte, r evictionRecord) []byte {
 		}
 		b = append(b, ']')
 	}
-	if !r.MovedOn.IsZero() {
-		b = appendTime(append(b, `,"movedOn":`...), r.MovedOn)
+	if len(r.MovedTo) > 0 {
+		b = append(b, `,"movedTo":[`...)
+		for i, fp := range r.MovedTo {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, fp)
+		}
+		b = append(b, ']')
 	}
 	return append(b, '}')
 }

@@ -26,8 +26,8 @@ func manyRecords(n int) loopRecords {
 				known = append(known, types.UID(fmt.Sprintf("%08d-0000-4000-8000-%012d", i, j)))
 			}
 			r := evictionRecord{At: at, Known: known}
-			if i%20 == 19 { // half of them moved on from (an eviction for another change since)
-				r.MovedOn = at.Add(time.Second / 2)
+			if i%20 == 19 { // half of them moved on from (evictions for other changes since)
+				r.MovedTo = []string{"app cpu=300;sidecar cpu=50;", "app cpu=400;sidecar cpu=50;"}
 			}
 			recs.Evicted[fmt.Sprintf("VerticalPodAutoscaler/shop/web-%d|%s", i, change)] = r
 			continue

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,28 +115,52 @@ type Controller struct {
 }
 
 // EvictedChange is what loop detection knows of a change a workload's pods were evicted for within the loop
-// window: the pods the workload had at the first eviction for it, and when the workload moved on from it (the
-// first eviction for another of its changes after the last for this one; zero: it has not).
+// window: the pods the workload had at the first eviction for it, and the changes (fingerprints) the workload
+// has been evicted for since that first one.
 type EvictedChange struct {
 	Known   map[types.UID]bool
-	MovedOn time.Time
+	MovedTo []string
 }
 
-// Holds reports whether loop detection holds a pod (its UID, its creation) that still needs the change: a
-// replacement, created after the first eviction for it, came back without it, so evicting it again would not
-// help. Not a pod created after the workload moved on to another change: it was sized for that one (an
-// Hvpa's intent that goes to another size and back within the window, a VPA's target that does). Creation
-// timestamps have whole seconds: a pod created in the second of the move counts as created after it (the
-// first replacement of the move's eviction mostly is; at worst a replacement that came back without this
-// change is evicted once more, and its own replacement is held by the record that eviction starts anew).
-func (e EvictedChange) Holds(uid types.UID, created time.Time) bool {
-	return !e.Known[uid] && (e.MovedOn.IsZero() || created.Before(e.MovedOn.Truncate(time.Second)))
+// Holds reports whether loop detection holds a pod (its UID, its containers' requests and limits) that still
+// needs the change: a replacement, created after the first eviction for it, came back without it, so
+// evicting it again would not help. Not a pod that holds a change the workload moved on to since: it was
+// sized for that one at admission (an Hvpa's intent that goes to another size and back within the window,
+// a VPA's target that does), and needs the eviction like any other pod. A replacement that came back unsized
+// holds none of them, whatever the order of the changes and the times of its creation.
+func (e EvictedChange) Holds(uid types.UID, containers []scaling.Container) bool {
+	if e.Known[uid] {
+		return false
+	}
+	for _, fp := range e.MovedTo {
+		if holdsChange(containers, fp) {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsChange reports whether containers hold the change of fingerprint fp: each of its requests and limits
+// within the planner's rounding (roughlyEqual); false when fp does not parse or names a container they lack.
+func holdsChange(containers []scaling.Container, fp string) bool {
+	sized, ok := parseFingerprint(fp)
+	if !ok {
+		return false
+	}
+	for i := range sized {
+		j := slices.IndexFunc(containers, func(k scaling.Container) bool { return k.Name == sized[i].Name })
+		if j < 0 {
+			return false
+		}
+		sized[i].Current = containers[j]
+	}
+	return !changed(sized)
 }
 
 // loops reports whether a is an eviction the loop detection refuses (see Controller.Evicted).
 func (c *Controller) loops(a *Action) bool {
 	e, ok := c.Evicted[a.Fingerprint]
-	return ok && a.Kind == Evict && e.Holds(a.Pod.UID, a.Pod.Created)
+	return ok && a.Kind == Evict && e.Holds(a.Pod.UID, slices.Concat(a.Pod.Containers, a.Pod.InitContainers))
 }
 
 // Options are the options as they apply to this controller (its own OOM window).
@@ -776,6 +801,41 @@ func fingerprint(sized []scaling.ContainerDecision) string {
 	return b.String()
 }
 
+// parseFingerprint reads a fingerprint back into the values it was made of (to whole units, as it holds
+// them); false when it is not one.
+func parseFingerprint(fp string) ([]scaling.ContainerDecision, bool) {
+	parts := strings.Split(fp, ";")
+	if len(parts) < 2 || parts[len(parts)-1] != "" {
+		return nil, false
+	}
+	out := make([]scaling.ContainerDecision, 0, len(parts)-1)
+	for _, part := range parts[:len(parts)-1] {
+		fields := strings.Split(part, " ")
+		if fields[0] == "" {
+			return nil, false
+		}
+		d := scaling.ContainerDecision{Name: fields[0]}
+		for _, f := range fields[1:] {
+			name, num, ok := strings.Cut(f, "=")
+			x, err := strconv.ParseFloat(num, 64)
+			if !ok || err != nil {
+				return nil, false
+			}
+			into := &d.Requests
+			if res, isLimit := strings.CutSuffix(name, "-limit"); isLimit {
+				name, into = res, &d.Limits
+			}
+			i := slices.IndexFunc(scaling.Resources[:], func(r scaling.Resource) bool { return r.String() == name })
+			if i < 0 {
+				return nil, false
+			}
+			into.Set(scaling.Resources[i], x)
+		}
+		out = append(out, d)
+	}
+	return out, true
+}
+
 // unboost plans the end of a pod's startup boost: nothing until the pod has been Ready for the longest of its
 // containers' boost durations, then an in-place resize of every boosted container's CPU back to the
 // annotation's values (to the targets where the annotation does not say). Ending a boost only ever lowers
@@ -978,8 +1038,8 @@ func AfterDryRun(a Action, err error) Action {
 // EvictionGates is what the updater knows, before any request, of an eviction the plan asks for.
 type EvictionGates struct {
 	// First is when the last eviction for the same change was made within the loop window (nil: none), and
-	// Loops whether loop detection holds the pod (EvictedChange.Holds): a replacement that still needs the
-	// change.
+	// Loops whether loop detection holds the pod (EvictedChange.Holds): a replacement that came back without
+	// the change.
 	First *time.Time
 	Loops bool
 	// Admission says whether the admission webhook serves (its Lease is fresh); NotServing says why not.

@@ -212,18 +212,18 @@ func TestPlanLoopGuardedEvictionsTakeNoBudget(t *testing.T) {
 	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
 		t.Errorf("actions (-want +got):\n%s", d)
 	}
-	// the workload moved on to another change before the new pods were created (they were sized for that
-	// one): they are no replacements that came back unsized, and take the budget first as any pod
-	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedOn: now.Add(-2 * time.Minute)}}
+	// the workload was evicted for another change since, which the new pods hold (they were sized for it):
+	// they are no replacements that came back unsized, and take the budget first as any pod
+	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedTo: []string{"app cpu=900;", "app cpu=100;"}}}
 	want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Skip", ReasonTolerance}, {"old-2", "Skip", ReasonTolerance}}
 	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
-		t.Errorf("moved on before the new pods, actions (-want +got):\n%s", d)
+		t.Errorf("the new pods hold a change moved to, actions (-want +got):\n%s", d)
 	}
-	// moved on after they were created: they came back unsized from an eviction for it, and are held still
-	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedOn: now.Add(-30 * time.Second)}}
+	// they hold none of the changes moved to: they came back unsized, and are held still
+	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedTo: []string{"app cpu=900;"}}}
 	want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Evict", ""}, {"old-2", "Evict", ""}}
 	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
-		t.Errorf("moved on after the new pods, actions (-want +got):\n%s", d)
+		t.Errorf("the new pods hold no change moved to, actions (-want +got):\n%s", d)
 	}
 	// another change is another matter: the record does not guard it
 	ctl.Evicted = map[string]EvictedChange{"app cpu=1;": {Known: map[types.UID]bool{"old-1": true}}}
@@ -234,29 +234,81 @@ func TestPlanLoopGuardedEvictionsTakeNoBudget(t *testing.T) {
 }
 
 // TestEvictedChangeHolds: loop detection holds a pod created after the first eviction for a change, unless
-// it was created after the workload moved on from that change (an eviction for another since): that pod was
-// sized for the other change, and coming back to this one it needs an eviction like any other pod.
+// it holds a change the workload was evicted for since (it was sized for that one at admission: coming back
+// to this change it needs an eviction like any other pod). Holding a change is read as the planner compares
+// a target with a pod: requests and limits each within its rounding, sidecars too.
 func TestEvictedChangeHolds(t *testing.T) {
-	moved := now.Add(-10 * time.Minute)
 	known := map[types.UID]bool{"old": true}
+	app := func(cpu, limit float64) scaling.Container {
+		c := scaling.Container{Name: "app", Requests: scaling.V(cpu, 256<<20)}
+		if limit > 0 {
+			c.Limits = scaling.V(limit, -1)
+		}
+		return c
+	}
+	sidecar := scaling.Container{Name: "proxy", Kind: scaling.SidecarContainer, Requests: scaling.V(50, -1)}
+	g := fingerprint([]scaling.ContainerDecision{{Name: "app", Requests: scaling.V(333.4, 256<<20), Limits: scaling.V(666.7, -1)}, {Name: "proxy", Requests: scaling.V(50, -1)}})
 	for name, tc := range map[string]struct {
-		e       EvictedChange
-		uid     types.UID
-		created time.Time
-		want    bool
+		e    EvictedChange
+		uid  types.UID
+		ctrs []scaling.Container
+		want bool
 	}{
-		"a pod known at the first eviction":                  {EvictedChange{Known: known}, "old", now.Add(-time.Hour), false},
-		"a replacement":                                      {EvictedChange{Known: known}, "new", now.Add(-time.Minute), true},
-		"a replacement, created before the move":             {EvictedChange{Known: known, MovedOn: moved}, "new", moved.Add(-time.Second), true},
-		"a pod created after the workload moved on":          {EvictedChange{Known: known, MovedOn: moved}, "new", moved.Add(time.Second), false},
-		"a pod created in the second the workload moved on":  {EvictedChange{Known: known, MovedOn: moved.Add(600 * time.Millisecond)}, "new", moved, false},
-		"a pod created the second before":                    {EvictedChange{Known: known, MovedOn: moved.Add(600 * time.Millisecond)}, "new", moved.Add(-time.Second), true},
-		"a known pod, the workload moved on since its start": {EvictedChange{Known: known, MovedOn: moved}, "old", now.Add(-time.Hour), false},
+		"a pod known at the first eviction":             {EvictedChange{Known: known}, "old", []scaling.Container{app(100, 0)}, false},
+		"a replacement":                                 {EvictedChange{Known: known}, "new", []scaling.Container{app(100, 0)}, true},
+		"a replacement, the workload moved on":          {EvictedChange{Known: known, MovedTo: []string{g}}, "new", []scaling.Container{app(100, 0), sidecar}, true},
+		"a pod sized for the change moved to":           {EvictedChange{Known: known, MovedTo: []string{g}}, "new", []scaling.Container{app(334, 667), sidecar}, false},
+		"sized for it, within the planner's rounding":   {EvictedChange{Known: known, MovedTo: []string{g}}, "new", []scaling.Container{app(336, 668), sidecar}, false},
+		"its limit not the change's":                    {EvictedChange{Known: known, MovedTo: []string{g}}, "new", []scaling.Container{app(334, 900), sidecar}, true},
+		"its sidecar not the change's":                  {EvictedChange{Known: known, MovedTo: []string{g}}, "new", []scaling.Container{app(334, 667), {Name: "proxy", Kind: scaling.SidecarContainer, Requests: scaling.V(80, -1)}}, true},
+		"without the sidecar the change names":          {EvictedChange{Known: known, MovedTo: []string{g}}, "new", []scaling.Container{app(334, 667)}, true},
+		"sized for the first of two changes moved to":   {EvictedChange{Known: known, MovedTo: []string{g, "app cpu=900;"}}, "new", []scaling.Container{app(334, 667), sidecar}, false},
+		"a fingerprint that does not parse holds a pod": {EvictedChange{Known: known, MovedTo: []string{"app cpu=lots;"}}, "new", []scaling.Container{app(100, 0)}, true},
 	} {
-		if got := tc.e.Holds(tc.uid, tc.created); got != tc.want {
+		if got := tc.e.Holds(tc.uid, tc.ctrs); got != tc.want {
 			t.Errorf("%s: holds %v, want %v", name, got, tc.want)
 		}
 	}
+}
+
+// TestParseFingerprint: a fingerprint reads back into the values it was made of, to whole units (so that
+// fingerprinting them again gives it back), and what is not one does not parse.
+func TestParseFingerprint(t *testing.T) {
+	for _, sized := range [][]scaling.ContainerDecision{
+		{{Name: "app", Requests: scaling.V(250, 268435456), Limits: scaling.V(500, 536870912)}, {Name: "sidecar", Requests: scaling.V(50, -1)}},
+		{{Name: "app", Requests: scaling.V(-1, 1<<30)}},
+		{{Name: "app", Limits: scaling.V(333.3, -1)}},
+		{{Name: "a"}},
+	} {
+		fp := fingerprint(sized)
+		back, ok := parseFingerprint(fp)
+		if !ok || fingerprint(back) != fp {
+			t.Errorf("%q: read back %v (%v), fingerprinted again %q", fp, back, ok, fingerprint(back))
+		}
+	}
+	for _, bad := range []string{"", "app", "app cpu=1", ";", " cpu=1;", "app cpu=x;", "app cpu;", "app gpu=1;", "app cpu=1;x"} {
+		if got, ok := parseFingerprint(bad); ok {
+			t.Errorf("%q parsed as %v", bad, got)
+		}
+	}
+}
+
+// FuzzParseFingerprint: whatever it is given, parseFingerprint does not panic, and what it reads is a
+// fingerprint's values (fingerprinting them and reading that back gives the same).
+func FuzzParseFingerprint(f *testing.F) {
+	f.Add("app cpu=250 memory=268435456 cpu-limit=500;sidecar cpu=50;")
+	f.Add("app memory-limit=1;")
+	f.Fuzz(func(t *testing.T, fp string) {
+		sized, ok := parseFingerprint(fp)
+		if !ok {
+			return
+		}
+		again := fingerprint(sized)
+		back, ok := parseFingerprint(again)
+		if !ok || fingerprint(back) != again {
+			t.Fatalf("%q read as %v, fingerprinted %q, read back %v (%v)", fp, sized, again, back, ok)
+		}
+	})
 }
 
 // TestInPlaceSkipDisruptionBudget: resizes that restart nothing take no share of the eviction tolerance by

@@ -74,15 +74,15 @@ type Updater struct {
 }
 
 // eviction remembers the evictions for a change: when the last was, which pods of the workload existed at
-// the first (a pod not among them is a replacement; creation timestamps have only second precision), and when
-// the workload moved on from it (EvictedChange).
+// the first (a pod not among them is a replacement), and the changes the workload was evicted for since
+// (EvictedChange).
 type eviction struct {
 	at      time.Time
 	known   map[types.UID]bool
-	movedOn time.Time
+	movedTo []string
 }
 
-func (e eviction) change() EvictedChange { return EvictedChange{Known: e.known, MovedOn: e.movedOn} }
+func (e eviction) change() EvictedChange { return EvictedChange{Known: e.known, MovedTo: e.movedTo} }
 
 type convergence struct {
 	targets string
@@ -688,7 +688,9 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 	key := c.ctl.Key() + "|" + a.Fingerprint
 	g := EvictionGates{Admission: admission, NotServing: why}
 	if prev, ok := u.evicted[key]; ok && now.Sub(prev.at) < u.Options.LoopWindow {
-		g.First, g.Loops = &prev.at, prev.change().Holds(pod.UID, pod.CreationTimestamp.Time)
+		// held by the record as it is, or as the plan read it at the loop's start (which spared the pod the
+		// disruption budget's checks)
+		g.First, g.Loops = &prev.at, prev.change().Holds(pod.UID, scaling.FromPodContainers(&pod.Spec)) || c.ctl.loops(a)
 	}
 	if h := g.Hold(*a); h != nil {
 		u.Metrics.Evictions.WithLabelValues(h.Outcome).Inc()
@@ -749,28 +751,25 @@ func (u *Updater) replacementAdmitted(ctx context.Context, c served, pod *corev1
 
 // recordAhead records the first eviction for a change before it is made. The first eviction for a change
 // remembers the pods that existed then; later ones keep that set, so that the replacements of evicted pods
-// stay recognisable for the whole window. A record counts only while its change is the workload's last: the
-// first eviction for a change marks the workload's other records moved on (their replacements created since
-// were sized for this one), and an eviction for a change the workload moved on from starts its record anew.
-// That record is written ahead (to the ConfigMap, when there is one): a crash between the eviction and the
-// end of the loop must not leave a restarted updater without it, or it would evict the replacement for the
-// same change. An eviction the API then refuses keeps its record: the pods it knows may still be evicted for
-// the change. It returns the open record for the change (open: one within the window existed, not moved
-// on), and false when the record could not be written (reported; no eviction).
+// stay recognisable for the whole window. Every eviction for a change notes it on the workload's other open
+// records: the workload moved on to it, and a pod that holds it was sized for it (EvictedChange.Holds). The
+// records are written ahead (to the ConfigMap, when there is one): a crash between the eviction and the end
+// of the loop must not leave a restarted updater without a new record, or it would evict the replacement for
+// the same change; notes that fail to be written are tried again at the end of the loop (lost, they hold a
+// pod for a change it was not sized for until the next eviction notes it again), and do not stop an eviction
+// whose record is there. An eviction the API then refuses keeps its record: the pods it knows may still be
+// evicted for the change. It returns the open record for the change (open: one within the window existed),
+// and false when a new record could not be written (reported; no eviction).
 func (u *Updater) recordAhead(ctx context.Context, key string, c served, pod *corev1.Pod, a *Action, now time.Time) (eviction, bool, bool) {
+	noted := u.noteMovedTo(c.ctl.Key(), a.Fingerprint, now)
 	prev, had := u.evicted[key]
-	if had && now.Sub(prev.at) < u.Options.LoopWindow && prev.movedOn.IsZero() {
-		return prev, true, true
-	}
-	// the workload's other open records move on now (kept as they were, to be put back if not saved)
-	ctl := c.ctl.Key() + "|"
-	others := map[string]eviction{}
-	for k, e := range u.evicted {
-		if k != key && strings.HasPrefix(k, ctl) && now.Sub(e.at) < u.Options.LoopWindow && e.movedOn.IsZero() {
-			others[k] = e
-			e.movedOn = now
-			u.evicted[k] = e
+	if had && now.Sub(prev.at) < u.Options.LoopWindow {
+		if len(noted) > 0 {
+			if err := u.saveLoopRecords(ctx); err != nil { // the eviction goes ahead: its record is there
+				logf.FromContext(ctx).Error(err, "writing the loop records ahead of an eviction; written again at the end of the loop")
+			}
 		}
+		return prev, true, true
 	}
 	u.evicted[key] = eviction{at: now, known: c.known}
 	err := u.saveLoopRecords(ctx)
@@ -786,7 +785,7 @@ func (u *Updater) recordAhead(ctx context.Context, key string, c served, pod *co
 	} else {
 		delete(u.evicted, key)
 	}
-	for k, e := range others {
+	for k, e := range noted {
 		if _, kept := u.evicted[k]; kept {
 			u.evicted[k] = e
 		}
@@ -794,6 +793,20 @@ func (u *Updater) recordAhead(ctx context.Context, key string, c served, pod *co
 	u.Metrics.Evictions.WithLabelValues("error").Inc()
 	u.Recorder.Eventf(pod, corev1.EventTypeWarning, EventEvictionBlocked, "%s; not evicting before loop detection has recorded it: %v", a.Message, err)
 	return prev, false, false
+}
+
+// noteMovedTo notes change on the other open records of the controller ctl (those within the loop window
+// that do not have it yet) and returns them as they were.
+func (u *Updater) noteMovedTo(ctl, change string, now time.Time) map[string]eviction {
+	noted := map[string]eviction{}
+	for k, e := range u.evicted {
+		if other, fp, _ := strings.Cut(k, "|"); other == ctl && fp != change && now.Sub(e.at) < u.Options.LoopWindow && !slices.Contains(e.movedTo, change) {
+			noted[k] = e
+			e.movedTo = append(slices.Clip(e.movedTo), change)
+			u.evicted[k] = e
+		}
+	}
+	return noted
 }
 
 // reportEviction counts an eviction made and sends its events: upstream's reasons for a VPA's pod, hvpa's

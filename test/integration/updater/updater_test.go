@@ -516,8 +516,8 @@ var _ = Describe("Updater refusals and events", func() {
 		Eventually(at("300m"), framework.Timeout, framework.Interval).Should(BeTrue(), "F applied")
 		recommend("600m", "550m", "650m")
 		Eventually(at("600m"), framework.Timeout, framework.Interval).Should(BeTrue(), "G applied")
-		// the pods now were created (and sized for G) after the evictions for F: no replacements that came
-		// back without F, so they are evicted for it like any other pod
+		// the pods now hold G, which the workload was evicted for after F: the webhook sized them for it, they
+		// are no replacements that came back without F, so they are evicted for F like any other pod
 		recommend("300m", "250m", "350m")
 		Eventually(at("300m"), framework.Timeout, framework.Interval).Should(BeTrue(), "F applied again")
 		Expect(eventStream(ns)).NotTo(ContainElement(ContainSubstring(updater.EventLoopDetected)))
