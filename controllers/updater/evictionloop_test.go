@@ -3,6 +3,7 @@ package updater
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -23,8 +24,8 @@ import (
 )
 
 // evictionStep is one eviction the updater is asked for: at a time after the start, of a pod of workload web
-// (or "other/name": of workload other) whose app container holds a cpu request of holds millicores (100: as
-// its template has it, unsized), for the change to cpu millicores; evicted: whether it goes ahead. restart: a
+// (or "other/name": of workload other) whose app container holds a cpu request of holds millicores
+// (templateCPU: as its template has it, unsized), for the change to cpu millicores; evicted: whether it goes ahead. restart: a
 // new updater process reads the records back first.
 type evictionStep struct {
 	at         time.Duration
@@ -69,6 +70,19 @@ func evictionServer(evictions *int, failWrites *bool) client.Client {
 		}).Build()
 }
 
+// templateCPU is the cpu request the workload's pod template gives its app container: what a pod the webhook
+// did not size holds.
+const templateCPU = 100
+
+// plannedPod is the pod as the plan reads it: its containers, each with its template's values as Origin.
+func plannedPod(pod *corev1.Pod) *Pod {
+	p := &Pod{Name: pod.Name, UID: pod.UID, Containers: scaling.FromPodContainers(&pod.Spec)}
+	for i := range p.Containers {
+		p.Containers[i].Origin = &scaling.Container{Name: p.Containers[i].Name, Requests: scaling.V(templateCPU, -1)}
+	}
+	return p
+}
+
 // evictOne creates pod name of workload ctl in c, its app container holding a cpu request of holds
 // millicores, and asks u to evict it for the change of cpu millicores, as the only pod the workload has this
 // loop.
@@ -83,7 +97,7 @@ func evictOne(t *testing.T, u *Updater, c client.Client, ctl, name string, holds
 	budget := 1
 	s := served{ctl: Controller{Kind: "Hvpa", Namespace: "shop", Name: ctl}, obj: pod, budget: &budget, known: map[types.UID]bool{pod.UID: true}}
 	sized := []scaling.ContainerDecision{{Name: "app", Requests: scaling.V(cpu, -1)}}
-	a := &Action{Kind: Evict, Sized: sized, Fingerprint: fingerprint(sized), Message: "app cpu request -> " + scaling.Format(scaling.CPU, cpu)}
+	a := &Action{Kind: Evict, Pod: plannedPod(pod), Sized: sized, Fingerprint: fingerprint(sized), Message: "app cpu request -> " + scaling.Format(scaling.CPU, cpu)}
 	u.evict(context.Background(), s, pod, a, true, "", u.Clock.Now())
 	_ = c.Delete(context.Background(), pod) // gone either way: a pod not evicted is not asked again
 }
@@ -135,6 +149,12 @@ func TestEvictionLoopMovesOn(t *testing.T) {
 			{at: 2 * m, pod: "a3", holds: 100, cpu: 500},
 			{at: 3 * m, pod: "a3", holds: 100, cpu: 900, restart: true},
 			{at: 4 * m, pod: "a3", holds: 100, cpu: 500},
+		},
+		"a change back to the template's values, replacements unsized": {
+			{at: 0, pod: "a", holds: 200, cpu: 500, evicted: true},
+			{at: m, pod: "b", holds: 200, cpu: 100, evicted: true}, // the template's own value: noted, but no sign of sizing
+			{at: 2 * m, pod: "a2", holds: 100, cpu: 500},           // holds it as any unsized pod does: held
+			{at: 3 * m, pod: "a2", holds: 100, cpu: 500, restart: true},
 		},
 		"another workload's eviction moves nothing": {
 			{at: 0, pod: "a", holds: 100, cpu: 500, evicted: true},
@@ -231,11 +251,38 @@ func TestEvictionHeldAsPlanned(t *testing.T) {
 		}
 		budget := 1
 		s := served{ctl: Controller{Kind: "Hvpa", Namespace: "shop", Name: "web", Evicted: tc.planned}, obj: pod, budget: &budget, known: map[types.UID]bool{"a": true, "b": true}}
-		a := &Action{Kind: Evict, Pod: &Pod{Name: "b", UID: "b", Containers: scaling.FromPodContainers(&pod.Spec)}, Sized: f, Fingerprint: fingerprint(f), Message: "app cpu request -> 500m"}
+		a := &Action{Kind: Evict, Pod: plannedPod(pod), Sized: f, Fingerprint: fingerprint(f), Message: "app cpu request -> 500m"}
 		u.evict(context.Background(), s, pod, a, true, "", now)
 		loops := testutil.ToFloat64(u.Metrics.Evictions.WithLabelValues("loop"))
 		if held := loops == 1 && evictions == 0; held != tc.held || !held && evictions != 1 {
 			t.Errorf("%s: %d evictions, %v held by loop detection; want held %v", tc.name, evictions, loops, tc.held)
 		}
+	}
+}
+
+// TestMovedToKeepsTheNewest: a record notes each change the workload is evicted for once, and keeps the
+// newest MaxMovedTo of them (a target that moves through many sizes within the window must not fill the
+// loop-records ConfigMap, which would drop other workloads' records); another workload's records note none.
+func TestMovedToKeepsTheNewest(t *testing.T) {
+	u := New(nil, nil, record.NewFakeRecorder(1), clocktesting.NewFakeClock(now), nil, DefaultOptions(), NewMetrics(nil))
+	u.evicted["Hvpa/shop/web|f"] = eviction{at: now.Add(-time.Minute)}
+	u.evicted["Hvpa/shop/other|f"] = eviction{at: now.Add(-time.Minute)}
+	u.evicted["Hvpa/shop/web|old"] = eviction{at: now.Add(-2 * time.Hour)} // out of the window
+	var want []string
+	for i := range MaxMovedTo + 3 {
+		change := fmt.Sprintf("app cpu=%d;", 200+i)
+		u.noteMovedTo("Hvpa/shop/web", change, now)
+		u.noteMovedTo("Hvpa/shop/web", change, now) // a second eviction for it notes nothing more
+		want = append(want, change)
+	}
+	want = want[len(want)-MaxMovedTo:]
+	if got := u.evicted["Hvpa/shop/web|f"].movedTo; !slices.Equal(got, want) {
+		t.Errorf("noted %q, want the newest %d: %q", got, MaxMovedTo, want)
+	}
+	if got := u.evicted["Hvpa/shop/other|f"].movedTo; got != nil {
+		t.Errorf("another workload's record noted %q", got)
+	}
+	if got := u.evicted["Hvpa/shop/web|old"].movedTo; got != nil {
+		t.Errorf("a record out of the window noted %q", got)
 	}
 }

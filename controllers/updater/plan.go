@@ -116,45 +116,56 @@ type Controller struct {
 
 // EvictedChange is what loop detection knows of a change a workload's pods were evicted for within the loop
 // window: the pods the workload had at the first eviction for it, and the changes (fingerprints) the workload
-// has been evicted for since that first one.
+// has been evicted for since, the newest MaxMovedTo of them.
 type EvictedChange struct {
 	Known   map[types.UID]bool
 	MovedTo []string
 }
 
-// Holds reports whether loop detection holds a pod (its UID, its containers' requests and limits) that still
-// needs the change: a replacement, created after the first eviction for it, came back without it, so
-// evicting it again would not help. Not a pod that holds a change the workload moved on to since: it was
-// sized for that one at admission (an Hvpa's intent that goes to another size and back within the window,
-// a VPA's target that does), and needs the eviction like any other pod. A replacement that came back unsized
-// holds none of them, whatever the order of the changes and the times of its creation.
+// MaxMovedTo is how many of the changes a workload moved on to a record keeps, the newest: one forgotten only
+// holds the pods sized for it, as before they were noted.
+const MaxMovedTo = 8
+
+// Holds reports whether loop detection holds a pod (its UID, its containers' requests and limits, with their
+// template's as Origin) that still needs the change: a replacement, created after the first eviction for it,
+// came back without it, so evicting it again would not help. Not a pod that holds a change the workload
+// moved on to since, where that change is not what the template gives (a replacement that came back unsized
+// holds the template's values): the webhook sized it for that change at admission (an Hvpa's intent that
+// goes to another size and back within the window, a VPA's target that does), and it needs the eviction like
+// any other pod. A replacement that came back unsized holds no such change, whatever the order of the
+// changes; with the template not read (no Origin) none counts.
 func (e EvictedChange) Holds(uid types.UID, containers []scaling.Container) bool {
 	if e.Known[uid] {
 		return false
 	}
 	for _, fp := range e.MovedTo {
-		if holdsChange(containers, fp) {
+		if sizedFor(containers, fp) {
 			return false
 		}
 	}
 	return true
 }
 
-// holdsChange reports whether containers hold the change of fingerprint fp: each of its requests and limits
-// within the planner's rounding (roughlyEqual); false when fp does not parse or names a container they lack.
-func holdsChange(containers []scaling.Container, fp string) bool {
+// sizedFor reports whether containers hold the change of fingerprint fp and their template does not: each of
+// its requests and limits within the planner's rounding (roughlyEqual) of the container's, and at least one
+// not within it of the template's; false when fp does not parse, names a container they lack, or one whose
+// template is not known.
+func sizedFor(containers []scaling.Container, fp string) bool {
 	sized, ok := parseFingerprint(fp)
 	if !ok {
 		return false
 	}
+	template := make([]scaling.ContainerDecision, len(sized))
 	for i := range sized {
 		j := slices.IndexFunc(containers, func(k scaling.Container) bool { return k.Name == sized[i].Name })
-		if j < 0 {
+		if j < 0 || containers[j].Origin == nil {
 			return false
 		}
 		sized[i].Current = containers[j]
+		template[i] = sized[i]
+		template[i].Current = *containers[j].Origin
 	}
-	return !changed(sized)
+	return !changed(sized) && changed(template)
 }
 
 // loops reports whether a is an eviction the loop detection refuses (see Controller.Evicted).
@@ -1037,10 +1048,10 @@ func AfterDryRun(a Action, err error) Action {
 
 // EvictionGates is what the updater knows, before any request, of an eviction the plan asks for.
 type EvictionGates struct {
-	// First is when the last eviction for the same change was made within the loop window (nil: none), and
+	// Last is when the last eviction for the same change was made within the loop window (nil: none), and
 	// Loops whether loop detection holds the pod (EvictedChange.Holds): a replacement that came back without
 	// the change.
-	First *time.Time
+	Last  *time.Time
 	Loops bool
 	// Admission says whether the admission webhook serves (its Lease is fresh); NotServing says why not.
 	Admission  bool
@@ -1057,9 +1068,9 @@ type Hold struct {
 // replacement would come back unsized); nil when the eviction may go ahead.
 func (g EvictionGates) Hold(a Action) *Hold {
 	switch {
-	case g.First != nil && g.Loops:
+	case g.Last != nil && g.Loops:
 		return &Hold{"loop", EventLoopDetected, fmt.Sprintf("not evicting: this pod was created after an eviction for the same change (%s; the last at %s) and still needs it, so evicting it again would not help; is the admission webhook sizing pods?",
-			a.Message, g.First.Format(time.RFC3339))}
+			a.Message, g.Last.Format(time.RFC3339))}
 	case !g.Admission:
 		return &Hold{"no_admission", EventUpdateSkipped, fmt.Sprintf("AdmissionNotServing: %s; not evicting: %s", a.Message, g.NotServing)}
 	}

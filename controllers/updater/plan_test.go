@@ -2,6 +2,7 @@ package updater
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,18 +213,33 @@ func TestPlanLoopGuardedEvictionsTakeNoBudget(t *testing.T) {
 	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
 		t.Errorf("actions (-want +got):\n%s", d)
 	}
-	// the workload was evicted for another change since, which the new pods hold (they were sized for it):
-	// they are no replacements that came back unsized, and take the budget first as any pod
+	// the workload was evicted for another change since, which the new pods hold and their template does not
+	// (they were sized for it): they are no replacements that came back unsized, and take the budget first as
+	// any pod
+	withTemplate := func(cpu float64) []Pod {
+		out := slices.Clone(pods)
+		for i := range out {
+			out[i].Containers = slices.Clone(out[i].Containers)
+			out[i].Containers[0].Origin = &scaling.Container{Name: "app", Requests: scaling.V(cpu, -1)}
+		}
+		return out
+	}
 	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedTo: []string{"app cpu=900;", "app cpu=100;"}}}
 	want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Skip", ReasonTolerance}, {"old-2", "Skip", ReasonTolerance}}
-	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
+	if d := cmp.Diff(want, summary(Plan(ctl, withTemplate(50), now, DefaultOptions()))); d != "" {
 		t.Errorf("the new pods hold a change moved to, actions (-want +got):\n%s", d)
 	}
-	// they hold none of the changes moved to: they came back unsized, and are held still
-	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedTo: []string{"app cpu=900;"}}}
-	want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Evict", ""}, {"old-2", "Evict", ""}}
-	if d := cmp.Diff(want, summary(Plan(ctl, pods, now, DefaultOptions()))); d != "" {
-		t.Errorf("the new pods hold no change moved to, actions (-want +got):\n%s", d)
+	// they hold none of the changes moved to, or one their template gives (what a replacement that came back
+	// unsized holds), or their template is not known: held still
+	for name, tc := range map[string]struct {
+		movedTo  string
+		template []Pod
+	}{"none": {"app cpu=900;", withTemplate(50)}, "the template's": {"app cpu=100;", withTemplate(100)}, "template not known": {"app cpu=100;", pods}} {
+		ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedTo: []string{tc.movedTo}}}
+		want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Evict", ""}, {"old-2", "Evict", ""}}
+		if d := cmp.Diff(want, summary(Plan(ctl, tc.template, now, DefaultOptions()))); d != "" {
+			t.Errorf("the new pods hold %s change moved to, actions (-want +got):\n%s", name, d)
+		}
 	}
 	// another change is another matter: the record does not guard it
 	ctl.Evicted = map[string]EvictedChange{"app cpu=1;": {Known: map[types.UID]bool{"old-1": true}}}
@@ -239,14 +255,18 @@ func TestPlanLoopGuardedEvictionsTakeNoBudget(t *testing.T) {
 // a target with a pod: requests and limits each within its rounding, sidecars too.
 func TestEvictedChangeHolds(t *testing.T) {
 	known := map[types.UID]bool{"old": true}
+	template := scaling.Container{Name: "app", Requests: scaling.V(100, 256<<20)}
 	app := func(cpu, limit float64) scaling.Container {
-		c := scaling.Container{Name: "app", Requests: scaling.V(cpu, 256<<20)}
+		c := scaling.Container{Name: "app", Requests: scaling.V(cpu, 256<<20), Origin: &template}
 		if limit > 0 {
 			c.Limits = scaling.V(limit, -1)
 		}
 		return c
 	}
-	sidecar := scaling.Container{Name: "proxy", Kind: scaling.SidecarContainer, Requests: scaling.V(50, -1)}
+	sidecarTemplate := scaling.Container{Name: "proxy", Requests: scaling.V(50, -1)}
+	sidecar := scaling.Container{Name: "proxy", Kind: scaling.SidecarContainer, Requests: scaling.V(50, -1), Origin: &sidecarTemplate}
+	unknown := app(334, 667)
+	unknown.Origin = nil
 	g := fingerprint([]scaling.ContainerDecision{{Name: "app", Requests: scaling.V(333.4, 256<<20), Limits: scaling.V(666.7, -1)}, {Name: "proxy", Requests: scaling.V(50, -1)}})
 	for name, tc := range map[string]struct {
 		e    EvictedChange
@@ -264,6 +284,10 @@ func TestEvictedChangeHolds(t *testing.T) {
 		"without the sidecar the change names":          {EvictedChange{Known: known, MovedTo: []string{g}}, "new", []scaling.Container{app(334, 667)}, true},
 		"sized for the first of two changes moved to":   {EvictedChange{Known: known, MovedTo: []string{g, "app cpu=900;"}}, "new", []scaling.Container{app(334, 667), sidecar}, false},
 		"a fingerprint that does not parse holds a pod": {EvictedChange{Known: known, MovedTo: []string{"app cpu=lots;"}}, "new", []scaling.Container{app(100, 0)}, true},
+		"a change to the template's values":             {EvictedChange{Known: known, MovedTo: []string{"app cpu=100 memory=268435456;"}}, "new", []scaling.Container{app(100, 0)}, true},
+		"a change within rounding of the template's":    {EvictedChange{Known: known, MovedTo: []string{"app cpu=102;"}}, "new", []scaling.Container{app(100, 0)}, true},
+		"a change the template gives on what it names":  {EvictedChange{Known: known, MovedTo: []string{"app cpu=100;"}}, "new", []scaling.Container{app(100, 0)}, true},
+		"its template not known":                        {EvictedChange{Known: known, MovedTo: []string{g}}, "new", []scaling.Container{unknown, sidecar}, true},
 	} {
 		if got := tc.e.Holds(tc.uid, tc.ctrs); got != tc.want {
 			t.Errorf("%s: holds %v, want %v", name, got, tc.want)
@@ -393,10 +417,10 @@ func TestEvictionGates(t *testing.T) {
 		message string
 	}{
 		"no earlier eviction, webhook serving":      {EvictionGates{Admission: true}, "", "", ""},
-		"a pod known at the first eviction":         {EvictionGates{First: &first, Admission: true}, "", "", ""},
-		"a replacement of an evicted pod":           {EvictionGates{First: &first, Loops: true, Admission: true}, "loop", EventLoopDetected, "created after an eviction for the same change (cpu 100m -> 300m; the last at 2026-11-26T12:00:00Z)"},
+		"a pod known at the first eviction":         {EvictionGates{Last: &first, Admission: true}, "", "", ""},
+		"a replacement of an evicted pod":           {EvictionGates{Last: &first, Loops: true, Admission: true}, "loop", EventLoopDetected, "created after an eviction for the same change (cpu 100m -> 300m; the last at 2026-11-26T12:00:00Z)"},
 		"webhook not serving":                       {EvictionGates{NotServing: "its Lease is 5m old"}, "no_admission", EventUpdateSkipped, "AdmissionNotServing: cpu 100m -> 300m; not evicting: its Lease is 5m old"},
-		"a replacement, webhook not serving either": {EvictionGates{First: &first, Loops: true}, "loop", EventLoopDetected, "is the admission webhook sizing pods?"},
+		"a replacement, webhook not serving either": {EvictionGates{Last: &first, Loops: true}, "loop", EventLoopDetected, "is the admission webhook sizing pods?"},
 	} {
 		h := tc.g.Hold(a)
 		switch {

@@ -690,7 +690,7 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 	if prev, ok := u.evicted[key]; ok && now.Sub(prev.at) < u.Options.LoopWindow {
 		// held by the record as it is, or as the plan read it at the loop's start (which spared the pod the
 		// disruption budget's checks)
-		g.First, g.Loops = &prev.at, prev.change().Holds(pod.UID, scaling.FromPodContainers(&pod.Spec)) || c.ctl.loops(a)
+		g.Last, g.Loops = &prev.at, c.ctl.loops(a) || prev.change().Holds(pod.UID, slices.Concat(a.Pod.Containers, a.Pod.InitContainers))
 	}
 	if h := g.Hold(*a); h != nil {
 		u.Metrics.Evictions.WithLabelValues(h.Outcome).Inc()
@@ -796,13 +796,14 @@ func (u *Updater) recordAhead(ctx context.Context, key string, c served, pod *co
 }
 
 // noteMovedTo notes change on the other open records of the controller ctl (those within the loop window
-// that do not have it yet) and returns them as they were.
+// that do not have it yet; the newest MaxMovedTo stay) and returns them as they were.
 func (u *Updater) noteMovedTo(ctl, change string, now time.Time) map[string]eviction {
 	noted := map[string]eviction{}
 	for k, e := range u.evicted {
 		if other, fp, _ := strings.Cut(k, "|"); other == ctl && fp != change && now.Sub(e.at) < u.Options.LoopWindow && !slices.Contains(e.movedTo, change) {
 			noted[k] = e
 			e.movedTo = append(slices.Clip(e.movedTo), change)
+			e.movedTo = e.movedTo[max(0, len(e.movedTo)-MaxMovedTo):]
 			u.evicted[k] = e
 		}
 	}
