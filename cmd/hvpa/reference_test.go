@@ -43,6 +43,7 @@ var referenceSections = []struct {
 	{"Annotations", "", []refSource{
 		{"webhooks/pod/handler.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") }},
 		{"apis/autoscaling/v1/startupboost.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") }},
+		{"apis/autoscaling/v1/sizing.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") }},
 		{"recommender/overrides.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") && n != "AnnotationPrefix" }},
 		{"recommender/adaptive/config.go", func(n, _ string) bool { return n == "AnnotationModel" }},
 		{"controllers/hvpa/hvpa_controller.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") }}}},

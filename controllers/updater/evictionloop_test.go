@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/scaling"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
@@ -31,6 +32,7 @@ type evictionStep struct {
 	at         time.Duration
 	pod        string
 	holds, cpu float64
+	resized    bool // holds from an in-place resize, not from the webhook
 	evicted    bool
 	restart    bool
 }
@@ -74,21 +76,25 @@ func evictionServer(evictions *int, failWrites *bool) client.Client {
 // did not size holds.
 const templateCPU = 100
 
-// plannedPod is the pod as the plan reads it: its containers, each with its template's values as Origin.
+// plannedPod is the pod as the plan reads it (podState), its containers with their template's values as
+// Origin.
 func plannedPod(pod *corev1.Pod) *Pod {
-	p := &Pod{Name: pod.Name, UID: pod.UID, Containers: scaling.FromPodContainers(&pod.Spec)}
-	for i := range p.Containers {
-		p.Containers[i].Origin = &scaling.Container{Name: p.Containers[i].Name, Requests: scaling.V(templateCPU, -1)}
-	}
-	return p
+	p := podState(pod, now, DefaultOptions(), nil)
+	withOrigins(p.Containers, map[string]scaling.Container{"app": {Name: "app", Requests: scaling.V(templateCPU, -1)}})
+	return &p
 }
 
 // evictOne creates pod name of workload ctl in c, its app container holding a cpu request of holds
-// millicores, and asks u to evict it for the change of cpu millicores, as the only pod the workload has this
-// loop.
-func evictOne(t *testing.T, u *Updater, c client.Client, ctl, name string, holds, cpu float64) {
+// millicores (from the webhook at admission, as its annotation says, unless that is the template's value or
+// resized: from an in-place resize), and asks u to evict it for the change of cpu millicores, as the only pod
+// the workload has this loop.
+func evictOne(t *testing.T, u *Updater, c client.Client, ctl, name string, holds, cpu float64, resized bool) {
 	t.Helper()
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name)},
+	var sized map[string]string
+	if holds != templateCPU && !resized {
+		sized = map[string]string{vpav1.AnnotationSizedResources: "app: cpu request 100m -> " + scaling.Format(scaling.CPU, holds)}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(name), Annotations: sized},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1",
 			Resources: corev1.ResourceRequirements{Requests: scaling.ToResourceList(scaling.V(holds, -1))}}}}}
 	if err := c.Create(context.Background(), pod); err != nil {
@@ -96,8 +102,8 @@ func evictOne(t *testing.T, u *Updater, c client.Client, ctl, name string, holds
 	}
 	budget := 1
 	s := served{ctl: Controller{Kind: "Hvpa", Namespace: "shop", Name: ctl}, obj: pod, budget: &budget, known: map[types.UID]bool{pod.UID: true}}
-	sized := []scaling.ContainerDecision{{Name: "app", Requests: scaling.V(cpu, -1)}}
-	a := &Action{Kind: Evict, Pod: plannedPod(pod), Sized: sized, Fingerprint: fingerprint(sized), Message: "app cpu request -> " + scaling.Format(scaling.CPU, cpu)}
+	change := []scaling.ContainerDecision{{Name: "app", Requests: scaling.V(cpu, -1)}}
+	a := &Action{Kind: Evict, Pod: plannedPod(pod), Sized: change, Fingerprint: fingerprint(change), Message: "app cpu request -> " + scaling.Format(scaling.CPU, cpu)}
 	u.evict(context.Background(), s, pod, a, true, "", u.Clock.Now())
 	_ = c.Delete(context.Background(), pod) // gone either way: a pod not evicted is not asked again
 }
@@ -156,6 +162,12 @@ func TestEvictionLoopMovesOn(t *testing.T) {
 			{at: 2 * m, pod: "a2", holds: 100, cpu: 500},           // holds it as any unsized pod does: held
 			{at: 3 * m, pod: "a2", holds: 100, cpu: 500, restart: true},
 		},
+		"an unsized replacement resized in place since": {
+			{at: 0, pod: "a", holds: 200, cpu: 500, evicted: true},
+			{at: m, pod: "b", holds: 200, cpu: 300, evicted: true},
+			{at: 2 * m, pod: "a2", holds: 300, resized: true, cpu: 500}, // came back unsized, resized to G in place: held
+			{at: 3 * m, pod: "a2", holds: 300, resized: true, cpu: 500, restart: true},
+		},
 		"another workload's eviction moves nothing": {
 			{at: 0, pod: "a", holds: 100, cpu: 500, evicted: true},
 			{at: 2 * m, pod: "other/x", holds: 100, cpu: 900, evicted: true},
@@ -182,7 +194,7 @@ func TestEvictionLoopMovesOn(t *testing.T) {
 				}
 				loops := func() float64 { return testutil.ToFloat64(u.Metrics.Evictions.WithLabelValues("loop")) }
 				before, held := evictions, loops()
-				evictOne(t, u, c, ctl, name, st.holds, st.cpu)
+				evictOne(t, u, c, ctl, name, st.holds, st.cpu, st.resized)
 				if got := evictions > before; got != st.evicted {
 					t.Fatalf("step %d (%s for %.0fm at %s): evicted %v, want %v", i+1, st.pod, st.cpu, st.at, got, st.evicted)
 				}
@@ -204,7 +216,7 @@ func TestEvictionRecordNotWrittenMovesNothing(t *testing.T) {
 	o.LoopRecords = types.NamespacedName{Namespace: "hvpa", Name: "loops"}
 	clk := clocktesting.NewFakeClock(now)
 	u := New(c, c, record.NewFakeRecorder(100), clk, nil, o, NewMetrics(nil))
-	evict := func(name string, cpu float64) { t.Helper(); evictOne(t, u, c, "web", name, 100, cpu) }
+	evict := func(name string, cpu float64) { t.Helper(); evictOne(t, u, c, "web", name, templateCPU, cpu, false) }
 	evict("a", 500)
 	f := "Hvpa/shop/web|" + fingerprint([]scaling.ContainerDecision{{Name: "app", Requests: scaling.V(500, -1)}})
 	g := fingerprint([]scaling.ContainerDecision{{Name: "app", Requests: scaling.V(900, -1)}})
@@ -244,7 +256,7 @@ func TestEvictionHeldAsPlanned(t *testing.T) {
 		u := New(c, c, record.NewFakeRecorder(100), clocktesting.NewFakeClock(now), nil, DefaultOptions(), NewMetrics(nil))
 		// the record now: it notes G, which b holds
 		u.evicted["Hvpa/shop/web|"+fingerprint(f)] = eviction{at: now.Add(-time.Minute), known: map[types.UID]bool{"a": true}, movedTo: []string{fingerprint(g)}}
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "b", UID: "b"},
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "b", UID: "b", Annotations: map[string]string{vpav1.AnnotationSizedResources: "app: cpu request 100m -> 900m"}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1", Resources: corev1.ResourceRequirements{Requests: scaling.ToResourceList(scaling.V(900, -1))}}}}}
 		if err := c.Create(context.Background(), pod); err != nil {
 			t.Fatal(err)

@@ -126,18 +126,22 @@ type EvictedChange struct {
 // holds the pods sized for it, as before they were noted.
 const MaxMovedTo = 8
 
-// Holds reports whether loop detection holds a pod (its UID, its containers' requests and limits, with their
-// template's as Origin) that still needs the change: a replacement, created after the first eviction for it,
-// came back without it, so evicting it again would not help. Not a pod that holds a change the workload
-// moved on to since, where that change is not what the template gives (a replacement that came back unsized
-// holds the template's values): the webhook sized it for that change at admission (an Hvpa's intent that
-// goes to another size and back within the window, a VPA's target that does), and it needs the eviction like
-// any other pod. A replacement that came back unsized holds no such change, whatever the order of the
-// changes; with the template not read (no Origin) none counts.
-func (e EvictedChange) Holds(uid types.UID, containers []scaling.Container) bool {
-	if e.Known[uid] {
+// Holds reports whether loop detection holds a pod that still needs the change: a replacement, created after
+// the first eviction for it, came back without it, so evicting it again would not help. Not a pod an
+// admission webhook sized (its annotation) that holds a change the workload moved on to since, where its
+// template does not: the webhook sized it for that change (an Hvpa's intent that goes to another size and
+// back within the window, a VPA's target that does), and it needs the eviction like any other pod. A
+// replacement that came back unsized carries no such annotation, whatever its values (its template's, ones
+// the API server or a LimitRange defaulted, an older revision's, a resize's since); with the template not
+// read (no Origin) no change counts either.
+func (e EvictedChange) Holds(p *Pod) bool {
+	if e.Known[p.UID] {
 		return false
 	}
+	if !p.SizedAtAdmission {
+		return true
+	}
+	containers := slices.Concat(p.Containers, p.InitContainers)
 	for _, fp := range e.MovedTo {
 		if sizedFor(containers, fp) {
 			return false
@@ -171,7 +175,7 @@ func sizedFor(containers []scaling.Container, fp string) bool {
 // loops reports whether a is an eviction the loop detection refuses (see Controller.Evicted).
 func (c *Controller) loops(a *Action) bool {
 	e, ok := c.Evicted[a.Fingerprint]
-	return ok && a.Kind == Evict && e.Holds(a.Pod.UID, slices.Concat(a.Pod.Containers, a.Pod.InitContainers))
+	return ok && a.Kind == Evict && e.Holds(a.Pod)
 }
 
 // Options are the options as they apply to this controller (its own OOM window).
@@ -221,6 +225,9 @@ type Pod struct {
 	// still goes back, to its targets).
 	Unboosted    map[string]vpav1.Unboosted
 	UnboostedErr error
+	// SizedAtAdmission: an admission webhook (hvpa's or upstream's) changed the pod's resources when it was
+	// created (its annotation, vpav1.SizedAtAdmission).
+	SizedAtAdmission bool
 	// PodLevelResources: the pod sets pod-level resources (spec.resources), which bound its containers' sum:
 	// neither the webhook nor the updater sizes it (scaling.HasPodLevelResources).
 	PodLevelResources bool

@@ -216,13 +216,18 @@ func TestPlanLoopGuardedEvictionsTakeNoBudget(t *testing.T) {
 	// the workload was evicted for another change since, which the new pods hold and their template does not
 	// (they were sized for it): they are no replacements that came back unsized, and take the budget first as
 	// any pod
-	withTemplate := func(cpu float64) []Pod {
+	withTemplate := func(cpu float64) []Pod { // sized at admission (the webhook's annotation), from a template of cpu
 		out := slices.Clone(pods)
 		for i := range out {
 			out[i].Containers = slices.Clone(out[i].Containers)
 			out[i].Containers[0].Origin = &scaling.Container{Name: "app", Requests: scaling.V(cpu, -1)}
+			out[i].SizedAtAdmission = true
 		}
 		return out
+	}
+	unsized := withTemplate(50)
+	for i := range unsized {
+		unsized[i].SizedAtAdmission = false
 	}
 	ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedTo: []string{"app cpu=900;", "app cpu=100;"}}}
 	want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Skip", ReasonTolerance}, {"old-2", "Skip", ReasonTolerance}}
@@ -230,11 +235,12 @@ func TestPlanLoopGuardedEvictionsTakeNoBudget(t *testing.T) {
 		t.Errorf("the new pods hold a change moved to, actions (-want +got):\n%s", d)
 	}
 	// they hold none of the changes moved to, or one their template gives (what a replacement that came back
-	// unsized holds), or their template is not known: held still
+	// unsized holds), or their template is not known, or no webhook sized them (a resize did): held still
 	for name, tc := range map[string]struct {
 		movedTo  string
 		template []Pod
-	}{"none": {"app cpu=900;", withTemplate(50)}, "the template's": {"app cpu=100;", withTemplate(100)}, "template not known": {"app cpu=100;", pods}} {
+	}{"none": {"app cpu=900;", withTemplate(50)}, "the template's": {"app cpu=100;", withTemplate(100)}, "template not known": {"app cpu=100;", pods},
+		"not sized at admission, a": {"app cpu=100;", unsized}} {
 		ctl.Evicted = map[string]EvictedChange{first[0].Fingerprint: {Known: known, MovedTo: []string{tc.movedTo}}}
 		want = []got{{"new-1", "Evict", ""}, {"new-2", "Evict", ""}, {"old-1", "Evict", ""}, {"old-2", "Evict", ""}}
 		if d := cmp.Diff(want, summary(Plan(ctl, tc.template, now, DefaultOptions()))); d != "" {
@@ -289,8 +295,14 @@ func TestEvictedChangeHolds(t *testing.T) {
 		"a change the template gives on what it names":  {EvictedChange{Known: known, MovedTo: []string{"app cpu=100;"}}, "new", []scaling.Container{app(100, 0)}, true},
 		"its template not known":                        {EvictedChange{Known: known, MovedTo: []string{g}}, "new", []scaling.Container{unknown, sidecar}, true},
 	} {
-		if got := tc.e.Holds(tc.uid, tc.ctrs); got != tc.want {
+		p := &Pod{UID: tc.uid, SizedAtAdmission: true, Containers: tc.ctrs}
+		if got := tc.e.Holds(p); got != tc.want {
 			t.Errorf("%s: holds %v, want %v", name, got, tc.want)
+		}
+		// without the webhook's annotation nothing says it was sized for the change: only a known pod goes
+		p.SizedAtAdmission = false
+		if got, want := tc.e.Holds(p), tc.uid != "old"; got != want {
+			t.Errorf("%s, not sized at admission: holds %v, want %v", name, got, want)
 		}
 	}
 }

@@ -474,7 +474,8 @@ func (u *Updater) pods(ctx context.Context, c served) ([]corev1.Pod, error) {
 
 // podState reads what the planner needs from a pod; boosts is the controller's Controller.Boosts.
 func podState(p *corev1.Pod, now time.Time, o Options, boosts func(string) bool) Pod {
-	s := Pod{Name: p.Name, UID: p.UID, Created: p.CreationTimestamp.Time, QoS: p.Status.QOSClass, PodLevelResources: scaling.HasPodLevelResources(&p.Spec)}
+	s := Pod{Name: p.Name, UID: p.UID, Created: p.CreationTimestamp.Time, QoS: p.Status.QOSClass, PodLevelResources: scaling.HasPodLevelResources(&p.Spec),
+		SizedAtAdmission: vpav1.SizedAtAdmission(p.Annotations)}
 	s.conditions(p)
 	s.Unboosted, s.UnboostedErr = boosted(p, boosts)
 	s.Running = p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
@@ -690,7 +691,7 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 	if prev, ok := u.evicted[key]; ok && now.Sub(prev.at) < u.Options.LoopWindow {
 		// held by the record as it is, or as the plan read it at the loop's start (which spared the pod the
 		// disruption budget's checks)
-		g.Last, g.Loops = &prev.at, c.ctl.loops(a) || prev.change().Holds(pod.UID, slices.Concat(a.Pod.Containers, a.Pod.InitContainers))
+		g.Last, g.Loops = &prev.at, c.ctl.loops(a) || prev.change().Holds(a.Pod)
 	}
 	if h := g.Hold(*a); h != nil {
 		u.Metrics.Evictions.WithLabelValues(h.Outcome).Inc()

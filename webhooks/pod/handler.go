@@ -30,14 +30,12 @@ import (
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
-// Annotations the webhook writes on the pods it sizes.
+// Annotations the webhook writes on the pods it sizes (and vpav1.AnnotationSizedResources: what it changed).
 const (
 	// AnnotationSizedBy names the object the pod was sized from, e.g. "VerticalPodAutoscaler/web".
 	AnnotationSizedBy = "autoscaling.hvpa.dev/sized-by"
 	// AnnotationAlsoMatched lists the other objects that control the pod's workload (the oldest wins).
 	AnnotationAlsoMatched = "autoscaling.hvpa.dev/also-matched"
-	// AnnotationResources lists what was changed, before -> after, per container.
-	AnnotationResources = "autoscaling.hvpa.dev/resources"
 	// AnnotationNotes says why values are what they are (maxAllowed, LimitRange, the limit's source).
 	AnnotationNotes = "autoscaling.hvpa.dev/sizing-notes"
 )
@@ -104,7 +102,7 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	if sized == nil {
 		return admission.Allowed(""), outcome
 	}
-	log.V(1).Info("sizing pod", "namespace", ns, "pod", podName(pod), "by", choice.String(), "resources", sized.Annotations[AnnotationResources])
+	log.V(1).Info("sizing pod", "namespace", ns, "pod", podName(pod), "by", choice.String(), "resources", sized.Annotations[vpav1.AnnotationSizedResources])
 	return admission.Patched("", patch(pod, sized)...), outcome
 }
 
@@ -302,7 +300,7 @@ func annotate(out *corev1.Pod, c *chosen, changes, notes []string) {
 		out.Annotations[AnnotationAlsoMatched] = strings.Join(names, ", ") + " (the oldest, " + c.String() + ", sizes the pod)"
 	}
 	if len(changes) > 0 {
-		out.Annotations[AnnotationResources] = strings.Join(changes, "; ")
+		out.Annotations[vpav1.AnnotationSizedResources] = strings.Join(changes, "; ")
 	}
 	if len(notes) > 0 {
 		out.Annotations[AnnotationNotes] = strings.Join(notes, "; ")

@@ -143,8 +143,8 @@ func TestHandler(t *testing.T) {
 			pod:  webPod(ctr("app", rl("100m", "100Mi"), rl("200m", "300Mi")), ctr("sidecar", rl("10m", ""), nil)),
 			want: map[string]resources{"app": {rl("250m", "200Mi"), rl("500m", "600Mi")}, "sidecar": {rl("10m", ""), nil}}, outcome: OutcomeSized,
 			annotations: map[string]string{AnnotationSizedBy: "VerticalPodAutoscaler/web",
-				AnnotationResources: "app: cpu request 100m -> 250m, cpu limit 200m -> 500m, memory request 100Mi -> 200Mi, memory limit 300Mi -> 600Mi",
-				AnnotationNotes:     "app: cpu limit keeps the original limit/request ratio, memory limit keeps the original limit/request ratio"}},
+				vpav1.AnnotationSizedResources: "app: cpu request 100m -> 250m, cpu limit 200m -> 500m, memory request 100Mi -> 200Mi, memory limit 300Mi -> 600Mi",
+				AnnotationNotes:                "app: cpu limit keeps the original limit/request ratio, memory limit keeps the original limit/request ratio"}},
 		"mode Off leaves the pod": {
 			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeOff, rec("app", "250m", "200Mi"))},
 			pod:  webPod(ctr("app", rl("100m", ""), nil)), want: map[string]resources{"app": {rl("100m", ""), nil}}, outcome: OutcomeOff},
@@ -161,7 +161,7 @@ func TestHandler(t *testing.T) {
 		"the oldest of two VPAs wins, visibly": {
 			objs: []client.Object{vpa("newer", t0.Add(time.Hour), vpav1.UpdateModeInitial, rec("app", "900m", "")), vpa("older", t0, vpav1.UpdateModeInitial, rec("app", "300m", ""))},
 			pod:  webPod(ctr("app", rl("100m", ""), nil)), want: map[string]resources{"app": {rl("300m", ""), nil}}, outcome: OutcomeSized,
-			annotations: map[string]string{AnnotationSizedBy: "VerticalPodAutoscaler/older", AnnotationResources: "app: cpu request 100m -> 300m",
+			annotations: map[string]string{AnnotationSizedBy: "VerticalPodAutoscaler/older", vpav1.AnnotationSizedResources: "app: cpu request 100m -> 300m",
 				AnnotationAlsoMatched: "VerticalPodAutoscaler/newer (the oldest, VerticalPodAutoscaler/older, sizes the pod)"}},
 		"requestToLimitRatio Factor 2 with the gate on": {gate: true,
 			objs: []client.Object{withPolicy(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", "")), factor2)},
@@ -172,7 +172,7 @@ func TestHandler(t *testing.T) {
 		"a LimitRange max moves request and limit together": {
 			objs: []client.Object{vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "200m", "")), lr},
 			pod:  webPod(ctr("app", rl("100m", ""), rl("400m", ""))), want: map[string]resources{"app": {rl("150m", ""), rl("600m", "")}}, outcome: OutcomeSized,
-			annotations: map[string]string{AnnotationSizedBy: "VerticalPodAutoscaler/web", AnnotationResources: "app: cpu request 100m -> 150m, cpu limit 400m -> 600m",
+			annotations: map[string]string{AnnotationSizedBy: "VerticalPodAutoscaler/web", vpav1.AnnotationSizedResources: "app: cpu request 100m -> 150m, cpu limit 400m -> 600m",
 				AnnotationNotes: "app: cpu request and limit lowered together to fit the LimitRange container max 600m"}},
 		"an Hvpa's status.desired": {
 			objs: []client.Object{hvpa},
@@ -180,7 +180,7 @@ func TestHandler(t *testing.T) {
 		"an older observer VPA (updateMode Off) does not stop the Hvpa, and is no conflict": {
 			objs: []client.Object{vpa("goldilocks-web", t0.Add(-time.Hour), vpav1.UpdateModeOff, rec("app", "250m", "200Mi")), hvpa},
 			pod:  webPod(ctr("app", rl("100m", "100Mi"), nil)), want: map[string]resources{"app": {rl("700m", "1Gi"), nil}}, outcome: OutcomeSized,
-			annotations: map[string]string{AnnotationSizedBy: "Hvpa/web", AnnotationResources: "app: cpu request 100m -> 700m, memory request 100Mi -> 1Gi"}},
+			annotations: map[string]string{AnnotationSizedBy: "Hvpa/web", vpav1.AnnotationSizedResources: "app: cpu request 100m -> 700m, memory request 100Mi -> 1Gi"}},
 		"an older VPA another recommender serves does not stop the Hvpa": {
 			objs: []client.Object{func() *vpav1.VerticalPodAutoscaler {
 				v := vpa("upstream-web", t0.Add(-time.Hour), vpav1.UpdateModeInitial, rec("app", "250m", "200Mi"))
@@ -401,7 +401,7 @@ func TestHandlerSizesSidecars(t *testing.T) {
 	if d := cmp.Diff(migrate, got.Spec.InitContainers[0], eq); d != "" {
 		t.Errorf("init container changed (-before +after):\n%s", d)
 	}
-	if a := got.Annotations[AnnotationResources]; !strings.Contains(a, "proxy: cpu request 100m -> 300m") {
+	if a := got.Annotations[vpav1.AnnotationSizedResources]; !strings.Contains(a, "proxy: cpu request 100m -> 300m") {
 		t.Errorf("resources annotation %q does not say the sidecar changed", a)
 	}
 

@@ -111,7 +111,7 @@ var _ = Describe("Pod sizing", func() {
 		expectResources(resourcesOf(p, "app"), rl("250m", "200Mi"), rl("500m", "600Mi"))
 		expectResources(resourcesOf(p, "log"), rl("10m", ""), nil)
 		Expect(p.Annotations).To(HaveKeyWithValue(pod.AnnotationSizedBy, "VerticalPodAutoscaler/web"))
-		Expect(p.Annotations).To(HaveKeyWithValue(pod.AnnotationResources,
+		Expect(p.Annotations).To(HaveKeyWithValue(vpav1.AnnotationSizedResources,
 			"app: cpu request 100m -> 250m, cpu limit 200m -> 500m, memory request 100Mi -> 200Mi, memory limit 300Mi -> 600Mi"))
 	})
 
@@ -245,7 +245,7 @@ var _ = Describe("Pod sizing", func() {
 		expectResources(resourcesOf(p, "app"), rl("800m", "512Mi"), nil)
 		expectResources(p.Spec.InitContainers[1].Resources, rl("250m", "96Mi"), rl("500m", "192Mi"))
 		expectResources(p.Spec.InitContainers[0].Resources, rl("50m", "32Mi"), nil)
-		Expect(p.Annotations[pod.AnnotationResources]).To(ContainSubstring("proxy: cpu request 100m -> 250m"))
+		Expect(p.Annotations[vpav1.AnnotationSizedResources]).To(ContainSubstring("proxy: cpu request 100m -> 250m"))
 	})
 
 	It("raises a pod to its LimitRange pod min, which the API server's LimitRanger would refuse otherwise", func() {
