@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/scaling"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
@@ -296,5 +298,36 @@ func TestMovedToKeepsTheNewest(t *testing.T) {
 	}
 	if got := u.evicted["Hvpa/shop/web|old"].movedTo; got != nil {
 		t.Errorf("a record out of the window noted %q", got)
+	}
+}
+
+// TestSizedAtAdmissionFromTheTemplate: a pod's sizing annotation counts as the webhook's only when the
+// workload's template does not carry it too (a template made from a pod copies it onto every replacement,
+// sized or not); upstream's admission annotation counts only when it lists a change.
+func TestSizedAtAdmissionFromTheTemplate(t *testing.T) {
+	sized := map[string]string{vpav1.AnnotationSizedResources: "app: cpu request 100m -> 900m"}
+	for _, tc := range []struct {
+		name        string
+		pod, tmpl   map[string]string
+		wantSizedAt bool
+	}{
+		{"sized by hvpa's webhook", sized, nil, true},
+		{"the template carries the annotation", sized, sized, false},
+		{"no annotation", nil, nil, false},
+		{"upstream's, a change listed", map[string]string{vpav1.AnnotationUpstreamUpdates: "Pod resources updated by web: container 0: cpu request, memory request"}, nil, true},
+		{"upstream's, no change listed", map[string]string{vpav1.AnnotationUpstreamUpdates: "Pod resources updated by web: container 0: "}, nil, false},
+	} {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Spec: appsv1.DeploymentSpec{
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: tc.tmpl}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1",
+				Resources: corev1.ResourceRequirements{Requests: scaling.ToResourceList(scaling.V(templateCPU, -1))}}}}}}}
+		c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(d).Build()
+		u := New(c, c, record.NewFakeRecorder(1), clocktesting.NewFakeClock(now), nil, DefaultOptions(), NewMetrics(nil))
+		pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", UID: "u1", Annotations: tc.pod},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1", Resources: corev1.ResourceRequirements{Requests: scaling.ToResourceList(scaling.V(900, -1))}}}}}
+		s := served{ctl: Controller{Kind: "Hvpa", Namespace: "shop", Name: "web"}, gvk: appsv1.SchemeGroupVersion.WithKind("Deployment"), target: workload.Ref{Group: "apps", Kind: "Deployment", Name: "web"}}
+		states := u.podStates(context.Background(), s, []corev1.Pod{pod}, now)
+		if got := states[0].SizedAtAdmission; got != tc.wantSizedAt || states[0].Containers[0].Origin == nil {
+			t.Errorf("%s: sized at admission %v (template read: %v), want %v", tc.name, got, states[0].Containers[0].Origin != nil, tc.wantSizedAt)
+		}
 	}
 }

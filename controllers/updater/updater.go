@@ -197,10 +197,12 @@ func indexOf(pods []corev1.Pod, uid types.UID) int {
 
 // podStates reads what the planner needs from the controller's pods, with their earlier refusals.
 func (u *Updater) podStates(ctx context.Context, c served, pods []corev1.Pod, now time.Time) []Pod {
-	origins := u.templateContainers(ctx, c)
+	origins, templateSized := u.templateContainers(ctx, c)
 	states := make([]Pod, len(pods))
 	for i := range pods {
 		states[i] = podState(&pods[i], now, c.ctl.Options(u.Options), c.ctl.Boosts)
+		// a sizing annotation the template carries (copied from a pod) says nothing of the webhook
+		states[i].SizedAtAdmission = states[i].SizedAtAdmission && !templateSized
 		withOrigins(states[i].Containers, origins)
 		withOrigins(states[i].InitContainers, origins)
 		if r, ok := u.refused[pods[i].UID]; ok {
@@ -265,17 +267,18 @@ type served struct {
 
 // templateContainers are the requests and limits of the workload's pod template by container name (nil when
 // the template cannot be read): limits follow the workload's limit/request ratio, not one an earlier resize
-// with a requestToLimitRatio left on a running pod.
-func (u *Updater) templateContainers(ctx context.Context, c served) map[string]scaling.Container {
+// with a requestToLimitRatio left on a running pod. sized: the template itself carries an admission-sizing
+// annotation (vpav1.SizedAtAdmission), so its pods' say nothing.
+func (u *Updater) templateContainers(ctx context.Context, c served) (containers map[string]scaling.Container, sized bool) {
 	t, err := u.Targets.PodTemplate(ctx, c.gvk, c.ctl.Namespace, c.target.Name)
 	if err != nil || t == nil {
-		return nil
+		return nil, false
 	}
 	out := map[string]scaling.Container{}
 	for _, k := range scaling.FromPodContainers(&t.Spec) { // app containers and sidecars are sized
 		out[k.Name] = k
 	}
-	return out
+	return out, vpav1.SizedAtAdmission(t.Annotations)
 }
 
 // withOrigins sets each container's Origin from its workload's template.
