@@ -222,19 +222,19 @@ func TestEvictionRecordNotWrittenMovesNothing(t *testing.T) {
 	evict("a", 500)
 	f := "Hvpa/shop/web|" + fingerprint([]scaling.ContainerDecision{{Name: "app", Requests: scaling.V(500, -1)}})
 	g := fingerprint([]scaling.ContainerDecision{{Name: "app", Requests: scaling.V(900, -1)}})
-	if evictions != 1 || len(u.evicted) != 1 || len(u.evicted[f].movedTo) != 0 {
+	if evictions != 1 || len(u.evicted) != 1 || len(u.evicted[f].MovedTo) != 0 {
 		t.Fatalf("%d evictions, records %+v: want a's, one record for F", evictions, u.evicted)
 	}
 	clk.Step(time.Minute)
 	failWrites = true
 	evict("b", 900)
-	if evictions != 1 || len(u.evicted) != 1 || len(u.evicted[f].movedTo) != 0 {
+	if evictions != 1 || len(u.evicted) != 1 || len(u.evicted[f].MovedTo) != 0 {
 		t.Fatalf("the record for G not written: %d evictions, records %+v; want no eviction and F's record as it was", evictions, u.evicted)
 	}
 	clk.Step(time.Minute)
 	failWrites = false
 	evict("b", 900)
-	if evictions != 2 || len(u.evicted) != 2 || !slices.Equal(u.evicted[f].movedTo, []string{g}) {
+	if evictions != 2 || len(u.evicted) != 2 || !slices.Equal(u.evicted[f].MovedTo, []string{g}) {
 		t.Fatalf("written: %d evictions, records %+v; want b evicted, F noting G", evictions, u.evicted)
 	}
 }
@@ -257,7 +257,7 @@ func TestEvictionHeldAsPlanned(t *testing.T) {
 		c := evictionServer(&evictions, &failWrites)
 		u := New(c, c, record.NewFakeRecorder(100), clocktesting.NewFakeClock(now), nil, DefaultOptions(), NewMetrics(nil))
 		// the record now: it notes G, which b holds
-		u.evicted["Hvpa/shop/web|"+fingerprint(f)] = eviction{at: now.Add(-time.Minute), known: map[types.UID]bool{"a": true}, movedTo: []string{fingerprint(g)}}
+		u.evicted["Hvpa/shop/web|"+fingerprint(f)] = eviction{at: now.Add(-time.Minute), EvictedChange: EvictedChange{Known: map[types.UID]bool{"a": true}, MovedTo: []string{fingerprint(g)}}}
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "b", UID: "b", Annotations: map[string]string{vpav1.AnnotationSizedResources: "app: cpu request 100m -> 900m"}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1", Resources: corev1.ResourceRequirements{Requests: scaling.ToResourceList(scaling.V(900, -1))}}}}}
 		if err := c.Create(context.Background(), pod); err != nil {
@@ -290,13 +290,13 @@ func TestMovedToKeepsTheNewest(t *testing.T) {
 		want = append(want, change)
 	}
 	want = want[len(want)-MaxMovedTo:]
-	if got := u.evicted["Hvpa/shop/web|f"].movedTo; !slices.Equal(got, want) {
+	if got := u.evicted["Hvpa/shop/web|f"].MovedTo; !slices.Equal(got, want) {
 		t.Errorf("noted %q, want the newest %d: %q", got, MaxMovedTo, want)
 	}
-	if got := u.evicted["Hvpa/shop/other|f"].movedTo; got != nil {
+	if got := u.evicted["Hvpa/shop/other|f"].MovedTo; got != nil {
 		t.Errorf("another workload's record noted %q", got)
 	}
-	if got := u.evicted["Hvpa/shop/web|old"].movedTo; got != nil {
+	if got := u.evicted["Hvpa/shop/web|old"].MovedTo; got != nil {
 		t.Errorf("a record out of the window noted %q", got)
 	}
 }

@@ -73,7 +73,7 @@ func (u *Updater) loadLoopRecords(ctx context.Context) {
 			for _, uid := range e.Known {
 				known[uid] = true
 			}
-			u.evicted[k] = eviction{at: e.At, known: known, movedTo: e.MovedTo}
+			u.evicted[k] = eviction{at: e.At, EvictedChange: EvictedChange{Known: known, MovedTo: e.MovedTo}}
 		}
 	}
 	u.forget(now)
@@ -188,7 +188,7 @@ func (u *Updater) saveLoopRecords(ctx context.Context) error {
 func (u *Updater) encodeLoopRecords(ctx context.Context) string {
 	evicted := make(map[string]evictionRecord, len(u.evicted))
 	for k, e := range u.evicted {
-		evicted[k] = evictionRecord{At: e.at, Known: slices.Sorted(maps.Keys(e.known)), MovedTo: e.movedTo}
+		evicted[k] = evictionRecord{At: e.at, Known: slices.Sorted(maps.Keys(e.Known)), MovedTo: e.MovedTo}
 	}
 	data, dropped := encodeRecords(loopRecords{Resized: u.resized, Evicted: evicted}, maxLoopRecordBytes)
 	if n := len(dropped); n > 0 {

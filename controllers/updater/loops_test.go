@@ -135,7 +135,7 @@ func TestLoopRecordsDroppedAreCounted(t *testing.T) {
 		for _, uid := range e.Known {
 			known[uid] = true
 		}
-		u.evicted[k] = eviction{at: e.At, known: known}
+		u.evicted[k] = eviction{at: e.At, EvictedChange: EvictedChange{Known: known}}
 	}
 	newest := fmt.Sprintf("%08d-0000-4000-8000-000000000000|", 7998)
 	data := u.encodeLoopRecords(context.Background())

@@ -73,16 +73,13 @@ type Updater struct {
 	savedRecords string
 }
 
-// eviction remembers the evictions for a change: when the last was, which pods of the workload existed at
-// the first (a pod not among them is a replacement), and the changes the workload was evicted for since
-// (EvictedChange).
+// eviction remembers the evictions for a change: when the last was, and what loop detection knows of it
+// (the pods of the workload at the first: a pod not among them is a replacement; the changes the workload was
+// evicted for since).
 type eviction struct {
-	at      time.Time
-	known   map[types.UID]bool
-	movedTo []string
+	at time.Time
+	EvictedChange
 }
-
-func (e eviction) change() EvictedChange { return EvictedChange{Known: e.known, MovedTo: e.movedTo} }
 
 type convergence struct {
 	targets string
@@ -694,7 +691,7 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 	if prev, ok := u.evicted[key]; ok && now.Sub(prev.at) < u.Options.LoopWindow {
 		// held by the record as it is, or as the plan read it at the loop's start (which spared the pod the
 		// disruption budget's checks)
-		g.Last, g.Loops = &prev.at, c.ctl.loops(a) || prev.change().Holds(a.Pod)
+		g.Last, g.Loops = &prev.at, c.ctl.loops(a) || prev.Holds(a.Pod)
 	}
 	if h := g.Hold(*a); h != nil {
 		u.Metrics.Evictions.WithLabelValues(h.Outcome).Inc()
@@ -775,7 +772,7 @@ func (u *Updater) recordAhead(ctx context.Context, key string, c served, pod *co
 		}
 		return prev, true, true
 	}
-	u.evicted[key] = eviction{at: now, known: c.known}
+	u.evicted[key] = eviction{at: now, EvictedChange: EvictedChange{Known: c.known}}
 	err := u.saveLoopRecords(ctx)
 	if _, kept := u.evicted[key]; err == nil && !kept {
 		err = errors.New("the record does not fit in the loop-records ConfigMap")
@@ -804,10 +801,10 @@ func (u *Updater) recordAhead(ctx context.Context, key string, c served, pod *co
 func (u *Updater) noteMovedTo(ctl, change string, now time.Time) map[string]eviction {
 	noted := map[string]eviction{}
 	for k, e := range u.evicted {
-		if other, fp, _ := strings.Cut(k, "|"); other == ctl && fp != change && now.Sub(e.at) < u.Options.LoopWindow && !slices.Contains(e.movedTo, change) {
+		if other, fp, _ := strings.Cut(k, "|"); other == ctl && fp != change && now.Sub(e.at) < u.Options.LoopWindow && !slices.Contains(e.MovedTo, change) {
 			noted[k] = e
-			e.movedTo = append(slices.Clip(e.movedTo), change)
-			e.movedTo = e.movedTo[max(0, len(e.movedTo)-MaxMovedTo):]
+			e.MovedTo = append(slices.Clip(e.MovedTo), change)
+			e.MovedTo = e.MovedTo[max(0, len(e.MovedTo)-MaxMovedTo):]
 			u.evicted[k] = e
 		}
 	}
@@ -921,7 +918,7 @@ func (u *Updater) openEvictions(now time.Time) map[string]map[string]EvictedChan
 		if out[ctl] == nil {
 			out[ctl] = map[string]EvictedChange{}
 		}
-		out[ctl][change] = e.change()
+		out[ctl][change] = e.EvictedChange
 	}
 	return out
 }
