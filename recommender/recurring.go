@@ -42,6 +42,10 @@ const (
 	// that minute at most.
 	RecurEnd       = 3 * time.Minute
 	RecurEndWithin = 24 * time.Hour
+	// RecurSampleEvery: the above reads a sample every RecurSampleEvery at least (the recommender's interval).
+	// With fewer, the minutes before a burst may have none, and nothing is anticipated (a burst seen ahead
+	// still ends: noteEnd).
+	RecurSampleEvery = 2 * time.Minute
 )
 
 // RecurPeriods are the periods a recurring burst may have, shortest first (the shortest that fits is the
@@ -296,6 +300,18 @@ func (l *minuteLoad) noteEnd(m int64) {
 			end = q
 		}
 		n++
+	}
+	// one sample in those minutes (a recommender interval of 3 minutes or more, a gap in the metrics): the
+	// sample before them, when it came after the lead too, is the second; the end stays the one in those
+	// minutes, and the earliest it may have been goes back to that sample (below)
+	for q := first - 1; n == 1 && q > max(int64(l.aheadTo)+minutes(RecurLead), m-recurRing); q-- {
+		switch i := slot(q); {
+		case l.stamp[i] != int32(q+1):
+			continue
+		case l.cpu[i] > l.halfway():
+			return
+		}
+		n = 2
 	}
 	if n < 2 {
 		return

@@ -808,3 +808,50 @@ func TestRecurringBurstOfUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestRecurSampleEvery pins what RecurSampleEvery says (the recommender logs it for a longer interval): with a
+// sample every 1 or 2 minutes an hourly burst is seen ahead and ends. With a longer interval it may be seen
+// ahead or not (the times and the minutes before them must be sampled), and one seen ahead ends (found in
+// session 29: with a sample every 3 or 4 minutes a burst was seen ahead and never ended, so every
+// scale-down waited RecurUnderWay after each burst).
+func TestRecurSampleEvery(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	burst := func(m int) float64 {
+		if m%60 < 12 {
+			return 2800
+		}
+		return 400
+	}
+	for every := 1; every <= 10; every++ {
+		for offset := 0; offset < every; offset++ {
+			var l minuteLoad
+			aheadRuns, ends := 0, 0
+			wasAhead, wasEnded := false, false
+			for m := offset; m <= 10*60+30; m += every { // the last hour's burst has ended by 10:30
+				at := t0.Add(time.Duration(m) * time.Minute)
+				l.add(at, burst(m))
+				from, end, _ := l.ended(at)
+				ahead := !from.IsZero() && end.IsZero()
+				if ahead && !wasAhead {
+					aheadRuns++
+				}
+				if !end.IsZero() && !wasEnded {
+					ends++
+					// noted at the second low sample after the burst; the earliest it may have been is the minute
+					// after the last sample in the burst
+					if got, lag := l.earliestEnd().Minute(), int(at.Sub(l.earliestEnd())/time.Minute); got <= 12-every || got > 12 || lag > max(2*every-1, 2) {
+						t.Errorf("a sample every %d min from minute %d: the burst ended at minute %d of the hour at the earliest, noted %d min later (end %s)",
+							every, offset, got, lag, end.UTC().Format("15:04"))
+					}
+				}
+				wasAhead, wasEnded = ahead, !end.IsZero()
+			}
+			if aheadRuns != ends {
+				t.Errorf("a sample every %d min from minute %d: seen ahead %d times, ended %d times", every, offset, aheadRuns, ends)
+			}
+			if time.Duration(every)*time.Minute <= RecurSampleEvery && aheadRuns < 6 {
+				t.Errorf("a sample every %d min from minute %d: seen ahead %d times, want one an hour from the fourth on", every, offset, aheadRuns)
+			}
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -223,6 +224,7 @@ func (r *Recommender) Start(ctx context.Context) error {
 			return fmt.Errorf("watching VerticalPodAutoscalers: %w", err)
 		}
 	}
+	warnInterval(logger, r.Opts.Interval)
 	t := time.NewTicker(r.Opts.Interval)
 	defer t.Stop()
 	r.progress.Store(r.Clock.Now().UnixNano())
@@ -234,6 +236,15 @@ func (r *Recommender) Start(ctx context.Context) error {
 		if !r.waitForRun(ctx, t.C, created) {
 			return nil
 		}
+	}
+}
+
+// warnInterval says once, at the start, what an interval too long for an Hvpa's recurring bursts leaves out
+// (docs/design/scaling.md section 2a); the process runs as asked.
+func warnInterval(logger logr.Logger, interval time.Duration) {
+	if interval > recommender.RecurSampleEvery {
+		logger.Info("--recommender-interval is longer than the sample period recurring bursts are read from: an Hvpa's total may not rise ahead of a recurring burst (VPAs' recommendations are not affected)",
+			"interval", interval, "readsEvery", recommender.RecurSampleEvery)
 	}
 }
 

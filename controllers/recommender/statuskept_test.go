@@ -58,3 +58,18 @@ func TestStatusKeptSaysTheCRDDropsBursts(t *testing.T) {
 		t.Errorf("logged %q, want one line more", logged)
 	}
 }
+
+// TestWarnInterval checks that a --recommender-interval longer than the sample period recurring bursts are read
+// from (recommender.RecurSampleEvery) is said once in the log, with the interval, and a shorter one is not.
+func TestWarnInterval(t *testing.T) {
+	for _, tc := range []struct {
+		interval time.Duration
+		warn     bool
+	}{{30 * time.Second, false}, {time.Minute, false}, {2 * time.Minute, false}, {3 * time.Minute, true}, {10 * time.Minute, true}} {
+		var logged []string
+		warnInterval(funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}), tc.interval)
+		if got := len(logged) == 1 && strings.Contains(logged[0], "recurring burst") && strings.Contains(logged[0], tc.interval.String()); got != tc.warn || len(logged) > 1 {
+			t.Errorf("interval %s: logged %q, want a warning naming it: %v", tc.interval, logged, tc.warn)
+		}
+	}
+}
