@@ -29,13 +29,34 @@ func (r Ref) String() string {
 	return r.Kind + "." + r.Group + "/" + r.Name
 }
 
-// RefOf makes a Ref from an apiVersion, a kind and a name (a targetRef's or an ownerReference's fields).
+// RefOf makes a Ref from an apiVersion, a kind and a name (a targetRef's or an ownerReference's fields). A
+// well-known workload kind named without its group, or with a legacy one, is that kind (Canonical).
 func RefOf(apiVersion, kind, name string) Ref {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
 		return Ref{Kind: kind, Name: name}
 	}
-	return Ref{Group: gv.Group, Kind: kind, Name: name}
+	return Ref{Group: Canonical(gv.WithKind(kind)).Group, Kind: kind, Name: name}
+}
+
+// Canonical is the served group, version and kind of a well-known workload kind (Deployment, StatefulSet,
+// ReplicaSet, DaemonSet, Job, CronJob, ReplicationController) named with an empty apiVersion, or a group or
+// version no longer served (extensions/v1beta1, apps/v1beta2, batch/v1beta1): upstream's VPA matches these
+// kinds by kind and name alone, and a targetRef's apiVersion is optional. Any other gvk is returned as it is
+// (a kind of that name in another group is another kind).
+func Canonical(gvk schema.GroupVersionKind) schema.GroupVersionKind {
+	if _, ok := typedKinds[gvk]; ok {
+		return gvk
+	}
+	for served := range typedKinds {
+		if served.Kind != gvk.Kind {
+			continue
+		}
+		if gvk.Group == served.Group || gvk.Group == "" || (gvk.Group == "extensions" && served.Group == "apps") {
+			return served
+		}
+	}
+	return gvk
 }
 
 // TopController follows an object's controller ownerReferences up to the top-most controller (a pod's

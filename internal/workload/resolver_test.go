@@ -165,3 +165,30 @@ func TestResolverSharesOnlyWhatItReads(t *testing.T) {
 		t.Errorf("PodTemplate: %d copies, want 1 (it returns a part of the object)", shared[false])
 	}
 }
+
+// TestResolverTakesWellKnownKindsByKind: a targetRef to a well-known kind without apiVersion, or with a group
+// or version no longer served, names the served kind (upstream's VPA matches these by kind and name), and so
+// does the Ref made from it; a kind of that name in another group stays that group's.
+func TestResolverTakesWellKnownKindsByKind(t *testing.T) {
+	cached := fake.NewClientBuilder().WithObjects(deployment("web", ptr.To[int32](3))).Build()
+	live, _ := liveCounter(t, deployment("web", ptr.To[int32](3)))
+	r := NewResolver(cached, live)
+	for _, apiVersion := range []string{"", "apps/v1", "apps/v1beta2", "extensions/v1beta1"} {
+		tg, err := r.Resolve(context.Background(), "ns", &autoscalingv1.CrossVersionObjectReference{APIVersion: apiVersion, Kind: "Deployment", Name: "web"})
+		if err != nil || tg.GVK != appsv1.SchemeGroupVersion.WithKind("Deployment") || tg.Selector.String() != "app=web" {
+			t.Errorf("apiVersion %q: %+v, %v; want apps/v1 Deployment web, app=web", apiVersion, tg, err)
+		}
+		if got := RefOf(apiVersion, "Deployment", "web"); got != (Ref{Group: "apps", Kind: "Deployment", Name: "web"}) {
+			t.Errorf("RefOf(%q, Deployment, web) = %v, want Deployment.apps/web", apiVersion, got)
+		}
+	}
+	for _, tc := range []struct{ apiVersion, kind, group string }{
+		{"", "CronJob", "batch"}, {"batch/v1beta1", "CronJob", "batch"}, {"", "Job", "batch"}, {"", "ReplicationController", ""},
+		{"", "StatefulSet", "apps"}, {"extensions/v1beta1", "DaemonSet", "apps"},
+		{"example.com/v1", "Deployment", "example.com"}, {"", "Foo", ""}, {"extensions/v1beta1", "Ingress", "extensions"},
+	} {
+		if got := RefOf(tc.apiVersion, tc.kind, "x"); got.Group != tc.group {
+			t.Errorf("RefOf(%q, %s) group %q, want %q", tc.apiVersion, tc.kind, got.Group, tc.group)
+		}
+	}
+}

@@ -45,9 +45,6 @@ var wellKnownSelectors = map[schema.GroupKind][]string{
 	{Group: "batch", Kind: "Job"}:                              {"spec", "selector"},
 	{Group: "batch", Kind: "CronJob"}:                          {"spec", "jobTemplate", "spec", "template", "metadata", "labels"},
 	{Group: "", Kind: "ReplicationController"}:                 {"spec", "selector"},
-	{Group: "extensions", Kind: "Deployment"}:                  {"spec", "selector"},
-	{Group: "extensions", Kind: "ReplicaSet"}:                  {"spec", "selector"},
-	{Group: "extensions", Kind: "DaemonSet"}:                   {"spec", "selector"},
 	{Group: "apps", Kind: "ControllerRevision"}:                nil, // never a workload
 	{Group: "autoscaling.k8s.io", Kind: hvpav1alpha1.KindHvpa}: nil, // an autoscaler, not a workload
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:    nil,
@@ -64,7 +61,7 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref *autoscali
 	if err != nil {
 		return Target{}, &TargetError{vpav1.ReasonInvalidTargetRef, fmt.Sprintf("spec.targetRef.apiVersion %q: %v", ref.APIVersion, err)}
 	}
-	gvk := gv.WithKind(ref.Kind)
+	gvk := Canonical(gv.WithKind(ref.Kind))
 	key := client.ObjectKey{Namespace: namespace, Name: ref.Name}
 	if _, typed := typedKinds[gvk]; typed {
 		return r.resolveTyped(ctx, gvk, key)

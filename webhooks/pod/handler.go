@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -65,11 +65,20 @@ func NewHandler(cached client.Reader, live client.Client, gates featuregate.Feat
 	return &Handler{Client: cached, Live: live, Gates: gates, Metrics: m, Clock: clk, targets: workload.NewResolver(cached, live)}
 }
 
-// Handle sizes a pod being created. It never denies: every failure admits the pod as it is.
-func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+// Handle sizes a pod being created. It never denies: every failure admits the pod as it is, a panic too (an
+// answer that denies is not covered by the webhook's failurePolicy Ignore, which admits only when the call
+// fails).
+func (h *Handler) Handle(ctx context.Context, req admission.Request) (resp admission.Response) {
 	start := h.Clock.Now()
-	resp, outcome := h.handle(ctx, req)
-	h.Metrics.Observe(resourcePods, outcome, h.Clock.Since(start))
+	outcome := OutcomeError
+	defer func() {
+		if r := recover(); r != nil {
+			logf.FromContext(ctx).Error(fmt.Errorf("panic: %v", r), "admitting the pod unsized", "namespace", req.Namespace, "stack", string(debug.Stack()))
+			resp, outcome = admission.Allowed(fmt.Sprintf("hvpa could not size the pod: %v", r)), OutcomeError
+		}
+		h.Metrics.Observe(resourcePods, outcome, h.Clock.Since(start))
+	}()
+	resp, outcome = h.handle(ctx, req)
 	return resp
 }
 
@@ -80,7 +89,8 @@ func (h *Handler) handle(ctx context.Context, req admission.Request) (admission.
 	}
 	pod := &corev1.Pod{}
 	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the pod: %w", err)), OutcomeError
+		log.Error(err, "admitting a pod that could not be decoded unsized", "namespace", req.Namespace)
+		return admission.Allowed("hvpa could not decode the pod: " + err.Error()), OutcomeError
 	}
 	ns := req.Namespace
 	if ns == "" {
@@ -133,6 +143,9 @@ type candidate struct {
 	hvpa    *hvpav1alpha1.Hvpa
 	// observer: a VPA that only watches (vpav1.Observes); it sizes a pod only when no actor matches
 	observer bool
+	// idle: an observer that would leave the pod as it is (updateMode Off without a startup boost); another
+	// observer that sizes is chosen before it, as upstream's webhook skips such VPAs
+	idle bool
 }
 
 func (c *candidate) String() string { return c.kind + "/" + c.name }
@@ -178,7 +191,8 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 		}
 		if sel.Matches(podLabels) {
 			cands = append(cands, &candidate{kind: vpav1.KindVerticalPodAutoscaler, name: v.Name, created: v.CreationTimestamp.Time, vpa: v,
-				observer: v.Observes(h.RecommenderName)})
+				observer: v.Observes(h.RecommenderName),
+				idle:     !v.EffectiveUpdateMode().SizesNewPods() && !(h.Gates.Enabled(features.CPUStartupBoost) && v.HasStartupBoost())})
 		}
 	}
 	for i := range hvpas.Items {
@@ -214,9 +228,15 @@ func pick(cands []*candidate) *chosen {
 }
 
 // sortCandidates orders the candidates by workload.Autoscaler's rule (the oldest, then kind, then name):
-// the one that serves the workload first, as the recommender and the Hvpa controller decide it.
+// the one that serves the workload first, as the recommender and the Hvpa controller decide it. Among
+// observers, one that sizes pods comes before an idle one (upstream's webhook skips a VPA in updateMode Off).
 func sortCandidates(c []*candidate) {
-	sort.Slice(c, func(i, j int) bool { return c[i].autoscaler().Before(c[j].autoscaler()) })
+	sort.Slice(c, func(i, j int) bool {
+		if c[i].observer && c[j].observer && c[i].idle != c[j].idle {
+			return !c[i].idle
+		}
+		return c[i].autoscaler().Before(c[j].autoscaler())
+	})
 }
 
 func (c *candidate) autoscaler() workload.Autoscaler {
@@ -259,6 +279,9 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 		return nil, OutcomeNoRecommend
 	}
 	out := pod.DeepCopy()
+	if boosts {
+		unboost(out, c.vpa, h.MaxCPUBoost) // admitted again: sized and boosted from the values before the boost
+	}
 	// only the boost below writes the startup-boost annotation: one the pod came with is its author's, and
 	// would name the CPU the updater resizes the pod to when the boost ends
 	delete(out.Annotations, vpav1.AnnotationStartupBoost)

@@ -295,7 +295,7 @@ func testutilCount(m *Metrics, outcome string) float64 {
 	return testutil.ToFloat64(m.Admissions.WithLabelValues(resourcePods, outcome))
 }
 
-// TestStartupBoost: with CPUStartupBoost on, a VPA's startup boost applies on top of the sizing (also in
+// TestStartupBoost: with CPUStartupBoost on (and admitted twice: the same), a VPA's startup boost applies on top of the sizing (also in
 // updateMode Off and before any recommendation, on the pod's own request), a container policy's boost or mode
 // Off wins over the object's, and the annotation says what each container goes back to: only the webhook writes
 // it (one the pod comes with is removed).
@@ -376,6 +376,15 @@ func TestStartupBoost(t *testing.T) {
 			if a := got.Annotations[vpav1.AnnotationStartupBoost]; a != tc.unboosted {
 				t.Errorf("annotation %q, want %q", a, tc.unboosted)
 			}
+			// admitted again (reinvocationPolicy IfNeeded, after a later webhook changed the pod): as it was,
+			// not boosted twice
+			again, _ := admit(t, h, got)
+			if d := cmp.Diff(tc.want, sizes(again)); d != "" {
+				t.Errorf("admitted again: resources (-want +got):\n%s", d)
+			}
+			if a := again.Annotations[vpav1.AnnotationStartupBoost]; a != tc.unboosted {
+				t.Errorf("admitted again: annotation %q, want %q", a, tc.unboosted)
+			}
 		})
 	}
 }
@@ -443,5 +452,74 @@ func TestHandlerReadsHvpasWithoutCopies(t *testing.T) {
 	}
 	if lists == 0 || copied != 0 {
 		t.Errorf("%d Hvpa lists, %d of them with a deep copy of every Hvpa", lists, copied)
+	}
+}
+
+// panicky is a client whose reads panic (a bug anywhere under the handler).
+type panicky struct{ client.Client }
+
+func (panicky) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	panic("a bug")
+}
+
+func (panicky) List(context.Context, client.ObjectList, ...client.ListOption) error { panic("a bug") }
+
+// TestHandlerFailsOpen checks that a pod the handler cannot decode, or a panic while sizing one, admits the pod
+// unchanged (an answer that denies is not covered by failurePolicy Ignore) and counts as an error.
+func TestHandlerFailsOpen(t *testing.T) {
+	h := newTestHandler(t, false, world(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", "")))...)
+	req := request(t, webPod(ctr("app", rl("100m", ""), nil)))
+	req.Object.Raw = []byte(`{"spec": {"containers": "not a list"}}`)
+	if resp := h.Handle(context.Background(), req); !resp.Allowed || len(resp.Patches) != 0 {
+		t.Errorf("a pod that cannot be decoded: allowed %v, %d patches; want admitted unchanged (%v)", resp.Allowed, len(resp.Patches), resp.Result)
+	}
+	if got := testutilCount(h.Metrics, OutcomeError); got != 1 {
+		t.Errorf("errors counted %v, want 1", got)
+	}
+
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).Build()
+	h = NewHandler(panicky{c}, panicky{c}, features.New(), NewMetrics(nil), clocktesting.NewFakeClock(t0))
+	resp := h.Handle(context.Background(), request(t, webPod(ctr("app", rl("100m", ""), nil))))
+	if !resp.Allowed || len(resp.Patches) != 0 {
+		t.Errorf("a panic while sizing: allowed %v, %d patches; want admitted unchanged (%v)", resp.Allowed, len(resp.Patches), resp.Result)
+	}
+	if got := testutilCount(h.Metrics, OutcomeError); got != 1 {
+		t.Errorf("errors counted %v, want 1", got)
+	}
+}
+
+// TestHandlerTargetRefWithoutAPIVersion: a VPA whose targetRef names a well-known kind without apiVersion (it
+// is optional; upstream matches these kinds by kind and name), or with a group no longer served, sizes its
+// pods.
+func TestHandlerTargetRefWithoutAPIVersion(t *testing.T) {
+	for _, apiVersion := range []string{"", "extensions/v1beta1"} {
+		v := vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", "300Mi"))
+		v.Spec.TargetRef.APIVersion = apiVersion
+		h := newTestHandler(t, false, world(v)...)
+		got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), nil)))
+		if s := sizes(got)["app"]; !s.Requests.Cpu().Equal(resource.MustParse("250m")) || !s.Requests.Memory().Equal(resource.MustParse("300Mi")) {
+			t.Errorf("targetRef apiVersion %q: requests %v, want 250m and 300Mi", apiVersion, s.Requests)
+		}
+	}
+}
+
+// TestHandlerSkipsAnIdleObserver: when only observers match, a VPA in updateMode Off (without a startup boost)
+// does not keep a younger one that sizes (another recommender's, in Initial) from sizing the pod, as upstream's
+// webhook skips Off VPAs; with only Off VPAs the pod is left as it is.
+func TestHandlerSkipsAnIdleObserver(t *testing.T) {
+	off := vpa("old-off", t0, vpav1.UpdateModeOff, rec("app", "900m", "900Mi"))
+	other := vpa("new-other", t0.Add(time.Second), vpav1.UpdateModeInitial, rec("app", "500m", "300Mi"))
+	other.Spec.Recommenders = []vpav1.VerticalPodAutoscalerRecommenderSelector{{Name: "upstream"}}
+	for _, objs := range [][]client.Object{{off, other}, {other, off}} {
+		h := newTestHandler(t, false, world(objs...)...)
+		got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), nil)))
+		if s := sizes(got)["app"]; !s.Requests.Cpu().Equal(resource.MustParse("500m")) || !s.Requests.Memory().Equal(resource.MustParse("300Mi")) {
+			t.Errorf("an older Off VPA beside another recommender's Initial one: requests %v, want the Initial one's 500m and 300Mi", s.Requests)
+		}
+	}
+	h := newTestHandler(t, false, world(off)...)
+	got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), nil)))
+	if s := sizes(got)["app"]; !s.Requests.Cpu().Equal(resource.MustParse("100m")) {
+		t.Errorf("only an Off VPA: requests %v, want the pod's own", s.Requests)
 	}
 }

@@ -71,6 +71,42 @@ func boost(pod *corev1.Pod, v *vpav1.VerticalPodAutoscaler, maxCPU float64) []st
 	return changes
 }
 
+// unboost takes the startup boost this webhook gave the pod off its containers' CPU: a pod admitted again
+// (reinvocationPolicy IfNeeded, after a later webhook changed it) carries the boost and its annotation. A
+// container goes back to the values the annotation records only when the boost of those values is what it
+// has; an annotation the pod came with from its author matches no boost and is left to size() to drop.
+func unboost(pod *corev1.Pod, v *vpav1.VerticalPodAutoscaler, maxCPU float64) {
+	back, err := vpav1.DecodeUnboosted(pod.Annotations[vpav1.AnnotationStartupBoost])
+	if err != nil {
+		return
+	}
+	for i := range pod.Spec.Containers {
+		k := &pod.Spec.Containers[i]
+		u, ok := back[k.Name]
+		b := v.StartupBoostFor(k.Name)
+		if !ok || b == nil || u.CPURequest == nil {
+			continue
+		}
+		reqQ, hasReq := k.Resources.Requests[corev1.ResourceCPU]
+		limQ, hasLim := k.Resources.Limits[corev1.ResourceCPU]
+		if !hasReq || hasLim != (u.CPULimit != nil) {
+			continue
+		}
+		lim, unboostedLim := -1.0, -1.0
+		if hasLim {
+			lim, unboostedLim = float64(limQ.MilliValue()), float64(u.CPULimit.MilliValue())
+		}
+		boostedReq, boostedLim := scaling.BoostCPU(b, float64(u.CPURequest.MilliValue()), unboostedLim, requestsOnly(v, k.Name), maxCPU)
+		if float64(reqQ.MilliValue()) != boostedReq || lim != boostedLim {
+			continue
+		}
+		k.Resources.Requests[corev1.ResourceCPU] = u.CPURequest.DeepCopy()
+		if hasLim {
+			k.Resources.Limits[corev1.ResourceCPU] = u.CPULimit.DeepCopy()
+		}
+	}
+}
+
 // requestsOnly reports whether container's policy in v has controlledValues RequestsOnly.
 func requestsOnly(v *vpav1.VerticalPodAutoscaler, container string) bool {
 	p := v.Spec.ResourcePolicy.PolicyFor(container)
