@@ -860,7 +860,7 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 	}
 	st.Containers = scaling.ContainersInForce(containers, h.Status.Desired)
 	st.InitContainers = scaling.FromInitContainers(initContainers) // they count toward the LimitRange's pod bounds
-	st.PodsResizing, st.IntentReplicas = scaling.PodsResizing(pods, st.Containers), scaling.IntentReplicas(h.Status.Desired)
+	st.PodsResizing, st.IntentReplicas = r.podsFollowIntent(h) && scaling.PodsResizing(pods, st.Containers), scaling.IntentReplicas(h.Status.Desired)
 	var usage *scaling.Values
 	if rec != nil {
 		u := scaling.V(float64(rec.Usage.CPUMilli), float64(rec.Usage.MemoryBytes))

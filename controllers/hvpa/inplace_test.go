@@ -1,15 +1,26 @@
 package hvpa
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/workload"
+	"github.com/hvpa-dev/hvpa/scaling"
+	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
 // TestInPlaceCondition: InPlaceUnavailable appears on an Hvpa that resizes in place (the default
@@ -50,5 +61,41 @@ func TestInPlaceCondition(t *testing.T) {
 	(&Reconciler{}).inPlaceCondition(h, now)
 	if meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionInPlaceUnavailable) != nil {
 		t.Error("the condition stays on a cluster that serves pods/resize")
+	}
+}
+
+// TestPodsFollowIntent: a scale-in waits for pods being resized (State.PodsResizing) only when the updater
+// resizes them: not in updateMode Off or Initial, nor InPlace on a cluster without pods/resize (found in
+// review: every scale-in of such an Hvpa whose pods ran other values than its intent was held for good,
+// ResizeFirst). Read by observe from a running pod at 100m under an intent of 200m.
+func TestPodsFollowIntent(t *testing.T) {
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	pod := wrappers.MakePod("ns", "web-1").Label("app", "web").Phase(corev1.PodRunning).
+		Container(wrappers.MakeContainer("app").Image("x").Resources(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}, nil).Obj()).Obj()
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(pod).Build()
+	target := workload.Target{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Namespace: "ns", Name: "web", Selector: labels.SelectorFromSet(labels.Set{"app": "web"})}
+	for _, tc := range []struct {
+		mode     *vpav1.UpdateMode
+		noInPl   bool
+		resizing bool
+	}{
+		{nil, false, true}, {nil, true, true}, // InPlaceOrRecreate evicts instead
+		{ptr.To(vpav1.UpdateModeRecreate), false, true}, {ptr.To(vpav1.UpdateModeAuto), false, true},
+		{ptr.To(vpav1.UpdateModeInPlace), false, true}, {ptr.To(vpav1.UpdateModeInPlace), true, false},
+		{ptr.To(vpav1.UpdateModeOff), false, false}, {ptr.To(vpav1.UpdateModeInitial), false, false},
+	} {
+		h := wrappers.MakeHvpa("ns", "web").Desired(2, hvpav1alpha1.ContainerResources{Name: "app",
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}}).Obj()
+		if tc.mode != nil {
+			h.Spec.VPA = &hvpav1alpha1.VpaSpec{Template: hvpav1alpha1.VpaTemplate{UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: tc.mode}}}
+		}
+		r := &Reconciler{Client: c, NoInPlaceResize: tc.noInPl}
+		st, _, err := r.observe(context.Background(), h, target, &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 2}}, scaling.Horizontal{}, nil, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.PodsResizing != tc.resizing {
+			t.Errorf("updateMode %v, no pods/resize %v: pods resizing %v, want %v", ptr.Deref(tc.mode, ""), tc.noInPl, st.PodsResizing, tc.resizing)
+		}
 	}
 }

@@ -44,6 +44,15 @@ func (r *Reconciler) nodeCapEvent(op *scaleOp, h *hvpav1alpha1.Hvpa, wasCapped b
 	op.later(func() { r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventCappedToNode, msg) })
 }
 
+// podsFollowIntent reports whether the updater brings h's running pods to its intent: its updateMode acts on
+// running pods (not Off or Initial), and resizes them where it resizes in place only (InPlace) while the
+// cluster serves pods/resize. Without it a scale-in does not wait for pods to be resized (State.PodsResizing):
+// they never would be, and every scale-in would be held.
+func (r *Reconciler) podsFollowIntent(h *hvpav1alpha1.Hvpa) bool {
+	mode := h.PodUpdateMode()
+	return mode.ActsOnRunningPods() && !(mode == vpav1.UpdateModeInPlace && r.NoInPlaceResize)
+}
+
 // inPlaceCondition sets InPlaceUnavailable while the cluster serves no pods/resize and h's updateMode resizes
 // in place (InPlaceOrRecreate, the default, or InPlace); it removes it otherwise.
 func (r *Reconciler) inPlaceCondition(h *hvpav1alpha1.Hvpa, now time.Time) {
