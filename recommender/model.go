@@ -87,7 +87,7 @@ func (m *Model) Expired(a *Aggregate, now time.Time) bool {
 
 // Confidence is min(sample span in days, sample count / 1440): roughly the days of history.
 func (a *Aggregate) Confidence() float64 {
-	span := a.LastSample.Sub(a.FirstSample).Hours() / 24
+	span := float64(a.LastSample.Sub(a.FirstSample)) / float64(24*time.Hour) // upstream's arithmetic
 	return min(span, float64(a.TotalSamples)/(60*24))
 }
 
@@ -247,13 +247,14 @@ func (m *Model) Estimate(a *Aggregate, numContainers int) Estimates {
 // estimate computes the estimates of an aggregate, each at least minCPU millicores and minMem bytes.
 func (m *Model) estimate(a *Aggregate, minCPU, minMem int64) Estimates {
 	cfg := m.Config
-	margin := 1 + cfg.SafetyMargin
 	conf := a.Confidence()
 	cpuLo, cpuTarget, cpuUp := a.CPU.Percentiles3(cfg.LowerBoundPercentile, cfg.TargetPercentile, cfg.UpperBoundPercentile)
 	memLo, memTarget, memUp := a.Memory.Percentiles3(cfg.LowerBoundPercentile, cfg.TargetPercentile, cfg.UpperBoundPercentile)
 	est := func(cpuCores, memBytes, mult, exp float64, withConf bool) Estimate {
-		c := scaleAmount(amount(cpuCores*1000), margin)
-		mb := scaleAmount(amount(memBytes), margin)
+		// the margin is added truncated (upstream's arithmetic: x + trunc(x * margin), which trunc(x * (1 +
+		// margin)) misses by one where the float product falls just below a whole amount)
+		c, mb := amount(cpuCores*1000), amount(memBytes)
+		c, mb = c+scaleAmount(c, cfg.SafetyMargin), mb+scaleAmount(mb, cfg.SafetyMargin)
 		if withConf {
 			f := math.Pow(1+mult/conf, exp)
 			c, mb = scaleAmount(c, f), scaleAmount(mb, f)

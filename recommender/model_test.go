@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
 
 var t0 = time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC)
@@ -244,14 +249,39 @@ func TestConfidenceAndBounds(t *testing.T) {
 	// upstream arithmetic: each step truncated to whole millicores
 	trunc := func(x float64) int64 { return int64(x) }
 	p95 := trunc(a.CPU.Percentile(0.95) * 1000)
-	if want := trunc(float64(trunc(float64(p95)*1.15)) * (1 + 1/conf)); e.UpperBound.CPUMilli != want {
-		t.Errorf("upper bound %dm, want trunc(trunc(P95 x 1.15) x (1 + 1/c)) = %dm", e.UpperBound.CPUMilli, want)
+	margin := func(x int64) int64 { return x + trunc(float64(x)*0.15) } // upstream's: x + trunc(x x 0.15)
+	if want := trunc(float64(margin(p95)) * (1 + 1/conf)); e.UpperBound.CPUMilli != want {
+		t.Errorf("upper bound %dm, want trunc((P95 + trunc(P95 x 0.15)) x (1 + 1/c)) = %dm", e.UpperBound.CPUMilli, want)
 	}
-	if want := trunc(float64(trunc(a.CPU.Percentile(0.9)*1000)) * 1.15); e.Target.CPUMilli != want {
+	if want := margin(trunc(a.CPU.Percentile(0.9) * 1000)); e.Target.CPUMilli != want {
 		t.Errorf("target %dm, want %dm", e.Target.CPUMilli, want)
 	}
-	if want := max(trunc(float64(trunc(float64(trunc(a.CPU.Percentile(0.5)*1000))*1.15))*math.Pow(1+0.001/conf, -2)), 25); e.LowerBound.CPUMilli != want {
+	if want := max(trunc(float64(margin(trunc(a.CPU.Percentile(0.5)*1000)))*math.Pow(1+0.001/conf, -2)), 25); e.LowerBound.CPUMilli != want {
 		t.Errorf("lower bound %dm, want %dm", e.LowerBound.CPUMilli, want)
+	}
+}
+
+// TestMarginAtBucketEdges: the safety margin is added truncated, x + trunc(x x 0.15) as upstream's estimator
+// does, for every CPU bucket end a target can be: trunc(x x 1.15) is one millicore less where the float
+// product falls just below a whole amount (found in review: 800m gave 919m, upstream 920m).
+func TestMarginAtBucketEdges(t *testing.T) {
+	m := mustModel(t)
+	differ := 0
+	for _, end := range []float64{0.8, 0.78 + 0.02, 26.1, 42.64} {
+		a := m.NewAggregate()
+		c := m.NewContainer(a)
+		m.AddCPU(c, t0, end-0.001) // in the bucket that ends at end (or the one below)
+		p90 := int64(a.CPU.Percentile(0.9) * 1000)
+		want := p90 + int64(float64(p90)*0.15)
+		if got := m.Estimate(a, 1).Target.CPUMilli; got != max(want, 25) {
+			t.Errorf("P90 %dm: target %dm, want %dm", p90, got, want)
+		}
+		if int64(float64(p90)*1.15) != want {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Error("no case where trunc(x x 1.15) differs: the test would not see the old arithmetic")
 	}
 }
 
@@ -300,6 +330,54 @@ func TestRecommendPolicy(t *testing.T) {
 	p.Off = true
 	if _, ok := m.Recommend(a, 1, p); ok {
 		t.Error("mode Off gave a recommendation")
+	}
+}
+
+// TestRecommendRoundsBeforeCapping: --round-cpu-millicores and --round-memory-bytes round the estimates before
+// minAllowed and maxAllowed cap them (upstream's capping post-processor runs after the rounding), so a
+// recommendation stays within maxAllowed; a zero minAllowed or maxAllowed is none (upstream's capping skips
+// it). Both found in review.
+func TestRecommendRoundsBeforeCapping(t *testing.T) {
+	cfg := Defaults()
+	cfg.RoundCPUMillicores, cfg.RoundMemoryBytes = 100, 100<<20
+	m, err := NewModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := m.NewAggregate()
+	c := m.NewContainer(a)
+	for i := 0; i < 1440; i++ {
+		ts := t0.Add(time.Duration(i) * time.Minute)
+		m.AddCPU(c, ts, 0.27)
+		m.AddMemory(c, ts, 500*mi)
+	}
+	policy := func(minCPU, maxCPU, maxMem string) Policy {
+		cp := vpav1.ContainerResourcePolicy{ContainerName: "*", MinAllowed: corev1.ResourceList{}, MaxAllowed: corev1.ResourceList{}}
+		if minCPU != "" {
+			cp.MinAllowed[corev1.ResourceCPU] = resource.MustParse(minCPU)
+		}
+		if maxCPU != "" {
+			cp.MaxAllowed[corev1.ResourceCPU] = resource.MustParse(maxCPU)
+		}
+		if maxMem != "" {
+			cp.MaxAllowed[corev1.ResourceMemory] = resource.MustParse(maxMem)
+		}
+		return PolicyFor(&vpav1.PodResourcePolicy{ContainerPolicies: []vpav1.ContainerResourcePolicy{cp}}, "app")
+	}
+	r, _ := m.Recommend(a, 1, policy("", "250m", "550Mi"))
+	for what, b := range map[string]Amounts{"target": r.Target, "lower bound": r.LowerBound, "upper bound": r.UpperBound} {
+		if b.CPUMilli > 250 || b.MemoryBytes > 550<<20 {
+			t.Errorf("%s %dm %d bytes: above maxAllowed 250m and 550Mi", what, b.CPUMilli, b.MemoryBytes)
+		}
+	}
+	if r.Target.CPUMilli != 250 || r.Target.MemoryBytes != 550<<20 {
+		t.Errorf("target %dm %d bytes, want maxAllowed's 250m and 550Mi", r.Target.CPUMilli, r.Target.MemoryBytes)
+	}
+	if r, _ := m.Recommend(a, 1, policy("450m", "", "")); r.Target.CPUMilli != 450 {
+		t.Errorf("minAllowed 450m: target %dm, want 450m (not rounded up to 500m)", r.Target.CPUMilli)
+	}
+	if r, _ := m.Recommend(a, 1, policy("0", "0", "0")); r.Target.CPUMilli != 400 || r.Target.MemoryBytes != 600<<20 {
+		t.Errorf("zero minAllowed and maxAllowed: target %dm %d bytes, want none applied: 400m (270m x 1.15 rounded up) and 600Mi", r.Target.CPUMilli, r.Target.MemoryBytes)
 	}
 }
 

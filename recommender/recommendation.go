@@ -44,16 +44,17 @@ func PolicyFor(rp *vpav1.PodResourcePolicy, name string) Policy {
 		return p
 	}
 	p.Off = chosen.Mode != nil && *chosen.Mode == vpav1.ContainerScalingModeOff
-	if q, ok := chosen.MinAllowed[corev1.ResourceCPU]; ok {
+	// a zero bound is none, as upstream's capping skips it (a maxAllowed of 0 would recommend nothing)
+	if q, ok := chosen.MinAllowed[corev1.ResourceCPU]; ok && !q.IsZero() {
 		p.MinCPU = q.AsApproximateFloat64()
 	}
-	if q, ok := chosen.MaxAllowed[corev1.ResourceCPU]; ok {
+	if q, ok := chosen.MaxAllowed[corev1.ResourceCPU]; ok && !q.IsZero() {
 		p.MaxCPU = q.AsApproximateFloat64()
 	}
-	if q, ok := chosen.MinAllowed[corev1.ResourceMemory]; ok {
+	if q, ok := chosen.MinAllowed[corev1.ResourceMemory]; ok && !q.IsZero() {
 		p.MinMemory = q.AsApproximateFloat64()
 	}
-	if q, ok := chosen.MaxAllowed[corev1.ResourceMemory]; ok {
+	if q, ok := chosen.MaxAllowed[corev1.ResourceMemory]; ok && !q.IsZero() {
 		p.MaxMemory = q.AsApproximateFloat64()
 	}
 	if chosen.ControlledResources != nil {
@@ -67,9 +68,10 @@ func PolicyFor(rp *vpav1.PodResourcePolicy, name string) Policy {
 }
 
 // Recommend turns an aggregate into a recommendation under a policy: estimates (with the pod minimum split
-// across numContainers), uncappedTarget = the target before the policy, then minAllowed/maxAllowed capping
-// of target and bounds, uncontrolled resources left out (-1), and finally every amount rounded UP to a
-// multiple of Config.RoundCPUMillicores / RoundMemoryBytes (1 by default: the whole amounts as they are). An
+// across numContainers), every amount rounded UP to a multiple of Config.RoundCPUMillicores /
+// RoundMemoryBytes (1 by default: the whole amounts as they are), uncappedTarget = the target before the
+// policy, then minAllowed/maxAllowed capping of target and bounds (after the rounding, as upstream's capping
+// post-processor runs after it: a recommendation stays within maxAllowed), uncontrolled resources left out (-1). An
 // aggregate without a CPU sample (an OOM kill before the first one) recommends memory only: CPU is left out
 // (-1), as for an uncontrolled resource. It returns false for mode Off, for an aggregate without history, and
 // for one without a CPU sample whose policy does not control memory.
@@ -94,15 +96,15 @@ func (m *Model) Recommend(a *Aggregate, numContainers int, p Policy) (Recommenda
 	}
 	amounts := func(x Estimate, capped bool) Amounts {
 		out := Amounts{CPUMilli: -1, MemoryBytes: -1}
-		cpu, mem := x.CPUMilli, x.MemoryBytes
+		cpu, mem := roundUpTo(x.CPUMilli, m.Config.RoundCPUMillicores), roundUpTo(x.MemoryBytes, m.Config.RoundMemoryBytes)
 		if capped {
 			cpu, mem = bound(cpu, p.MinCPU, p.MaxCPU, 1000), bound(mem, p.MinMemory, p.MaxMemory, 1)
 		}
 		if p.ControlCPU {
-			out.CPUMilli = roundUpTo(cpu, m.Config.RoundCPUMillicores)
+			out.CPUMilli = cpu
 		}
 		if p.ControlMem {
-			out.MemoryBytes = roundUpTo(mem, m.Config.RoundMemoryBytes)
+			out.MemoryBytes = mem
 		}
 		return out
 	}

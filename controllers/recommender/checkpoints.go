@@ -174,7 +174,7 @@ func (r *Recommender) loadCheckpoint(ctx context.Context, ref checkpointRef, own
 	writer string, hvpa bool) bool {
 	m := r.model(r.Base)
 	r.replaceable[ref] = true // loaded into the state, or unreadable: its history is not lost by a write
-	a, err := m.LoadAggregate(fromCheckpoint(status), r.Clock.Now())
+	a, err := loadAggregate(m, status, r.Clock.Now())
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "skipping a checkpoint", "kind", ref.kind, "checkpoint", ref.Namespace+"/"+ref.Name)
 		return false
@@ -248,6 +248,15 @@ func (r *Recommender) noteCheckpoint(ref checkpointRef, key vpaContainer, status
 	if writer == r.Opts.Name {
 		r.ours[ref] = true
 	}
+}
+
+// loadAggregate reads a checkpoint's history into an aggregate of m: only a checkpoint of CheckpointVersion,
+// as upstream's recommender reads (another version numbers its buckets otherwise, or is not a checkpoint).
+func loadAggregate(m *recommender.Model, s vpav1.VerticalPodAutoscalerCheckpointStatus, now time.Time) (*recommender.Aggregate, error) {
+	if s.Version != CheckpointVersion {
+		return nil, fmt.Errorf("checkpoint version %q: only %s is read", s.Version, CheckpointVersion)
+	}
+	return m.LoadAggregate(fromCheckpoint(s), now)
 }
 
 func fromCheckpoint(s vpav1.VerticalPodAutoscalerCheckpointStatus) recommender.AggregateCheckpoint {

@@ -12,6 +12,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/recommender"
 )
 
 // TestStatusKeptSaysTheCRDDropsBursts checks that a stored HvpaCheckpoint whose answer lacks the recurring
@@ -70,6 +71,28 @@ func TestWarnInterval(t *testing.T) {
 		warnInterval(funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}), tc.interval)
 		if got := len(logged) == 1 && strings.Contains(logged[0], "recurring burst") && strings.Contains(logged[0], tc.interval.String()); got != tc.warn || len(logged) > 1 {
 			t.Errorf("interval %s: logged %q, want a warning naming it: %v", tc.interval, logged, tc.warn)
+		}
+	}
+}
+
+// TestLoadAggregateReadsOnlyItsVersion: a checkpoint of another version than CheckpointVersion (or none) is not
+// read, as upstream's recommender refuses it (found in review: any version was read as v3's buckets).
+func TestLoadAggregateReadsOnlyItsVersion(t *testing.T) {
+	m, err := recommender.NewModel(recommender.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	a := m.NewAggregate()
+	m.AddCPU(m.NewContainer(a), now.Add(-time.Hour), 0.5)
+	status := CheckpointStatus(m.SaveAggregate(a, nil, now), now)
+	if _, err := loadAggregate(m, status, now); err != nil {
+		t.Fatalf("a %s checkpoint: %v", CheckpointVersion, err)
+	}
+	for _, v := range []string{"", "v2", "v4"} {
+		status.Version = v
+		if _, err := loadAggregate(m, status, now); err == nil || !strings.Contains(err.Error(), "only v3 is read") {
+			t.Errorf("version %q: %v, want refused", v, err)
 		}
 	}
 }
