@@ -213,12 +213,15 @@ func (s *State) merge(m *Model, ns, owner string, keys []AggregateKey, match fun
 	return out
 }
 
-// Feeding returns the pod containers of namespace ns and container name whose aggregates match accepts:
-// the containers whose samples a merged aggregate holds (a checkpoint leaves their open windows out).
-func (s *State) Feeding(ns, container string, match func(group string, labels map[string]string) bool) []*Container {
+// Feeding returns the pod containers of namespace ns and container name whose aggregates match accepts and
+// whose pods run (running; nil: any): the containers whose samples a merged aggregate holds and will hold
+// again after a restart (a checkpoint leaves their open windows out). A pod that is gone sends no sample
+// after a restart: its last window's peak stays in the checkpoint, as upstream's writer keeps it (it leaves
+// out the open windows of the pods in its cluster state only).
+func (s *State) Feeding(ns, container string, match func(group string, labels map[string]string) bool, running func(pod string) bool) []*Container {
 	var out []*Container
-	for _, pc := range s.byName[nameKey{ns, container}] {
-		if a := s.aggs[pc.Aggregate]; a != nil && match(pc.Aggregate.Group, a.Labels) {
+	for k, pc := range s.byName[nameKey{ns, container}] {
+		if a := s.aggs[pc.Aggregate]; a != nil && match(pc.Aggregate.Group, a.Labels) && (running == nil || running(k.Pod)) {
 			out = append(out, pc.State)
 		}
 	}

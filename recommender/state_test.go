@@ -29,25 +29,30 @@ func TestFeeding(t *testing.T) {
 	same := func(got, want []*Container) bool {
 		return len(got) == len(want) && !slices.ContainsFunc(want, func(c *Container) bool { return !slices.Contains(got, c) })
 	}
-	if got := s.Feeding("a", "app", byGroup("web")); !same(got, []*Container{web1, web2, old}) {
+	if got := s.Feeding("a", "app", byGroup("web"), nil); !same(got, []*Container{web1, web2, old}) {
 		t.Errorf("feeding web/app in a: %d containers, want web-0, web-1 and web-2", len(got))
 	}
-	if got := s.Feeding("a", "app", byGroup("db")); !same(got, []*Container{db}) {
+	if got := s.Feeding("a", "app", byGroup("db"), nil); !same(got, []*Container{db}) {
 		t.Errorf("feeding db/app in a: %d containers, want db-1", len(got))
 	}
+	// a pod that does not run any more (deleted): its last window stays in a checkpoint
+	running := func(pod string) bool { return pod != "web-2" }
+	if got := s.Feeding("a", "app", byGroup("web"), running); !same(got, []*Container{web1, old}) {
+		t.Errorf("web-2 not running: %d containers, want web-0 and web-1", len(got))
+	}
 	s.Collect(m, now) // web-0 not seen for longer than the memory aggregation interval
-	if got := s.Feeding("a", "app", byGroup("web")); !same(got, []*Container{web1, web2}) {
+	if got := s.Feeding("a", "app", byGroup("web"), nil); !same(got, []*Container{web1, web2}) {
 		t.Errorf("after Collect: %d containers, want web-1 and web-2", len(got))
 	}
 	s.ForgetContainer(ContainerKey{"a", "web-2", "app"})
-	if got := s.Feeding("a", "app", byGroup("web")); !same(got, []*Container{web1}) {
+	if got := s.Feeding("a", "app", byGroup("web"), nil); !same(got, []*Container{web1}) {
 		t.Errorf("after ForgetContainer: %d containers, want web-1", len(got))
 	}
 	s.ForgetContainer(ContainerKey{"a", "web-1", "app"})
-	if got := s.Feeding("a", "app", byGroup("web")); len(got) != 0 {
+	if got := s.Feeding("a", "app", byGroup("web"), nil); len(got) != 0 {
 		t.Errorf("every web pod gone: %d containers feed it", len(got))
 	}
-	if again := add("a", "web-1", "app", "web", now); !same(s.Feeding("a", "app", byGroup("web")), []*Container{again}) {
+	if again := add("a", "web-1", "app", "web", now); !same(s.Feeding("a", "app", byGroup("web"), nil), []*Container{again}) {
 		t.Error("a pod seen again does not feed its aggregate")
 	}
 }
@@ -67,7 +72,7 @@ func BenchmarkFeeding(b *testing.B) {
 	match := func(group string, _ map[string]string) bool { return group == "app-5005" }
 	b.ReportAllocs()
 	for b.Loop() {
-		if got := s.Feeding("ns-500", "app", match); len(got) != 10 {
+		if got := s.Feeding("ns-500", "app", match, nil); len(got) != 10 {
 			b.Fatalf("%d containers feed app-5005, want 10", len(got))
 		}
 	}

@@ -345,6 +345,19 @@ type checkpointJob struct {
 	minutes func() (recommender.MinutesCheckpoint, bool)
 }
 
+// running says whether a pod of namespace ns runs, as this run tracks it (nil before the first run's pods
+// are matched: every pod).
+func (r *Recommender) running(ns string) func(pod string) bool {
+	if r.tracked == nil {
+		return nil
+	}
+	tracked := r.tracked
+	return func(pod string) bool {
+		_, ok := tracked[types.NamespacedName{Namespace: ns, Name: pod}]
+		return ok
+	}
+}
+
 // checkpointJobs lists the checkpoints of the served VPAs and Hvpas, the longest unwritten first.
 func (r *Recommender) checkpointJobs(list []*served, hvpas []*servedHvpa) []checkpointJob {
 	var jobs []checkpointJob
@@ -361,7 +374,7 @@ func (r *Recommender) checkpointJobs(list []*served, hvpas []*servedHvpa) []chec
 			if !a.IsEmpty() {
 				m, ns := s.model, s.vpa.Namespace
 				jobs = append(jobs, checkpointJob{vpaContainer{ns, s.vpa.Name, name}, s.vpa.Name, vpav1.KindVerticalPodAutoscaler, func(now time.Time) recommender.AggregateCheckpoint {
-					return m.SaveAggregate(a, r.state.Feeding(ns, name, match), now)
+					return m.SaveAggregate(a, r.state.Feeding(ns, name, match, r.running(ns)), now)
 				}, nil})
 			}
 		}

@@ -154,6 +154,9 @@ type Recommender struct {
 	statusWrites int               // status patches of the current run (the per-run log line)
 	nodeRoom     *scaling.NodeRoom // the largest schedulable node's room this run (nil: unknown, no cap)
 	usageErr     error             // why the current run could not read usage (nil: it could)
+	// tracked are the running pods the current run tracks (podMatch.pods): the checkpoints it writes leave
+	// out the open memory windows of these pods only (State.Feeding)
+	tracked map[types.NamespacedName]*matchedPod
 	// progress is when the loop started or last ended a run (unix nanoseconds; 0: not started)
 	progress atomic.Int64
 	// created are the namespaces where VPAs were created since ServeNew last ran (the informer's adds)
@@ -423,6 +426,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 		return err
 	}
 	m := r.matchPods(pods, list, hv)
+	r.tracked = m.pods
 	if err := steps.done(ctx, "pods"); err != nil {
 		return err
 	}

@@ -302,6 +302,35 @@ var _ = Describe("the recommender", func() {
 		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(BeEmpty())
 	})
 
+	It("keeps a deleted pod's last memory peak in the checkpoint, as upstream's writer does (only running pods' open windows are left out)", func() {
+		ns := framework.NewNamespace(k8s, "rec")
+		deployment(ctx, ns, "web", "app")
+		pods := runPods(ctx, ns, "web", 2, corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("128Mi")}, "app")
+		played.Set(ns, pods[0].Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 900 * mi})
+		played.Set(ns, pods[1].Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
+		Expect(k8s.Create(ctx, vpaFor(ns, "web", "web", vpav1.UpdateModeOff))).To(Succeed())
+		r := newRecommender(nil, nil)
+		runs(r, 2)
+		By("deleting the pod that used 900Mi: a rollout, say")
+		Expect(k8s.Delete(ctx, pods[0], client.GracePeriodSeconds(0))).To(Succeed())
+		played.Clear()
+		played.Set(ns, pods[1].Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
+		memoryTarget := func() int64 { // of the checkpoint's history alone, as a restarted recommender reads it
+			cp := &vpav1.VerticalPodAutoscalerCheckpoint{}
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, cp)).To(Succeed())
+			m, _ := recommender.NewModel(recommender.Defaults())
+			a, err := m.LoadAggregate(recommender.AggregateCheckpoint{
+				Memory:      recommender.HistogramCheckpoint{Reference: cp.Status.MemoryHistogram.ReferenceTimestamp.Time, BucketWeights: cp.Status.MemoryHistogram.BucketWeights, TotalWeight: cp.Status.MemoryHistogram.TotalWeight},
+				FirstSample: cp.Status.FirstSampleStart.Time, LastSample: cp.Status.LastSampleStart.Time, TotalSamples: cp.Status.TotalSamplesCount}, played0.Now())
+			Expect(err).NotTo(HaveOccurred())
+			return int64(a.Memory.Percentile(0.9))
+		}
+		Eventually(func() int64 {
+			runs(r, 1)
+			return memoryTarget()
+		}, framework.LongTimeout, framework.Interval).Should(BeNumerically(">=", 900*mi), "the deleted pod's window (900Mi) is in the checkpoint; the running pod's open one (300Mi) is not")
+	})
+
 	It("writes every checkpoint's status where an earlier hvpa's CRD has a status subresource, and in one request once the CRD matches upstream's", func() {
 		ns := framework.NewNamespace(k8s, "rec")
 		const crd = "verticalpodautoscalercheckpoints.autoscaling.k8s.io"
