@@ -186,6 +186,7 @@ func (r *Recommender) loadCheckpoint(ctx context.Context, ref checkpointRef, own
 		r.state.SetInitial(key, a)
 	}
 	r.noteCheckpoint(ref, vpaContainer{ref.Namespace, owner, container}, status, writer)
+	r.historyAt[vpaContainer{ref.Namespace, owner, container}] = status.LastUpdateTime.Time
 	return true
 }
 

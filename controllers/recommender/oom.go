@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 )
 
@@ -20,7 +21,7 @@ import (
 // once.
 func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.Time) {
 	record := func(e *matchedPod, container string, at time.Time, request float64, key string) {
-		if !r.state.FirstOOM(key, now) {
+		if !r.state.FirstOOM(key, now) || r.inLoadedHistory(e, container, at) {
 			return
 		}
 		m := e.models.For(container)
@@ -78,6 +79,27 @@ func (r *Recommender) observeOOMs(ctx context.Context, match podMatch, now time.
 			record(e, ev.Container, at, memory, fmt.Sprintf("evicted/%s/%s", p.UID, ev.Container))
 		}
 	}
+}
+
+// inLoadedHistory reports whether an OOM kill at at of a pod's container came before the checkpoint each of
+// the pod's VPAs loaded that container's history from: the process that wrote it had recorded the kill (in
+// the history, or in an open window it left out), and upstream's recommender records a kill when it sees the
+// container restart, never again after its own restart; recording it again would count it twice. A kill
+// after the write (the writer's record of it was never checkpointed), of a VPA without a loaded checkpoint,
+// or of an Hvpa's pod (its workload total is hvpa's own: a kill it might lose costs another kill) is recorded.
+func (r *Recommender) inLoadedHistory(e *matchedPod, container string, at time.Time) bool {
+	if len(e.owners) == 0 {
+		return false
+	}
+	for _, o := range e.owners {
+		if o.kind == hvpav1alpha1.KindHvpa {
+			return false
+		}
+		if t, ok := r.historyAt[vpaContainer{e.pod.Namespace, o.name, container}]; !ok || !t.After(at) {
+			return false
+		}
+	}
+	return true
 }
 
 // countKilledNotReady counts, for each Hvpa, its pods that are not ready and were OOM-killed since since (or

@@ -134,9 +134,13 @@ type Recommender struct {
 	// (VPAs and Hvpas gone, annotations or container policies changed)
 	modelsUsed map[recommender.Config]bool
 	// state is the model's memory (pod containers, aggregates, initial history, Hvpa workload totals)
-	state        *recommender.State
-	adaptive     adaptiveStates // the adaptive VPAs' models and states
-	written      map[vpaContainer]time.Time
+	state    *recommender.State
+	adaptive adaptiveStates // the adaptive VPAs' models and states
+	written  map[vpaContainer]time.Time
+	// historyAt is when the checkpoint each VPA or Hvpa container's history was loaded from was written (by an
+	// earlier process): the OOM kills before it are in that history, or were left out with its open windows,
+	// and are not recorded again (inLoadedHistory)
+	historyAt    map[vpaContainer]time.Time
 	ours         map[checkpointRef]bool                // checkpoints this recommender wrote or loaded as its own
 	replaceable  map[checkpointRef]bool                // checkpoints whose history the state holds (loaded or written), or that did not load: a write loses nothing
 	seen         map[checkpointRef]bool                // checkpoints listed at start or written since: another is created without a read first
@@ -196,7 +200,7 @@ func NewRecommender(c client.Client, usage usage.Source, history usage.HistoryPr
 		m = NewMetrics(nil)
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
-		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, seen: map[checkpointRef]bool{}, statusModes: map[string]statusMode{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
+		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, historyAt: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, seen: map[checkpointRef]bool{}, statusModes: map[string]statusMode{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
 		firstRec: map[types.UID]bool{}, lastWrite: map[types.UID]time.Time{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 

@@ -645,6 +645,26 @@ var _ = Describe("the recommender", func() {
 		Expect(containerRec(getVPA(ctx, ns, "batch"), "worker").Target.Memory().Value()).To(Equal(after), "the same OOM is recorded once")
 	})
 
+	It("does not record again after a restart an OOM kill its checkpoint's writer recorded, as upstream's recommender never does; a later one it records", func() {
+		ns := framework.NewNamespace(k8s, "rec")
+		deployment(ctx, ns, "batch", "worker")
+		pods := runPods(ctx, ns, "batch", 1, corev1.ResourceList{"memory": resource.MustParse("512Mi")}, "worker")
+		played.Set(ns, pods[0].Name, "worker", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+		Expect(k8s.Create(ctx, vpaFor(ns, "batch", "batch", vpav1.UpdateModeInitial))).To(Succeed())
+		r := newRecommender(nil, nil)
+		runs(r, 2)
+		Expect(kubelet.OOMKill(ctx, pods[0], "worker", played0.Now())).To(Succeed())
+		runs(r, 1) // records the kill and writes the checkpoint after it
+		Expect(testutil.ToFloat64(r.Metrics.OOMs)).To(Equal(1.0))
+
+		restarted := newRecommender(nil, nil)
+		runs(restarted, 2)
+		Expect(testutil.ToFloat64(restarted.Metrics.OOMs)).To(BeZero(), "the kill before the checkpoint it loaded is recorded again")
+		Expect(kubelet.OOMKill(ctx, pods[0], "worker", played0.Now().Add(time.Minute))).To(Succeed())
+		runs(restarted, 1)
+		Expect(testutil.ToFloat64(restarted.Metrics.OOMs)).To(Equal(1.0), "a kill after the checkpoint is recorded")
+	})
+
 	It("recommends memory for a container OOM-killed before its first CPU sample (the bump), and no CPU", func() {
 		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "starter", "app")
