@@ -651,13 +651,14 @@ var _ = Describe("the recommender", func() {
 		pods := runPods(ctx, ns, "batch", 1, corev1.ResourceList{"memory": resource.MustParse("512Mi")}, "worker")
 		played.Set(ns, pods[0].Name, "worker", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
 		Expect(k8s.Create(ctx, vpaFor(ns, "batch", "batch", vpav1.UpdateModeInitial))).To(Succeed())
-		r := newRecommender(nil, nil)
+		only := func(o *recommenderctrl.Options) { o.Namespaces, o.MemorySaver = []string{ns}, true } // the kills of this spec's pods alone
+		r := newRecommender(only, nil)
 		runs(r, 2)
 		Expect(kubelet.OOMKill(ctx, pods[0], "worker", played0.Now())).To(Succeed())
 		runs(r, 1) // records the kill and writes the checkpoint after it
 		Expect(testutil.ToFloat64(r.Metrics.OOMs)).To(Equal(1.0))
 
-		restarted := newRecommender(nil, nil)
+		restarted := newRecommender(only, nil)
 		runs(restarted, 2)
 		Expect(testutil.ToFloat64(restarted.Metrics.OOMs)).To(BeZero(), "the kill before the checkpoint it loaded is recorded again")
 		Expect(kubelet.OOMKill(ctx, pods[0], "worker", played0.Now().Add(time.Minute))).To(Succeed())
