@@ -241,7 +241,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	now := r.Clock.Now()
 	if h.DecodeError != "" {
-		return reconcile.Result{}, r.reportUndecodable(ctx, h, now)
+		return reconcile.Result{}, client.IgnoreNotFound(r.reportUndecodable(ctx, h, now))
+	}
+	if !h.DeletionTimestamp.IsZero() {
+		// being deleted (a foreground deletion waits for the garbage collector to remove its HPA): it neither
+		// scales its target nor creates its HPA again
+		return reconcile.Result{}, nil
 	}
 	orig := h.DeepCopy()
 	op := &scaleOp{}
@@ -251,6 +256,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	perr := r.patchStatus(ctx, orig, h, op.scale != nil)
 	switch {
+	case apierrors.IsNotFound(perr):
+		return reconcile.Result{}, nil // deleted since it was read: nothing is applied or told
 	case apierrors.IsConflict(perr):
 		// decided from a read a later write has overtaken (another writer's, or this controller's own that
 		// the cache does not show yet): nothing is applied or told, and the Hvpa is decided again
@@ -457,6 +464,9 @@ func (r *Reconciler) resolve(ctx context.Context, h *hvpav1alpha1.Hvpa, now time
 	}
 	// the target's scale: the replicas it runs (status, for the HPA) and the replicas it is set to (c)
 	scale, err := r.Targets.Scale(ctx, target.GVK, h.Namespace, target.Name)
+	if err != nil && !workload.NoScale(err) {
+		return nil, reconcile.Result{}, fmt.Errorf("reading the scale of %s %s: %w", target.GVK.Kind, target.Name, err) // transient: retried
+	}
 	if err != nil {
 		r.unsupported(op, h, now, hvpav1alpha1.ReasonNoScaleSubresource, fmt.Sprintf("reading the scale of %s %s: %v", target.GVK.Kind, target.Name, err))
 		return nil, r.requeue(), nil

@@ -32,12 +32,13 @@ func (r *Reconciler) event(h *hvpav1alpha1.Hvpa, typ, reason, msg string) {
 // (their conditions included, or this controller's own write the cache does not show yet) is refused with a
 // conflict, not overwritten. A reconcile that acts without changing the status (finishing a recorded scaling)
 // still sends it, with nothing but that resourceVersion: from a stale copy it must not scale (a scaling the
-// stored status has already replaced would be applied again).
+// stored status has already replaced would be applied again). An Hvpa deleted since it was read answers
+// NotFound: nothing of the decision is applied.
 func (r *Reconciler) patchStatus(ctx context.Context, orig, h *hvpav1alpha1.Hvpa, acts bool) error {
 	if !acts && equality.Semantic.DeepEqual(orig.Status, h.Status) {
 		return nil
 	}
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+	return r.Client.Status().Patch(ctx, h, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 }
 
 // record writes the decision into status (hvpacycle.Record: every field a decision sets) and leaves on op

@@ -87,6 +87,9 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref *autoscali
 		t.Selector = sel
 	default:
 		scale, err := GetScale(ctx, r.Live, gvk, namespace, ref.Name)
+		if err != nil && !NoScale(err) {
+			return Target{}, fmt.Errorf("reading the scale of %s %s/%s: %w", ref.Kind, namespace, ref.Name, err) // transient: retried
+		}
 		if err != nil {
 			return Target{}, &TargetError{vpav1.ReasonNoScaleSubresource, fmt.Sprintf("%s %s has no readable scale subresource (%v): only workloads with a pod selector can be autoscaled", ref.Kind, ref.Name, err)}
 		}

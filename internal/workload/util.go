@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,4 +16,12 @@ func isNoMatch(err error) bool {
 	var nm *meta.NoKindMatchError
 	var nr *meta.NoResourceMatchError
 	return meta.IsNoMatchError(err) || errors.As(err, &nm) || errors.As(err, &nr)
+}
+
+// NoScale reports whether an error reading a scale subresource says the workload has none that can be read
+// (the object or its subresource is not served, or reading it is not allowed): a configuration to report.
+// Any other error (a timeout, 429, 5xx) is transient: retried, not reported as the workload's.
+func NoScale(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) || isNoMatch(err) || apierrors.IsForbidden(err) ||
+		apierrors.IsBadRequest(err) || apierrors.IsInvalid(err)
 }
