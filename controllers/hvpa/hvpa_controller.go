@@ -642,9 +642,10 @@ func (r *Reconciler) inStatus(wr *hvpav1alpha1.WorkloadRecommendation, stale boo
 	case wr.LastUpdateTime == nil:
 		return "the recommendation in status has no lastUpdateTime (written before it existed) and is taken as stale: scale-downs from it (replicas and per pod) are held; scale-ups still follow it"
 	case stale:
-		return fmt.Sprintf("the recommendation in status was last updated at %s, %s ago (more than %s: 3 recommender intervals + 5 minutes), and is stale: "+
-			"scale-downs from it (replicas and per pod) are held; scale-ups still follow it", wr.LastUpdateTime.UTC().Format(time.RFC3339),
-			now.Sub(wr.LastUpdateTime.Time).Round(time.Second), r.StaleAfter())
+		// no elapsed time: a message that changes at every reconcile is a status write at every reconcile, and
+		// each write wakes the Hvpa again
+		return fmt.Sprintf("the recommendation in status was last updated at %s, more than %s ago (3 recommender intervals + 5 minutes), and is stale: "+
+			"scale-downs from it (replicas and per pod) are held; scale-ups still follow it", wr.LastUpdateTime.UTC().Format(time.RFC3339), r.StaleAfter())
 	}
 	return fmt.Sprintf("the recommendation in status, last updated at %s, is used until it is older than %s, then scale-downs from it are held",
 		wr.LastUpdateTime.UTC().Format(time.RFC3339), r.StaleAfter())
