@@ -2,6 +2,9 @@ package hvpa
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -94,5 +98,55 @@ func TestTransientScaleErrorIsRetried(t *testing.T) {
 				t.Errorf("ConfigUnsupported %+v, want reported: %v", cond, tc.reported)
 			}
 		})
+	}
+}
+
+// TestRefusedScaleIsTold: a scaling whose /scale write is refused (a policy webhook, a kind missing from the
+// chart's RBAC) is told by a ScaleFailed warning and retried, not by a Rescaled event; once the write goes
+// through, Rescaled says so (found in review: Rescaled went out before the write, and a refusal was in the
+// controller's log only).
+func TestRefusedScaleIsTold(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	h := wrappers.MakeHvpa("ns", "web").Controlled(corev1.ResourceCPU).CPUPerReplica("1", "1").Obj()
+	h.Status.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now.Add(-10 * time.Second)), FromReplicas: 1, ToReplicas: 2}
+	dep := wrappers.MakeDeployment("ns", "web").Container(wrappers.MakeContainer("app").Obj()).Obj()
+	dep.Spec.Replicas = ptr.To[int32](1)
+	refused := true
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, dep).WithStatusSubresource(h).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			switch {
+			case sub == "scale" && refused:
+				return apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments/scale"}, "web", errors.New("denied by policy"))
+			case sub == "scale":
+				return nil // applied (the fake client does not serve a Deployment's scale)
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		}}).Build()
+	events := record.NewFakeRecorder(100)
+	r := NewReconciler(c, nil, events, clocktesting.NewFakeClock(now), time.Minute, nil)
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	drain := func() []string {
+		var out []string
+		for len(events.Events) > 0 {
+			out = append(out, <-events.Events)
+		}
+		return out
+	}
+	if _, err := r.Reconcile(context.Background(), req); err == nil {
+		t.Error("a refused scaling: no error to retry")
+	}
+	got := drain()
+	if !slices.ContainsFunc(got, func(e string) bool {
+		return strings.HasPrefix(e, "Warning ScaleFailed") && strings.Contains(e, "denied by policy")
+	}) ||
+		slices.ContainsFunc(got, func(e string) bool { return strings.Contains(e, "Rescaled") }) {
+		t.Errorf("events %q, want a ScaleFailed warning with the error and no Rescaled", got)
+	}
+	refused = false
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(); !slices.ContainsFunc(got, func(e string) bool { return strings.HasPrefix(e, "Normal Rescaled replicas 1 -> 2") }) {
+		t.Errorf("events %q, want Rescaled once applied", got)
 	}
 }

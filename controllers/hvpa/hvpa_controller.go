@@ -6,6 +6,7 @@
 package hvpa
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -266,19 +267,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case perr != nil && err == nil:
 		err = perr
 	}
-	if perr == nil {
-		for _, f := range op.after {
-			f()
-		}
+	if perr != nil {
+		return res, err
+	}
+	for _, f := range op.after {
+		f()
 	}
 	// the scaling is applied only after the status that records it is written: a stop in between leaves a
-	// recorded scaling that the next reconcile finishes (pendingScaling), never one applied but unrecorded
-	if perr == nil && op.scale != nil {
-		if serr := workload.UpdateScale(ctx, r.Client, op.gvk, h.Namespace, op.scale.Name, op.scale); serr != nil && err == nil {
-			err = fmt.Errorf("scaling %s %s to %d: %w", op.gvk.Kind, op.scale.Name, op.scale.Spec.Replicas, serr)
-		} else if serr == nil {
-			logf.FromContext(ctx).V(1).Info("scaled", "target", op.scale.Name, "to", op.scale.Spec.Replicas)
+	// recorded scaling that the next reconcile finishes (pendingScaling), never one applied but unrecorded; it
+	// is told once applied, and a refusal is told instead (a warning event; the error is retried)
+	if op.scale != nil {
+		if serr := workload.UpdateScale(ctx, r.Client, op.gvk, h.Namespace, op.scale.Name, op.scale); serr != nil {
+			serr = fmt.Errorf("scaling %s %s to %d: %w", op.gvk.Kind, op.scale.Name, op.scale.Spec.Replicas, serr)
+			r.event(h, corev1.EventTypeWarning, hvpav1alpha1.EventScaleFailed, serr.Error()+"; retried")
+			return res, cmp.Or(err, serr)
 		}
+		logf.FromContext(ctx).V(1).Info("scaled", "target", op.scale.Name, "to", op.scale.Spec.Replicas)
+	}
+	for _, f := range op.scaled {
+		f()
 	}
 	return res, err
 }
@@ -325,10 +332,16 @@ type scaleOp struct {
 	gvk   schema.GroupVersionKind
 	scale *autoscalingv1.Scale
 	after []func()
+	// scaled are told once the scaling is applied (the status written, and the target's scale when it
+	// changes replicas)
+	scaled []func()
 }
 
 // later runs f once the status is written.
 func (op *scaleOp) later(f func()) { op.after = append(op.after, f) }
+
+// whenScaled runs f once the scaling is applied: not when the target's scale refuses its replicas.
+func (op *scaleOp) whenScaled(f func()) { op.scaled = append(op.scaled, f) }
 
 // conflictRetry is how soon an Hvpa whose status write met a newer version is decided again.
 const conflictRetry = 100 * time.Millisecond
@@ -475,8 +488,12 @@ func (r *Reconciler) resolve(ctx context.Context, h *hvpav1alpha1.Hvpa, now time
 	h.Status.Selector = target.Selector.String()
 	if pendingScaling(h, scale, now) {
 		logf.FromContext(ctx).Info("finishing the scaling status records but the target does not show", "from", h.Status.LastScaling.FromReplicas, "to", h.Status.LastScaling.ToReplicas)
-		scale.Spec.Replicas = h.Status.LastScaling.ToReplicas
+		from, to := h.Status.LastScaling.FromReplicas, h.Status.LastScaling.ToReplicas
+		scale.Spec.Replicas = to
 		*op = scaleOp{gvk: target.GVK, scale: scale}
+		op.whenScaled(func() {
+			r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, fmt.Sprintf("replicas %d -> %d: the scaling recorded in status, applied now", from, to))
+		})
 		return nil, r.requeue(), nil
 	}
 	if err := r.initReplicas(ctx, h, scale); err != nil {

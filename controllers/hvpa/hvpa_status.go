@@ -47,9 +47,9 @@ func (r *Reconciler) record(op *scaleOp, h *hvpav1alpha1.Hvpa, d scaling.Decisio
 	told := hvpacycle.Record(&h.Status, d, h.Generation, now, pods)
 	switch {
 	case told.Initial != "":
-		op.later(func() { r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, told.Initial) })
+		op.whenScaled(func() { r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, told.Initial) })
 	case told.Scaled != "":
-		op.later(func() {
+		op.whenScaled(func() {
 			r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventRescaled, told.Scaled)
 			r.Metrics.scaled(h)
 		})

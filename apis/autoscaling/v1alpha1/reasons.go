@@ -55,4 +55,7 @@ const (
 	EventHPARemoved = "HPARemoved"
 	// the per-pod maximum was lowered to what the largest schedulable node holds (the message says by how much)
 	EventCappedToNode = "CappedToNode"
+	// (Warning) the target's scale subresource refused the replicas a scaling recorded in status (the message
+	// has the error); the scaling is retried
+	EventScaleFailed = "ScaleFailed"
 )
