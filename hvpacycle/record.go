@@ -58,8 +58,9 @@ func Record(s *hvpav1alpha1.HvpaStatus, d scaling.Decision, generation int64, no
 			Containers: s.Desired.Containers, Message: told.Scaled}
 	}
 	// the same block as before keeps its record as it is (its messages name elapsed times; rewriting them
-	// would patch status on every reconcile)
-	if parts := d.BlockedParts(); len(parts) > 0 && (s.LastBlockedScaling == nil || !sameParts(s.LastBlockedScaling.Parts, parts)) {
+	// would patch status on every reconcile), unless a scaling came since: then it is a new block, told again
+	blockedBefore := s.LastBlockedScaling != nil && (s.LastScaling == nil || !s.LastScaling.Time.After(s.LastBlockedScaling.Time.Time))
+	if parts := d.BlockedParts(); len(parts) > 0 && (!blockedBefore || !sameParts(s.LastBlockedScaling.Parts, parts)) {
 		s.LastBlockedScaling = &hvpav1alpha1.BlockedScaling{Time: metav1.NewTime(now), Parts: parts}
 		msgs := make([]string, 0, len(parts))
 		for _, b := range parts {

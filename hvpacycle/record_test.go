@@ -98,6 +98,14 @@ func TestRecord(t *testing.T) {
 				Parts: []hvpav1alpha1.BlockedPart{{Part: "replicas", Direction: hvpav1alpha1.DirectionDown, Reason: hvpav1alpha1.BlockReasonMaintenanceWindow, Message: "held 3m ago"}}}},
 			d:    blocked(decision(2, 2, 500, 500), hvpav1alpha1.BlockReasonMaintenanceWindow),
 			want: want{LastScaling: "-", BlockedAt: before.Time, Ready: "True/Ready", DesiredReplicas: 2}},
+		// found in review: a block, a scaling, then the same block again was silent (no event, the old record)
+		"the same block after a scaling since is recorded and told again": {
+			before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500), LastScaling: &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(before.Add(time.Minute)), Message: "earlier"},
+				LastBlockedScaling: &hvpav1alpha1.BlockedScaling{Time: before,
+					Parts: []hvpav1alpha1.BlockedPart{{Part: "replicas", Direction: hvpav1alpha1.DirectionDown, Reason: hvpav1alpha1.BlockReasonMaintenanceWindow, Message: "held"}}}},
+			d: blocked(decision(2, 2, 500, 500), hvpav1alpha1.BlockReasonMaintenanceWindow),
+			want: want{Told: Told{Blocked: []hvpav1alpha1.BlockedPart{{Part: "replicas", Direction: hvpav1alpha1.DirectionDown, Reason: hvpav1alpha1.BlockReasonMaintenanceWindow, Message: "held"}},
+				BlockedMessage: "replicas (MaintenanceWindow): held"}, LastScaling: "earlier", BlockedAt: now, Ready: "True/Ready", DesiredReplicas: 2}},
 		"the HPA's desired replicas unchanged: its change time kept": {
 			before: hvpav1alpha1.HvpaStatus{Desired: inForce(2, 500), HPA: &hvpav1alpha1.HpaStatus{DesiredReplicas: ptr.To[int32](2), LastChangeTime: &before}},
 			d:      withHPA(decision(2, 2, 500, 500), 2),
