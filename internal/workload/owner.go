@@ -64,19 +64,33 @@ func Canonical(gvk schema.GroupVersionKind) schema.GroupVersionKind {
 // reads of the well-known workload kinds (CachedOwnerKinds); live (may be nil) answers when the cache has not
 // seen a just-created owner yet, and reads every other kind: an ownerReference is written by whoever creates
 // the object, so the kinds it names must never start an informer (a watch of every object of any kind the
-// caller may read, kept in memory). Without live, the walk ends at an owner of another kind. An owner that
-// cannot be read ends the walk there. ok is false when the object has no controller.
-func TopController(ctx context.Context, cached, live client.Reader, namespace string, obj metav1.Object) (Ref, bool, error) {
+// caller may read, kept in memory). Without live, the walk ends at an owner of another kind. An owner of
+// another kind counts only with a scale subresource (scalable): at one without (an operator's custom
+// resource that owns a Deployment), the walk ends below it, as upstream's VPA finds the top-most well-known
+// or scalable controller. An owner that cannot be read ends the walk there. ok is false when the object has
+// no controller that counts.
+func TopController(ctx context.Context, cached client.Reader, live client.Client, namespace string, obj metav1.Object) (Ref, bool, error) {
 	owner := metav1.GetControllerOfNoCopy(obj)
 	if owner == nil {
 		return Ref{}, false, nil
 	}
-	top := RefOf(owner.APIVersion, owner.Kind, owner.Name)
+	var top Ref
+	found := false
 	for range maxOwnerDepth {
 		gvk := schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind)
 		if !CachedOwnerKinds[gvk] && live == nil {
-			return top, true, nil
+			return RefOf(owner.APIVersion, owner.Kind, owner.Name), true, nil
 		}
+		if !CachedOwnerKinds[Canonical(gvk)] {
+			// a kind not well known is a workload only with a scale subresource (upstream's rule: the top-most
+			// well-known or scalable controller); at one without, the walk ends below it
+			if ok, err := scalable(ctx, live, gvk, namespace, owner.Name); err != nil {
+				return top, found, fmt.Errorf("reading the scale of %s %s/%s: %w", owner.Kind, namespace, owner.Name, err)
+			} else if !ok {
+				return top, found, nil
+			}
+		}
+		top, found = RefOf(owner.APIVersion, owner.Kind, owner.Name), true
 		m := &metav1.PartialObjectMetadata{}
 		m.SetGroupVersionKind(gvk)
 		err := readOwner(ctx, cached, live, gvk, client.ObjectKey{Namespace: namespace, Name: owner.Name}, m)
@@ -91,7 +105,6 @@ func TopController(ctx context.Context, cached, live client.Reader, namespace st
 			return top, true, nil
 		}
 		owner = next
-		top = RefOf(owner.APIVersion, owner.Kind, owner.Name)
 	}
 	return top, true, fmt.Errorf("%s %s/%s: controller chain deeper than %d", top.Kind, namespace, top.Name, maxOwnerDepth)
 }

@@ -2,11 +2,15 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -52,6 +56,14 @@ func TestTopControllerStartsNoInformerForArbitraryKinds(t *testing.T) {
 				return nil
 			}
 			return c.Get(ctx, key, obj, opts...)
+		},
+		SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, into client.Object, opts ...client.SubResourceGetOption) error {
+			if sub == "scale" && obj.GetObjectKind().GroupVersionKind().Kind == "Thing" { // a custom resource with a scale subresource
+				into.(*unstructured.Unstructured).Object = map[string]any{"apiVersion": "autoscaling/v1", "kind": "Scale",
+					"metadata": map[string]any{"name": obj.GetName(), "namespace": obj.GetNamespace()}, "spec": map[string]any{"replicas": int64(1)}}
+				return nil
+			}
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "scale"}, obj.GetName())
 		}})
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1-a", OwnerReferences: controlledBy("apps/v1", "ReplicaSet", "web-1")}}
@@ -80,5 +92,53 @@ func TestTopControllerStartsNoInformerForArbitraryKinds(t *testing.T) {
 	top, ok, err = TopController(ctx, cached, nil, "ns", odd)
 	if err != nil || !ok || top != (Ref{Group: "evil.example.com", Kind: "Thing", Name: "x"}) {
 		t.Errorf("without a live reader: %v %v %v, want the walk to end at the Thing", top, ok, err)
+	}
+}
+
+// TestTopControllerStopsBelowAnUnscalableOwner: a Deployment an operator's custom resource controls is the
+// top-most controller when that resource has no scale subresource (upstream's rule: the top-most well-known or
+// scalable controller), and the resource is when it has one; a VPA on the Deployment resolves in the first
+// case and is refused (ParentControllerTarget) in the second (found in review: such a Deployment could not
+// be autoscaled at all).
+func TestTopControllerStopsBelowAnUnscalableOwner(t *testing.T) {
+	ctx := context.Background()
+	for _, scalable := range []bool{false, true} {
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", OwnerReferences: controlledBy("apps/v1", "Deployment", "web")}}
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", OwnerReferences: controlledBy("example.com/v1", "Foo", "foo")},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+		base := fake.NewClientBuilder().WithObjects(rs, dep).Build()
+		live := interceptor.NewClient(base, interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if obj.GetObjectKind().GroupVersionKind().Kind == "Foo" {
+					obj.(*metav1.PartialObjectMetadata).ObjectMeta = metav1.ObjectMeta{Namespace: "ns", Name: "foo"}
+					return nil
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+			SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, into client.Object, opts ...client.SubResourceGetOption) error {
+				if sub == "scale" && scalable && obj.GetName() == "foo" {
+					into.(*unstructured.Unstructured).Object = map[string]any{"apiVersion": "autoscaling/v1", "kind": "Scale",
+						"metadata": map[string]any{"name": "foo", "namespace": "ns"}, "spec": map[string]any{"replicas": int64(1)}}
+					return nil
+				}
+				return apierrors.NewNotFound(schema.GroupResource{Group: "example.com", Resource: "foos/scale"}, obj.GetName())
+			}})
+		scaleProbe.Lock()
+		clear(scaleProbe.answers) // the answers of the other case
+		scaleProbe.Unlock()
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1-a", OwnerReferences: controlledBy("apps/v1", "ReplicaSet", "web-1")}}
+		top, ok, err := TopController(ctx, base, live, "ns", pod)
+		want := Ref{Group: "apps", Kind: "Deployment", Name: "web"}
+		if scalable {
+			want = Ref{Group: "example.com", Kind: "Foo", Name: "foo"}
+		}
+		if err != nil || !ok || top != want {
+			t.Errorf("Foo scalable %v: top %v %v %v, want %v", scalable, top, ok, err, want)
+		}
+		_, err = NewResolver(base, live).Resolve(ctx, "ns", &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"})
+		var te *TargetError
+		if refused := errors.As(err, &te) && te.Reason == "ParentControllerTarget"; refused != scalable || (!scalable && err != nil) {
+			t.Errorf("Foo scalable %v: resolving the Deployment: %v", scalable, err)
+		}
 	}
 }

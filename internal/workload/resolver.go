@@ -128,7 +128,7 @@ func (r *Resolver) resolveTyped(ctx context.Context, gvk schema.GroupVersionKind
 	if err := r.get(ctx, gvk, key, obj, client.UnsafeDisableDeepCopy); err != nil { // only read: shared with the cache
 		return Target{}, readError(gvk.Kind, gvk.GroupVersion().String(), key, err)
 	}
-	if err := notControlled(gvk.Kind, obj); err != nil {
+	if err := r.notControlled(ctx, gvk.Kind, obj); err != nil {
 		return Target{}, err
 	}
 	sel, err := kind.selector(obj)

@@ -71,7 +71,7 @@ func (r *Resolver) Resolve(ctx context.Context, namespace string, ref *autoscali
 	if err := r.Live.Get(ctx, key, obj); err != nil {
 		return Target{}, readError(ref.Kind, ref.APIVersion, key, err)
 	}
-	if err := notControlled(ref.Kind, obj); err != nil {
+	if err := r.notControlled(ctx, ref.Kind, obj); err != nil {
 		return Target{}, err
 	}
 	t := Target{GVK: gvk, Namespace: namespace, Name: ref.Name}
@@ -113,13 +113,25 @@ func readError(kind, apiVersion string, key client.ObjectKey, err error) error {
 	return fmt.Errorf("reading %s %s/%s: %w", kind, key.Namespace, key.Name, err)
 }
 
-// notControlled refuses a target that another object controls.
-func notControlled(kind string, obj metav1.Object) error {
-	if owner := metav1.GetControllerOf(obj); owner != nil {
-		return &TargetError{vpav1.ReasonParentControllerTarget, fmt.Sprintf("%s %s is controlled by %s %s: point spec.targetRef at the top-most controller",
-			kind, obj.GetName(), owner.Kind, owner.Name)}
+// notControlled refuses a target that another workload controls: a well-known kind, or another kind with a
+// scale subresource (an operator's custom resource without one that owns a Deployment is no workload: the
+// Deployment is the target, as upstream's VPA takes it).
+func (r *Resolver) notControlled(ctx context.Context, kind string, obj metav1.Object) error {
+	owner := metav1.GetControllerOf(obj)
+	if owner == nil {
+		return nil
 	}
-	return nil
+	if gvk := Canonical(schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind)); !CachedOwnerKinds[gvk] && r.Live != nil {
+		ok, err := scalable(ctx, r.Live, gvk, obj.GetNamespace(), owner.Name)
+		if err != nil {
+			return fmt.Errorf("reading the scale of %s %s/%s, the controller of %s %s: %w", owner.Kind, obj.GetNamespace(), owner.Name, kind, obj.GetName(), err)
+		}
+		if !ok {
+			return nil
+		}
+	}
+	return &TargetError{vpav1.ReasonParentControllerTarget, fmt.Sprintf("%s %s is controlled by %s %s: point spec.targetRef at the top-most controller",
+		kind, obj.GetName(), owner.Kind, owner.Name)}
 }
 
 // nonEmpty refuses a selector that selects every pod of the namespace.

@@ -14,9 +14,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -521,5 +523,34 @@ func TestHandlerSkipsAnIdleObserver(t *testing.T) {
 	got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), nil)))
 	if s := sizes(got)["app"]; !s.Requests.Cpu().Equal(resource.MustParse("100m")) {
 		t.Errorf("only an Off VPA: requests %v, want the pod's own", s.Requests)
+	}
+}
+
+// TestHandlerDeploymentOfAnOperator: a VPA on a Deployment that an operator's custom resource without a scale
+// subresource controls sizes its pods (upstream's top-most well-known or scalable controller is the
+// Deployment); found in review: the pods were admitted unsized and the VPA refused (ParentControllerTarget).
+func TestHandlerDeploymentOfAnOperator(t *testing.T) {
+	objs := world(vpa("web", t0, vpav1.UpdateModeInitial, rec("app", "250m", "300Mi")))
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Foo", Name: "foo", UID: "foo-uid", Controller: ptr.To(true)}}
+		}
+	}
+	base := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).Build()
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if obj.GetObjectKind().GroupVersionKind().Kind == "Foo" { // the operator's resource: served, without a scale subresource
+				obj.(*metav1.PartialObjectMetadata).ObjectMeta = metav1.ObjectMeta{Namespace: "ns", Name: "foo", UID: "foo-uid"}
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, into client.Object, opts ...client.SubResourceGetOption) error {
+			return apierrors.NewNotFound(schema.GroupResource{Group: "example.com", Resource: "foos/scale"}, obj.GetName())
+		}})
+	h := NewHandler(c, c, features.New(), NewMetrics(nil), clocktesting.NewFakeClock(t0))
+	got, _ := admit(t, h, webPod(ctr("app", rl("100m", "100Mi"), nil)))
+	if s := sizes(got)["app"]; !s.Requests.Cpu().Equal(resource.MustParse("250m")) || !s.Requests.Memory().Equal(resource.MustParse("300Mi")) {
+		t.Errorf("requests %v, want the VPA's 250m and 300Mi", s.Requests)
 	}
 }
