@@ -102,7 +102,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
-	return Options{Interval: time.Minute, Name: "default", Storage: StorageCheckpoint, CheckpointBudget: 10 * time.Second, UpdateWorkers: 10,
+	return Options{Interval: time.Minute, Name: "default", Storage: StorageCheckpoint, CheckpointBudget: time.Minute, UpdateWorkers: 10,
 		CheckpointGCInterval: 10 * time.Minute, CheckpointPeriod: 10 * time.Minute, StatusDeadBand: 0.1, YoungStatusDelay: 15 * time.Minute, LowConfidenceDays: 1}
 }
 
