@@ -37,14 +37,15 @@ func Hvpa(h, old *hvpav1alpha1.Hvpa, gates featuregate.FeatureGate) (field.Error
 	if old != nil && old.Spec.VPA != nil {
 		oldRP = old.Spec.VPA.Template.ResourcePolicy
 	}
-	policyErrs, w := resourcePolicy(rp, oldRP, old != nil, gates, hvpaBoosts, sp.Child("vpa", "template", "resourcePolicy"))
-	errs = append(errs, policyErrs...)
-	warnings = append(warnings, w...)
 	var oldUP *vpav1.PodUpdatePolicy
 	if old != nil {
 		oldUP = old.PodUpdatePolicy()
 	}
-	ue, uw := updatePolicy(h.PodUpdatePolicy(), oldUP, gates, sp.Child("vpa", "template", "updatePolicy"))
+	perVPA := perVPAConfig(gates, oldRP, oldUP)
+	policyErrs, w := resourcePolicy(rp, oldRP, old != nil, gates, perVPA, hvpaBoosts, sp.Child("vpa", "template", "resourcePolicy"))
+	errs = append(errs, policyErrs...)
+	warnings = append(warnings, w...)
+	ue, uw := updatePolicy(h.PodUpdatePolicy(), oldUP, gates, perVPA, sp.Child("vpa", "template", "updatePolicy"))
 	errs = append(errs, ue...)
 	warnings = append(warnings, uw...)
 

@@ -51,7 +51,7 @@ func policyByName(rp *vpav1.PodResourcePolicy, name string) *vpav1.ContainerReso
 // policy of the object being updated; isUpdate says whether there is an old object at all (old may be nil
 // on an update that adds the policy). Fields guarded by a feature gate that is off are accepted when the
 // old object already had them unchanged; a warning says they are ignored.
-func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featuregate.FeatureGate, boost boostRule, path *field.Path) (field.ErrorList, []string) {
+func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featuregate.FeatureGate, perVPA bool, boost boostRule, path *field.Path) (field.ErrorList, []string) {
 	if rp == nil {
 		return nil, nil
 	}
@@ -85,7 +85,7 @@ func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featu
 
 		errs = append(errs, controlledValues(p, pp)...)
 
-		errs = append(errs, modelFields(p, pp, perVPAConfig(gates, old))...)
+		errs = append(errs, modelFields(p, pp, perVPA)...)
 		var oldBoost *vpav1.StartupBoost
 		if oldP != nil {
 			oldBoost = oldP.StartupBoost
@@ -315,15 +315,14 @@ func controlledValues(p *vpav1.ContainerResourcePolicy, pp *field.Path) field.Er
 
 // perVPAConfig says whether the per-object configuration fields (upstream's PerVPAConfig: a policy's
 // oomBumpUpRatio, oomMinBumpUp, memoryAggregationInterval*, updatePolicy.evictAfterOOMSeconds) are allowed:
-// with the gate on, or when the existing object already uses one (it stays updatable), as upstream decides.
-func perVPAConfig(gates featuregate.FeatureGate, old *vpav1.PodResourcePolicy, oldUP ...*vpav1.PodUpdatePolicy) bool {
+// with the gate on, or when the existing object already uses one of them, in its resourcePolicy or its
+// updatePolicy (it stays updatable, and may add another), as upstream decides.
+func perVPAConfig(gates featuregate.FeatureGate, old *vpav1.PodResourcePolicy, oldUP *vpav1.PodUpdatePolicy) bool {
 	if enabled(gates, features.PerVPAConfig) {
 		return true
 	}
-	for _, up := range oldUP {
-		if up != nil && up.EvictAfterOOMSeconds != nil {
-			return true
-		}
+	if oldUP != nil && oldUP.EvictAfterOOMSeconds != nil {
+		return true
 	}
 	if old != nil {
 		for _, p := range old.ContainerPolicies {

@@ -29,18 +29,16 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 	var warnings []string
 
 	var oldUP *vpav1.PodUpdatePolicy
+	var oldRP *vpav1.PodResourcePolicy
 	if old != nil {
-		oldUP = old.Spec.UpdatePolicy
+		oldUP, oldRP = old.Spec.UpdatePolicy, old.Spec.ResourcePolicy
 	}
-	e, w := updatePolicy(vpa.Spec.UpdatePolicy, oldUP, gates, sp.Child("updatePolicy"))
+	perVPA := perVPAConfig(gates, oldRP, oldUP)
+	e, w := updatePolicy(vpa.Spec.UpdatePolicy, oldUP, gates, perVPA, sp.Child("updatePolicy"))
 	errs = append(errs, e...)
 	warnings = append(warnings, w...)
 
-	var oldRP *vpav1.PodResourcePolicy
-	if old != nil {
-		oldRP = old.Spec.ResourcePolicy
-	}
-	e, w = resourcePolicy(vpa.Spec.ResourcePolicy, oldRP, old != nil, gates, vpaBoosts(gates), sp.Child("resourcePolicy"))
+	e, w = resourcePolicy(vpa.Spec.ResourcePolicy, oldRP, old != nil, gates, perVPA, vpaBoosts(gates), sp.Child("resourcePolicy"))
 	errs = append(errs, e...)
 	warnings = append(warnings, w...)
 
@@ -60,8 +58,8 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 }
 
 // updatePolicy checks an updatePolicy (a VPA's, or an Hvpa's spec.vpa.template.updatePolicy); old is the
-// existing object's, nil on CREATE.
-func updatePolicy(up, old *vpav1.PodUpdatePolicy, gates featuregate.FeatureGate, pp *field.Path) (field.ErrorList, []string) {
+// existing object's, nil on CREATE; perVPA says whether the PerVPAConfig fields are allowed (perVPAConfig).
+func updatePolicy(up, old *vpav1.PodUpdatePolicy, gates featuregate.FeatureGate, perVPA bool, pp *field.Path) (field.ErrorList, []string) {
 	var errs field.ErrorList
 	var warnings []string
 	if up == nil {
@@ -86,7 +84,7 @@ func updatePolicy(up, old *vpav1.PodUpdatePolicy, gates featuregate.FeatureGate,
 			}
 		}
 	}
-	if up.EvictAfterOOMSeconds != nil && !perVPAConfig(gates, nil, old) {
+	if up.EvictAfterOOMSeconds != nil && !perVPA {
 		errs = append(errs, field.Forbidden(pp.Child("evictAfterOOMSeconds"), gateMessage("evictAfterOOMSeconds", features.PerVPAConfig)+"; otherwise remove it (the updater's --oom-window applies)"))
 	}
 	if mr := up.MinReplicas; mr != nil && *mr <= 0 {

@@ -290,6 +290,15 @@ func TestVPA(t *testing.T) {
 			mutate: both(func(v *vpav1.VerticalPodAutoscaler) { r := q("1.5"); app(v).OOMBumpUpRatio = &r }, raiseMin),
 			old:    func(v *vpav1.VerticalPodAutoscaler) { r := q("1.5"); app(v).OOMBumpUpRatio = &r },
 		},
+		// found in review: upstream allows them all when the existing object has any, in either policy
+		"per-object configuration the object had allows another, in the other policy, with the gate off": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				r := q("1.5")
+				v.Spec.UpdatePolicy.EvictAfterOOMSeconds = ptr.To[int32](300)
+				app(v).OOMBumpUpRatio = &r
+			},
+			old: func(v *vpav1.VerticalPodAutoscaler) { v.Spec.UpdatePolicy.EvictAfterOOMSeconds = ptr.To[int32](300) },
+		},
 		"oomBumpUpRatio below 1 and a negative oomMinBumpUp": {
 			mutate: func(v *vpav1.VerticalPodAutoscaler) {
 				r, m := q("0.5"), q("-1Mi")
