@@ -72,7 +72,9 @@ func TestHvpasReadWithoutCopies(t *testing.T) {
 			}
 			return err
 		}}).Build()
-	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, clock.RealClock{}, recommender.Defaults(), recommenderctrl.DefaultOptions(), nil)
+	opts := recommenderctrl.DefaultOptions()
+	opts.PerVPAConfig = true // the policy's oomBumpUpRatio is read (and refused) with the gate on only
+	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, clock.RealClock{}, recommender.Defaults(), opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,9 @@ func TestHvpaRecommendationsPublished(t *testing.T) {
 			}
 			return c.List(ctx, list, opts...)
 		}}).Build()
-	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, clock.RealClock{}, recommender.Defaults(), recommenderctrl.DefaultOptions(), nil)
+	opts := recommenderctrl.DefaultOptions()
+	opts.PerVPAConfig = true // the policy's oomBumpUpRatio is read (and refused) with the gate on only
+	r, err := recommenderctrl.NewRecommender(c, played, nil, nil, clock.RealClock{}, recommender.Defaults(), opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

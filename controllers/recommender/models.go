@@ -16,11 +16,11 @@ type modelSet struct {
 	containers map[string]*recommender.Model
 }
 
-// modelsFor builds the modelSet of an object from its configuration and resource policy; an invalid field
-// is an error naming it.
+// modelsFor builds the modelSet of an object from its configuration and resource policy (its container
+// policies' model fields with the PerVPAConfig gate on only); an invalid field is an error naming it.
 func (r *Recommender) modelsFor(cfg recommender.Config, rp *vpav1.PodResourcePolicy) (*modelSet, error) {
 	ms := &modelSet{base: r.model(cfg), rp: rp}
-	if rp == nil {
+	if rp == nil || !r.Opts.PerVPAConfig {
 		return ms, nil
 	}
 	for _, p := range rp.ContainerPolicies {

@@ -94,6 +94,10 @@ type Options struct {
 	// MaxAllowedCPU (cores) and MaxAllowedMemory (bytes) fill a container policy's maxAllowed where it sets
 	// none (upstream's --container-recommendation-max-allowed-cpu and -memory); 0: none.
 	MaxAllowedCPU, MaxAllowedMemory float64
+	// PerVPAConfig is the feature gate PerVPAConfig: a container policy's model fields (oomBumpUpRatio,
+	// oomMinBumpUp, memoryAggregationIntervalSeconds/Count) apply only with it on, as upstream's recommender
+	// reads them; with it off they are ignored.
+	PerVPAConfig bool
 	// NoInPlaceResize: the cluster serves no pods/resize (discovery at start, of KubernetesVersion): VPAs that
 	// resize in place get InPlaceUnavailable.
 	NoInPlaceResize   bool

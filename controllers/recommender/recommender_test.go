@@ -687,7 +687,7 @@ var _ = Describe("the recommender", func() {
 		Expect(condition(v, vpav1.LowConfidence).Status).To(Equal(corev1.ConditionTrue))
 	})
 
-	It("bumps memory after an OOM kill by the container policy's oomBumpUpRatio and oomMinBumpUp (upstream's per-container fields)", func() {
+	It("bumps memory after an OOM kill by the container policy's oomBumpUpRatio and oomMinBumpUp (upstream's per-container fields, with the PerVPAConfig gate)", func() {
 		ns := framework.NewNamespace(k8s, "rec")
 		deployment(ctx, ns, "batch", "worker", "sidecar")
 		res := corev1.ResourceList{"memory": resource.MustParse("512Mi")}
@@ -701,13 +701,18 @@ var _ = Describe("the recommender", func() {
 			{ContainerName: "worker", OOMBumpUpRatio: &ratio, OOMMinBumpUp: &minBump},
 		}}
 		Expect(k8s.Create(ctx, v)).To(Succeed())
-		r := newRecommender(nil, nil)
+		r := newRecommender(func(o *recommenderctrl.Options) { o.PerVPAConfig = true }, nil)
+		gateOff := newRecommender(nil, nil) // the gate PerVPAConfig off: the fields are ignored, as upstream's recommender does
 		runs(r, 2)
-		Expect(kubelet.OOMKill(ctx, pods[0], "worker", time.Now())).To(Succeed())
-		Expect(kubelet.OOMKill(ctx, pods[0], "sidecar", time.Now())).To(Succeed())
+		runs(gateOff, 2)
+		Expect(kubelet.OOMKill(ctx, pods[0], "worker", played0.Now())).To(Succeed())
+		Expect(kubelet.OOMKill(ctx, pods[0], "sidecar", played0.Now())).To(Succeed())
+		withinBucket := func(v, want int64) bool { return v >= want*95/100 && v <= want*106/100 }
+		runs(gateOff, 1)
+		off := containerRec(getVPA(ctx, ns, "batch"), "worker").Target.Memory().Value()
+		Expect(withinBucket(off, 6*512*mi/5*115/100)).To(BeTrue(), "worker with the gate off: %dMi, want the flags' rule", off/mi)
 		runs(r, 1)
 		got := getVPA(ctx, ns, "batch")
-		withinBucket := func(v, want int64) bool { return v >= want*95/100 && v <= want*106/100 }
 		// worker: needed = max(512Mi + 0, 3 x 512Mi) = 1536Mi; sidecar keeps the flags' rule: 614.4Mi; both x 1.15
 		worker, sidecar := containerRec(got, "worker").Target.Memory().Value(), containerRec(got, "sidecar").Target.Memory().Value()
 		Expect(withinBucket(worker, 1536*mi*115/100)).To(BeTrue(), "worker %dMi", worker/mi)

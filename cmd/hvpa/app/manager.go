@@ -205,6 +205,7 @@ func addRecommender(mgr ctrl.Manager, cfg *rest.Config, live client.Client, o Op
 	m := recommenderctrl.NewMetrics(o.Registry)
 	m.PerObject = !o.DropPerObjectMetrics
 	ropts := o.Recommender
+	ropts.PerVPAConfig = o.Gates.Enabled(features.PerVPAConfig)
 	if c := o.Cluster; c != nil {
 		ropts.NoInPlaceResize, ropts.KubernetesVersion = !c.InPlaceResize, c.Version
 	}
