@@ -178,4 +178,7 @@ type HvpaRecommendation struct {
 	// UsageAt is the time of the oldest sample summed into Usage (zero: none): a reading of pods at work only
 	// if no pod became ready within a minute before it (scaling.HPAPods.UsageAt).
 	UsageAt time.Time
+	// At is when the run that made it ran (zero: unknown): the recommendation is as old as that run, however
+	// often it is read since (runs that fail before publishing leave it as it was).
+	At time.Time
 }

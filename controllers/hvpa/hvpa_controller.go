@@ -585,7 +585,13 @@ func (r *Reconciler) recommendationStatus(h *hvpav1alpha1.Hvpa, spec *scaling.Sp
 		return
 	}
 	if rec != nil {
-		h.Status.WorkloadRecommendation = refreshed(h.Status.WorkloadRecommendation, hvpacycle.Status(rec.Load), now, r.StaleAfter()/4)
+		// as old as the run that made it, not as the time it is read: the last one a recommender that stopped
+		// publishing (its runs fail before) made turns stale like one in status
+		made := now
+		if !rec.At.IsZero() && rec.At.Before(now) {
+			made = rec.At
+		}
+		h.Status.WorkloadRecommendation = refreshed(h.Status.WorkloadRecommendation, hvpacycle.Status(rec.Load), made, r.StaleAfter()/4)
 	}
 	st.Recommendation = scaling.LoadRecommendations(h.Status.WorkloadRecommendation)
 	if rec != nil {

@@ -47,6 +47,7 @@ func TestStaleRecommendation(t *testing.T) {
 		annotations map[string]string
 		interval    time.Duration
 		fresh       []recommender.ContainerLoad // the recommender's this run; nil: none
+		madeAgo     time.Duration               // how long ago the run that made fresh ran (0: now)
 		before      *hvpav1alpha1.WorkloadRecommendation
 		want        want
 		message     string
@@ -67,6 +68,12 @@ func TestStaleRecommendation(t *testing.T) {
 			want: want{"False/InvalidOverride", false, time.Minute}, message: "annotation recommender.hvpa.dev/safety-margn is not an override"},
 		"the adaptive model": {annotations: map[string]string{"recommender.hvpa.dev/model": "adaptive"}, before: inStatus(900, time.Minute),
 			want: want{"False/InvalidOverride", false, time.Minute}, message: `annotation recommender.hvpa.dev/model: "adaptive": an Hvpa's embedded recommender runs the upstream model only`},
+		// found in review: the recommender's last one, read again and again while its runs fail before they
+		// publish, was refreshed at every read and never turned stale
+		"the recommender's last, made 9m ago: stale": {fresh: load(900), madeAgo: 9 * time.Minute, before: inStatus(900, 9*time.Minute),
+			want: want{"False/RecommendationStale", true, 9 * time.Minute}, message: "is stale"},
+		"the recommender's last, made 2m ago, unchanged: refreshed to then": {fresh: load(900), madeAgo: 2 * time.Minute, before: inStatus(900, 5*time.Minute),
+			want: want{"True/RecommendationProvided", false, 2 * time.Minute}},
 		"a good override": {annotations: map[string]string{recommender.AnnotationSafetyMargin: "0.25"}, fresh: load(900), want: want{"True/RecommendationProvided", false, 0}},
 	}
 	for name, tc := range cases {
@@ -82,7 +89,7 @@ func TestStaleRecommendation(t *testing.T) {
 			}
 			recs := fixedRecs{}
 			if tc.fresh != nil {
-				recs[key] = recommender.HvpaRecommendation{Load: tc.fresh, Confidence: 3}
+				recs[key] = recommender.HvpaRecommendation{Load: tc.fresh, Confidence: 3, At: now.Add(-tc.madeAgo)}
 			}
 			r := &Reconciler{Recommendations: recs, RecommenderInterval: tc.interval}
 			st := scaling.State{Now: now, Replicas: 2, Containers: []scaling.Container{{Name: "app", Requests: scaling.V(500, 1<<29)}}}

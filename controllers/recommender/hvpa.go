@@ -140,13 +140,13 @@ func (r *Recommender) resolveHvpas(ctx context.Context) hvpaView {
 }
 
 // updateHvpaRecommendations computes the embedded recommendation of every served Hvpa.
-func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa) {
+func (r *Recommender) updateHvpaRecommendations(list []*servedHvpa, now time.Time) {
 	recs := map[types.NamespacedName]recommender.HvpaRecommendation{}
 	for _, s := range list {
 		rp := s.hvpa.Spec.VPA.Template.ResourcePolicy
 		load, conf := r.state.WorkloadRecommendation(s.hvpa.Namespace, hvpaOwner(s.hvpa.Name), func(c string) recommender.Policy { return recommender.PolicyFor(rp, c) })
 		if len(load) > 0 {
-			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = recommender.HvpaRecommendation{Load: load, Confidence: max(conf, 0), Pods: s.pods, Usage: s.usage, UsageAt: s.usageAt}
+			recs[types.NamespacedName{Namespace: s.hvpa.Namespace, Name: s.hvpa.Name}] = recommender.HvpaRecommendation{Load: load, Confidence: max(conf, 0), Pods: s.pods, Usage: s.usage, UsageAt: s.usageAt, At: now}
 		}
 	}
 	r.hvpa.mu.Lock()

@@ -452,7 +452,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	// the patches go out while the checkpoints are written below (both wait on the API server)
 	statusesSent := r.sendStatuses(ctx, writes)
 	if r.hist.hvpa && !hv.unlisted { // an Hvpa gets no embedded recommendation before its history (HvpaCheckpoints) loaded
-		r.updateHvpaRecommendations(hv.served)
+		r.updateHvpaRecommendations(hv.served, now)
 	}
 	r.Metrics.setTargets(list, r.hvpa.recs) // r.hvpa.recs is written only by this goroutine, above
 	r.Metrics.Aggregates.Set(float64(r.state.NumAggregates()))
