@@ -27,6 +27,24 @@ type Told struct {
 	BlockedMessage string
 }
 
+// recordBlocked records the blocked parts of d in s.LastBlockedScaling and returns them and their message when
+// they are a new block. The same block as before keeps its record as it is (its messages name elapsed times;
+// rewriting them would patch status on every reconcile), unless a scaling came since: then it is a new block,
+// told again.
+func recordBlocked(s *hvpav1alpha1.HvpaStatus, d scaling.Decision, now time.Time) ([]hvpav1alpha1.BlockedPart, string) {
+	parts := d.BlockedParts()
+	blockedBefore := s.LastBlockedScaling != nil && (s.LastScaling == nil || !s.LastScaling.Time.After(s.LastBlockedScaling.Time.Time))
+	if len(parts) == 0 || (blockedBefore && sameParts(s.LastBlockedScaling.Parts, parts)) {
+		return nil, ""
+	}
+	s.LastBlockedScaling = &hvpav1alpha1.BlockedScaling{Time: metav1.NewTime(now), Parts: parts}
+	msgs := make([]string, 0, len(parts))
+	for _, b := range parts {
+		msgs = append(msgs, fmt.Sprintf("%s (%s): %s", b.Part, b.Reason, b.Message))
+	}
+	return parts, strings.Join(msgs, "; ")
+}
+
 // Record writes decision d into status s, every field a decision sets and nothing else: the window of
 // effective intervals, the intent (status.desired), the HPA's record, the last and the last blocked scaling,
 // the decision's conditions and Ready (from ScalingActive; pods is how many pods it decided for). generation
@@ -57,17 +75,7 @@ func Record(s *hvpav1alpha1.HvpaStatus, d scaling.Decision, generation int64, no
 		s.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now), FromReplicas: d.CurrentReplicas, ToReplicas: d.Replicas,
 			Containers: s.Desired.Containers, Message: told.Scaled}
 	}
-	// the same block as before keeps its record as it is (its messages name elapsed times; rewriting them
-	// would patch status on every reconcile), unless a scaling came since: then it is a new block, told again
-	blockedBefore := s.LastBlockedScaling != nil && (s.LastScaling == nil || !s.LastScaling.Time.After(s.LastBlockedScaling.Time.Time))
-	if parts := d.BlockedParts(); len(parts) > 0 && (!blockedBefore || !sameParts(s.LastBlockedScaling.Parts, parts)) {
-		s.LastBlockedScaling = &hvpav1alpha1.BlockedScaling{Time: metav1.NewTime(now), Parts: parts}
-		msgs := make([]string, 0, len(parts))
-		for _, b := range parts {
-			msgs = append(msgs, fmt.Sprintf("%s (%s): %s", b.Part, b.Reason, b.Message))
-		}
-		told.Blocked, told.BlockedMessage = parts, strings.Join(msgs, "; ")
-	}
+	told.Blocked, told.BlockedMessage = recordBlocked(s, d, now)
 	for _, c := range d.Conditions {
 		SetCondition(&s.Conditions, generation, c.Type, c.Status == metav1.ConditionTrue, c.Reason, c.Message, now)
 	}

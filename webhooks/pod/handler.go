@@ -190,9 +190,7 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 			continue
 		}
 		if sel.Matches(podLabels) {
-			cands = append(cands, &candidate{kind: vpav1.KindVerticalPodAutoscaler, name: v.Name, created: v.CreationTimestamp.Time, vpa: v,
-				observer: v.Observes(h.RecommenderName),
-				idle:     !v.EffectiveUpdateMode().SizesNewPods() && !(h.Gates.Enabled(features.CPUStartupBoost) && v.HasStartupBoost())})
+			cands = append(cands, h.vpaCandidate(v))
 		}
 	}
 	for i := range hvpas.Items {
@@ -212,6 +210,14 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 		return nil, OutcomeUntargeted, nil
 	}
 	return pick(cands), "", nil
+}
+
+// vpaCandidate is a VPA that matches the pod: an observer to this webhook (vpav1.Observes), and an idle one
+// when it would leave the pod as it is (updateMode Off without a startup boost).
+func (h *Handler) vpaCandidate(v *vpav1.VerticalPodAutoscaler) *candidate {
+	return &candidate{kind: vpav1.KindVerticalPodAutoscaler, name: v.Name, created: v.CreationTimestamp.Time, vpa: v,
+		observer: v.Observes(h.RecommenderName),
+		idle:     !v.EffectiveUpdateMode().SizesNewPods() && !(h.Gates.Enabled(features.CPUStartupBoost) && v.HasStartupBoost())}
 }
 
 // pick orders the candidates (sortCandidates) and chooses the first; the others it names are the actors
