@@ -885,7 +885,15 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 			pods = append(pods, p)
 		}
 	}
-	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	// the newest pod first (then by name): during a rollout that adds or removes a container, the containers
+	// decided for are the new revision's from its first pod on, not the old one's until the last old pod goes
+	// (which changed the intent twice, each a scaling with its event and its stabilization)
+	sort.Slice(pods, func(i, j int) bool {
+		if a, b := pods[i].CreationTimestamp, pods[j].CreationTimestamp; !a.Equal(&b) {
+			return b.Before(&a)
+		}
+		return pods[i].Name < pods[j].Name
+	})
 	var containers, initContainers []corev1.Container
 	if len(pods) > 0 {
 		containers, initContainers = pods[0].Spec.Containers, pods[0].Spec.InitContainers

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -97,5 +98,33 @@ func TestPodsFollowIntent(t *testing.T) {
 		if st.PodsResizing != tc.resizing {
 			t.Errorf("updateMode %v, no pods/resize %v: pods resizing %v, want %v", ptr.Deref(tc.mode, ""), tc.noInPl, st.PodsResizing, tc.resizing)
 		}
+	}
+}
+
+// TestObserveFollowsTheNewestPod: during a rollout that adds a container, the containers decided for are the
+// newest pod's (the new revision's), not those of whichever pod sorts first by name (found in review: the
+// intent followed the old revision, then changed again when the rollout ended).
+func TestObserveFollowsTheNewestPod(t *testing.T) {
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	ctr := func(name string) corev1.Container {
+		return wrappers.MakeContainer(name).Image("x").Resources(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}, nil).Obj()
+	}
+	old := wrappers.MakePod("ns", "web-a").Label("app", "web").Phase(corev1.PodRunning).Container(ctr("app")).Obj()
+	old.CreationTimestamp = metav1.NewTime(now.Add(-time.Hour))
+	newer := wrappers.MakePod("ns", "web-b").Label("app", "web").Phase(corev1.PodRunning).Container(ctr("app"), ctr("proxy")).Obj()
+	newer.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(old, newer).Build()
+	target := workload.Target{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Namespace: "ns", Name: "web", Selector: labels.SelectorFromSet(labels.Set{"app": "web"})}
+	r := &Reconciler{Client: c}
+	st, _, err := r.observe(context.Background(), wrappers.MakeHvpa("ns", "web").Obj(), target, &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 2}}, scaling.Horizontal{}, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, k := range st.Containers {
+		names = append(names, k.Name)
+	}
+	if len(names) != 2 || names[1] != "proxy" {
+		t.Errorf("containers %v, want the newest pod's app and proxy", names)
 	}
 }
