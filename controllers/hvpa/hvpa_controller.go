@@ -252,6 +252,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	orig := h.DeepCopy()
 	op := &scaleOp{}
 	res, err := r.reconcile(ctx, h, now, op)
+	// the version the decision was made from: this reconcile's own spec write (setOwnReplicas) included, which
+	// would otherwise fail the status write with a conflict and waste a round
+	orig.ResourceVersion = h.ResourceVersion
 	if err == nil {
 		h.Status.ObservedGeneration = h.Generation // decided in full; a failed reconcile leaves the last one
 	}
