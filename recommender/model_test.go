@@ -376,6 +376,12 @@ func TestRecommendRoundsBeforeCapping(t *testing.T) {
 	if r, _ := m.Recommend(a, 1, policy("450m", "", "")); r.Target.CPUMilli != 450 {
 		t.Errorf("minAllowed 450m: target %dm, want 450m (not rounded up to 500m)", r.Target.CPUMilli)
 	}
+	if r, _ := m.Recommend(a, 1, WithGlobalMax(policy("", "0", ""), 0.3, 0)); r.Target.CPUMilli != 400 {
+		t.Errorf("maxAllowed cpu 0 and a global maximum of 300m: target %dm, want no maximum (upstream fills only a resource the policy does not name)", r.Target.CPUMilli)
+	}
+	if r, _ := m.Recommend(a, 1, WithGlobalMax(policy("", "", ""), 0.3, 0)); r.Target.CPUMilli != 300 {
+		t.Errorf("no maxAllowed and a global maximum of 300m: target %dm, want 300m", r.Target.CPUMilli)
+	}
 	if r, _ := m.Recommend(a, 1, policy("0", "0", "0")); r.Target.CPUMilli != 400 || r.Target.MemoryBytes != 600<<20 {
 		t.Errorf("zero minAllowed and maxAllowed: target %dm %d bytes, want none applied: 400m (270m x 1.15 rounded up) and 600Mi", r.Target.CPUMilli, r.Target.MemoryBytes)
 	}

@@ -1,10 +1,12 @@
 package recommender
 
 import (
+	"math"
 	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 )
@@ -44,18 +46,20 @@ func PolicyFor(rp *vpav1.PodResourcePolicy, name string) Policy {
 		return p
 	}
 	p.Off = chosen.Mode != nil && *chosen.Mode == vpav1.ContainerScalingModeOff
-	// a zero bound is none, as upstream's capping skips it (a maxAllowed of 0 would recommend nothing)
+	// a zero bound is none, as upstream's capping skips it (a maxAllowed of 0 would recommend nothing); a
+	// maxAllowed set to 0 is no maximum at all, the recommender's global one included (WithGlobalMax fills
+	// only a resource the policy does not name, as upstream's)
 	if q, ok := chosen.MinAllowed[corev1.ResourceCPU]; ok && !q.IsZero() {
 		p.MinCPU = q.AsApproximateFloat64()
 	}
-	if q, ok := chosen.MaxAllowed[corev1.ResourceCPU]; ok && !q.IsZero() {
-		p.MaxCPU = q.AsApproximateFloat64()
+	if q, ok := chosen.MaxAllowed[corev1.ResourceCPU]; ok {
+		p.MaxCPU = maxBound(q)
 	}
 	if q, ok := chosen.MinAllowed[corev1.ResourceMemory]; ok && !q.IsZero() {
 		p.MinMemory = q.AsApproximateFloat64()
 	}
-	if q, ok := chosen.MaxAllowed[corev1.ResourceMemory]; ok && !q.IsZero() {
-		p.MaxMemory = q.AsApproximateFloat64()
+	if q, ok := chosen.MaxAllowed[corev1.ResourceMemory]; ok {
+		p.MaxMemory = maxBound(q)
 	}
 	if chosen.ControlledResources != nil {
 		p.ControlCPU, p.ControlMem = false, false
@@ -65,6 +69,14 @@ func PolicyFor(rp *vpav1.PodResourcePolicy, name string) Policy {
 		}
 	}
 	return p
+}
+
+// maxBound is a maxAllowed quantity as a Policy bound: +Inf for zero (named, and no maximum).
+func maxBound(q resource.Quantity) float64 {
+	if q.IsZero() {
+		return math.Inf(1)
+	}
+	return q.AsApproximateFloat64()
 }
 
 // Recommend turns an aggregate into a recommendation under a policy: estimates (with the pod minimum split

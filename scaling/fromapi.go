@@ -249,6 +249,14 @@ func containerPolicy(p vpav1.ContainerResourcePolicy, pp *field.Path) (Container
 	cp.MaxAllowed, e = FromResourceList(p.MaxAllowed, pp.Child("maxAllowed"))
 	errs = append(errs, e...)
 	for _, r := range Resources {
+		// a zero bound is none, as upstream's capping skips it (a maxAllowed of 0 would size a pod to nothing)
+		for _, b := range []*Values{&cp.MinAllowed, &cp.MaxAllowed} {
+			if x, ok := b.Get(r); ok && x == 0 {
+				b.Unset(r)
+			}
+		}
+	}
+	for _, r := range Resources {
 		lo, okLo := cp.MinAllowed.Get(r)
 		hi, okHi := cp.MaxAllowed.Get(r)
 		if okLo && okHi && lo > hi {

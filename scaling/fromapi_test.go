@@ -271,6 +271,25 @@ func TestSizing(t *testing.T) {
 	}
 }
 
+// TestZeroBoundIsNone: a minAllowed or maxAllowed of 0 bounds nothing, as upstream's capping skips it (found
+// in review: the webhook sized a pod to a CPU request of 0 while the recommendation, which skipped it, said
+// 250m; with a minAllowed above it the policy was refused and the pod left unsized).
+func TestZeroBoundIsNone(t *testing.T) {
+	rl := func(cpu, mem string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+	}
+	v := &vpav1.VerticalPodAutoscaler{Spec: vpav1.VerticalPodAutoscalerSpec{ResourcePolicy: &vpav1.PodResourcePolicy{
+		ContainerPolicies: []vpav1.ContainerResourcePolicy{{ContainerName: "app", MinAllowed: rl("100m", "0"), MaxAllowed: rl("0", "1Gi")}}}}}
+	sz, errs := SizingFromVPA(v)
+	if len(errs) > 0 || len(sz.Policies) != 1 {
+		t.Fatalf("a policy with zero bounds: %v", errs)
+	}
+	p := sz.Policies[0]
+	if p.MaxAllowed.Has(CPU) || p.MinAllowed.Has(Memory) || !p.MinAllowed.Has(CPU) || !p.MaxAllowed.Has(Memory) {
+		t.Errorf("minAllowed %+v maxAllowed %+v: want the zero ones (max cpu, min memory) left out, the others kept", p.MinAllowed, p.MaxAllowed)
+	}
+}
+
 // TestHasPodLevelResources: the one rule by which neither the webhook nor the updater sizes a pod.
 func TestHasPodLevelResources(t *testing.T) {
 	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
