@@ -111,10 +111,12 @@ func TestRefusedScaleIsTold(t *testing.T) {
 	h.Status.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now.Add(-10 * time.Second)), FromReplicas: 1, ToReplicas: 2}
 	dep := wrappers.MakeDeployment("ns", "web").Container(wrappers.MakeContainer("app").Obj()).Obj()
 	dep.Spec.Replicas = ptr.To[int32](1)
-	refused := true
+	refused, conflict := true, false
 	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, dep).WithStatusSubresource(h).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			switch {
+			case sub == "scale" && conflict:
+				return apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("the object has been modified"))
 			case sub == "scale" && refused:
 				return apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments/scale"}, "web", errors.New("denied by policy"))
 			case sub == "scale":
@@ -142,7 +144,15 @@ func TestRefusedScaleIsTold(t *testing.T) {
 		slices.ContainsFunc(got, func(e string) bool { return strings.Contains(e, "Rescaled") }) {
 		t.Errorf("events %q, want a ScaleFailed warning with the error and no Rescaled", got)
 	}
-	refused = false
+	// the target changed since its scale was read: no refusal to tell, the scaling is tried again soon
+	conflict = true
+	if res, err := r.Reconcile(context.Background(), req); err != nil || res.RequeueAfter != conflictRetry {
+		t.Errorf("a conflict on /scale: %v, requeue after %v; want no error and a retry after %v", err, res.RequeueAfter, conflictRetry)
+	}
+	if got := drain(); slices.ContainsFunc(got, func(e string) bool { return strings.Contains(e, "ScaleFailed") || strings.Contains(e, "Rescaled") }) {
+		t.Errorf("events %q after a conflict, want none", got)
+	}
+	refused, conflict = false, false
 	if _, err := r.Reconcile(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

@@ -280,7 +280,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// recorded scaling that the next reconcile finishes (pendingScaling), never one applied but unrecorded; it
 	// is told once applied, and a refusal is told instead (a warning event; the error is retried)
 	if op.scale != nil {
-		if serr := workload.UpdateScale(ctx, r.Client, op.gvk, h.Namespace, op.scale.Name, op.scale); serr != nil {
+		if serr := workload.UpdateScale(ctx, r.Client, op.gvk, h.Namespace, op.scale.Name, op.scale); apierrors.IsConflict(serr) {
+			// the target changed since its scale was read (a rollout's status, a cache behind this controller's
+			// own write): not a refusal; the recorded scaling is finished from a fresh read (pendingScaling)
+			logf.FromContext(ctx).V(1).Info("the target changed since its scale was read; scaling again", "target", op.scale.Name)
+			return reconcile.Result{RequeueAfter: conflictRetry}, err
+		} else if serr != nil {
 			serr = fmt.Errorf("scaling %s %s to %d: %w", op.gvk.Kind, op.scale.Name, op.scale.Spec.Replicas, serr)
 			r.event(h, corev1.EventTypeWarning, hvpav1alpha1.EventScaleFailed, serr.Error()+"; retried")
 			return res, cmp.Or(err, serr)

@@ -18,6 +18,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/scaling"
 	"github.com/hvpa-dev/hvpa/test/testenv"
@@ -78,25 +79,32 @@ func TestPodsFollowIntent(t *testing.T) {
 	for _, tc := range []struct {
 		mode     *vpav1.UpdateMode
 		noInPl   bool
+		gate     bool // InPlace
 		resizing bool
 	}{
-		{nil, false, true}, {nil, true, true}, // InPlaceOrRecreate evicts instead
-		{ptr.To(vpav1.UpdateModeRecreate), false, true}, {ptr.To(vpav1.UpdateModeAuto), false, true},
-		{ptr.To(vpav1.UpdateModeInPlace), false, true}, {ptr.To(vpav1.UpdateModeInPlace), true, false},
-		{ptr.To(vpav1.UpdateModeOff), false, false}, {ptr.To(vpav1.UpdateModeInitial), false, false},
+		{nil, false, false, true}, {nil, true, false, true}, // InPlaceOrRecreate evicts instead
+		{ptr.To(vpav1.UpdateModeRecreate), false, false, true}, {ptr.To(vpav1.UpdateModeAuto), false, false, true},
+		{ptr.To(vpav1.UpdateModeInPlace), false, true, true}, {ptr.To(vpav1.UpdateModeInPlace), true, true, false},
+		// the updater acts on InPlace with the gate on only (an object keeps InPlace with the gate off)
+		{ptr.To(vpav1.UpdateModeInPlace), false, false, false},
+		{ptr.To(vpav1.UpdateModeOff), false, false, false}, {ptr.To(vpav1.UpdateModeInitial), false, false, false},
 	} {
 		h := wrappers.MakeHvpa("ns", "web").Desired(2, hvpav1alpha1.ContainerResources{Name: "app",
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}}).Obj()
 		if tc.mode != nil {
 			h.Spec.VPA = &hvpav1alpha1.VpaSpec{Template: hvpav1alpha1.VpaTemplate{UpdatePolicy: &vpav1.PodUpdatePolicy{UpdateMode: tc.mode}}}
 		}
-		r := &Reconciler{Client: c, NoInPlaceResize: tc.noInPl}
+		g := features.New()
+		if err := g.SetFromMap(map[string]bool{string(features.InPlace): tc.gate}); err != nil {
+			t.Fatal(err)
+		}
+		r := &Reconciler{Client: c, NoInPlaceResize: tc.noInPl, Gates: g}
 		st, _, err := r.observe(context.Background(), h, target, &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 2}}, scaling.Horizontal{}, nil, now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st.PodsResizing != tc.resizing {
-			t.Errorf("updateMode %v, no pods/resize %v: pods resizing %v, want %v", ptr.Deref(tc.mode, ""), tc.noInPl, st.PodsResizing, tc.resizing)
+			t.Errorf("updateMode %v, no pods/resize %v, gate InPlace %v: pods resizing %v, want %v", ptr.Deref(tc.mode, ""), tc.noInPl, tc.gate, st.PodsResizing, tc.resizing)
 		}
 	}
 }

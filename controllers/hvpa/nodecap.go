@@ -14,6 +14,7 @@ import (
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
+	"github.com/hvpa-dev/hvpa/internal/features"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -45,12 +46,13 @@ func (r *Reconciler) nodeCapEvent(op *scaleOp, h *hvpav1alpha1.Hvpa, wasCapped b
 }
 
 // podsFollowIntent reports whether the updater brings h's running pods to its intent: its updateMode acts on
-// running pods (not Off or Initial), and resizes them where it resizes in place only (InPlace) while the
-// cluster serves pods/resize. Without it a scale-in does not wait for pods to be resized (State.PodsResizing):
-// they never would be, and every scale-in would be held.
+// running pods (not Off or Initial), and where it resizes in place only (InPlace), the gate InPlace is on (the
+// updater's rule) and the cluster serves pods/resize. Without it a scale-in does not wait for pods to be
+// resized (State.PodsResizing): they never would be, and every scale-in would be held.
 func (r *Reconciler) podsFollowIntent(h *hvpav1alpha1.Hvpa) bool {
 	mode := h.PodUpdateMode()
-	return mode.ActsOnRunningPods() && !(mode == vpav1.UpdateModeInPlace && r.NoInPlaceResize)
+	inPlaceOnly := mode == vpav1.UpdateModeInPlace
+	return mode.ActsOnRunningPods() && !(inPlaceOnly && (r.NoInPlaceResize || r.Gates == nil || !r.Gates.Enabled(features.InPlace)))
 }
 
 // inPlaceCondition sets InPlaceUnavailable while the cluster serves no pods/resize and h's updateMode resizes

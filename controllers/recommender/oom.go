@@ -95,7 +95,9 @@ func (r *Recommender) inLoadedHistory(e *matchedPod, container string, at time.T
 		if o.kind == hvpav1alpha1.KindHvpa {
 			return false
 		}
-		if t, ok := r.historyAt[vpaContainer{e.pod.Namespace, o.name, container}]; !ok || !t.After(at) {
+		// written two runs after the kill at least: the writer had seen it (a kill between its pod list and its
+		// write, or reported late by the kubelet, may not be in it)
+		if t, ok := r.historyAt[vpaContainer{e.pod.Namespace, o.name, container}]; !ok || !t.After(at.Add(2*cmp.Or(r.Opts.Interval, time.Minute))) {
 			return false
 		}
 	}

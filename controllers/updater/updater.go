@@ -416,7 +416,7 @@ func (u *Updater) hvpaControllers(ctx context.Context) ([]served, error) {
 		u.applyPolicy(&c, up)
 		ref := h.Spec.TargetRef
 		out = append(out, served{ctl: c, target: workload.RefOf(ref.APIVersion, ref.Kind, ref.Name), sel: sel, obj: h,
-			gvk: schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)})
+			gvk: workload.Canonical(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))}) // targetRef.apiVersion is optional
 	}
 	return out, nil
 }

@@ -77,11 +77,16 @@ func TopController(ctx context.Context, cached client.Reader, live client.Client
 	var top Ref
 	found := false
 	for range maxOwnerDepth {
-		gvk := schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind)
+		// a well-known kind named with a group or version no longer served (an old ownerReference) is read as
+		// the served kind
+		gvk := Canonical(schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind))
 		if !CachedOwnerKinds[gvk] && live == nil {
 			return RefOf(owner.APIVersion, owner.Kind, owner.Name), true, nil
 		}
-		if !CachedOwnerKinds[Canonical(gvk)] {
+		if gvk.Group == "" && gvk.Kind == "Node" {
+			return top, found, nil // a mirror pod's node: no workload, and never asked for (upstream skips it too)
+		}
+		if !CachedOwnerKinds[gvk] {
 			// a kind not well known is a workload only with a scale subresource (upstream's rule: the top-most
 			// well-known or scalable controller); at one without, the walk ends below it
 			if ok, err := scalable(ctx, live, gvk, namespace, owner.Name); err != nil {

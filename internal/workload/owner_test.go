@@ -142,3 +142,32 @@ func TestTopControllerStopsBelowAnUnscalableOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestTopControllerOldRefsAndNodes: an ownerReference to a well-known kind in a group no longer served
+// (extensions/v1beta1) is followed as the served kind, and a mirror pod's Node is no workload and never asked
+// for (found in the review of this change).
+func TestTopControllerOldRefsAndNodes(t *testing.T) {
+	ctx := context.Background()
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", OwnerReferences: controlledBy("extensions/v1beta1", "Deployment", "web")}}
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
+	base := fake.NewClientBuilder().WithObjects(rs, dep).Build()
+	calls := 0
+	live := interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			calls++
+			return c.Get(ctx, key, obj, opts...)
+		},
+		SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, into client.Object, opts ...client.SubResourceGetOption) error {
+			calls++
+			return apierrors.NewNotFound(schema.GroupResource{Resource: sub}, obj.GetName())
+		}})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1-a", OwnerReferences: controlledBy("apps/v1", "ReplicaSet", "web-1")}}
+	if top, ok, err := TopController(ctx, base, live, "ns", pod); err != nil || !ok || top != (Ref{Group: "apps", Kind: "Deployment", Name: "web"}) {
+		t.Errorf("a ReplicaSet whose owner is named extensions/v1beta1: %v %v %v, want Deployment.apps/web", top, ok, err)
+	}
+	calls = 0
+	mirror := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "etcd-node-1", OwnerReferences: controlledBy("v1", "Node", "node-1")}}
+	if _, ok, err := TopController(ctx, base, live, "kube-system", mirror); err != nil || ok || calls != 0 {
+		t.Errorf("a mirror pod: ok %v err %v after %d API calls, want no controller and no call", ok, err, calls)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -37,8 +38,10 @@ var scaleProbe = struct {
 	answers map[scaleProbeKey]scaleProbeAnswer
 }{answers: map[scaleProbeKey]scaleProbeAnswer{}}
 
-// scalable reports whether the object of gvk has a readable scale subresource; an error other than one
-// saying it has none (NoScale: not served, not allowed) is returned, and nothing is kept for it.
+// scalable reports whether the object of gvk has a scale subresource; an error other than one saying it has
+// none (not served: NotFound, MethodNotSupported, no such kind) is returned, and nothing is kept for it: a
+// refused read (Forbidden: the kind missing from the chart's rbac.extraTargets) does not say the object has
+// none, and upstream's VPA gives up there too.
 func scalable(ctx context.Context, live client.Client, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
 	key := scaleProbeKey{gvk.GroupKind(), namespace, name}
 	now := time.Now()
@@ -49,7 +52,7 @@ func scalable(ctx context.Context, live client.Client, gvk schema.GroupVersionKi
 		return a.scalable, nil
 	}
 	_, err := GetScale(ctx, live, gvk, namespace, name)
-	if err != nil && !NoScale(err) {
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) && !isNoMatch(err) {
 		return false, err
 	}
 	scaleProbe.Lock()
@@ -61,6 +64,8 @@ func scalable(ctx context.Context, live client.Client, gvk schema.GroupVersionKi
 			}
 		}
 	}
-	scaleProbe.answers[key] = scaleProbeAnswer{scalable: err == nil, at: now}
+	if len(scaleProbe.answers) < scaleProbeMax { // all fresh: this answer is not kept
+		scaleProbe.answers[key] = scaleProbeAnswer{scalable: err == nil, at: now}
+	}
 	return err == nil, nil
 }
