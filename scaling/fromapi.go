@@ -239,6 +239,16 @@ func ContainerPolicies(rp *vpav1.PodResourcePolicy, path *field.Path) ([]Contain
 	return out, errs
 }
 
+// withoutZeros is v without its zero values.
+func withoutZeros(v Values) Values {
+	for _, r := range Resources {
+		if x, ok := v.Get(r); ok && x == 0 {
+			v.Unset(r)
+		}
+	}
+	return v
+}
+
 // containerPolicy converts one container policy (at pp) to plain values.
 func containerPolicy(p vpav1.ContainerResourcePolicy, pp *field.Path) (ContainerPolicy, field.ErrorList) {
 	cp := ContainerPolicy{Name: p.ContainerName, Controlled: [NumResources]bool{true, true}, ControlledValues: RequestsAndLimits}
@@ -248,14 +258,8 @@ func containerPolicy(p vpav1.ContainerResourcePolicy, pp *field.Path) (Container
 	errs = append(errs, e...)
 	cp.MaxAllowed, e = FromResourceList(p.MaxAllowed, pp.Child("maxAllowed"))
 	errs = append(errs, e...)
-	for _, r := range Resources {
-		// a zero bound is none, as upstream's capping skips it (a maxAllowed of 0 would size a pod to nothing)
-		for _, b := range []*Values{&cp.MinAllowed, &cp.MaxAllowed} {
-			if x, ok := b.Get(r); ok && x == 0 {
-				b.Unset(r)
-			}
-		}
-	}
+	// a zero bound is none, as upstream's capping skips it (a maxAllowed of 0 would size a pod to nothing)
+	cp.MinAllowed, cp.MaxAllowed = withoutZeros(cp.MinAllowed), withoutZeros(cp.MaxAllowed)
 	for _, r := range Resources {
 		lo, okLo := cp.MinAllowed.Get(r)
 		hi, okHi := cp.MaxAllowed.Get(r)
