@@ -252,8 +252,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	orig := h.DeepCopy()
 	op := &scaleOp{}
 	res, err := r.reconcile(ctx, h, now, op)
-	// the version the decision was made from: this reconcile's own spec write (setOwnReplicas) included, which
-	// would otherwise fail the status write with a conflict and waste a round
+	if apierrors.IsConflict(err) {
+		// its own spec write (setOwnReplicas) met a newer version: decided from a stale read, so nothing of it
+		// is written or told, and the Hvpa is decided again
+		logf.FromContext(ctx).V(1).Info("spec changed since it was read; deciding again")
+		return reconcile.Result{RequeueAfter: conflictRetry}, nil
+	}
+	// the version the decision was made from: this reconcile's own spec write (setOwnReplicas, made with the
+	// version read) included, which would otherwise fail the status write with a conflict and waste a round
 	orig.ResourceVersion = h.ResourceVersion
 	if err == nil {
 		h.Status.ObservedGeneration = h.Generation // decided in full; a failed reconcile leaves the last one
@@ -565,7 +571,8 @@ func (r *Reconciler) setOwnReplicas(ctx context.Context, h *hvpav1alpha1.Hvpa, n
 		patched.Annotations = map[string]string{}
 	}
 	patched.Annotations[AnnotationOwnReplicas] = strconv.Itoa(int(n))
-	if err := r.Client.Patch(ctx, patched, client.MergeFrom(h)); err != nil {
+	// with the version read: from a stale read it is refused (a conflict), as the status write would be
+	if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(h, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("writing spec.replicas %d: %w", n, err)
 	}
 	h.Spec.Replicas, h.Annotations, h.ResourceVersion = patched.Spec.Replicas, patched.Annotations, patched.ResourceVersion
