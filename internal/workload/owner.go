@@ -45,19 +45,21 @@ func RefOf(apiVersion, kind, name string) Ref {
 // kinds by kind and name alone, and a targetRef's apiVersion is optional. Any other gvk is returned as it is
 // (a kind of that name in another group is another kind).
 func Canonical(gvk schema.GroupVersionKind) schema.GroupVersionKind {
-	if _, ok := typedKinds[gvk]; ok {
-		return gvk
-	}
-	for served := range typedKinds {
-		if served.Kind != gvk.Kind {
-			continue
-		}
-		if gvk.Group == served.Group || gvk.Group == "" || (gvk.Group == "extensions" && served.Group == "apps") {
-			return served
-		}
+	served, ok := servedKinds[gvk.Kind]
+	if ok && (gvk.Group == served.Group || gvk.Group == "" || (gvk.Group == "extensions" && served.Group == "apps")) {
+		return served
 	}
 	return gvk
 }
+
+// servedKinds are the well-known workload kinds (typedKinds) by kind name.
+var servedKinds = func() map[string]schema.GroupVersionKind {
+	out := map[string]schema.GroupVersionKind{}
+	for gvk := range typedKinds {
+		out[gvk.Kind] = gvk
+	}
+	return out
+}()
 
 // TopController follows an object's controller ownerReferences up to the top-most controller (a pod's
 // Deployment through its ReplicaSet, a CronJob through its Job), reading only metadata. cached serves the

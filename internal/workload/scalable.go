@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -39,7 +38,7 @@ var scaleProbe = struct {
 }{answers: map[scaleProbeKey]scaleProbeAnswer{}}
 
 // scalable reports whether the object of gvk has a scale subresource; an error other than one saying it has
-// none (not served: NotFound, MethodNotSupported, no such kind) is returned, and nothing is kept for it: a
+// none (notServed) is returned, and nothing is kept for it: a
 // refused read (Forbidden: the kind missing from the chart's rbac.extraTargets) does not say the object has
 // none, and upstream's VPA gives up there too.
 func scalable(ctx context.Context, live client.Client, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
@@ -52,7 +51,7 @@ func scalable(ctx context.Context, live client.Client, gvk schema.GroupVersionKi
 		return a.scalable, nil
 	}
 	_, err := GetScale(ctx, live, gvk, namespace, name)
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) && !isNoMatch(err) {
+	if err != nil && !notServed(err) {
 		return false, err
 	}
 	scaleProbe.Lock()

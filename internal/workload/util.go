@@ -2,8 +2,8 @@ package workload
 
 import (
 	"errors"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -18,10 +18,15 @@ func isNoMatch(err error) bool {
 	return meta.IsNoMatchError(err) || errors.As(err, &nm) || errors.As(err, &nr)
 }
 
+// notServed reports whether an error reading a scale subresource says the API server serves none for the
+// object (the object, its subresource or its kind is not served).
+func notServed(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) || isNoMatch(err)
+}
+
 // NoScale reports whether an error reading a scale subresource says the workload has none that can be read
-// (the object or its subresource is not served, or reading it is not allowed): a configuration to report.
-// Any other error (a timeout, 429, 5xx) is transient: retried, not reported as the workload's.
+// (not served, or reading it is not allowed): a configuration to report. Any other error (a timeout, 429,
+// 5xx) is transient: retried, not reported as the workload's.
 func NoScale(err error) bool {
-	return apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) || isNoMatch(err) || apierrors.IsForbidden(err) ||
-		apierrors.IsBadRequest(err) || apierrors.IsInvalid(err)
+	return notServed(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err)
 }
