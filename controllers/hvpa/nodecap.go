@@ -45,14 +45,13 @@ func (r *Reconciler) nodeCapEvent(op *scaleOp, h *hvpav1alpha1.Hvpa, wasCapped b
 	op.later(func() { r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventCappedToNode, msg) })
 }
 
-// podsFollowIntent reports whether the updater brings h's running pods to its intent: its updateMode acts on
-// running pods (not Off or Initial), and where it resizes in place only (InPlace), the gate InPlace is on (the
-// updater's rule) and the cluster serves pods/resize. Without it a scale-in does not wait for pods to be
-// resized (State.PodsResizing): they never would be, and every scale-in would be held.
+// podsFollowIntent reports whether the updater brings h's running pods to its intent: it acts in h's
+// updateMode (vpav1.UpdateMode.UpdaterActs: not Off or Initial, InPlace with its gate on), and where it
+// resizes in place only (InPlace) the cluster serves pods/resize. Without it a scale-in does not wait for
+// pods to be resized (State.PodsResizing): they never would be, and every scale-in would be held.
 func (r *Reconciler) podsFollowIntent(h *hvpav1alpha1.Hvpa) bool {
 	mode := h.PodUpdateMode()
-	inPlaceOnly := mode == vpav1.UpdateModeInPlace
-	return mode.ActsOnRunningPods() && !(inPlaceOnly && (r.NoInPlaceResize || r.Gates == nil || !r.Gates.Enabled(features.InPlace)))
+	return mode.UpdaterActs(r.Gates != nil && r.Gates.Enabled(features.InPlace)) && !(mode == vpav1.UpdateModeInPlace && r.NoInPlaceResize)
 }
 
 // inPlaceCondition sets InPlaceUnavailable while the cluster serves no pods/resize and h's updateMode resizes

@@ -422,7 +422,7 @@ func (u *Updater) hvpaControllers(ctx context.Context) ([]served, error) {
 }
 
 func (u *Updater) modeActs(m vpav1.UpdateMode) bool {
-	return m.ActsOnRunningPods() && (m != vpav1.UpdateModeInPlace || u.Gates.Enabled(features.InPlace))
+	return m.UpdaterActs(u.Gates.Enabled(features.InPlace))
 }
 
 func (u *Updater) applyPolicy(c *Controller, p *vpav1.PodUpdatePolicy) {

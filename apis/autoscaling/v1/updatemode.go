@@ -28,6 +28,12 @@ func (m UpdateMode) ActsOnRunningPods() bool {
 	return false
 }
 
+// UpdaterActs says whether the updater acts on running pods in mode m: ActsOnRunningPods, and InPlace only
+// with its feature gate on (inPlaceGate), as upstream's updater decides.
+func (m UpdateMode) UpdaterActs(inPlaceGate bool) bool {
+	return m.ActsOnRunningPods() && (m != UpdateModeInPlace || inPlaceGate)
+}
+
 // ResizesInPlace says whether the updater resizes running pods in place (pods/resize): InPlaceOrRecreate
 // and InPlace.
 func (m UpdateMode) ResizesInPlace() bool {

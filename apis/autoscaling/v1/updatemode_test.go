@@ -31,6 +31,10 @@ func TestUpdateModeRules(t *testing.T) {
 			t.Errorf("%q: effective %q, sizes new pods %v, acts on running pods %v, in place %v; want %q %v %v %v", ptr.Deref(tc.mode, ""),
 				m, m.SizesNewPods(), m.ActsOnRunningPods(), m.ResizesInPlace(), tc.effective, tc.sizesNew, tc.actsOnRunning, tc.ip)
 		}
+		// the updater acts where it acts on running pods, InPlace only with its gate on
+		if gateOn, gateOff := m.UpdaterActs(true), m.UpdaterActs(false); gateOn != tc.actsOnRunning || gateOff != (tc.actsOnRunning && m != vpav1.UpdateModeInPlace) {
+			t.Errorf("%q: the updater acts with the InPlace gate on %v, off %v", m, gateOn, gateOff)
+		}
 	}
 	if m := (&vpav1.VerticalPodAutoscaler{}).EffectiveUpdateMode(); m != vpav1.UpdateModeAuto {
 		t.Errorf("no updatePolicy: %q, want Auto", m)
