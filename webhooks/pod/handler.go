@@ -217,7 +217,13 @@ func (h *Handler) choose(ctx context.Context, ns string, pod *corev1.Pod) (*chos
 func (h *Handler) vpaCandidate(v *vpav1.VerticalPodAutoscaler) *candidate {
 	return &candidate{kind: vpav1.KindVerticalPodAutoscaler, name: v.Name, created: v.CreationTimestamp.Time, vpa: v,
 		observer: v.Observes(h.RecommenderName),
-		idle:     !v.EffectiveUpdateMode().SizesNewPods() && !(h.Gates.Enabled(features.CPUStartupBoost) && v.HasStartupBoost())}
+		idle:     !v.EffectiveUpdateMode().SizesNewPods() && !h.boosts(v)}
+}
+
+// boosts says whether the webhook gives v's pods a startup boost: v asks for one and the gate CPUStartupBoost
+// is on (nil v: an Hvpa, which has none).
+func (h *Handler) boosts(v *vpav1.VerticalPodAutoscaler) bool {
+	return v != nil && h.Gates.Enabled(features.CPUStartupBoost) && v.HasStartupBoost()
 }
 
 // pick orders the candidates (sortCandidates) and chooses the first; the others it names are the actors
@@ -274,7 +280,7 @@ func (h *Handler) size(ctx context.Context, ns string, pod *corev1.Pod, c *chose
 	default:
 		sz, fe = scaling.SizingFromHvpa(c.hvpa)
 	}
-	boosts := c.vpa != nil && h.Gates.Enabled(features.CPUStartupBoost) && c.vpa.HasStartupBoost()
+	boosts := h.boosts(c.vpa)
 	switch {
 	case len(fe) > 0:
 		logf.FromContext(ctx).Info("policy unreadable, pod left unsized", "by", c.String(), "error", fe.ToAggregate())
