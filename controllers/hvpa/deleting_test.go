@@ -29,6 +29,19 @@ import (
 	"github.com/hvpa-dev/hvpa/test/wrappers"
 )
 
+// webAt is when the tests of this file decide.
+var webAt = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// webDeployment is the target of the tests of this file: Deployment web with one container, app.
+func webDeployment() *appsv1.Deployment {
+	return wrappers.MakeDeployment("ns", "web").Container(wrappers.MakeContainer("app").Obj()).Obj()
+}
+
+// reconcilerOn is a reconciler on c deciding at webAt.
+func reconcilerOn(c client.Client) *Reconciler {
+	return NewReconciler(c, nil, record.NewFakeRecorder(100), clocktesting.NewFakeClock(webAt), time.Minute, nil)
+}
+
 // TestDeletingHvpaActsNot: an Hvpa being deleted (a foreground deletion waits for the garbage collector to
 // remove its HPA, whose deletion wakes the Hvpa) neither creates its HPA again nor writes anything (found in
 // review: the HPA came back at once, racing the garbage collector).
@@ -36,9 +49,9 @@ func TestDeletingHvpaActsNot(t *testing.T) {
 	h := wrappers.MakeHvpa("ns", "web").HPA(true, 1, 3).Utilization(corev1.ResourceCPU, 80).Controlled(corev1.ResourceCPU).CPUPerReplica("1", "1", "1").Obj()
 	h.Finalizers = []string{metav1.FinalizerDeleteDependents}
 	h.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC)}
-	dep := wrappers.MakeDeployment("ns", "web").Container(wrappers.MakeContainer("app").Obj()).Obj()
+	dep := webDeployment()
 	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, dep).WithStatusSubresource(h).Build()
-	r := NewReconciler(c, nil, record.NewFakeRecorder(100), clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)), time.Minute, nil)
+	r := reconcilerOn(c)
 	key := types.NamespacedName{Namespace: "ns", Name: "web"}
 	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
 		t.Fatal(err)
@@ -71,7 +84,7 @@ func TestTransientScaleErrorIsRetried(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := wrappers.MakeHvpa("ns", "web").Controlled(corev1.ResourceCPU).CPUPerReplica("1", "1").Obj()
-			dep := wrappers.MakeDeployment("ns", "web").Container(wrappers.MakeContainer("app").Obj()).Obj()
+			dep := webDeployment()
 			deploymentReads := 0
 			c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, dep).WithStatusSubresource(h).
 				WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -83,7 +96,7 @@ func TestTransientScaleErrorIsRetried(t *testing.T) {
 					}
 					return c.Get(ctx, key, obj, opts...)
 				}}).Build()
-			r := NewReconciler(c, nil, record.NewFakeRecorder(100), clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)), time.Minute, nil)
+			r := reconcilerOn(c)
 			key := types.NamespacedName{Namespace: "ns", Name: "web"}
 			_, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key})
 			if (err != nil) != tc.wantError {
@@ -106,10 +119,10 @@ func TestTransientScaleErrorIsRetried(t *testing.T) {
 // through, Rescaled says so (found in review: Rescaled went out before the write, and a refusal was in the
 // controller's log only).
 func TestRefusedScaleIsTold(t *testing.T) {
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	now := webAt
 	h := wrappers.MakeHvpa("ns", "web").Controlled(corev1.ResourceCPU).CPUPerReplica("1", "1").Obj()
 	h.Status.LastScaling = &hvpav1alpha1.ScalingRecord{Time: metav1.NewTime(now.Add(-10 * time.Second)), FromReplicas: 1, ToReplicas: 2}
-	dep := wrappers.MakeDeployment("ns", "web").Container(wrappers.MakeContainer("app").Obj()).Obj()
+	dep := webDeployment()
 	dep.Spec.Replicas = ptr.To[int32](1)
 	refused, conflict := true, false
 	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, dep).WithStatusSubresource(h).
@@ -167,9 +180,9 @@ func TestRefusedScaleIsTold(t *testing.T) {
 func TestOwnSpecWriteNoConflict(t *testing.T) {
 	h := wrappers.MakeHvpa("ns", "web").Controlled(corev1.ResourceCPU).CPUPerReplica("1", "1").Obj()
 	h.Generation = 1
-	dep := wrappers.MakeDeployment("ns", "web").Container(wrappers.MakeContainer("app").Obj()).Obj()
+	dep := webDeployment()
 	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, dep).WithStatusSubresource(h).Build()
-	r := NewReconciler(c, nil, record.NewFakeRecorder(100), clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)), time.Minute, nil)
+	r := reconcilerOn(c)
 	key := types.NamespacedName{Namespace: "ns", Name: "web"}
 	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
 		t.Fatal(err)
