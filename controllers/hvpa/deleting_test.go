@@ -37,6 +37,17 @@ func webDeployment() *appsv1.Deployment {
 	return wrappers.MakeDeployment("ns", "web").Container(wrappers.MakeContainer("app").Obj()).Obj()
 }
 
+// reconcileOnce reconciles h, on Deployment web, once (failing t on an error) and returns the API it wrote to.
+func reconcileOnce(t *testing.T, h *hvpav1alpha1.Hvpa) (client.Client, types.NamespacedName) {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, webDeployment()).WithStatusSubresource(h).Build()
+	key := types.NamespacedName{Namespace: h.Namespace, Name: h.Name}
+	if _, err := reconcilerOn(c).Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	return c, key
+}
+
 // reconcilerOn is a reconciler on c deciding at webAt.
 func reconcilerOn(c client.Client) *Reconciler {
 	return NewReconciler(c, nil, record.NewFakeRecorder(100), clocktesting.NewFakeClock(webAt), time.Minute, nil)
@@ -49,13 +60,7 @@ func TestDeletingHvpaActsNot(t *testing.T) {
 	h := wrappers.MakeHvpa("ns", "web").HPA(true, 1, 3).Utilization(corev1.ResourceCPU, 80).Controlled(corev1.ResourceCPU).CPUPerReplica("1", "1", "1").Obj()
 	h.Finalizers = []string{metav1.FinalizerDeleteDependents}
 	h.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC)}
-	dep := webDeployment()
-	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, dep).WithStatusSubresource(h).Build()
-	r := reconcilerOn(c)
-	key := types.NamespacedName{Namespace: "ns", Name: "web"}
-	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
-		t.Fatal(err)
-	}
+	c, key := reconcileOnce(t, h)
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: HPAName(h)}, &autoscalingv2.HorizontalPodAutoscaler{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the HPA of a deleting Hvpa: %v, want none created", err)
 	}
@@ -180,13 +185,7 @@ func TestRefusedScaleIsTold(t *testing.T) {
 func TestOwnSpecWriteNoConflict(t *testing.T) {
 	h := wrappers.MakeHvpa("ns", "web").Controlled(corev1.ResourceCPU).CPUPerReplica("1", "1").Obj()
 	h.Generation = 1
-	dep := webDeployment()
-	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, dep).WithStatusSubresource(h).Build()
-	r := reconcilerOn(c)
-	key := types.NamespacedName{Namespace: "ns", Name: "web"}
-	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
-		t.Fatal(err)
-	}
+	c, key := reconcileOnce(t, h)
 	got := &hvpav1alpha1.Hvpa{}
 	if err := c.Get(context.Background(), key, got); err != nil {
 		t.Fatal(err)
