@@ -110,6 +110,13 @@ func (m *Model) NewContainer(agg *Aggregate) *Container { return &Container{agg:
 // Aggregate returns the aggregate the container feeds.
 func (c *Container) Aggregate() *Aggregate { return c.agg }
 
+// moveTo makes the container feed agg from now on; its open memory window's peak stays in the aggregate it
+// fed, and the window's next sample is agg's first peak of it.
+func (c *Container) moveTo(agg *Aggregate) {
+	c.agg = agg
+	c.memPeak, c.oomPeak = 0, 0
+}
+
 // AddCPU adds a CPU sample (cores, averaged over the window starting at t). Samples not newer than the
 // container's last CPU sample are rejected.
 func (m *Model) AddCPU(c *Container, t time.Time, cores float64) bool {

@@ -22,6 +22,8 @@ type PodContainer struct {
 	State     *Container
 	Aggregate AggregateKey
 	LastSeen  time.Time
+	// Labels are the pod labels whose group Aggregate is (Relabel compares the pod's labels with them).
+	Labels map[string]string
 }
 
 // AggregateEntry is one aggregate of the per-pod model and the labels of the pods that feed it.
@@ -93,14 +95,8 @@ func (s *State) Container(m *Model, key ContainerKey, group string, labels map[s
 		return pc
 	}
 	ak := AggregateKey{key.Namespace, key.Container, group}
-	a, ok := s.aggs[ak]
-	if !ok {
-		a = &AggregateEntry{Aggregate: m.NewAggregate(), Labels: labels}
-		a.Aggregate.LastUpdate = now // an aggregate that never gets a sample expires too
-		s.aggs[ak] = a
-		s.byNS, s.byGroup = nil, nil
-	}
-	pc := &PodContainer{State: m.NewContainer(a.Aggregate), Aggregate: ak, LastSeen: now}
+	a := s.aggregate(m, ak, labels, now)
+	pc := &PodContainer{State: m.NewContainer(a.Aggregate), Aggregate: ak, LastSeen: now, Labels: labels}
 	s.containers[key] = pc
 	nk := nameKey{key.Namespace, key.Container}
 	if s.byName[nk] == nil {
@@ -108,6 +104,32 @@ func (s *State) Container(m *Model, key ContainerKey, group string, labels map[s
 	}
 	s.byName[nk][key] = pc
 	return pc
+}
+
+// aggregate returns the aggregate of key, creating it (with the labels of its group) as needed.
+func (s *State) aggregate(m *Model, key AggregateKey, labels map[string]string, now time.Time) *AggregateEntry {
+	a, ok := s.aggs[key]
+	if !ok {
+		a = &AggregateEntry{Aggregate: m.NewAggregate(), Labels: labels}
+		a.Aggregate.LastUpdate = now // an aggregate that never gets a sample expires too
+		s.aggs[key] = a
+		s.byNS, s.byGroup = nil, nil
+	}
+	return a
+}
+
+// Relabel moves a pod container whose pod now has other labels (group, labels) to the aggregate of its new
+// group, as upstream relinks the containers of a relabelled pod: its later samples feed that aggregate (a pod
+// that left a VPA's selector no longer counts for it), what it fed stays where it went, and its memory
+// window's peak starts over in the new aggregate (the old one keeps the peak it had). A container of the same
+// group only takes the labels.
+func (s *State) Relabel(m *Model, pc *PodContainer, group string, labels map[string]string, now time.Time) {
+	pc.Labels = labels
+	if pc.Aggregate.Group == group {
+		return
+	}
+	pc.Aggregate.Group = group
+	pc.State.moveTo(s.aggregate(m, pc.Aggregate, labels, now).Aggregate)
 }
 
 // forget drops one pod container and its index entry.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -839,10 +840,15 @@ func (r *Recommender) forgetGone(vpas []vpav1.VerticalPodAutoscaler) {
 	}
 }
 
-// container returns the state of one container of one pod, creating it and its aggregate as needed.
+// container returns the state of one container of one pod, creating it and its aggregate as needed; a pod
+// whose labels changed moves it to the aggregate of its new labels.
 func (r *Recommender) container(m *recommender.Model, p *podstore.Pod, name string, now time.Time) *recommender.PodContainer {
 	key := recommender.ContainerKey{Namespace: p.Namespace, Pod: p.Name, Container: name}
 	if pc, ok := r.state.Seen(key, now); ok {
+		// the store shares one map between pods of equal labels: the same map is the common case
+		if !sameMap(pc.Labels, p.Labels) && !maps.Equal(pc.Labels, p.Labels) {
+			r.state.Relabel(m, pc, recommender.LabelKey(p.Labels), p.Labels, now)
+		}
 		return pc
 	}
 	return r.state.Container(m, key, recommender.LabelKey(p.Labels), p.Labels, now)
@@ -857,6 +863,11 @@ func (r *Recommender) collect(now time.Time) {
 			delete(r.lastTarget, k)
 		}
 	}
+}
+
+// sameMap reports whether a and b are the same map (not only equal ones).
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // matches is a selector as the state's aggregate filter.
