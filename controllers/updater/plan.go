@@ -304,13 +304,17 @@ func (p *Pod) sizedFrom() []scaling.Container {
 
 // assess compares a pod's requests with what it should be sized to.
 func assess(c *Controller, p *Pod, now time.Time, o Options) *need {
-	n := &need{sized: scaling.SizePod(p.sizedFrom(), c.Targets, c.Policies, c.Gap, c.LimitRange)}
+	from := p.sizedFrom()
+	n := &need{sized: scaling.SizePod(from, c.Targets, c.Policies, c.Gap, c.LimitRange)}
+	lower, upper := c.cappedBounds(from)
 	var f findings
 	for _, d := range n.sized {
 		for _, r := range scaling.Resources {
-			f = f.or(n.compare(c, d, r, o))
+			f = f.or(n.compare(d, r, lower[d.Name], upper[d.Name]))
 		}
 	}
+	n.change = resourceDiff(n.sized)
+	f.beyond = n.change >= o.UpdateThreshold
 	why := updateReason(c, p, n, f, now, o)
 	if why == "" {
 		return nil
@@ -320,15 +324,71 @@ func assess(c *Controller, p *Pod, now time.Time, o Options) *need {
 }
 
 // findings are what comparing a pod's requests with its sizing found: a difference, a request outside the
-// recommendation's bounds, a relative difference beyond the update threshold.
+// recommendation's bounds (or none where one is recommended), a change of at least the update threshold.
 type findings struct{ differs, outside, beyond bool }
 
 func (f findings) or(g findings) findings {
 	return findings{f.differs || g.differs, f.outside || g.outside, f.beyond || g.beyond}
 }
 
-// compare compares one container's resource r with its sizing d, adding the change to n.
-func (n *need) compare(c *Controller, d scaling.ContainerDecision, r scaling.Resource, o Options) findings {
+// cappedBounds are the recommendation's lower and upper bounds per container (nil: none), capped as the
+// target is (container policies, LimitRange): upstream's updater compares a request with the bounds of its
+// processed recommendation, so that a maxAllowed lowered below the pods' requests updates them at once.
+func (c *Controller) cappedBounds(from []scaling.Container) (lower, upper map[string]scaling.Values) {
+	capped := func(bounds map[string]scaling.Values) map[string]scaling.Values {
+		if bounds == nil {
+			return nil
+		}
+		out := map[string]scaling.Values{}
+		for _, d := range scaling.SizePod(from, bounds, c.Policies, c.Gap, c.LimitRange) {
+			var v scaling.Values
+			for _, r := range scaling.Resources {
+				if x, ok := d.Requests.Get(r); ok && d.Wanted.Has(r) {
+					v.Set(r, x)
+				}
+			}
+			out[d.Name] = v
+		}
+		return out
+	}
+	return capped(c.Lower), capped(c.Upper)
+}
+
+// resourceDiff is how much a pod changes, as upstream's updater measures it against --pod-update-threshold
+// and orders pods by: per resource, the relative difference between the sum of the new requests of the
+// containers sized for it and the sum of their current ones (a sum of 0 counts as one milli-unit), added up
+// over the resources. A small sidecar's large change in a large pod is a small change of the pod.
+func resourceDiff(sized []scaling.ContainerDecision) float64 {
+	diff := 0.0
+	for _, r := range scaling.Resources {
+		cur, next, counted := 0.0, 0.0, false
+		for _, d := range sized {
+			x, ok := d.Requests.Get(r)
+			if !ok || !d.Wanted.Has(r) {
+				continue
+			}
+			counted = true
+			next += x
+			if y, had := d.Current.Requests.Get(r); had {
+				cur += y
+			}
+		}
+		if !counted {
+			continue
+		}
+		unit := 1.0 // a millicore
+		if r == scaling.Memory {
+			unit = 1e-3 // upstream sums milli-values: a thousandth of a byte
+		}
+		cur = max(cur, unit)
+		diff += math.Abs(next-cur) / cur
+	}
+	return diff
+}
+
+// compare compares one container's resource r with its sizing d (lo, hi: its capped bounds), adding the
+// change to n.
+func (n *need) compare(d scaling.ContainerDecision, r scaling.Resource, lo, hi scaling.Values) findings {
 	newReq, ok := d.Requests.Get(r)
 	if !ok {
 		return findings{}
@@ -341,23 +401,21 @@ func (n *need) compare(c *Controller, d scaling.ContainerDecision, r scaling.Res
 	if !reqMoved && !limMoved {
 		return findings{}
 	}
-	rel := math.Inf(1)
-	if hasCur && curReq > 0 {
-		rel = math.Abs(newReq-curReq) / curReq
-	}
 	if reqMoved {
-		n.change += min(rel, 10)
 		n.up = n.up || !hasCur || newReq > curReq
 		n.changes = append(n.changes, fmt.Sprintf("%s %s request %s -> %s", d.Name, r, fmtOpt(r, curReq, hasCur), scaling.Format(r, newReq)))
 	}
 	if limMoved {
 		n.changes = append(n.changes, fmt.Sprintf("%s %s limit %s -> %s", d.Name, r, fmtOpt(r, curLim, hasCurLim), scaling.Format(r, newLim)))
 	}
-	f := findings{differs: true, beyond: rel > o.UpdateThreshold}
-	if lo, ok := c.Lower[d.Name].Get(r); ok && hasCur && curReq < lo {
+	f := findings{differs: true}
+	if reqMoved && !hasCur { // no request where one is recommended: outside the bounds, as upstream counts it
 		f.outside = true
 	}
-	if hi, ok := c.Upper[d.Name].Get(r); ok && hasCur && curReq > hi {
+	if lo, ok := lo.Get(r); ok && hasCur && curReq < lo {
+		f.outside = true
+	}
+	if hi, ok := hi.Get(r); ok && hasCur && curReq > hi {
 		f.outside = true
 	}
 	return f
@@ -705,10 +763,10 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options) Action {
 	case !due:
 		return Action{Pod: p, Kind: Wait}
 	case changed(sized):
-		n := &need{sized: sized}
+		n := &need{sized: sized, change: resourceDiff(sized)}
 		for _, d := range sized {
 			for _, r := range scaling.Resources {
-				n.compare(c, d, r, o)
+				n.compare(d, r, scaling.Values{}, scaling.Values{})
 			}
 		}
 		a := Action{Pod: p, Kind: Resize, Reason: ReasonInfeasible, Sized: sized, Fingerprint: fingerprint(sized), Up: n.up, Change: n.change,
@@ -731,9 +789,11 @@ func refusals(p *Pod) int {
 	return p.Refused.Attempts
 }
 
-// limitEvictions applies evictionRequirements, minReplicas and the eviction tolerance to the disruptions of
-// one workload: evictions, and resizes that restart a container. Over-budget ones become skips with their
-// reason. It returns the disruptions still allowed this loop.
+// limitEvictions applies evictionRequirements to the updates of one workload (evictions and resizes, as
+// upstream filters both), and minReplicas and the eviction tolerance to its disruptions: evictions, and
+// resizes that restart a container, of pods that are ready (a pod that is not, e.g. one in an OOM crash loop,
+// serves nothing a disruption could take away, and its update is what may end the loop). Those not allowed
+// become skips with their reason. It returns the disruptions still allowed this loop.
 func limitEvictions(c *Controller, actions []Action, live, replicas int, o Options) ([]Action, int) {
 	minReplicas := c.minReplicas(o)
 	// the tolerance is a share of the replicas the workload should have; those it lacks are disrupted already
@@ -744,14 +804,16 @@ func limitEvictions(c *Controller, actions []Action, live, replicas int, o Optio
 	disrupted := max(0, replicas-live)
 	for i := range actions {
 		a := &actions[i]
+		if (a.Kind == Evict || a.Kind == Resize) && !a.FromResize && !a.Unboost && !requirementsMet(c.EvictionRequirements, a.Sized) {
+			a.Kind, a.Reason = Skip, ReasonEvictionReqs
+			a.Message += "; updatePolicy.evictionRequirements do not allow this change"
+			continue
+		}
 		disrupts := a.Kind == Evict || (a.Kind == Resize && (a.Pod.RestartOnResize || !o.InPlaceSkipDisruptionBudget))
-		if !disrupts || c.loops(a) {
+		if !disrupts || !a.Pod.Live || c.loops(a) {
 			continue
 		}
 		switch {
-		case a.Kind == Evict && !a.FromResize && !requirementsMet(c.EvictionRequirements, a.Sized):
-			a.Kind, a.Reason = Skip, ReasonEvictionReqs
-			a.Message += "; updatePolicy.evictionRequirements do not allow this change"
 		case int32(live) < minReplicas:
 			a.Kind, a.Reason = Skip, ReasonMinReplicas
 			a.Message += fmt.Sprintf("; %d live replicas, disruptions need at least %d (updatePolicy.minReplicas or --min-replicas)", live, minReplicas)
@@ -768,12 +830,16 @@ func limitEvictions(c *Controller, actions []Action, live, replicas int, o Optio
 
 // requirementsMet follows the upstream VPA rule for evictionRequirements: a pod may be evicted when some
 // container meets every requirement, and a container meets one when at least one of its listed resources
-// moves in the required direction (an unchanged resource does not count).
+// moves in the required direction (an unchanged resource does not count). A container without a cpu or
+// memory request meets them all, as upstream admits it.
 func requirementsMet(reqs []vpav1.EvictionRequirement, sized []scaling.ContainerDecision) bool {
 	if len(reqs) == 0 {
 		return true
 	}
 	for _, d := range sized {
+		if !d.Current.Requests.Has(scaling.CPU) || !d.Current.Requests.Has(scaling.Memory) {
+			return true // upstream admits a pod with a container that lacks a cpu or memory request
+		}
 		all := true
 		for _, req := range reqs {
 			any := false

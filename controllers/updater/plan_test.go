@@ -32,6 +32,18 @@ func vpaCtl(mode vpav1.UpdateMode, target, lower, upper float64) *Controller {
 		Lower:   map[string]scaling.Values{"app": scaling.V(lower, -1)}, Upper: map[string]scaling.Values{"app": scaling.V(upper, -1)}}
 }
 
+// withMemory is p with a memory request of its container.
+func withMemory(p Pod, bytes float64) Pod {
+	p.Containers[0].Requests.Set(scaling.Memory, bytes)
+	return p
+}
+
+// withSidecar is p with a second container "sidecar" requesting cpuMilli.
+func withSidecar(p Pod, cpuMilli float64) Pod {
+	p.Containers = append(p.Containers, scaling.Container{Name: "sidecar", Requests: scaling.V(cpuMilli, -1)})
+	return p
+}
+
 type got struct{ Pod, Kind, Reason string }
 
 func summary(actions []Action) []got {
@@ -109,7 +121,7 @@ func TestPlan(t *testing.T) {
 			c.Targets["app"] = scaling.V(500, 150<<20)
 			c.EvictionRequirements = []vpav1.EvictionRequirement{{Resources: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}, ChangeRequirement: vpav1.TargetHigherThanRequests}}
 			return c
-		}(), pods: []Pod{with(pod("mixed", time.Hour, 100, 0), func(p *Pod) { p.Containers[0].Requests.Set(scaling.Memory, 200<<20) }), pod("b", time.Hour, 500, 0)},
+		}(), pods: []Pod{withMemory(pod("mixed", time.Hour, 100, 0), 200<<20), withMemory(pod("b", time.Hour, 500, 0), 150<<20)},
 			want: []got{{"mixed", "Evict", ""}}},
 		"the tolerance is a share of the desired replicas: missing pods count as disrupted": {ctl: func() *Controller {
 			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
@@ -153,8 +165,45 @@ func TestPlan(t *testing.T) {
 			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
 			c.EvictionRequirements = []vpav1.EvictionRequirement{{Resources: []corev1.ResourceName{corev1.ResourceCPU}, ChangeRequirement: vpav1.TargetHigherThanRequests}}
 			return c
-		}(), pods: []Pod{pod("down", time.Hour, 5000, 0), pod("up", time.Hour, 100, 0)},
+		}(), pods: []Pod{withMemory(pod("down", time.Hour, 5000, 0), 1<<30), withMemory(pod("up", time.Hour, 100, 0), 1<<30)},
 			want: []got{{"up", "Evict", ""}, {"down", "Skip", ReasonEvictionReqs}}},
+		"evictionRequirements hold an in-place resize too, as upstream filters both": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600)
+			c.EvictionRequirements = []vpav1.EvictionRequirement{{Resources: []corev1.ResourceName{corev1.ResourceCPU}, ChangeRequirement: vpav1.TargetHigherThanRequests}}
+			return c
+		}(), pods: []Pod{withMemory(pod("down", time.Hour, 900, 1800), 1<<30), withMemory(pod("up", time.Hour, 100, 200), 1<<30)},
+			want: []got{{"up", "Resize", ""}, {"down", "Skip", ReasonEvictionReqs}}},
+		"evictionRequirements admit a container without a memory request, as upstream": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
+			c.EvictionRequirements = []vpav1.EvictionRequirement{{Resources: []corev1.ResourceName{corev1.ResourceCPU}, ChangeRequirement: vpav1.TargetHigherThanRequests}}
+			return c
+		}(), pods: []Pod{pod("down", time.Hour, 5000, 0), withMemory(pod("b", time.Hour, 500, 0), 1<<30)},
+			want: []got{{"down", "Evict", ""}}},
+		"the update threshold is the pod's: a sidecar's doubling beside a large container is 0.5% of it": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeRecreate, 2000, 1000, 4000)
+			c.Targets["sidecar"], c.Lower["sidecar"], c.Upper["sidecar"] = scaling.V(20, -1), scaling.V(5, -1), scaling.V(40, -1)
+			return c
+		}(), pods: []Pod{withSidecar(pod("a", 13*time.Hour, 2000, 0), 10), withSidecar(pod("b", 13*time.Hour, 2000, 0), 10)}},
+		"the update threshold adds the resources: cpu and memory 8% each are 16%": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeRecreate, 540, 300, 700)
+			c.Targets["app"] = scaling.V(540, 1080<<20)
+			return c
+		}(), pods: []Pod{withMemory(pod("a", 13*time.Hour, 500, 0), 1000<<20), withMemory(pod("b", 13*time.Hour, 540, 0), 1080<<20)},
+			want: []got{{"a", "Evict", ""}}},
+		"bounds capped as the target is: a maxAllowed below the request is outside at once": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 1000)
+			c.Policies = []scaling.ContainerPolicy{{Name: "app", Controlled: [2]bool{true, true}, MaxAllowed: scaling.V(600, -1)}}
+			return c
+		}(), pods: []Pod{pod("a", time.Hour, 900, 0), pod("b", time.Hour, 500, 0)}, want: []got{{"a", "Evict", ""}}},
+		"no request where one is recommended is outside at once, as upstream": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
+			c.Targets["app"] = scaling.V(500, 150<<20)
+			return c
+		}(), pods: []Pod{pod("nomem", time.Hour, 500, 0), withMemory(pod("b", time.Hour, 500, 0), 150<<20)}, want: []got{{"nomem", "Evict", ""}}},
+		"a pod that is not ready is evicted below minReplicas: it serves nothing, and the update may end its OOM loop": {
+			ctl:  vpaCtl(vpav1.UpdateModeRecreate, 500, 300, 700),
+			pods: []Pod{with(pod("crashing", time.Hour, 400, 0), func(p *Pod) { p.Live, p.OOMKilledEarly = false, true }), pod("b", time.Hour, 400, 0)},
+			want: []got{{"crashing", "Evict", ""}}},
 		"an Hvpa's intent is applied at any age, beyond rounding only": {ctl: &Controller{Kind: "Hvpa", Namespace: "ns", Name: "web", Mode: vpav1.UpdateModeInPlaceOrRecreate, Exact: true,
 			Targets: map[string]scaling.Values{"app": scaling.V(525, -1)}},
 			pods: []Pod{pod("a", time.Minute, 500, 1000), pod("b", time.Minute, 524, 1048)}, want: []got{{"a", "Resize", ""}}},

@@ -90,7 +90,6 @@ func TestAfterRefusal(t *testing.T) {
 		"policy, too few live pods: retried with backoff":      {ctl(vpav1.UpdateModeInPlaceOrRecreate), false, 100, policy, 1, want{Skip, ReasonMinReplicas, true, false, 1}, true},
 		"policy, InPlace: never evicted, retried with backoff": {ctl(vpav1.UpdateModeInPlace), false, 100, policy, 3, want{Skip, ReasonResizeRefused, true, false, 3}, false},
 		"beyond the node, InPlace: infeasible, backoff":        {ctl(vpav1.UpdateModeInPlace), false, 100, nodeCapacity(), 3, want{Skip, ReasonInfeasible, true, false, 3}, false},
-		"a decrease evictionRequirements forbid: backoff":      {ctl(vpav1.UpdateModeInPlaceOrRecreate, onlyUp), false, 900, policy, 1, want{Skip, ReasonEvictionReqs, true, false, 1}, false},
 		"an increase evictionRequirements allow: evicted":      {ctl(vpav1.UpdateModeInPlaceOrRecreate, onlyUp), false, 100, policy, 1, want{Evict, ReasonResizeRefused, false, true, 0}, false},
 		"transient: next loop, no backoff, budget kept":        {ctl(vpav1.UpdateModeInPlaceOrRecreate), false, 100, apierrors.NewTimeoutError("slow", 1), 1, want{Skip, ReasonResizeRefused, false, false, 1}, false},
 		"quota: the replacement would meet it too, next loop":  {ctl(vpav1.UpdateModeInPlaceOrRecreate), false, 100, apierrors.NewForbidden(podsGR, "web-1", errors.New("exceeded quota: q")), 1, want{Skip, ReasonResizeRefused, false, false, 1}, false},
