@@ -45,12 +45,15 @@ const (
 	ReasonInfeasible        = "ResizeInfeasible"
 	ReasonDeferredTooLong   = "ResizeDeferredTooLong"
 	ReasonInProgressTooLong = "ResizeInProgressTooLong"
-	ReasonQoSChange         = "QoSClassWouldChange"
-	ReasonEvictionReqs      = "EvictionRequirementsNotMet"
-	ReasonMinReplicas       = "TooFewReplicas"
-	ReasonTolerance         = "EvictionToleranceReached"
-	ReasonModeInPlace       = "InPlaceOnly"
-	ReasonResizeRefused     = "ResizeRefused"
+	// ReasonResizeFailed: the kubelet reports a resize failed (PodResizeInProgress with reason Error) or pending
+	// for a reason the updater does not know; InPlaceOrRecreate falls back to eviction at once, as upstream.
+	ReasonResizeFailed  = "ResizeFailed"
+	ReasonQoSChange     = "QoSClassWouldChange"
+	ReasonEvictionReqs  = "EvictionRequirementsNotMet"
+	ReasonMinReplicas   = "TooFewReplicas"
+	ReasonTolerance     = "EvictionToleranceReached"
+	ReasonModeInPlace   = "InPlaceOnly"
+	ReasonResizeRefused = "ResizeRefused"
 	// ReasonInPlaceUnavailable: the cluster serves no pods/resize (Kubernetes before 1.33) and updateMode InPlace
 	// never evicts.
 	ReasonInPlaceUnavailable = "InPlaceUnavailable"

@@ -331,3 +331,30 @@ func TestSizedAtAdmissionFromTheTemplate(t *testing.T) {
 		}
 	}
 }
+
+// TestEvictionRateLimitWaitsWithinTheLoop: with --eviction-rate-limit, an eviction waits for its token as
+// upstream's updater does, within the loop: at 4 a second (burst 1) three evictions asked at once all go
+// ahead in one loop (with the token only taken when there, the second and third were rate-limited until the
+// next loop, a rate of one a loop whatever the flag said). A token that would come after the loop's end is
+// not waited for: at one per 100 s the second eviction is rate-limited at once.
+func TestEvictionRateLimitWaitsWithinTheLoop(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		want int
+	}{{4, 3}, {0.01, 1}} {
+		evictions, failWrites := 0, false
+		c := evictionServer(&evictions, &failWrites)
+		o := DefaultOptions()
+		o.EvictionRateLimit, o.EvictionBurst = tc.rate, 1
+		u := New(c, c, record.NewFakeRecorder(100), clocktesting.NewFakeClock(now), nil, o, NewMetrics(nil))
+		for i := range 3 {
+			evictOne(t, u, c, fmt.Sprintf("web-%d", i), fmt.Sprintf("p-%d", i), templateCPU, 500, false)
+		}
+		if evictions != tc.want {
+			t.Errorf("rate %v/s, burst 1: %d of 3 evictions in one loop, want %d", tc.rate, evictions, tc.want)
+		}
+		if got := testutil.ToFloat64(u.Metrics.Evictions.WithLabelValues("rate_limited")); got != float64(3-tc.want) {
+			t.Errorf("rate %v/s: %v rate_limited, want %d", tc.rate, got, 3-tc.want)
+		}
+	}
+}

@@ -213,8 +213,10 @@ type Pod struct {
 	// ResizePending is the reason of a PodResizePending condition (Infeasible, Deferred), since its time.
 	ResizePending      string
 	ResizePendingSince time.Time
-	// ResizeInProgressSince is set while a PodResizeInProgress condition is.
+	// ResizeInProgressSince is set while a PodResizeInProgress condition is; ResizeFailure is that condition's
+	// reason and message when it has one (the kubelet's Error: the resize failed; "" while it runs).
 	ResizeInProgressSince *time.Time
+	ResizeFailure         string
 	// QoS is the pod's QoS class.
 	QoS corev1.PodQOSClass
 	// ReadySince is when the pod became Ready (nil: not Ready).
@@ -727,6 +729,11 @@ func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options, canEvict bo
 		a.Reason, a.Message = ReasonInfeasible, "the kubelet refused the resize as infeasible"
 	case p.ResizePending == corev1.PodReasonDeferred && now.Sub(p.ResizePendingSince) > o.DeferredTimeout:
 		a.Reason, a.Message = ReasonDeferredTooLong, fmt.Sprintf("the kubelet deferred the resize for %s (more than %s)", now.Sub(p.ResizePendingSince).Round(time.Second), o.DeferredTimeout)
+	case p.ResizePending != "" && p.ResizePending != corev1.PodReasonDeferred:
+		// a reason this updater does not know: upstream's updater falls back at once too
+		a.Reason, a.Message = ReasonResizeFailed, fmt.Sprintf("the kubelet reports the resize pending for a reason this updater does not know (%s)", p.ResizePending)
+	case p.ResizeInProgressSince != nil && p.ResizeFailure != "":
+		a.Reason, a.Message = ReasonResizeFailed, "the kubelet reports the resize failed ("+p.ResizeFailure+")"
 	case p.ResizeInProgressSince != nil && now.Sub(*p.ResizeInProgressSince) > o.InProgressTimeout:
 		a.Reason, a.Message = ReasonInProgressTooLong, fmt.Sprintf("the resize has been in progress for %s (more than %s)", now.Sub(*p.ResizeInProgressSince).Round(time.Second), o.InProgressTimeout)
 	default:

@@ -116,6 +116,14 @@ func TestPlan(t *testing.T) {
 				p.Resizing, p.ResizeInProgressSince = true, &since
 			}), pod("c", time.Hour, 500, 0), pod("d", time.Hour, 500, 0)},
 			want: []got{{"slow", "Evict", ReasonInProgressTooLong}, {"recent", "Wait", ""}}},
+		"a resize the kubelet reports failed, or pending for an unknown reason, falls back at once, as upstream": {ctl: vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600),
+			pods: []Pod{with(pod("failed", time.Hour, 500, 0), func(p *Pod) {
+				since := now.Add(-time.Minute)
+				p.Resizing, p.ResizeInProgressSince, p.ResizeFailure = true, &since, "Error: cannot shrink memory below usage"
+			}), with(pod("odd", time.Hour, 500, 0), func(p *Pod) {
+				p.Resizing, p.ResizePending, p.ResizePendingSince = true, "SomethingNew", now.Add(-time.Minute)
+			}), pod("c", time.Hour, 500, 0), pod("d", time.Hour, 500, 0)},
+			want: []got{{"failed", "Evict", ReasonResizeFailed}, {"odd", "Evict", ReasonResizeFailed}}},
 		"evictionRequirements as upstream: one listed resource moving the required way is enough": {ctl: func() *Controller {
 			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
 			c.Targets["app"] = scaling.V(500, 150<<20)
@@ -489,6 +497,22 @@ func TestEvictionGates(t *testing.T) {
 			t.Errorf("%s: held (%+v), want it to go ahead", name, *h)
 		case tc.outcome != "" && (h == nil || h.Outcome != tc.outcome || h.Reason != tc.reason || !strings.Contains(h.Message, tc.message)):
 			t.Errorf("%s: %+v, want outcome %s, reason %s, a message with %q", name, h, tc.outcome, tc.reason, tc.message)
+		}
+	}
+}
+
+// TestPodStateReadsAResizeFailure: a PodResizeInProgress condition with the kubelet's reason Error (and its
+// message) is a failed resize, which falls back to eviction at once; one without a reason is a resize still
+// running, which waits for --in-place-in-progress-timeout.
+func TestPodStateReadsAResizeFailure(t *testing.T) {
+	for _, tc := range []struct {
+		reason, message, want string
+	}{{"", "", ""}, {corev1.PodReasonError, "cannot shrink memory below usage", "Error: cannot shrink memory below usage"}} {
+		p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue, Reason: tc.reason, Message: tc.message}}}}
+		s := podState(p, now, DefaultOptions(), nil)
+		if s.ResizeInProgressSince == nil || s.ResizeFailure != tc.want {
+			t.Errorf("reason %q: in progress %v, failure %q, want %q", tc.reason, s.ResizeInProgressSince != nil, s.ResizeFailure, tc.want)
 		}
 	}
 }

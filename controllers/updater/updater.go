@@ -59,7 +59,11 @@ type Updater struct {
 	// Heartbeat beats as each update loop starts (nil: no liveness check).
 	Heartbeat *heartbeat.Heartbeat
 
-	limiter *rate.Limiter
+	// limiter and resizeLimiter hold evictions and in-place resizes to --eviction-rate-limit and
+	// --eviction-rate-burst, each its own bucket (upstream's updater); loopEnd is when the running loop's
+	// waits for them end (the next loop is due).
+	limiter, resizeLimiter *rate.Limiter
+	loopEnd                time.Time
 	// resized counts resizes per (pod UID, change) for loop detection, lastResized names each pod's newest
 	// (recordResize); evicted remembers evictions per (controller, change).
 	resized     map[string][]time.Time
@@ -94,11 +98,14 @@ var (
 
 // New returns an Updater.
 func New(c, live client.Client, rec record.EventRecorder, clk clock.WithTicker, gates featuregate.FeatureGate, o Options, m *Metrics) *Updater {
-	lim := rate.NewLimiter(rate.Inf, 0)
-	if o.EvictionRateLimit > 0 {
-		lim = rate.NewLimiter(rate.Limit(o.EvictionRateLimit), max(1, o.EvictionBurst))
+	limiter := func() *rate.Limiter {
+		if o.EvictionRateLimit > 0 {
+			return rate.NewLimiter(rate.Limit(o.EvictionRateLimit), max(1, o.EvictionBurst))
+		}
+		return rate.NewLimiter(rate.Inf, 0)
 	}
-	return &Updater{Client: c, Live: live, Targets: workload.NewResolver(c, live), Recorder: rec, Clock: clk, Gates: gates, Options: o, Metrics: m, limiter: lim,
+	return &Updater{Client: c, Live: live, Targets: workload.NewResolver(c, live), Recorder: rec, Clock: clk, Gates: gates, Options: o, Metrics: m,
+		limiter: limiter(), resizeLimiter: limiter(),
 		resized: map[string][]time.Time{}, lastResized: map[types.UID]lastResize{}, evicted: map[string]eviction{}, converge: map[string]convergence{}, refused: map[types.UID]Refusal{}}
 }
 
@@ -133,6 +140,7 @@ func (u *Updater) Start(ctx context.Context) error {
 func (u *Updater) RunOnce(ctx context.Context) error {
 	start := u.Clock.Now()
 	defer func() { u.Metrics.Loop.Observe(u.Clock.Since(start).Seconds()) }()
+	u.loopEnd = time.Now().Add(u.Options.Interval) // the rate limiters wait in real time
 	now := u.Clock.Now()
 	controllers, errs := u.controllers(ctx)
 	admission, why := true, ""
@@ -536,6 +544,9 @@ func (s *Pod) conditions(p *corev1.Pod) {
 		case c.Type == corev1.PodResizeInProgress && current:
 			t := c.LastTransitionTime.Time
 			s.ResizeInProgressSince = &t
+			if c.Reason != "" || c.Message != "" {
+				s.ResizeFailure = strings.TrimSpace(c.Reason + ": " + c.Message)
+			}
 		}
 	}
 }
@@ -609,6 +620,10 @@ func (u *Updater) resizeInPlace(ctx context.Context, c served, pod *corev1.Pod, 
 			"not resizing again: the pod was resized %d times within %s for the same change (%s) and was moved away from it each time by something other than this updater; the same recommendation will not be applied to it again", n, u.Options.LoopWindow, a.Message)
 		return false
 	}
+	if !u.token(ctx, u.resizeLimiter) {
+		u.Metrics.Resizes.WithLabelValues("rate_limited").Inc()
+		return false // asked again next loop
+	}
 	held := u.heldPrevious(pod, key) // read before the patch, which may update pod
 	err := u.resize(ctx, pod, a.Sized)
 	if err == nil {
@@ -628,6 +643,18 @@ func (u *Updater) resizeInPlace(ctx context.Context, c served, pod *corev1.Pod, 
 	log.Info("resize refused", "error", err.Error())
 	*a, *c.budget = AfterRefusal(&c.ctl, *a, ClassifyRefusal(err), err, *c.budget, c.evictable)
 	return true
+}
+
+// token waits for lim's next token, as upstream's updater waits for its rate limiters, until the running loop
+// ends (the next one is due); false: none comes by then (the wait is not made at all).
+func (u *Updater) token(ctx context.Context, lim *rate.Limiter) bool {
+	end := u.loopEnd
+	if end.IsZero() {
+		end = time.Now().Add(u.Options.Interval)
+	}
+	wctx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
+	return lim.Wait(wctx) == nil
 }
 
 // skip reports an update not made, with its reason; one that counts as a refusal is recorded for the retry's
@@ -701,7 +728,7 @@ func (u *Updater) evict(ctx context.Context, c served, pod *corev1.Pod, a *Actio
 	if !u.replacementAdmitted(ctx, c, pod, a, now) {
 		return
 	}
-	if !u.limiter.Allow() {
+	if !u.token(ctx, u.limiter) {
 		u.Metrics.Evictions.WithLabelValues("rate_limited").Inc()
 		return
 	}
