@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // PrometheusConfig configures the Prometheus history provider. DefaultPrometheusConfig gives today's cAdvisor
@@ -27,51 +30,75 @@ type PrometheusConfig struct {
 	// CPUQuery gives CPU usage in cores per container, the mean over each step; MemoryQuery the working set
 	// in bytes per container, the peak within each step. "$RESOLUTION" is replaced by the resolution.
 	CPUQuery, MemoryQuery string
-	// PodLabelsQuery gives one series per pod whose labels (with PodLabelPrefix) are the pod's labels;
-	// empty: pod labels are not read. kube-state-metrics v2 exports them only for the labels its
-	// --metric-labels-allowlist names (e.g. pods=[*]).
+	// PodLabelsQuery gives series whose labels (with PodLabelPrefix) are the pods' labels, the newest series
+	// of a pod counting; empty: pod labels are not read. kube-state-metrics v2 exports them only for the labels
+	// its --metric-labels-allowlist names (e.g. pods=[*]). A range vector (upstream VPA's form,
+	// kube_pod_labels[8d]) is evaluated at the end of the history, anything else over it as a range query.
 	PodLabelsQuery, PodLabelPrefix string
 	// PodOwnerQuery gives one series per pod naming its controller (labels owner_kind, owner_name);
 	// ReplicaSetOwnerQuery one per ReplicaSet (label replicaset) naming its controller. They let history of
 	// pods whose labels are unknown (gone pods, without the allow-list) count for their workload. "$HISTORY"
-	// is replaced by the history length. Empty: owners are not read.
+	// is replaced by the history length. Empty: owners are not read. Their series carry kube-state-metrics'
+	// label names (namespace, pod, replicaset), whatever the label names below say.
 	PodOwnerQuery, ReplicaSetOwnerQuery string
-	// Label names of namespace, pod and container in the series.
+	// Label names of namespace, pod and container in the CPU and memory series (CadvisorQueries writes the
+	// default queries with them).
 	NamespaceLabel, PodLabel, ContainerLabel string
 	// PodLabelsNamespaceLabel and PodLabelsPodLabel name the namespace and pod labels of the pod-labels series
 	// when they differ from NamespaceLabel and PodLabel (upstream VPA's --pod-namespace-label and
 	// --pod-name-label, for a pod-labels query such as up{job="kubernetes-pods"}); empty: the same.
 	PodLabelsNamespaceLabel, PodLabelsPodLabel string
-	// Timeout of each query (--prometheus-timeout, 1m).
+	// Timeout of each query (--prometheus-timeout, 5m as upstream VPA's --prometheus-query-timeout).
 	Timeout time.Duration
 }
 
-// DefaultPrometheusConfig returns the defaults (address unset).
+// DefaultPrometheusAddress is upstream VPA's default --prometheus-address, so that its args start the same.
+const DefaultPrometheusAddress = "http://prometheus.monitoring.svc"
+
+// DefaultPrometheusConfig returns the defaults.
 func DefaultPrometheusConfig() PrometheusConfig {
-	cpu, memory := CadvisorQueries("")
-	return PrometheusConfig{
+	c := PrometheusConfig{
+		Address:       DefaultPrometheusAddress,
 		HTTP:          promconfig.DefaultHTTPClientConfig,
 		HistoryLength: 8 * 24 * time.Hour, Resolution: time.Hour,
-		CPUQuery:             cpu,
-		MemoryQuery:          memory,
 		PodLabelsQuery:       `kube_pod_labels`,
 		PodLabelPrefix:       "label_",
 		PodOwnerQuery:        `max by (namespace, pod, owner_kind, owner_name) (last_over_time(kube_pod_owner{owner_is_controller="true"}[$HISTORY]))`,
 		ReplicaSetOwnerQuery: `max by (namespace, replicaset, owner_kind, owner_name) (last_over_time(kube_replicaset_owner{owner_is_controller="true"}[$HISTORY]))`,
 		NamespaceLabel:       "namespace", PodLabel: "pod", ContainerLabel: "container",
-		Timeout: time.Minute,
+		Timeout: 5 * time.Minute,
 	}
+	c.CPUQuery, c.MemoryQuery = c.CadvisorQueries("")
+	return c
 }
 
-// CadvisorQueries are the default CPU and memory queries on cAdvisor's series, restricted to the series of
-// the scrape job named job (upstream VPA's --prometheus-cadvisor-job-name; "": every job).
-func CadvisorQueries(job string) (cpu, memory string) {
-	sel := `{container!="", container!="POD", pod!=""}`
+// CadvisorQueries are the default CPU and memory queries on cAdvisor's series, written with c's namespace,
+// pod and container label names (in the selectors and the grouping: a series without them would be read
+// with an empty key and dropped) and restricted to the scrape job named job (upstream VPA's
+// --prometheus-cadvisor-job-name; "": every job).
+//
+// Both keep the largest of a container's series at each step, never their sum: a container's usage scraped
+// twice (the kubelet's /metrics/cadvisor and /metrics/resource, or two jobs, which the default of every job
+// reads) is the same usage, and a sum would double it. Upstream VPA, which keeps one sample per timestamp,
+// does not double it either.
+func (c PrometheusConfig) CadvisorQueries(job string) (cpu, memory string) {
+	ns, pod, ctr := promLabel(c.NamespaceLabel), promLabel(c.PodLabel), promLabel(c.ContainerLabel)
+	sel := fmt.Sprintf(`%s!="", %s!="POD", %s!=""`, ctr, ctr, pod)
 	if job != "" {
-		sel = fmt.Sprintf(`{job=%q, container!="", container!="POD", pod!=""}`, job)
+		sel = fmt.Sprintf(`job=%q, `, job) + sel
 	}
-	return `sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total` + sel + `[$RESOLUTION]))`,
-		`max by (namespace, pod, container) (max_over_time(container_memory_working_set_bytes` + sel + `[$RESOLUTION]))`
+	by := fmt.Sprintf("max by (%s, %s, %s)", ns, pod, ctr)
+	return by + " (rate(container_cpu_usage_seconds_total{" + sel + "}[$RESOLUTION]))",
+		by + " (max_over_time(container_memory_working_set_bytes{" + sel + "}[$RESOLUTION]))"
+}
+
+// promLabel is a label name as PromQL writes it: bare when it is a classic name, else quoted (Prometheus
+// 3's UTF-8 names, such as OpenTelemetry's k8s.pod.name).
+func promLabel(name string) string {
+	if model.LegacyValidation.IsValidLabelName(name) {
+		return name
+	}
+	return strconv.Quote(name)
 }
 
 // Prometheus reads usage history through the Prometheus HTTP API.
@@ -108,15 +135,23 @@ func NewPrometheus(cfg PrometheusConfig, now func() time.Time) (*Prometheus, err
 type podKey struct{ ns, pod string }
 type containerKey struct{ ns, pod, container string }
 
+// kube-state-metrics' label names in its owner series (the default owner queries group by them).
+const ksmNamespaceLabel, ksmPodLabel = "namespace", "pod"
+
 // History runs the CPU, memory, pod-label and owner queries over the history length, ending at the last
 // whole step (so that each step's window is one whole hour of the clock at the default resolution, as
-// dashboards align them).
+// dashboards align them). CPU and memory queries that give no container are an error: an empty history
+// read as a success would stand in for the checkpoints, which are loaded when the read fails.
 func (p *Prometheus) History(ctx context.Context) ([]ContainerHistory, error) {
 	end := p.now().Truncate(p.cfg.Resolution)
 	r := promv1.Range{Start: end.Add(-p.cfg.HistoryLength), End: end, Step: p.cfg.Resolution}
 	byKey := map[containerKey]*ContainerHistory{}
-	if err := p.usage(ctx, r, byKey); err != nil {
+	read, skipped, err := p.usage(ctx, r, byKey)
+	if err != nil {
 		return nil, err
+	}
+	if len(byKey) == 0 {
+		return nil, p.noContainers(read, skipped)
 	}
 	labels, err := p.podLabels(ctx, r)
 	if err != nil {
@@ -141,11 +176,25 @@ func (p *Prometheus) History(ctx context.Context) ([]ContainerHistory, error) {
 	return out, nil
 }
 
-// usage reads the CPU and memory series into byKey.
-func (p *Prometheus) usage(ctx context.Context, r promv1.Range, byKey map[containerKey]*ContainerHistory) error {
+// noContainers is the error of CPU and memory queries that gave no container: read series, all skipped
+// (skipped is one of them) for a missing namespace, pod or container label, or none at all.
+func (p *Prometheus) noContainers(read int, skipped model.Metric) error {
+	if read == 0 {
+		return fmt.Errorf("prometheus: the CPU and memory queries gave no series over the last %s: check that Prometheus scrapes cAdvisor (the kubelet's /metrics/cadvisor), that --prometheus-cadvisor-job-name names its job, and --prometheus-cpu-query and --prometheus-memory-query",
+			model.Duration(p.cfg.HistoryLength))
+	}
+	return fmt.Errorf("prometheus: the CPU and memory queries gave %d series, none labelled with a namespace (%q), pod (%q) and container (%q), e.g. %s: set --prometheus-namespace-label, --prometheus-pod-label and --prometheus-container-label (upstream VPA's --container-namespace-label, --container-pod-name-label and --container-name-label) to the labels the series carry",
+		read, p.cfg.NamespaceLabel, p.cfg.PodLabel, p.cfg.ContainerLabel, skipped)
+}
+
+// usage reads the CPU and memory series into byKey. It returns how many series the queries gave and one of
+// those skipped for a missing namespace, pod or container label (nil: none skipped).
+func (p *Prometheus) usage(ctx context.Context, r promv1.Range, byKey map[containerKey]*ContainerHistory) (int, model.Metric, error) {
+	read, skipped := 0, model.Metric(nil)
 	get := func(m model.Metric) *ContainerHistory {
 		k := containerKey{p.label(m, p.cfg.NamespaceLabel), p.label(m, p.cfg.PodLabel), p.label(m, p.cfg.ContainerLabel)}
 		if k.ns == "" || k.pod == "" || k.container == "" {
+			skipped = m
 			return nil
 		}
 		h, ok := byKey[k]
@@ -165,46 +214,99 @@ func (p *Prometheus) usage(ctx context.Context, r promv1.Range, byKey map[contai
 	} {
 		series, err := p.rangeQuery(ctx, strings.ReplaceAll(q.query, "$RESOLUTION", step), r)
 		if err != nil {
-			return err
+			return read, skipped, err
 		}
+		read += len(series)
 		for _, s := range series {
 			if h := get(s.Metric); h != nil {
 				q.add(h, points(s.Values))
 			}
 		}
 	}
-	return nil
+	return read, skipped, nil
 }
 
 func (p *Prometheus) label(m model.Metric, name string) string {
 	return string(m[model.LabelName(name)])
 }
 
-// podLabels reads the pods' labels from the pod-labels series (none without PodLabelsQuery).
+// podLabels reads the pods' labels from the pod-labels series (none without PodLabelsQuery). Of a pod's
+// series it takes the newest (with the latest sample), as upstream VPA does: a pod relabelled during the
+// history has a series per set of labels, and only the last set selects it now.
 func (p *Prometheus) podLabels(ctx context.Context, r promv1.Range) (map[podKey]map[string]string, error) {
 	labels := map[podKey]map[string]string{}
 	if p.cfg.PodLabelsQuery == "" {
 		return labels, nil
 	}
-	series, err := p.rangeQuery(ctx, p.cfg.PodLabelsQuery, r)
+	series, err := p.podLabelSeries(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	nsLabel, podLabel := cmp.Or(p.cfg.PodLabelsNamespaceLabel, p.cfg.NamespaceLabel), cmp.Or(p.cfg.PodLabelsPodLabel, p.cfg.PodLabel)
+	newest := map[podKey]*model.SampleStream{}
 	for _, s := range series {
 		k := podKey{p.label(s.Metric, nsLabel), p.label(s.Metric, podLabel)}
-		for name, v := range s.Metric {
-			n := string(name)
-			if p.cfg.PodLabelPrefix == "" || !strings.HasPrefix(n, p.cfg.PodLabelPrefix) {
-				continue
-			}
-			if labels[k] == nil {
-				labels[k] = map[string]string{}
-			}
-			labels[k][strings.TrimPrefix(n, p.cfg.PodLabelPrefix)] = string(v)
+		if k.ns == "" || k.pod == "" || len(s.Values) == 0 {
+			continue
+		}
+		if cur, ok := newest[k]; !ok || newerSeries(s, cur) {
+			newest[k] = s
+		}
+	}
+	if len(series) > 0 && len(newest) == 0 {
+		// not an error: the labels come from the live pods and the owners instead; but say why none came
+		logf.FromContext(ctx).Info("warning: no pod-labels series names its pod: set --pod-namespace-label and --pod-name-label to the labels that hold them",
+			"query", p.cfg.PodLabelsQuery, "series", len(series), "namespaceLabel", nsLabel, "podLabel", podLabel, "example", series[0].Metric.String())
+	}
+	for k, s := range newest {
+		if l := p.prefixed(s.Metric); len(l) > 0 {
+			labels[k] = l
 		}
 	}
 	return labels, nil
+}
+
+// prefixed are the labels of m named with PodLabelPrefix, without it (none without a prefix).
+func (p *Prometheus) prefixed(m model.Metric) map[string]string {
+	out := map[string]string{}
+	for name, v := range m {
+		if n, ok := strings.CutPrefix(string(name), p.cfg.PodLabelPrefix); ok && p.cfg.PodLabelPrefix != "" {
+			out[n] = string(v)
+		}
+	}
+	return out
+}
+
+// newerSeries: a's last sample is later than b's; at the same time the one whose labels sort first, so that
+// the choice does not depend on the order of the series.
+func newerSeries(a, b *model.SampleStream) bool {
+	ta, tb := a.Values[len(a.Values)-1].Timestamp, b.Values[len(b.Values)-1].Timestamp
+	if ta != tb {
+		return ta.After(tb)
+	}
+	return a.Metric.Before(b.Metric)
+}
+
+// podLabelSeries runs the pod-labels query. Upstream VPA runs it as an instant query, so the form its users
+// give is a range vector (kube_pod_labels{job="kube-state-metrics"}[8d]), which Prometheus refuses in a range
+// query ("invalid expression type range vector for range query"): a range vector is evaluated at the end of
+// the history and gives its samples; any other query runs over the history as a range query.
+func (p *Prometheus) podLabelSeries(ctx context.Context, r promv1.Range) (model.Matrix, error) {
+	if rangeVector(p.cfg.PodLabelsQuery) {
+		return instantQuery[model.Matrix](ctx, p, p.cfg.PodLabelsQuery, r.End)
+	}
+	return p.rangeQuery(ctx, p.cfg.PodLabelsQuery, r)
+}
+
+// promql parses queries as leniently as a Prometheus with every feature on: it only tells their type.
+var promql = parser.NewParser(parser.Options{EnableExperimentalFunctions: true, ExperimentalDurationExpr: true,
+	EnableExtendedRangeSelectors: true, EnableBinopFillModifiers: true})
+
+// rangeVector: q is a range vector (a range selector, a subquery, or one in parentheses). A query the parser
+// refuses runs as a range query, and Prometheus' error says what is wrong with it.
+func rangeVector(q string) bool {
+	e, err := promql.ParseExpr(q)
+	return err == nil && e.Type() == parser.ValueTypeMatrix
 }
 
 // podOwners reads each pod's controller, a ReplicaSet resolved to its own controller (a Deployment's).
@@ -216,28 +318,28 @@ func (p *Prometheus) podOwners(ctx context.Context, end time.Time) (map[podKey]O
 	history := model.Duration(p.cfg.HistoryLength).String()
 	rsOwners := map[podKey]Owner{} // namespace, replicaset -> its controller
 	if p.cfg.ReplicaSetOwnerQuery != "" {
-		rs, err := p.instantQuery(ctx, strings.ReplaceAll(p.cfg.ReplicaSetOwnerQuery, "$HISTORY", history), end)
+		rs, err := instantQuery[model.Vector](ctx, p, strings.ReplaceAll(p.cfg.ReplicaSetOwnerQuery, "$HISTORY", history), end)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range rs {
 			if o := ownerOf(s.Metric); o.Kind != "" {
-				rsOwners[podKey{p.label(s.Metric, p.cfg.NamespaceLabel), string(s.Metric["replicaset"])}] = o
+				rsOwners[podKey{p.label(s.Metric, ksmNamespaceLabel), string(s.Metric["replicaset"])}] = o
 			}
 		}
 	}
-	pods, err := p.instantQuery(ctx, strings.ReplaceAll(p.cfg.PodOwnerQuery, "$HISTORY", history), end)
+	pods, err := instantQuery[model.Vector](ctx, p, strings.ReplaceAll(p.cfg.PodOwnerQuery, "$HISTORY", history), end)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range pods {
-		ns := p.label(s.Metric, p.cfg.NamespaceLabel)
+		ns := p.label(s.Metric, ksmNamespaceLabel)
 		o := ownerOf(s.Metric)
 		if up, ok := rsOwners[podKey{ns, o.Name}]; ok && o.Kind == "ReplicaSet" {
 			o = up
 		}
 		if o.Kind != "" {
-			owners[podKey{ns, p.label(s.Metric, p.cfg.PodLabel)}] = o
+			owners[podKey{ns, p.label(s.Metric, ksmPodLabel)}] = o
 		}
 	}
 	return owners, nil
@@ -266,18 +368,20 @@ func (p *Prometheus) rangeQuery(ctx context.Context, q string, r promv1.Range) (
 	return m, nil
 }
 
-func (p *Prometheus) instantQuery(ctx context.Context, q string, t time.Time) (model.Vector, error) {
+// instantQuery evaluates q at t; its result must be a T (model.Vector or model.Matrix).
+func instantQuery[T model.Value](ctx context.Context, p *Prometheus, q string, t time.Time) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
+	var want T
 	v, _, err := p.api.Query(ctx, q, t)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus query %q: %w", q, err)
+		return want, fmt.Errorf("prometheus query %q: %w", q, err)
 	}
-	vec, ok := v.(model.Vector)
+	got, ok := v.(T)
 	if !ok {
-		return nil, fmt.Errorf("prometheus query %q: want a vector, got %s", q, v.Type())
+		return want, fmt.Errorf("prometheus query %q: want a %s, got %s", q, want.Type(), v.Type())
 	}
-	return vec, nil
+	return got, nil
 }
 
 func points(vs []model.SamplePair) []HistorySample {

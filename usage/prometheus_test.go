@@ -49,10 +49,16 @@ func history(end time.Time, allowLabels bool) prometheus.History {
 
 func startPrometheus(t *testing.T, h prometheus.History) *prometheus.Server {
 	t.Helper()
+	return startPrometheusWith(t, h.OpenMetrics())
+}
+
+// startPrometheusWith starts a Prometheus backfilled with OpenMetrics text.
+func startPrometheusWith(t *testing.T, om []byte) *prometheus.Server {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs a Prometheus server; runs in `make test`, not under -short")
 	}
-	s, err := prometheus.Start(context.Background(), t.TempDir(), prometheus.Options{Backfill: h.OpenMetrics()})
+	s, err := prometheus.Start(context.Background(), t.TempDir(), prometheus.Options{Backfill: om})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +195,8 @@ func TestPrometheusDown(t *testing.T) {
 	if _, err := p.History(context.Background()); err == nil || !strings.Contains(err.Error(), "container_cpu_usage_seconds_total") {
 		t.Errorf("Prometheus down: %v, want an error naming the query", err)
 	}
-	if _, err := NewPrometheus(DefaultPrometheusConfig(), time.Now); err == nil || !strings.Contains(err.Error(), "--prometheus-address") {
+	cfg.Address = ""
+	if _, err := NewPrometheus(cfg, time.Now); err == nil || !strings.Contains(err.Error(), "--prometheus-address") {
 		t.Errorf("no address: %v", err)
 	}
 }
@@ -207,7 +214,7 @@ func writeFile(t *testing.T, path, data string) {
 func TestPrometheusUpstreamLabelNames(t *testing.T) {
 	end := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
 	s := startPrometheus(t, history(end, true))
-	read := func(mutate func(*PrometheusConfig)) []ContainerHistory {
+	history := func(mutate func(*PrometheusConfig)) ([]ContainerHistory, error) {
 		t.Helper()
 		cfg := DefaultPrometheusConfig()
 		cfg.Address = s.URL
@@ -216,16 +223,21 @@ func TestPrometheusUpstreamLabelNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := p.History(context.Background())
+		return p.History(context.Background())
+	}
+	read := func(mutate func(*PrometheusConfig)) []ContainerHistory {
+		t.Helper()
+		got, err := history(mutate)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return got
 	}
-	if got := read(func(c *PrometheusConfig) { c.CPUQuery, c.MemoryQuery = CadvisorQueries("kubernetes-cadvisor") }); len(got) != 0 {
-		t.Errorf("job kubernetes-cadvisor (the series are the kubelet job's): %d containers, want none", len(got))
+	// no series: an error (the checkpoints are loaded instead), naming the flag
+	if got, err := history(func(c *PrometheusConfig) { c.CPUQuery, c.MemoryQuery = c.CadvisorQueries("kubernetes-cadvisor") }); err == nil || !strings.Contains(err.Error(), "--prometheus-cadvisor-job-name") {
+		t.Errorf("job kubernetes-cadvisor (the series are the kubelet job's): %d containers, %v; want an error naming --prometheus-cadvisor-job-name", len(got), err)
 	}
-	if got := read(func(c *PrometheusConfig) { c.CPUQuery, c.MemoryQuery = CadvisorQueries("kubelet") }); len(got) != 2 {
+	if got := read(func(c *PrometheusConfig) { c.CPUQuery, c.MemoryQuery = c.CadvisorQueries("kubelet") }); len(got) != 2 {
 		t.Errorf("job kubelet: %d containers, want 2", len(got))
 	}
 	// the pod labels under upstream's label names only

@@ -24,8 +24,15 @@ const (
 // loadPrometheusHistory loads the containers' usage history from Prometheus into history aggregates. A
 // container's pod labels (which VPA selects it) come from Prometheus, else from the live pod, else from the
 // pod template of the workload that owned the pod (gone pods without kube-state-metrics' label allow-list).
+//
+// The loop's liveness (LoopHealthy) is off while Prometheus is read, and counts from the end of the read:
+// its five queries may take --prometheus-timeout (5m) each, longer than the stall bound, and a process
+// restarted for it would only read again. Upstream VPA, too, starts its health check after the read.
 func (r *Recommender) loadPrometheusHistory(ctx context.Context) error {
 	logger := logf.FromContext(ctx)
+	if started := r.progress.Swap(0) != 0; started {
+		defer func() { r.progress.Store(r.Clock.Now().UnixNano()) }()
+	}
 	history, err := r.History.History(ctx)
 	if err != nil {
 		return fmt.Errorf("reading usage history from Prometheus: %w", err)
