@@ -292,7 +292,8 @@ func (r *Recommender) LoopHealthy(*http.Request) error {
 }
 
 // StallAfter is how long the loop may go without ending a run before LoopHealthy fails: three intervals and
-// five minutes (a first run reading history from Prometheus takes up to three queries).
+// five minutes (a slow run, or a few slowed by a slow API server, is no stall; the first run's read of the
+// Prometheus history does not count: loadPrometheusHistory).
 func (r *Recommender) StallAfter() time.Duration { return 3*r.Opts.Interval + 5*time.Minute }
 
 // newVPABatch is how long ServeNew waits after a VPA is created, for the others created with it.
