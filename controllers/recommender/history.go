@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -37,11 +38,12 @@ func (r *Recommender) loadPrometheusHistory(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading usage history from Prometheus: %w", err)
 	}
-	find, err := r.historyLabels(ctx)
+	find, running, err := r.historyLabels(ctx)
 	if err != nil {
 		return err
 	}
 	m := r.model(r.Base)
+	now := r.Clock.Now()
 	count := map[string]int{}
 	for _, h := range history {
 		lbl, from := find(ctx, h)
@@ -49,7 +51,15 @@ func (r *Recommender) loadPrometheusHistory(ctx context.Context) error {
 		if len(lbl) == 0 { // neither Prometheus nor the cluster knows the pod's labels: no VPA could select it
 			continue
 		}
-		c := r.state.HistoryContainer(m, recommender.AggregateKey{Namespace: h.Namespace, Container: h.Container, Group: recommender.LabelKey(lbl)}, lbl)
+		group := recommender.LabelKey(lbl)
+		var c *recommender.Container
+		if running(h.Namespace, h.Pod) {
+			// the pod container its live samples feed, as upstream feeds history and live samples into one
+			// container state: the memory window the history leaves open goes on with them, one peak for it
+			c = r.state.Container(m, recommender.ContainerKey{Namespace: h.Namespace, Pod: h.Pod, Container: h.Container}, group, lbl, now).State
+		} else {
+			c = r.state.HistoryContainer(m, recommender.AggregateKey{Namespace: h.Namespace, Container: h.Container, Group: group}, lbl)
+		}
 		for _, s := range h.CPU {
 			m.AddCPUSpan(c, s.Time, s.Value, h.Step)
 		}
@@ -63,16 +73,18 @@ func (r *Recommender) loadPrometheusHistory(ctx context.Context) error {
 }
 
 // historyLabels returns the lookup of a history container's pod labels and where they came from
-// ("prometheus", "pod", "owner"; "" none).
-func (r *Recommender) historyLabels(ctx context.Context) (func(context.Context, usage.ContainerHistory) (map[string]string, string), error) {
+// ("prometheus", "pod", "owner"; "" none), and whether a pod runs now.
+func (r *Recommender) historyLabels(ctx context.Context) (func(context.Context, usage.ContainerHistory) (map[string]string, string), func(ns, pod string) bool, error) {
 	pods, err := r.Pods.List(ctx, metav1.NamespaceAll)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	live := map[types.NamespacedName]map[string]string{}
+	runs := map[types.NamespacedName]bool{}
 	for _, p := range pods {
-		live[p.Key()] = p.Labels
+		live[p.Key()], runs[p.Key()] = p.Labels, p.Phase == corev1.PodRunning
 	}
+	running := func(ns, pod string) bool { return runs[types.NamespacedName{Namespace: ns, Name: pod}] }
 	templates := map[types.NamespacedName]map[string]string{} // owner (kind/name) -> its pod template's labels
 	owned := func(ctx context.Context, ns string, o usage.Owner) map[string]string {
 		key := types.NamespacedName{Namespace: ns, Name: o.Kind + "/" + o.Name}
@@ -100,5 +112,5 @@ func (r *Recommender) historyLabels(ctx context.Context) (func(context.Context, 
 			}
 		}
 		return nil, ""
-	}, nil
+	}, running, nil
 }

@@ -847,7 +847,11 @@ func (r *Recommender) container(m *recommender.Model, p *podstore.Pod, name stri
 	key := recommender.ContainerKey{Namespace: p.Namespace, Pod: p.Name, Container: name}
 	if pc, ok := r.state.Seen(key, now); ok {
 		// the store shares one map between pods of equal labels: the same map is the common case
-		if !sameMap(pc.Labels, p.Labels) && !maps.Equal(pc.Labels, p.Labels) {
+		switch {
+		case sameMap(pc.Labels, p.Labels):
+		case maps.Equal(pc.Labels, p.Labels):
+			pc.Labels = p.Labels // equal labels from elsewhere (the history's): the store's map from now on
+		default:
 			r.state.Relabel(m, pc, recommender.LabelKey(p.Labels), p.Labels, now)
 		}
 		return pc

@@ -1,0 +1,62 @@
+package recommender_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
+	"github.com/hvpa-dev/hvpa/recommender"
+	"github.com/hvpa-dev/hvpa/test/testenv"
+	"github.com/hvpa-dev/hvpa/usage"
+)
+
+// givenHistory is a Prometheus history given as it is.
+type givenHistory []usage.ContainerHistory
+
+func (h givenHistory) History(context.Context) ([]usage.ContainerHistory, error) { return h, nil }
+
+// TestHistoryWindowGoesOnLive: the memory window the Prometheus history of a running pod leaves open goes on
+// with the pod's live samples, one peak for the window, as upstream feeds history and live samples into one
+// container state. The pod used 1 GiB for the 60 hours of its history (windows ending 36 h ago, 12 h ago and in
+// 12 h) and 3 GiB live: the window that holds now peaks at 3 GiB and outweighs the two before it, so the
+// memory lower bound (the 50th percentile of the peaks) is above 3 GiB. Before, the history fed a container of
+// its own: its open window kept a 1 GiB peak and the live samples opened a window of their own, and the
+// lower bound stayed at about 1.15 GiB.
+func TestHistoryWindowGoesOnLive(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	objs, played := fleet(1, 1, 1, func(int, int) (int64, int64) { return 200, 3 << 30 })
+	played.t = now.Add(-time.Minute) // the first read is dated now
+	h := usage.ContainerHistory{Namespace: "ns", Pod: "app-0-0", Container: "app", Labels: map[string]string{"app": "app-0"}, Step: time.Hour}
+	for at := now.Add(-60 * time.Hour); at.Before(now); at = at.Add(time.Hour) {
+		h.CPU = append(h.CPU, usage.HistorySample{Time: at, Value: 0.2})
+		h.Memory = append(h.Memory, usage.HistorySample{Time: at, Value: 1 << 30})
+	}
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build(), interceptor.Funcs{Patch: checkpointPatch(nil)})
+	opts := recommenderctrl.DefaultOptions()
+	opts.Storage = recommenderctrl.StoragePrometheus
+	r, err := recommenderctrl.NewRecommender(c, played, givenHistory{h}, nil, clocktesting.NewFakePassiveClock(now), recommender.Defaults(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var v vpav1.VerticalPodAutoscaler
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app-0"}, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Status.Recommendation == nil || len(v.Status.Recommendation.ContainerRecommendations) == 0 {
+		t.Fatal("no recommendation")
+	}
+	if lb := v.Status.Recommendation.ContainerRecommendations[0].LowerBound.Memory(); lb.Value() < 3<<30 {
+		t.Errorf("memory lower bound %s, want at least 3Gi: the history's open window did not go on with the live samples", lb)
+	}
+}
