@@ -30,6 +30,9 @@ type PrometheusConfig struct {
 	// CPUQuery gives CPU usage in cores per container, the mean over each step; MemoryQuery the working set
 	// in bytes per container, the peak within each step. "$RESOLUTION" is replaced by the resolution.
 	CPUQuery, MemoryQuery string
+	// CPUMetric and MemoryMetric are the cAdvisor metrics CadvisorQueries reads (upstream VPA's
+	// --history-cpu-metric and --history-memory-metric).
+	CPUMetric, MemoryMetric string
 	// PodLabelsQuery gives series whose labels (with PodLabelPrefix) are the pods' labels, the newest series
 	// of a pod counting; empty: pod labels are not read. kube-state-metrics v2 exports them only for the labels
 	// its --metric-labels-allowlist names (e.g. pods=[*]). A range vector (upstream VPA's form,
@@ -61,6 +64,7 @@ func DefaultPrometheusConfig() PrometheusConfig {
 		Address:       DefaultPrometheusAddress,
 		HTTP:          promconfig.DefaultHTTPClientConfig,
 		HistoryLength: 8 * 24 * time.Hour, Resolution: time.Hour,
+		CPUMetric: "container_cpu_usage_seconds_total", MemoryMetric: "container_memory_working_set_bytes",
 		PodLabelsQuery:       `kube_pod_labels`,
 		PodLabelPrefix:       "label_",
 		PodOwnerQuery:        `max by (namespace, pod, owner_kind, owner_name) (last_over_time(kube_pod_owner{owner_is_controller="true"}[$HISTORY]))`,
@@ -88,8 +92,8 @@ func (c PrometheusConfig) CadvisorQueries(job string) (cpu, memory string) {
 		sel = fmt.Sprintf(`job=%q, `, job) + sel
 	}
 	by := fmt.Sprintf("max by (%s, %s, %s)", ns, pod, ctr)
-	return by + " (rate(container_cpu_usage_seconds_total{" + sel + "}[$RESOLUTION]))",
-		by + " (max_over_time(container_memory_working_set_bytes{" + sel + "}[$RESOLUTION]))"
+	return by + " (rate(" + c.CPUMetric + "{" + sel + "}[$RESOLUTION]))",
+		by + " (max_over_time(" + c.MemoryMetric + "{" + sel + "}[$RESOLUTION]))"
 }
 
 // promLabel is a label name as PromQL writes it: bare when it is a classic name, else quoted (Prometheus

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -49,6 +50,8 @@ func prometheusFlags(f *pflag.FlagSet, o *runOptions) {
 	f.StringVar(&p.NamespaceLabel, "prometheus-namespace-label", p.NamespaceLabel, "label holding the namespace in the CPU and memory series")
 	f.StringVar(&p.PodLabel, "prometheus-pod-label", p.PodLabel, "label holding the pod name in the CPU and memory series")
 	f.StringVar(&p.ContainerLabel, "prometheus-container-label", p.ContainerLabel, "label holding the container name in the CPU and memory series")
+	f.StringVar(&p.CPUMetric, "history-cpu-metric", p.CPUMetric, "the CPU usage counter the default CPU query reads (upstream VPA's flag)")
+	f.StringVar(&p.MemoryMetric, "history-memory-metric", p.MemoryMetric, "the memory working-set gauge the default memory query reads (upstream VPA's flag)")
 	f.StringVar(&c.cadvisorJob, "prometheus-cadvisor-job-name", "", "read only the cAdvisor series of this scrape job (job=\"...\" in the default CPU and memory queries; upstream VPA's flag, whose default is kubernetes-cadvisor; default here: every job)")
 	f.StringVar(&p.PodLabelsNamespaceLabel, "pod-namespace-label", "", "label holding the namespace in the pod-labels series, where it is not --prometheus-namespace-label (upstream VPA's flag, e.g. kubernetes_namespace with --metric-for-pod-labels='up{job=\"kubernetes-pods\"}')")
 	f.StringVar(&p.PodLabelsPodLabel, "pod-name-label", "", "label holding the pod name in the pod-labels series, where it is not --prometheus-pod-label (upstream VPA's flag, e.g. kubernetes_pod_name)")
@@ -188,10 +191,18 @@ func (o runOptions) prometheusConfig() (usage.PrometheusConfig, promAuth, error)
 			return p, auth, fmt.Errorf("--%s is empty: name the label of the CPU and memory series that holds it", l.flag)
 		}
 	}
+	for _, m := range []struct{ flag, name string }{{"history-cpu-metric", p.CPUMetric}, {"history-memory-metric", p.MemoryMetric}} {
+		if !model.LegacyValidation.IsValidMetricName(m.name) {
+			return p, auth, fmt.Errorf("--%s=%q is not a metric name: name the cAdvisor metric, e.g. its default", m.flag, m.name)
+		}
+	}
 	def := usage.DefaultPrometheusConfig()
 	job := o.promClient.cadvisorJob
 	if job != "" && (p.CPUQuery != def.CPUQuery || p.MemoryQuery != def.MemoryQuery) {
 		return p, auth, fmt.Errorf("--prometheus-cadvisor-job-name=%s with --prometheus-cpu-query or --prometheus-memory-query: those are whole queries; put job=%q into their selectors instead", job, job)
+	}
+	if (p.CPUMetric != def.CPUMetric && p.CPUQuery != def.CPUQuery) || (p.MemoryMetric != def.MemoryMetric && p.MemoryQuery != def.MemoryQuery) {
+		return p, auth, errors.New("--history-cpu-metric or --history-memory-metric with the whole query of that resource (--prometheus-cpu-query, --prometheus-memory-query): put the metric into the query instead")
 	}
 	cpu, memory := p.CadvisorQueries(job)
 	if p.CPUQuery == def.CPUQuery {

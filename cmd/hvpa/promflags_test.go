@@ -170,8 +170,10 @@ func TestPrometheusFlagDefaults(t *testing.T) {
 
 // TestUpstreamPrometheusLabelFlags: upstream's --container-namespace-label, --container-pod-name-label and
 // --container-name-label name the labels the default CPU and memory queries select and group by (not only
-// those read from their results), with --prometheus-cadvisor-job-name too; a query of one's own is kept as
-// given, and an empty label name is refused.
+// those read from their results), with --prometheus-cadvisor-job-name too, and upstream's
+// --history-cpu-metric and --history-memory-metric the metrics they read (accepted and ignored before); a query
+// of one's own is kept as given (a metric flag with it is refused), and an empty label name or a metric flag
+// that names no metric is refused.
 func TestUpstreamPrometheusLabelFlags(t *testing.T) {
 	labels := []string{"--container-namespace-label=kubernetes_namespace", "--container-pod-name-label=pod_name", "--container-name-label=name"}
 	for name, tc := range map[string]struct {
@@ -192,6 +194,12 @@ func TestUpstreamPrometheusLabelFlags(t *testing.T) {
 			cpu:    `max by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{container!="", container!="POD", pod!=""}[$RESOLUTION]))`,
 			memory: `max by (namespace, pod, container) (max_over_time(container_memory_working_set_bytes{container!="", container!="POD", pod!=""}[$RESOLUTION]))`},
 		"empty label": {args: []string{"--container-name-label="}, err: "--prometheus-container-label is empty"},
+		"upstream's metric names": {args: []string{"--history-cpu-metric=cadvisor_cpu_seconds_total", "--history-memory-metric=cadvisor_working_set_bytes"},
+			cpu:    `max by (namespace, pod, container) (rate(cadvisor_cpu_seconds_total{container!="", container!="POD", pod!=""}[$RESOLUTION]))`,
+			memory: `max by (namespace, pod, container) (max_over_time(cadvisor_working_set_bytes{container!="", container!="POD", pod!=""}[$RESOLUTION]))`},
+		"a metric name with the whole query": {args: []string{"--history-cpu-metric=cadvisor_cpu_seconds_total", "--prometheus-cpu-query=rate(x[5m])"},
+			err: "put the metric into the query"},
+		"not a metric name": {args: []string{"--history-memory-metric=working set"}, err: `--history-memory-metric="working set" is not a metric name`},
 	} {
 		cmd, o := newRunCommandOptions()
 		if err := cmd.Flags().Parse(tc.args); err != nil {
