@@ -163,7 +163,10 @@ func (p *Prometheus) History(ctx context.Context) ([]ContainerHistory, error) {
 	}
 	owners, err := p.podOwners(ctx, end)
 	if err != nil {
-		return nil, err
+		// the owners only add history upstream VPA leaves out (gone pods whose labels are unknown): their
+		// failure costs that history, not the rest
+		logf.FromContext(ctx).Error(err, "reading the pods' owners from Prometheus; the history of pods whose labels are unknown is left out")
+		owners = nil
 	}
 	out := make([]ContainerHistory, 0, len(byKey))
 	for k, h := range byKey {

@@ -94,6 +94,27 @@ func TestPrometheusHistory(t *testing.T) {
 	}
 }
 
+// TestPrometheusOwnersBestEffort: a failing owner query (here one Prometheus cannot parse) costs only what
+// the owners add, the attribution of pods whose labels are unknown; the rest of the history is read (before,
+// the whole history was dropped for it).
+func TestPrometheusOwnersBestEffort(t *testing.T) {
+	end := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+	s := startPrometheus(t, history(end, false))
+	cfg := DefaultPrometheusConfig()
+	cfg.Address, cfg.ReplicaSetOwnerQuery = s.URL, "kube_replicaset_owner{"
+	p, err := NewPrometheus(cfg, func() time.Time { return end })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.History(context.Background())
+	if err != nil {
+		t.Fatalf("a failing owner query failed the history: %v", err)
+	}
+	if len(got) != 2 || len(got[0].CPU) == 0 || got[0].Owner != (Owner{}) {
+		t.Errorf("history %+v: want web-a and web-old with their samples and no owner", got)
+	}
+}
+
 // checkContainer checks the history of a pod that went at to.
 func checkContainer(t *testing.T, c ContainerHistory, to time.Time, allow bool) {
 	t.Helper()
