@@ -209,13 +209,13 @@ func webhookFlags(f *pflag.FlagSet, o *runOptions) {
 func updaterFlags(f *pflag.FlagSet, o *runOptions) {
 	u := &o.updater
 	f.DurationVar(&u.Interval, "updater-interval", u.Interval, "time between update loops")
-	f.Float64Var(&u.UpdateThreshold, "pod-update-threshold", u.UpdateThreshold, "a pod older than --pod-min-age whose request differs from its target by more than this fraction is updated")
+	f.Float64Var(&u.UpdateThreshold, "pod-update-threshold", u.UpdateThreshold, "a pod older than --pod-min-age is updated when its change reaches this: per resource the relative difference between the pod's summed requests and their targets, added over cpu and memory (upstream's rule)")
 	f.DurationVar(&u.MinPodAge, "pod-min-age", u.MinPodAge, "age before a within-bounds difference above --pod-update-threshold is acted on")
 	f.DurationVar(&u.OOMWindow, "oom-window", u.OOMWindow, "a container OOM-killed within this time of starting, less than this time ago, makes its pod a candidate")
 	f.BoolVar(&u.InPlaceSkipDisruptionBudget, "in-place-skip-disruption-budget", u.InPlaceSkipDisruptionBudget, "an in-place resize that restarts no container takes no share of --eviction-tolerance and needs no --min-replicas (upstream VPA's flag; its default is false)")
 	f.Float64Var(&u.EvictionTolerance, "eviction-tolerance", u.EvictionTolerance, "fraction of a workload's replicas that may be disrupted per loop (at least one)")
 	f.Int32Var(&u.MinReplicas, "min-replicas", u.MinReplicas, "no evictions while a workload has fewer live pods (updatePolicy.minReplicas overrides)")
-	f.Float64Var(&u.EvictionRateLimit, "eviction-rate-limit", u.EvictionRateLimit, "evictions per second across the cluster (0: unlimited)")
+	f.Float64Var(&u.EvictionRateLimit, "eviction-rate-limit", u.EvictionRateLimit, "evictions per second across the cluster, and in-place resizes of VPAs' pods in a bucket of their own (0: unlimited); an update waits for its turn within the loop, as upstream's")
 	f.IntVar(&u.EvictionBurst, "eviction-rate-burst", u.EvictionBurst, "burst of the eviction rate limit")
 	f.DurationVar(&u.DeferredTimeout, "in-place-deferred-timeout", u.DeferredTimeout, "a resize the kubelet defers longer than this falls back to eviction (InPlaceOrRecreate)")
 	f.DurationVar(&u.InProgressTimeout, "in-place-in-progress-timeout", u.InProgressTimeout, "a resize in progress longer than this falls back to eviction (InPlaceOrRecreate)")

@@ -336,7 +336,8 @@ func TestSizedAtAdmissionFromTheTemplate(t *testing.T) {
 // upstream's updater does, within the loop: at 4 a second (burst 1) three evictions asked at once all go
 // ahead in one loop (with the token only taken when there, the second and third were rate-limited until the
 // next loop, a rate of one a loop whatever the flag said). A token that would come after the loop's end is
-// not waited for: at one per 100 s the second eviction is rate-limited at once.
+// not waited for: at one per 100 s the second eviction is rate-limited at once. Without a limit nothing
+// waits, even in a loop that ran past its end.
 func TestEvictionRateLimitWaitsWithinTheLoop(t *testing.T) {
 	for _, tc := range []struct {
 		rate float64
@@ -356,5 +357,16 @@ func TestEvictionRateLimitWaitsWithinTheLoop(t *testing.T) {
 		if got := testutil.ToFloat64(u.Metrics.Evictions.WithLabelValues("rate_limited")); got != float64(3-tc.want) {
 			t.Errorf("rate %v/s: %v rate_limited, want %d", tc.rate, got, 3-tc.want)
 		}
+	}
+	// a loop that ran past its end (many pods, slow writes): without a limit every eviction still goes ahead
+	evictions, failWrites := 0, false
+	c := evictionServer(&evictions, &failWrites)
+	u := New(c, c, record.NewFakeRecorder(100), clocktesting.NewFakeClock(now), nil, DefaultOptions(), NewMetrics(nil))
+	u.loopEnd = time.Now().Add(-time.Second)
+	for i := range 3 {
+		evictOne(t, u, c, fmt.Sprintf("web-%d", i), fmt.Sprintf("p-%d", i), templateCPU, 500, false)
+	}
+	if evictions != 3 {
+		t.Errorf("no rate limit, the loop past its end: %d of 3 evictions, want every one", evictions)
 	}
 }

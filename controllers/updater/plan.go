@@ -435,7 +435,7 @@ func updateReason(c *Controller, p *Pod, n *need, f findings, now time.Time, o O
 	case p.OOMKilledEarly: // any difference, as upstream's updater (its resourceDiff > 0), a lower target too
 		return fmt.Sprintf("a container was OOM-killed within %s of starting", o.OOMWindow)
 	case f.beyond && now.Sub(p.Created) >= o.MinPodAge:
-		return fmt.Sprintf("a request differs from its target by more than %.0f%% and the pod is older than %s", 100*o.UpdateThreshold, o.MinPodAge)
+		return fmt.Sprintf("the pod's requests differ from their targets by %.0f%% (at least %.0f%%: --pod-update-threshold) and the pod is older than %s", 100*n.change, 100*o.UpdateThreshold, o.MinPodAge)
 	}
 	return ""
 }
@@ -486,7 +486,7 @@ func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Acti
 		if !acts {
 			continue
 		}
-		if a, ok := planPod(c, p, now, o, canEvict); ok {
+		if a, ok := planPod(c, p, now, o, canEvict || p.oomLooping()); ok {
 			out = append(out, a)
 		}
 	}
@@ -510,6 +510,12 @@ func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Acti
 func (c *Controller) inPlace() bool {
 	return c.Mode == vpav1.UpdateModeInPlaceOrRecreate || c.Mode == vpav1.UpdateModeInPlace
 }
+
+// oomLooping: the pod is not ready and a container of it was OOM-killed soon after its start, lately (an
+// OOM crash loop). It serves nothing a disruption could take away, and its update (the memory the kill
+// raised) is what may end the loop: minReplicas and the eviction tolerance, which count ready pods, do not
+// hold it (upstream counts running pods, ready or not, so one such pod of two is updated there too).
+func (p *Pod) oomLooping() bool { return !p.Live && p.OOMKilledEarly }
 
 // minReplicas is the live pods a workload needs before one of them may be disrupted.
 func (c *Controller) minReplicas(o Options) int32 {
@@ -732,6 +738,8 @@ func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options, canEvict bo
 	case p.ResizePending != "" && p.ResizePending != corev1.PodReasonDeferred:
 		// a reason this updater does not know: upstream's updater falls back at once too
 		a.Reason, a.Message = ReasonResizeFailed, fmt.Sprintf("the kubelet reports the resize pending for a reason this updater does not know (%s)", p.ResizePending)
+	case p.ResizePending != "":
+		return a // deferred, not for long yet: a pending resize is read before one in progress, as upstream reads it
 	case p.ResizeInProgressSince != nil && p.ResizeFailure != "":
 		a.Reason, a.Message = ReasonResizeFailed, "the kubelet reports the resize failed ("+p.ResizeFailure+")"
 	case p.ResizeInProgressSince != nil && now.Sub(*p.ResizeInProgressSince) > o.InProgressTimeout:
@@ -798,8 +806,7 @@ func refusals(p *Pod) int {
 
 // limitEvictions applies evictionRequirements to the updates of one workload (evictions and resizes, as
 // upstream filters both), and minReplicas and the eviction tolerance to its disruptions: evictions, and
-// resizes that restart a container, of pods that are ready (a pod that is not, e.g. one in an OOM crash loop,
-// serves nothing a disruption could take away, and its update is what may end the loop). Those not allowed
+// resizes that restart a container, except of a pod in an OOM crash loop (oomLooping). Those not allowed
 // become skips with their reason. It returns the disruptions still allowed this loop.
 func limitEvictions(c *Controller, actions []Action, live, replicas int, o Options) ([]Action, int) {
 	minReplicas := c.minReplicas(o)
@@ -817,7 +824,7 @@ func limitEvictions(c *Controller, actions []Action, live, replicas int, o Optio
 			continue
 		}
 		disrupts := a.Kind == Evict || (a.Kind == Resize && (a.Pod.RestartOnResize || !o.InPlaceSkipDisruptionBudget))
-		if !disrupts || !a.Pod.Live || c.loops(a) {
+		if !disrupts || a.Pod.oomLooping() || c.loops(a) {
 			continue
 		}
 		switch {
@@ -837,15 +844,15 @@ func limitEvictions(c *Controller, actions []Action, live, replicas int, o Optio
 
 // requirementsMet follows the upstream VPA rule for evictionRequirements: a pod may be evicted when some
 // container meets every requirement, and a container meets one when at least one of its listed resources
-// moves in the required direction (an unchanged resource does not count). A container without a cpu or
-// memory request meets them all, as upstream admits it.
+// moves in the required direction (an unchanged resource does not count). A container of spec.containers
+// without a cpu or memory request meets them all, as upstream admits it.
 func requirementsMet(reqs []vpav1.EvictionRequirement, sized []scaling.ContainerDecision) bool {
 	if len(reqs) == 0 {
 		return true
 	}
 	for _, d := range sized {
-		if !d.Current.Requests.Has(scaling.CPU) || !d.Current.Requests.Has(scaling.Memory) {
-			return true // upstream admits a pod with a container that lacks a cpu or memory request
+		if d.Current.Kind == scaling.AppContainer && (!d.Current.Requests.Has(scaling.CPU) || !d.Current.Requests.Has(scaling.Memory)) {
+			return true // upstream admits a pod with a container (of spec.containers) that lacks a cpu or memory request
 		}
 		all := true
 		for _, req := range reqs {

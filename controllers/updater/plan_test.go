@@ -124,6 +124,13 @@ func TestPlan(t *testing.T) {
 				p.Resizing, p.ResizePending, p.ResizePendingSince = true, "SomethingNew", now.Add(-time.Minute)
 			}), pod("c", time.Hour, 500, 0), pod("d", time.Hour, 500, 0)},
 			want: []got{{"failed", "Evict", ReasonResizeFailed}, {"odd", "Evict", ReasonResizeFailed}}},
+		"a fresh deferral is read before a failure in progress, as upstream reads them: it waits": {ctl: vpaCtl(vpav1.UpdateModeInPlaceOrRecreate, 500, 400, 600),
+			pods: []Pod{with(pod("both", time.Hour, 500, 0), func(p *Pod) {
+				since := now.Add(-time.Minute)
+				p.Resizing, p.ResizeInProgressSince, p.ResizeFailure = true, &since, "Error"
+				p.ResizePending, p.ResizePendingSince = corev1.PodReasonDeferred, since
+			}), pod("c", time.Hour, 500, 0)},
+			want: []got{{"both", "Wait", ""}}},
 		"evictionRequirements as upstream: one listed resource moving the required way is enough": {ctl: func() *Controller {
 			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
 			c.Targets["app"] = scaling.V(500, 150<<20)
@@ -212,6 +219,10 @@ func TestPlan(t *testing.T) {
 			ctl:  vpaCtl(vpav1.UpdateModeRecreate, 500, 300, 700),
 			pods: []Pod{with(pod("crashing", time.Hour, 400, 0), func(p *Pod) { p.Live, p.OOMKilledEarly = false, true }), pod("b", time.Hour, 400, 0)},
 			want: []got{{"crashing", "Evict", ""}}},
+		"a pod not ready for another reason counts as disrupted: minReplicas holds it": {
+			ctl:  vpaCtl(vpav1.UpdateModeRecreate, 500, 300, 700),
+			pods: []Pod{with(pod("unready", 13*time.Hour, 400, 0), func(p *Pod) { p.Live = false }), pod("b", time.Hour, 500, 0)},
+			want: []got{{"unready", "Skip", ReasonMinReplicas}}},
 		"an Hvpa's intent is applied at any age, beyond rounding only": {ctl: &Controller{Kind: "Hvpa", Namespace: "ns", Name: "web", Mode: vpav1.UpdateModeInPlaceOrRecreate, Exact: true,
 			Targets: map[string]scaling.Values{"app": scaling.V(525, -1)}},
 			pods: []Pod{pod("a", time.Minute, 500, 1000), pod("b", time.Minute, 524, 1048)}, want: []got{{"a", "Resize", ""}}},
@@ -507,7 +518,7 @@ func TestEvictionGates(t *testing.T) {
 func TestPodStateReadsAResizeFailure(t *testing.T) {
 	for _, tc := range []struct {
 		reason, message, want string
-	}{{"", "", ""}, {corev1.PodReasonError, "cannot shrink memory below usage", "Error: cannot shrink memory below usage"}} {
+	}{{"", "", ""}, {corev1.PodReasonError, "cannot shrink memory below usage", "Error: cannot shrink memory below usage"}, {corev1.PodReasonError, "", "Error"}} {
 		p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
 			Conditions: []corev1.PodCondition{{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue, Reason: tc.reason, Message: tc.message}}}}
 		s := podState(p, now, DefaultOptions(), nil)

@@ -59,9 +59,9 @@ type Updater struct {
 	// Heartbeat beats as each update loop starts (nil: no liveness check).
 	Heartbeat *heartbeat.Heartbeat
 
-	// limiter and resizeLimiter hold evictions and in-place resizes to --eviction-rate-limit and
-	// --eviction-rate-burst, each its own bucket (upstream's updater); loopEnd is when the running loop's
-	// waits for them end (the next loop is due).
+	// limiter and resizeLimiter hold evictions and a VPA's in-place resizes to --eviction-rate-limit and
+	// --eviction-rate-burst, each its own bucket (upstream's updater; an Hvpa's resizes apply its intent and
+	// are not held); loopEnd is when the running loop's waits for them end (the next loop is due).
 	limiter, resizeLimiter *rate.Limiter
 	loopEnd                time.Time
 	// resized counts resizes per (pod UID, change) for loop detection, lastResized names each pod's newest
@@ -545,7 +545,7 @@ func (s *Pod) conditions(p *corev1.Pod) {
 			t := c.LastTransitionTime.Time
 			s.ResizeInProgressSince = &t
 			if c.Reason != "" || c.Message != "" {
-				s.ResizeFailure = strings.TrimSpace(c.Reason + ": " + c.Message)
+				s.ResizeFailure = strings.Trim(c.Reason+": "+c.Message, ": ")
 			}
 		}
 	}
@@ -620,7 +620,7 @@ func (u *Updater) resizeInPlace(ctx context.Context, c served, pod *corev1.Pod, 
 			"not resizing again: the pod was resized %d times within %s for the same change (%s) and was moved away from it each time by something other than this updater; the same recommendation will not be applied to it again", n, u.Options.LoopWindow, a.Message)
 		return false
 	}
-	if !u.token(ctx, u.resizeLimiter) {
+	if c.ctl.Kind == vpav1.KindVerticalPodAutoscaler && !u.token(ctx, u.resizeLimiter) { // upstream's in-place limit
 		u.Metrics.Resizes.WithLabelValues("rate_limited").Inc()
 		return false // asked again next loop
 	}
@@ -641,16 +641,24 @@ func (u *Updater) resizeInPlace(ctx context.Context, c served, pod *corev1.Pod, 
 	}
 	u.Metrics.Resizes.WithLabelValues("refused").Inc()
 	log.Info("resize refused", "error", err.Error())
-	*a, *c.budget = AfterRefusal(&c.ctl, *a, ClassifyRefusal(err), err, *c.budget, c.evictable)
+	if a.Pod.oomLooping() { // neither minReplicas nor the budget holds it (limitEvictions)
+		*a, _ = AfterRefusal(&c.ctl, *a, ClassifyRefusal(err), err, 1, true)
+	} else {
+		*a, *c.budget = AfterRefusal(&c.ctl, *a, ClassifyRefusal(err), err, *c.budget, c.evictable)
+	}
 	return true
 }
 
 // token waits for lim's next token, as upstream's updater waits for its rate limiters, until the running loop
-// ends (the next one is due); false: none comes by then (the wait is not made at all).
+// ends (the next one is due); false: none comes by then (the wait is not made at all). Without a limit, and
+// once the loop has run past its end, it takes a token only if one is there.
 func (u *Updater) token(ctx context.Context, lim *rate.Limiter) bool {
 	end := u.loopEnd
 	if end.IsZero() {
 		end = time.Now().Add(u.Options.Interval)
+	}
+	if lim.Limit() == rate.Inf || !time.Now().Before(end) {
+		return lim.Allow()
 	}
 	wctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
