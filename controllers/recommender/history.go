@@ -23,18 +23,20 @@ const (
 )
 
 // loadPrometheusHistory loads the containers' usage history from Prometheus into history aggregates. A
-// container's pod labels (which VPA selects it) come from Prometheus, else from the live pod, else from the
-// pod template of the workload that owned the pod (gone pods without kube-state-metrics' label allow-list).
+// container's pod labels (which VPA selects it) come from the pod while it runs, else from Prometheus, else
+// from the pod's last known labels, else from the pod template of the workload that owned the pod (gone pods
+// without kube-state-metrics' label allow-list).
 //
 // The loop's liveness (LoopHealthy) is off while Prometheus is read, and counts from the end of the read:
 // its five queries may take --prometheus-timeout (5m) each, longer than the stall bound, and a process
 // restarted for it would only read again. Upstream VPA, too, starts its health check after the read.
 func (r *Recommender) loadPrometheusHistory(ctx context.Context) error {
 	logger := logf.FromContext(ctx)
-	if started := r.progress.Swap(0) != 0; started {
-		defer func() { r.progress.Store(r.Clock.Now().UnixNano()) }()
-	}
+	started := r.progress.Swap(0) != 0
 	history, err := r.History.History(ctx)
+	if started {
+		r.progress.Store(r.Clock.Now().UnixNano())
+	}
 	if err != nil {
 		return fmt.Errorf("reading usage history from Prometheus: %w", err)
 	}
@@ -101,11 +103,17 @@ func (r *Recommender) historyLabels(ctx context.Context) (func(context.Context, 
 		return l
 	}
 	return func(ctx context.Context, h usage.ContainerHistory) (map[string]string, string) {
+		key := types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}
 		switch {
+		case runs[key] && len(live[key]) > 0:
+			// a running pod's own labels: what selects it now, and the ones its live samples come with (the
+			// same container state goes on with them); kube-state-metrics rewrites label keys (a-b.c/d as
+			// a_b_c_d) and exports only those its allow-list names
+			return live[key], "pod"
 		case len(h.Labels) > 0:
 			return h.Labels, "prometheus"
-		case len(live[types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}]) > 0:
-			return live[types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}], "pod"
+		case len(live[key]) > 0:
+			return live[key], "pod"
 		case h.Owner.Kind != "":
 			if l := owned(ctx, h.Namespace, h.Owner); len(l) > 0 {
 				return l, "owner"

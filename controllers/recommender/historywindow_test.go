@@ -24,7 +24,8 @@ func (h givenHistory) History(context.Context) ([]usage.ContainerHistory, error)
 
 // TestHistoryWindowGoesOnLive: the memory window the Prometheus history of a running pod leaves open goes on
 // with the pod's live samples, one peak for the window, as upstream feeds history and live samples into one
-// container state. The pod used 1 GiB for the 60 hours of its history (windows ending 36 h ago, 12 h ago and in
+// container state, also when Prometheus has the pod's labels in another form (kube-state-metrics rewrites
+// their keys): the running pod's own labels count. The pod used 1 GiB for the 60 hours of its history (windows ending 36 h ago, 12 h ago and in
 // 12 h) and 3 GiB live: the window that holds now peaks at 3 GiB and outweighs the two before it, so the
 // memory lower bound (the 50th percentile of the peaks) is above 3 GiB. Before, the history fed a container of
 // its own: its open window kept a 1 GiB peak and the live samples opened a window of their own, and the
@@ -33,7 +34,9 @@ func TestHistoryWindowGoesOnLive(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	objs, played := fleet(1, 1, 1, func(int, int) (int64, int64) { return 200, 3 << 30 })
 	played.t = now.Add(-time.Minute) // the first read is dated now
-	h := usage.ContainerHistory{Namespace: "ns", Pod: "app-0-0", Container: "app", Labels: map[string]string{"app": "app-0"}, Step: time.Hour}
+	// kube-state-metrics' form of the pod's labels: keys rewritten, and one the live pod has not (any more)
+	h := usage.ContainerHistory{Namespace: "ns", Pod: "app-0-0", Container: "app", Labels: map[string]string{"app": "app-0", "pod_template_hash": "5d4f"},
+		Step: time.Hour}
 	for at := now.Add(-60 * time.Hour); at.Before(now); at = at.Add(time.Hour) {
 		h.CPU = append(h.CPU, usage.HistorySample{Time: at, Value: 0.2})
 		h.Memory = append(h.Memory, usage.HistorySample{Time: at, Value: 1 << 30})
