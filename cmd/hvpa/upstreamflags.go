@@ -207,7 +207,7 @@ var upstreamFlags = []upstreamFlag{
 	{name: "min-replicas", components: "updater", how: same},
 	{name: "eviction-tolerance", components: "updater", how: same},
 	{name: "eviction-rate-limit", components: "updater", how: same, why: "0 or -1: unlimited, as upstream"},
-	{name: "eviction-rate-burst", components: "updater", how: same},
+	{name: "eviction-rate-burst", components: "updater", how: same, why: "0 with a rate set counts as 1 (upstream's then never evicts)"},
 	{name: "evict-after-oom-threshold", components: "updater", how: alias, hvpa: "oom-window"},
 	{name: "in-recommendation-bounds-eviction-lifetime-threshold", components: "updater", how: alias, hvpa: "pod-min-age"},
 	{name: "pod-update-threshold", components: "updater", how: same},

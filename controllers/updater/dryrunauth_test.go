@@ -123,3 +123,32 @@ func TestEvictWithoutDryRunPermission(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedReplacementFreesOnlyATakenShare: an eviction whose replacement's dry run is refused frees the
+// share of the disruption budget it took, and only that: the eviction of a pod in an OOM crash loop took
+// none (limitEvictions exempts it), so the workload's budget stays as it was (before, each such refusal
+// raised it by one, and a later eviction of a ready pod went beyond --eviction-tolerance).
+func TestRefusedReplacementFreesOnlyATakenShare(t *testing.T) {
+	for name, looping := range map[string]bool{"a ready pod": false, "a pod in an OOM crash loop": true} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", UID: "u1"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1"}}}}
+		c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(pod.DeepCopy()).
+			WithInterceptorFuncs(interceptor.Funcs{
+				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+					if _, ok := obj.(*corev1.Pod); ok {
+						return apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "", nil) // the replacement would be refused
+					}
+					return c.Create(ctx, obj, opts...)
+				},
+			}).Build()
+		u := New(c, c, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now), nil, DefaultOptions(), NewMetrics(nil))
+		budget := 0
+		s := served{ctl: Controller{Kind: "VerticalPodAutoscaler", Namespace: "shop", Name: "web"}, obj: pod, budget: &budget, known: map[types.UID]bool{}}
+		a := &Action{Kind: Evict, Fingerprint: "f", Pod: &Pod{Name: "web-1", UID: "u1", Running: true, Live: !looping, OOMKilledEarly: looping},
+			Sized: []scaling.ContainerDecision{{Name: "app", Requests: scaling.V(500, -1)}}}
+		u.evict(context.Background(), s, pod, a, true, "", now)
+		if want := map[bool]int{false: 1, true: 0}[looping]; a.Kind != Skip || budget != want {
+			t.Errorf("%s: %s, budget %d after the refused replacement, want a skip and %d", name, a.Kind, budget, want)
+		}
+	}
+}

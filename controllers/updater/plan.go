@@ -515,7 +515,7 @@ func (c *Controller) inPlace() bool {
 // OOM crash loop). It serves nothing a disruption could take away, and its update (the memory the kill
 // raised) is what may end the loop: minReplicas and the eviction tolerance, which count ready pods, do not
 // hold it (upstream counts running pods, ready or not, so one such pod of two is updated there too).
-func (p *Pod) oomLooping() bool { return !p.Live && p.OOMKilledEarly }
+func (p *Pod) oomLooping() bool { return p != nil && !p.Live && p.OOMKilledEarly }
 
 // minReplicas is the live pods a workload needs before one of them may be disrupted.
 func (c *Controller) minReplicas(o Options) int32 {
@@ -844,15 +844,18 @@ func limitEvictions(c *Controller, actions []Action, live, replicas int, o Optio
 
 // requirementsMet follows the upstream VPA rule for evictionRequirements: a pod may be evicted when some
 // container meets every requirement, and a container meets one when at least one of its listed resources
-// moves in the required direction (an unchanged resource does not count). A container of spec.containers
-// without a cpu or memory request meets them all, as upstream admits it.
+// moves in the required direction (an unchanged resource does not count). As upstream, only containers of
+// spec.containers count (not sidecars), and one without a cpu or memory request meets them all.
 func requirementsMet(reqs []vpav1.EvictionRequirement, sized []scaling.ContainerDecision) bool {
 	if len(reqs) == 0 {
 		return true
 	}
 	for _, d := range sized {
-		if d.Current.Kind == scaling.AppContainer && (!d.Current.Requests.Has(scaling.CPU) || !d.Current.Requests.Has(scaling.Memory)) {
-			return true // upstream admits a pod with a container (of spec.containers) that lacks a cpu or memory request
+		if d.Current.Kind != scaling.AppContainer {
+			continue // upstream reads spec.containers only
+		}
+		if !d.Current.Requests.Has(scaling.CPU) || !d.Current.Requests.Has(scaling.Memory) {
+			return true // upstream admits a pod with a container that lacks a cpu or memory request
 		}
 		all := true
 		for _, req := range reqs {

@@ -188,6 +188,15 @@ func TestPlan(t *testing.T) {
 			return c
 		}(), pods: []Pod{withMemory(pod("down", time.Hour, 900, 1800), 1<<30), withMemory(pod("up", time.Hour, 100, 200), 1<<30)},
 			want: []got{{"up", "Resize", ""}, {"down", "Skip", ReasonEvictionReqs}}},
+		"evictionRequirements read spec.containers only, as upstream: a sidecar's rise does not meet them": {ctl: func() *Controller {
+			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
+			c.Targets["sidecar"], c.Lower["sidecar"], c.Upper["sidecar"] = scaling.V(300, -1), scaling.V(50, -1), scaling.V(400, -1)
+			c.EvictionRequirements = []vpav1.EvictionRequirement{{Resources: []corev1.ResourceName{corev1.ResourceCPU}, ChangeRequirement: vpav1.TargetHigherThanRequests}}
+			return c
+		}(), pods: []Pod{with(withMemory(pod("a", 13*time.Hour, 500, 0), 1<<30), func(p *Pod) {
+			p.InitContainers = []scaling.Container{{Name: "sidecar", Kind: scaling.SidecarContainer, Requests: scaling.V(100, 1<<20)}}
+		}), withMemory(pod("b", time.Hour, 500, 0), 1<<30)},
+			want: []got{{"a", "Skip", ReasonEvictionReqs}}},
 		"evictionRequirements admit a container without a memory request, as upstream": {ctl: func() *Controller {
 			c := vpaCtl(vpav1.UpdateModeRecreate, 500, 400, 600)
 			c.EvictionRequirements = []vpav1.EvictionRequirement{{Resources: []corev1.ResourceName{corev1.ResourceCPU}, ChangeRequirement: vpav1.TargetHigherThanRequests}}

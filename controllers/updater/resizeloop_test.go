@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/scaling"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
@@ -213,5 +214,28 @@ func TestResizeRecordsSurviveARestart(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestResizeRateLimitIsTheVPAs: --eviction-rate-limit holds a VPA's in-place resizes in a bucket of their own,
+// as upstream's updater holds them; an Hvpa's resizes apply its intent and are not held. At one token per 100
+// s (burst 1) three resizes of a VPA's pod in one loop: the first is made, the rest rate-limited; an Hvpa's
+// three are all made.
+func TestResizeRateLimitIsTheVPAs(t *testing.T) {
+	for kind, want := range map[string]int{vpav1.KindVerticalPodAutoscaler: 1, "Hvpa": 3} {
+		pod := loopPod()
+		var asked []int64
+		c := resizeServer(t, pod, &asked)
+		o := DefaultOptions()
+		o.EvictionRateLimit, o.EvictionBurst = 0.01, 1
+		u := New(c, c, record.NewFakeRecorder(100), clocktesting.NewFakeClock(now), nil, o, NewMetrics(nil))
+		s := served{ctl: Controller{Kind: kind, Namespace: "shop", Name: "web"}, obj: pod}
+		for _, cpu := range []float64{500, 900, 700} {
+			sized := loopSizes(cpu)
+			u.resizeInPlace(context.Background(), s, pod, &Action{Kind: Resize, Sized: sized, Fingerprint: fingerprint(sized)}, now)
+		}
+		if len(asked) != want {
+			t.Errorf("%s: %d of 3 resizes made in one loop, want %d", kind, len(asked), want)
+		}
 	}
 }

@@ -771,8 +771,8 @@ func (u *Updater) replacementAdmitted(ctx context.Context, c served, pod *corev1
 	if *a = AfterDryRun(*a, u.dryRunReplacement(ctx, pod, a.Sized)); a.Kind != Skip {
 		return true
 	}
-	if c.budget != nil {
-		*c.budget++ // nothing disrupted: the share of the budget this eviction took is free for another
+	if c.budget != nil && !a.Pod.oomLooping() && !c.ctl.loops(a) {
+		*c.budget++ // nothing disrupted: the share of the budget this eviction took (limitEvictions) is free for another
 	}
 	outcome := "replacement_refused"
 	if a.Reason == ReasonReplacementUnchecked {
