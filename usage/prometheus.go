@@ -327,7 +327,9 @@ func (p *Prometheus) podOwners(ctx context.Context, end time.Time) (map[podKey]O
 	if p.cfg.ReplicaSetOwnerQuery != "" {
 		rs, err := instantQuery[model.Vector](ctx, p, strings.ReplaceAll(p.cfg.ReplicaSetOwnerQuery, "$HISTORY", history), end)
 		if err != nil {
-			return nil, err
+			// the pods' own owners still count: a ReplicaSet's pods then count for the ReplicaSet, which no
+			// workload resolves, and the rest (StatefulSets, DaemonSets, Jobs) as before
+			logf.FromContext(ctx).Error(err, "reading the ReplicaSets' owners from Prometheus; pods of ReplicaSets are not attributed to their Deployments")
 		}
 		for _, s := range rs {
 			if o := ownerOf(s.Metric); o.Kind != "" {

@@ -95,8 +95,8 @@ func TestPrometheusHistory(t *testing.T) {
 }
 
 // TestPrometheusOwnersBestEffort: a failing owner query (here one Prometheus cannot parse) costs only what
-// the owners add, the attribution of pods whose labels are unknown; the rest of the history is read (before,
-// the whole history was dropped for it).
+// it adds: without the ReplicaSets' owners a pod's owner is its ReplicaSet, without the pods' owners there is
+// none; the rest of the history is read (before, the whole history was dropped for either).
 func TestPrometheusOwnersBestEffort(t *testing.T) {
 	end := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
 	s := startPrometheus(t, history(end, false))
@@ -110,8 +110,15 @@ func TestPrometheusOwnersBestEffort(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a failing owner query failed the history: %v", err)
 	}
-	if len(got) != 2 || len(got[0].CPU) == 0 || got[0].Owner != (Owner{}) {
-		t.Errorf("history %+v: want web-a and web-old with their samples and no owner", got)
+	if len(got) != 2 || len(got[0].CPU) == 0 || got[0].Owner != (Owner{Kind: "ReplicaSet", Name: "web-222"}) {
+		t.Errorf("history %+v: want web-a and web-old with their samples, their owner their ReplicaSet", got)
+	}
+	cfg.PodOwnerQuery = "kube_pod_owner{" // both fail: no owner, the history still read
+	if p, err = NewPrometheus(cfg, func() time.Time { return end }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = p.History(context.Background()); err != nil || len(got) != 2 || got[0].Owner != (Owner{}) {
+		t.Errorf("both owner queries failing: history %+v, %v; want web-a and web-old without owners", got, err)
 	}
 }
 

@@ -23,9 +23,8 @@ const (
 )
 
 // loadPrometheusHistory loads the containers' usage history from Prometheus into history aggregates. A
-// container's pod labels (which VPA selects it) come from the pod while it runs, else from Prometheus, else
-// from the pod's last known labels, else from the pod template of the workload that owned the pod (gone pods
-// without kube-state-metrics' label allow-list).
+// container's pod labels (which VPA selects it) come from the pod as the cluster knows it, else from the pod
+// template of the workload that owned it, else from Prometheus (kube-state-metrics' form of them).
 //
 // The loop's liveness (LoopHealthy) is off while Prometheus is read, and counts from the end of the read:
 // its five queries may take --prometheus-timeout (5m) each, longer than the stall bound, and a process
@@ -105,19 +104,15 @@ func (r *Recommender) historyLabels(ctx context.Context) (func(context.Context, 
 	return func(ctx context.Context, h usage.ContainerHistory) (map[string]string, string) {
 		key := types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}
 		switch {
-		case runs[key] && len(live[key]) > 0:
-			// a running pod's own labels: what selects it now, and the ones its live samples come with (the
-			// same container state goes on with them); kube-state-metrics rewrites label keys (a-b.c/d as
-			// a_b_c_d) and exports only those its allow-list names
+		case len(live[key]) > 0:
+			// the pod's own labels: what selects it (and, while it runs, the ones its live samples come with,
+			// the same container state going on with them); kube-state-metrics rewrites label keys (a-b.c/d as
+			// a_b_c_d), which no selector names, and exports only those its allow-list names
 			return live[key], "pod"
+		case h.Owner.Kind != "" && len(owned(ctx, h.Namespace, h.Owner)) > 0:
+			return owned(ctx, h.Namespace, h.Owner), "owner" // its workload's template: what its selector matches
 		case len(h.Labels) > 0:
 			return h.Labels, "prometheus"
-		case len(live[key]) > 0:
-			return live[key], "pod"
-		case h.Owner.Kind != "":
-			if l := owned(ctx, h.Namespace, h.Owner); len(l) > 0 {
-				return l, "owner"
-			}
 		}
 		return nil, ""
 	}, running, nil

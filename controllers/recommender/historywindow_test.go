@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -61,5 +64,51 @@ func TestHistoryWindowGoesOnLive(t *testing.T) {
 	}
 	if lb := v.Status.Recommendation.ContainerRecommendations[0].LowerBound.Memory(); lb.Value() < 3<<30 {
 		t.Errorf("memory lower bound %s, want at least 3Gi: the history's open window did not go on with the live samples", lb)
+	}
+}
+
+// TestGoneHistoryTakesItsWorkloadsLabels: the history of a pod that is gone counts for the VPA of the workload
+// that owned it, through the workload's pod template, though Prometheus has its labels too: kube-state-metrics
+// exports them with rewritten keys (app.kubernetes.io/name as app_kubernetes_io_name), which the VPA's
+// selector does not name. The gone pod used 2 cores for two days, the live one 100m for an hour: the target
+// holds the gone pod's history (before, it went to an aggregate of the rewritten labels, and the target was
+// the live pod's).
+func TestGoneHistoryTakesItsWorkloadsLabels(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	sel := map[string]string{"app.kubernetes.io/name": "web"}
+	objs := []client.Object{
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}}}},
+		vpaFor("ns", "web", "web", vpav1.UpdateModeOff),
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-live", Labels: sel},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}},
+	}
+	played := &playedUsage{t: now.Add(-time.Minute), samples: []usage.ContainerUsage{{Namespace: "ns", Pod: "web-live", Container: "app", CPUMilli: 100, MemoryBytes: 200 << 20}}}
+	gone := usage.ContainerHistory{Namespace: "ns", Pod: "web-gone", Container: "app", Step: time.Hour,
+		Labels: map[string]string{"app_kubernetes_io_name": "web"}, Owner: usage.Owner{Kind: "Deployment", Name: "web"}}
+	for at := now.Add(-50 * time.Hour); at.Before(now.Add(-2 * time.Hour)); at = at.Add(time.Hour) {
+		gone.CPU = append(gone.CPU, usage.HistorySample{Time: at, Value: 2})
+		gone.Memory = append(gone.Memory, usage.HistorySample{Time: at, Value: 200 << 20})
+	}
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build(), interceptor.Funcs{Patch: checkpointPatch(nil)})
+	opts := recommenderctrl.DefaultOptions()
+	opts.Storage = recommenderctrl.StoragePrometheus
+	r, err := recommenderctrl.NewRecommender(c, played, givenHistory{gone}, nil, clocktesting.NewFakePassiveClock(now), recommender.Defaults(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var v vpav1.VerticalPodAutoscaler
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "web"}, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Status.Recommendation == nil || len(v.Status.Recommendation.ContainerRecommendations) == 0 {
+		t.Fatal("no recommendation")
+	}
+	if cpu := v.Status.Recommendation.ContainerRecommendations[0].Target.Cpu(); cpu.MilliValue() < 2000 {
+		t.Errorf("cpu target %s, want at least 2 cores: the gone pod's history did not count for its workload's VPA", cpu)
 	}
 }
