@@ -25,11 +25,36 @@ type givenHistory []usage.ContainerHistory
 
 func (h givenHistory) History(context.Context) ([]usage.ContainerHistory, error) { return h, nil }
 
+// firstRecommendation runs a recommender with --storage=prometheus once at now on objs (in namespace ns),
+// the played usage and the history, and returns the first container recommendation of VPA ns/vpa.
+func firstRecommendation(t *testing.T, objs []client.Object, played *playedUsage, h usage.HistoryProvider, now time.Time, vpa string) vpav1.RecommendedContainerResources {
+	t.Helper()
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
+		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build(), interceptor.Funcs{Patch: checkpointPatch(nil)})
+	opts := recommenderctrl.DefaultOptions()
+	opts.Storage = recommenderctrl.StoragePrometheus
+	r, err := recommenderctrl.NewRecommender(c, played, h, nil, clocktesting.NewFakePassiveClock(now), recommender.Defaults(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var v vpav1.VerticalPodAutoscaler
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: vpa}, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Status.Recommendation == nil || len(v.Status.Recommendation.ContainerRecommendations) == 0 {
+		t.Fatal("no recommendation")
+	}
+	return v.Status.Recommendation.ContainerRecommendations[0]
+}
+
 // TestHistoryWindowGoesOnLive: the memory window the Prometheus history of a running pod leaves open goes on
 // with the pod's live samples, one peak for the window, as upstream feeds history and live samples into one
 // container state, also when Prometheus has the pod's labels in another form (kube-state-metrics rewrites
-// their keys): the running pod's own labels count. The pod used 1 GiB for the 60 hours of its history (windows ending 36 h ago, 12 h ago and in
-// 12 h) and 3 GiB live: the window that holds now peaks at 3 GiB and outweighs the two before it, so the
+// their keys): the running pod's own labels count. The pod used 1 GiB for the 60 hours of its history
+// (windows ending 36 h ago, 12 h ago and in 12 h) and 3 GiB live: the window that holds now peaks at 3 GiB and outweighs the two before it, so the
 // memory lower bound (the 50th percentile of the peaks) is above 3 GiB. Before, the history fed a container of
 // its own: its open window kept a 1 GiB peak and the live samples opened a window of their own, and the
 // lower bound stayed at about 1.15 GiB.
@@ -44,25 +69,8 @@ func TestHistoryWindowGoesOnLive(t *testing.T) {
 		h.CPU = append(h.CPU, usage.HistorySample{Time: at, Value: 0.2})
 		h.Memory = append(h.Memory, usage.HistorySample{Time: at, Value: 1 << 30})
 	}
-	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
-		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build(), interceptor.Funcs{Patch: checkpointPatch(nil)})
-	opts := recommenderctrl.DefaultOptions()
-	opts.Storage = recommenderctrl.StoragePrometheus
-	r, err := recommenderctrl.NewRecommender(c, played, givenHistory{h}, nil, clocktesting.NewFakePassiveClock(now), recommender.Defaults(), opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.RunOnce(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var v vpav1.VerticalPodAutoscaler
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "app-0"}, &v); err != nil {
-		t.Fatal(err)
-	}
-	if v.Status.Recommendation == nil || len(v.Status.Recommendation.ContainerRecommendations) == 0 {
-		t.Fatal("no recommendation")
-	}
-	if lb := v.Status.Recommendation.ContainerRecommendations[0].LowerBound.Memory(); lb.Value() < 3<<30 {
+	rec := firstRecommendation(t, objs, played, givenHistory{h}, now, "app-0")
+	if lb := rec.LowerBound.Memory(); lb.Value() < 3<<30 {
 		t.Errorf("memory lower bound %s, want at least 3Gi: the history's open window did not go on with the live samples", lb)
 	}
 }
@@ -90,25 +98,8 @@ func TestGoneHistoryTakesItsWorkloadsLabels(t *testing.T) {
 		gone.CPU = append(gone.CPU, usage.HistorySample{Time: at, Value: 2})
 		gone.Memory = append(gone.Memory, usage.HistorySample{Time: at, Value: 200 << 20})
 	}
-	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(objs...).
-		WithStatusSubresource(&vpav1.VerticalPodAutoscaler{}).Build(), interceptor.Funcs{Patch: checkpointPatch(nil)})
-	opts := recommenderctrl.DefaultOptions()
-	opts.Storage = recommenderctrl.StoragePrometheus
-	r, err := recommenderctrl.NewRecommender(c, played, givenHistory{gone}, nil, clocktesting.NewFakePassiveClock(now), recommender.Defaults(), opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.RunOnce(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var v vpav1.VerticalPodAutoscaler
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "web"}, &v); err != nil {
-		t.Fatal(err)
-	}
-	if v.Status.Recommendation == nil || len(v.Status.Recommendation.ContainerRecommendations) == 0 {
-		t.Fatal("no recommendation")
-	}
-	if cpu := v.Status.Recommendation.ContainerRecommendations[0].Target.Cpu(); cpu.MilliValue() < 2000 {
+	rec := firstRecommendation(t, objs, played, givenHistory{gone}, now, "web")
+	if cpu := rec.Target.Cpu(); cpu.MilliValue() < 2000 {
 		t.Errorf("cpu target %s, want at least 2 cores: the gone pod's history did not count for its workload's VPA", cpu)
 	}
 }
