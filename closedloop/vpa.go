@@ -143,7 +143,7 @@ func cmpFloat(a, b float64) int {
 }
 
 // quickOOM reports whether a container of p was killed within EvictAfterOOM of its start, less than
-// EvictAfterOOM before t: upstream's updater reads the last termination state so (v1.8), which then lets the
+// EvictAfterOOM before t: upstream's updater reads the last termination state so (v1.8.1), which then lets the
 // pod be updated at any age and difference.
 func (v *vpaCtl) quickOOM(p *pod, t int64) bool {
 	window := int64(v.cfg.EvictAfterOOM / time.Second)

@@ -216,7 +216,7 @@ var upstreamFlags = []upstreamFlag{
 	{name: "admission-controller-status-lease-name", components: "updater", how: same, why: "the name part of --admission-lease"},
 	{name: "admission-controller-status-lease-namespace", components: "updater", how: same, why: "the namespace part of --admission-lease"},
 	{name: "admission-controller-status-lease-timeout", components: "updater", how: alias, hvpa: "admission-lease-max-age"},
-	{name: "concurrent-cpu-startup-boost-syncs", components: "updater", how: ignored, def: "10", why: "hvpa's updater ends startup boosts in its update loop (--updater-interval)"},
+	{name: "concurrent-cpu-startup-boost-syncs", components: "updater", how: ignored, def: "1", why: "hvpa's updater ends startup boosts in its update loop (--updater-interval)"},
 
 	{name: "port", components: "admission-controller", how: alias, hvpa: "webhook-port", why: "the port the webhook server listens on"},
 	{name: "min-tls-version", components: "admission-controller", how: same},

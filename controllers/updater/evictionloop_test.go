@@ -370,3 +370,17 @@ func TestEvictionRateLimitWaitsWithinTheLoop(t *testing.T) {
 		t.Errorf("no rate limit, the loop past its end: %d of 3 evictions, want every one", evictions)
 	}
 }
+
+// TestDaemonSetDesiredReplicas: a DaemonSet's desired replicas are the nodes it should run on
+// (status.desiredNumberScheduled), as upstream v1.8.1 reads them for the eviction tolerance: a pod a node
+// still lacks counts as disrupted. Before, a DaemonSet's were unknown (0) and the plan counted the pods.
+func TestDaemonSetDesiredReplicas(t *testing.T) {
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "agent"}, Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 4, NumberReady: 3}}
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(ds).Build()
+	u := New(c, c, record.NewFakeRecorder(1), clocktesting.NewFakeClock(now), nil, DefaultOptions(), NewMetrics(nil))
+	s := served{ctl: Controller{Kind: "VerticalPodAutoscaler", Namespace: "shop", Name: "agent"}, target: workload.Ref{Kind: "DaemonSet", Name: "agent"},
+		gvk: appsv1.SchemeGroupVersion.WithKind("DaemonSet")}
+	if got := u.desiredReplicas(context.Background(), s); got != 4 {
+		t.Errorf("a DaemonSet scheduled on 4 nodes (3 ready): desired replicas %d, want 4", got)
+	}
+}

@@ -33,7 +33,7 @@ type Options struct {
 	// MinPodAge before a within-bounds difference is acted on (12h).
 	MinPodAge time.Duration
 	// OOMWindow: a container OOM-killed within this time of starting, less than this time ago, makes its pod a
-	// candidate (10m; upstream's --evict-after-oom-threshold, which bounds both since v1.8).
+	// candidate (10m; upstream's --evict-after-oom-threshold, which bounds both since v1.8.1).
 	OOMWindow time.Duration
 	// DeferredTimeout: a resize the kubelet defers longer than this falls back to eviction (5m).
 	DeferredTimeout time.Duration

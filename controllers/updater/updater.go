@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -295,11 +296,18 @@ func withOrigins(cs []scaling.Container, origins map[string]scaling.Container) {
 	}
 }
 
-// desiredReplicas reads the workload's desired replicas from its scale subresource (0: unknown, e.g. a
-// DaemonSet: the plan then counts the pods).
+// desiredReplicas reads the workload's desired replicas from its scale subresource, a DaemonSet's from the
+// nodes it should run on (status.desiredNumberScheduled, as upstream v1.8.1 reads it: a pod a node lacks
+// counts as disrupted); 0: unknown (a Job: the plan then counts the pods).
 func (u *Updater) desiredReplicas(ctx context.Context, c served) int32 {
 	switch c.gvk.Kind {
-	case "", "DaemonSet", "Job", "CronJob": // no scale subresource
+	case "DaemonSet":
+		var ds appsv1.DaemonSet
+		if err := u.Client.Get(ctx, client.ObjectKey{Namespace: c.ctl.Namespace, Name: c.target.Name}, &ds); err != nil {
+			return 0
+		}
+		return ds.Status.DesiredNumberScheduled
+	case "", "Job", "CronJob": // no scale subresource
 		return 0
 	}
 	s, err := u.Targets.Scale(ctx, c.gvk, c.ctl.Namespace, c.target.Name)
@@ -566,7 +574,7 @@ func (s *Pod) container(p *corev1.Pod, k corev1.Container, statuses []corev1.Con
 		if cs.Resources != nil && !sameResources(k.Resources, *cs.Resources) {
 			s.Resizing = true
 		}
-		// upstream's updater (v1.8): the kill came within the window of the container's start, and is less than
+		// upstream's updater (v1.8.1): the kill came within the window of the container's start, and is less than
 		// the window ago (an old kill in the last termination state no longer makes the pod a candidate)
 		if t := vpav1.OOMKill(cs.LastTerminationState); t != nil && t.FinishedAt.Sub(t.StartedAt.Time) < o.OOMWindow &&
 			now.Sub(t.FinishedAt.Time) < o.OOMWindow {
