@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,9 @@ type PrometheusConfig struct {
 	// CPUMetric and MemoryMetric are the cAdvisor metrics CadvisorQueries reads (upstream VPA's
 	// --history-cpu-metric and --history-memory-metric).
 	CPUMetric, MemoryMetric string
+	// Namespaces narrows CadvisorQueries to these namespaces (the recommender's --namespaces, as upstream VPA
+	// narrows its queries to --vpa-object-namespace); none: every namespace.
+	Namespaces []string
 	// PodLabelsQuery gives series whose labels (with PodLabelPrefix) are the pods' labels, the newest series
 	// of a pod counting; empty: pod labels are not read. kube-state-metrics v2 exports them only for the labels
 	// its --metric-labels-allowlist names (e.g. pods=[*]). A range vector (upstream VPA's form,
@@ -88,6 +92,17 @@ func DefaultPrometheusConfig() PrometheusConfig {
 func (c PrometheusConfig) CadvisorQueries(job string) (cpu, memory string) {
 	ns, pod, ctr := promLabel(c.NamespaceLabel), promLabel(c.PodLabel), promLabel(c.ContainerLabel)
 	sel := fmt.Sprintf(`%s!="", %s!="POD", %s!=""`, ctr, ctr, pod)
+	switch len(c.Namespaces) {
+	case 0:
+	case 1:
+		sel += fmt.Sprintf(`, %s=%q`, ns, c.Namespaces[0])
+	default:
+		quoted := make([]string, len(c.Namespaces))
+		for i, n := range c.Namespaces {
+			quoted[i] = regexp.QuoteMeta(n)
+		}
+		sel += fmt.Sprintf(`, %s=~%q`, ns, strings.Join(quoted, "|"))
+	}
 	if job != "" {
 		sel = fmt.Sprintf(`job=%q, `, job) + sel
 	}

@@ -204,6 +204,7 @@ func (o runOptions) prometheusConfig() (usage.PrometheusConfig, promAuth, error)
 	if (p.CPUMetric != def.CPUMetric && p.CPUQuery != def.CPUQuery) || (p.MemoryMetric != def.MemoryMetric && p.MemoryQuery != def.MemoryQuery) {
 		return p, auth, errors.New("--history-cpu-metric or --history-memory-metric with the whole query of that resource (--prometheus-cpu-query, --prometheus-memory-query): put the metric into the query instead")
 	}
+	p.Namespaces = o.recommender.Namespaces // the history of the namespaces served only, as upstream reads it
 	cpu, memory := p.CadvisorQueries(job)
 	if p.CPUQuery == def.CPUQuery {
 		p.CPUQuery = cpu

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/prometheus/promql/parser"
 )
 
 // The Prometheus client flags become prometheus/common's client configuration, and a combination that
@@ -200,6 +202,12 @@ func TestUpstreamPrometheusLabelFlags(t *testing.T) {
 		"a metric name with the whole query": {args: []string{"--history-cpu-metric=cadvisor_cpu_seconds_total", "--prometheus-cpu-query=rate(x[5m])"},
 			err: "put the metric into the query"},
 		"not a metric name": {args: []string{"--history-memory-metric=working set"}, err: `--history-memory-metric="working set" is not a metric name`},
+		"one namespace served": {args: []string{"--vpa-object-namespace=shop"},
+			cpu:    `max by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{container!="", container!="POD", pod!="", namespace="shop"}[$RESOLUTION]))`,
+			memory: `max by (namespace, pod, container) (max_over_time(container_memory_working_set_bytes{container!="", container!="POD", pod!="", namespace="shop"}[$RESOLUTION]))`},
+		"namespaces served": {args: []string{"--namespaces=shop,web.v2"},
+			cpu:    `max by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{container!="", container!="POD", pod!="", namespace=~"shop|web\\.v2"}[$RESOLUTION]))`,
+			memory: `max by (namespace, pod, container) (max_over_time(container_memory_working_set_bytes{container!="", container!="POD", pod!="", namespace=~"shop|web\\.v2"}[$RESOLUTION]))`},
 	} {
 		cmd, o := newRunCommandOptions()
 		if err := cmd.Flags().Parse(tc.args); err != nil {
@@ -214,6 +222,11 @@ func TestUpstreamPrometheusLabelFlags(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		for _, q := range []string{cfg.CPUQuery, cfg.MemoryQuery} {
+			if _, err := parser.NewParser(parser.Options{}).ParseExpr(strings.ReplaceAll(q, "$RESOLUTION", "1h")); err != nil {
+				t.Errorf("%s: %s is no PromQL: %v", name, q, err)
+			}
 		}
 		if cfg.CPUQuery != tc.cpu || cfg.MemoryQuery != tc.memory {
 			t.Errorf("%s:\n cpu    %s\n memory %s\nwant\n cpu    %s\n memory %s", name, cfg.CPUQuery, cfg.MemoryQuery, tc.cpu, tc.memory)

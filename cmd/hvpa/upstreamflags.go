@@ -136,7 +136,7 @@ var upstreamFlags = []upstreamFlag{
 	{name: "kube-api-qps", components: "all", how: same, why: "hvpa's default is 200 (upstream: 5)"},
 	{name: "kube-api-burst", components: "all", how: same, why: "hvpa's default is 300 (upstream: 10)"},
 	{name: "profiling", components: "all", how: same, bool: true},
-	{name: "vpa-object-namespace", components: "all", how: alias, hvpa: "namespaces", why: "hvpa's recommender serves the VerticalPodAutoscalers of these namespaces"},
+	{name: "vpa-object-namespace", components: "all", how: alias, hvpa: "namespaces", why: "hvpa's recommender serves the VerticalPodAutoscalers of these namespaces, and reads only their Prometheus history (as upstream narrows its queries)"},
 	{name: "ignored-vpa-object-namespaces", components: "all", how: alias, hvpa: "exclude-namespaces"},
 	{name: "feature-gates", components: "all", how: same, why: "upstream's gates InPlace, CPUStartupBoost and PerVPAConfig, with upstream's meaning"},
 	{name: "address", components: "all", how: alias, hvpa: "metrics-bind-address", why: "one process serves the metrics of every component it runs"},
