@@ -106,12 +106,13 @@ func (s *State) Container(m *Model, key ContainerKey, group string, labels map[s
 	return pc
 }
 
-// aggregate returns the aggregate of key, creating it (with the labels of its group) as needed.
+// aggregate returns the aggregate of key, creating it (with the labels of its group) as needed; a new one's
+// LastUpdate is now until a sample comes (an aggregate that never gets a sample expires too; zero: at once).
 func (s *State) aggregate(m *Model, key AggregateKey, labels map[string]string, now time.Time) *AggregateEntry {
 	a, ok := s.aggs[key]
 	if !ok {
 		a = &AggregateEntry{Aggregate: m.NewAggregate(), Labels: labels}
-		a.Aggregate.LastUpdate = now // an aggregate that never gets a sample expires too
+		a.Aggregate.LastUpdate = now
 		s.aggs[key] = a
 		s.byNS, s.byGroup = nil, nil
 	}
@@ -479,13 +480,7 @@ func LabelKey(l map[string]string) string {
 // HistoryContainer returns a new pod container that feeds the aggregate of a group (created as needed) and
 // is not kept: for history read once, such as a pod container's samples from Prometheus.
 func (s *State) HistoryContainer(m *Model, key AggregateKey, labels map[string]string) *Container {
-	a, ok := s.aggs[key]
-	if !ok {
-		a = &AggregateEntry{Aggregate: m.NewAggregate(), Labels: labels}
-		s.aggs[key] = a
-		s.byNS, s.byGroup = nil, nil
-	}
-	return m.NewContainer(a.Aggregate)
+	return m.NewContainer(s.aggregate(m, key, labels, time.Time{}).Aggregate) // its samples date it
 }
 
 // ContainerLoad is what the workload total of one container recommends: the load of the whole workload

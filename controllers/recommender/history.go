@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/usage"
@@ -80,12 +81,14 @@ func (r *Recommender) historyLabels(ctx context.Context) (func(context.Context, 
 	if err != nil {
 		return nil, nil, err
 	}
-	live := map[types.NamespacedName]map[string]string{}
-	runs := map[types.NamespacedName]bool{}
+	known := make(map[types.NamespacedName]*podstore.Pod, len(pods))
 	for _, p := range pods {
-		live[p.Key()], runs[p.Key()] = p.Labels, p.Phase == corev1.PodRunning
+		known[p.Key()] = p
 	}
-	running := func(ns, pod string) bool { return runs[types.NamespacedName{Namespace: ns, Name: pod}] }
+	running := func(ns, pod string) bool {
+		p := known[types.NamespacedName{Namespace: ns, Name: pod}]
+		return p != nil && p.Phase == corev1.PodRunning
+	}
 	templates := map[types.NamespacedName]map[string]string{} // owner (kind/name) -> its pod template's labels
 	owned := func(ctx context.Context, ns string, o usage.Owner) map[string]string {
 		key := types.NamespacedName{Namespace: ns, Name: o.Kind + "/" + o.Name}
@@ -102,13 +105,13 @@ func (r *Recommender) historyLabels(ctx context.Context) (func(context.Context, 
 		return l
 	}
 	return func(ctx context.Context, h usage.ContainerHistory) (map[string]string, string) {
-		key := types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}
+		p := known[types.NamespacedName{Namespace: h.Namespace, Name: h.Pod}]
 		switch {
-		case len(live[key]) > 0:
+		case p != nil && len(p.Labels) > 0:
 			// the pod's own labels: what selects it (and, while it runs, the ones its live samples come with,
 			// the same container state going on with them); kube-state-metrics rewrites label keys (a-b.c/d as
 			// a_b_c_d), which no selector names, and exports only those its allow-list names
-			return live[key], "pod"
+			return p.Labels, "pod"
 		case h.Owner.Kind != "" && len(owned(ctx, h.Namespace, h.Owner)) > 0:
 			return owned(ctx, h.Namespace, h.Owner), "owner" // its workload's template: what its selector matches
 		case len(h.Labels) > 0:
