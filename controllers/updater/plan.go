@@ -824,7 +824,7 @@ func limitEvictions(c *Controller, actions []Action, live, replicas int, o Optio
 			continue
 		}
 		disrupts := a.Kind == Evict || (a.Kind == Resize && (a.Pod.RestartOnResize || !o.InPlaceSkipDisruptionBudget))
-		if !disrupts || a.Pod.oomLooping() || c.loops(a) {
+		if !disrupts || !c.takesBudget(a) {
 			continue
 		}
 		switch {
@@ -841,6 +841,11 @@ func limitEvictions(c *Controller, actions []Action, live, replicas int, o Optio
 	}
 	return actions, max(budget, 0)
 }
+
+// takesBudget: the disruption a makes counts against minReplicas and the workload's eviction tolerance
+// (limitEvictions), and a refused replacement gives its share back: not for a pod in an OOM crash loop
+// (oomLooping), nor for one loop detection holds.
+func (c *Controller) takesBudget(a *Action) bool { return !a.Pod.oomLooping() && !c.loops(a) }
 
 // requirementsMet follows the upstream VPA rule for evictionRequirements: a pod may be evicted when some
 // container meets every requirement, and a container meets one when at least one of its listed resources

@@ -779,7 +779,7 @@ func (u *Updater) replacementAdmitted(ctx context.Context, c served, pod *corev1
 	if *a = AfterDryRun(*a, u.dryRunReplacement(ctx, pod, a.Sized)); a.Kind != Skip {
 		return true
 	}
-	if c.budget != nil && !a.Pod.oomLooping() && !c.ctl.loops(a) {
+	if c.budget != nil && c.ctl.takesBudget(a) {
 		*c.budget++ // nothing disrupted: the share of the budget this eviction took (limitEvictions) is free for another
 	}
 	outcome := "replacement_refused"
