@@ -96,11 +96,15 @@ func (c promClientFlags) given() given {
 func (c promClientFlags) auth() promAuth {
 	g := c.given()
 	a := promAuth{used: "none", unused: g.unused()}
+	if c.bearerToken != "" && c.bearerTokenFile != "" {
+		a.unused = append(a.unused, "--prometheus-bearer-token is not used: --prometheus-bearer-token-file wins, as in upstream VPA")
+	}
 	switch {
 	case g.token:
-		a.authorization = &promconfig.Authorization{Type: "Bearer", Credentials: promconfig.Secret(c.bearerToken), CredentialsFile: c.bearerTokenFile}
+		a.authorization = &promconfig.Authorization{Type: "Bearer", Credentials: promconfig.Secret(c.bearerToken)}
 		a.used = "bearer token (--prometheus-bearer-token)"
-		if c.bearerTokenFile != "" {
+		if c.bearerTokenFile != "" { // the file wins over the flag's token, as upstream reads it into the token
+			a.authorization = &promconfig.Authorization{Type: "Bearer", CredentialsFile: c.bearerTokenFile}
 			a.used = "bearer token (--prometheus-bearer-token-file)"
 		}
 	case g.flagsBasic:
@@ -139,8 +143,8 @@ func (g given) unused() []string {
 func (c promClientFlags) httpConfig() (promconfig.HTTPClientConfig, promAuth, error) {
 	h := promconfig.DefaultHTTPClientConfig
 	switch {
-	case c.bearerToken != "" && c.bearerTokenFile != "":
-		return h, promAuth{}, errors.New("--prometheus-bearer-token and --prometheus-bearer-token-file: give one (the file keeps the token out of the pod spec)")
+	case c.bearerToken != "" && c.bearerTokenFile != "" && c.username != "":
+		return h, promAuth{}, errors.New("--prometheus-bearer-token, --prometheus-bearer-token-file and --username (--prometheus-username): give a token or a user, not all three (upstream VPA refuses them too)")
 	case c.password != "" && c.passwordFile != "":
 		return h, promAuth{}, errors.New("--password and --prometheus-password-file: give one (the file keeps the password out of the pod spec)")
 	case (c.certFile == "") != (c.keyFile == ""):
