@@ -201,11 +201,11 @@ var upstreamFlags = []upstreamFlag{
 	{name: "username", components: "recommender", how: alias, hvpa: "prometheus-username"},
 	{name: "password", components: "recommender", how: same, why: "hvpa also takes --prometheus-password-file"},
 	{name: "prometheus-bearer-token", components: "recommender", how: same},
-	{name: "prometheus-bearer-token-file", components: "recommender", how: same},
+	{name: "prometheus-bearer-token-file", components: "recommender", how: same, why: "wins over --prometheus-bearer-token, as upstream"},
 
 	{name: "updater-interval", components: "updater", how: same},
 	{name: "min-replicas", components: "updater", how: same},
-	{name: "eviction-tolerance", components: "updater", how: same},
+	{name: "eviction-tolerance", components: "updater", how: same, why: "above 1 is refused at start (upstream's then disrupts every replica in one loop)"},
 	{name: "eviction-rate-limit", components: "updater", how: same, why: "0 or -1: unlimited, as upstream"},
 	{name: "eviction-rate-burst", components: "updater", how: same, why: "0 with a rate set counts as 1 (upstream's then never evicts)"},
 	{name: "evict-after-oom-threshold", components: "updater", how: alias, hvpa: "oom-window"},
