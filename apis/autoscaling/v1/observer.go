@@ -3,8 +3,9 @@ package v1
 // DefaultRecommender is the recommender that serves a VerticalPodAutoscaler whose spec.recommenders names none.
 const DefaultRecommender = "default"
 
-// RecommendedBy says whether recommender ("": DefaultRecommender) serves the object: the first entry of
-// spec.recommenders names it, or none is named and it is DefaultRecommender.
+// RecommendedBy says whether recommender ("": DefaultRecommender) serves the object: an entry of
+// spec.recommenders names it, or none is named and it is DefaultRecommender (upstream's recommender reads
+// every entry; the webhooks refuse more than one, but an object stored while they were down may have more).
 func (o *VerticalPodAutoscaler) RecommendedBy(recommender string) bool {
 	if recommender == "" {
 		recommender = DefaultRecommender
@@ -12,7 +13,12 @@ func (o *VerticalPodAutoscaler) RecommendedBy(recommender string) bool {
 	if len(o.Spec.Recommenders) == 0 {
 		return recommender == DefaultRecommender
 	}
-	return o.Spec.Recommenders[0].Name == recommender
+	for _, r := range o.Spec.Recommenders {
+		if r.Name == recommender {
+			return true
+		}
+	}
+	return false
 }
 
 // Observes says whether, to hvpa (whose recommender is named recommender), the object only watches its workload:
