@@ -15,6 +15,9 @@
 //     an object accepted once, or stored before the webhook existed, stays deletable and labelable.
 //   - A gated field whose gate is off is refused on CREATE and when an UPDATE adds or changes it; an UPDATE
 //     that keeps it unchanged is accepted with a warning that it is ignored (the upstream VPA ratchet).
+//     Upstream's wider ratchets are followed: a VPA that has any startupBoost (its own or a container
+//     policy's) may keep, change and add boosts with CPUStartupBoost off, and one that uses a PerVPAConfig
+//     field may use the others. A startupBoost quantity is whole millicores (upstream).
 //   - A containerName that the old object already had is not checked for its form again.
 //
 // # VerticalPodAutoscaler (paths under spec)
@@ -22,8 +25,9 @@
 //   - targetRef: required; kind and name required; apiVersion must parse as group/version; the kinds that
 //     own no pods are refused (HorizontalPodAutoscaler, VerticalPodAutoscaler, Hvpa, ControllerRevision).
 //   - updatePolicy.updateMode: one of Off, Initial, Recreate, Auto, InPlaceOrRecreate, InPlace (schema
-//     enum, repeated); InPlace needs feature gate InPlace. Unset stays allowed (it means Auto), unlike
-//     upstream, which requires it when updatePolicy is set.
+//     enum, repeated); InPlace needs feature gate InPlace; required when updatePolicy is set (upstream; an
+//     update of an object stored without it keeps it, with a warning); Auto is deprecated (upstream's
+//     warning).
 //   - updatePolicy.minReplicas: positive (schema minimum, repeated; upstream message).
 //   - recommenders: at most one (upstream message).
 //
@@ -31,7 +35,9 @@
 // spec.vpa.template.resourcePolicy):
 //
 //   - containerName: required (upstream); "*" or a DNS-1123 label (a container name; patterns such as
-//     "app-*" are refused); unique among the policies (also "*").
+//     "app-*" are refused); unique among the policies (also "*"; upstream accepts duplicates, the first
+//     applying: an update keeps a duplicate the old object had, with a warning).
+//   - controlledResources: cpu and memory only (upstream; one the old object named is kept, with a warning).
 //   - mode: Auto or Off (schema enum, repeated).
 //   - minAllowed, maxAllowed: not negative; cpu in whole millicores, memory in whole bytes (upstream);
 //     maxAllowed not below minAllowed, for every resource, reported on maxAllowed (upstream message).

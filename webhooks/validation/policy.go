@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,13 +69,20 @@ func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featu
 
 		errs = append(errs, containerName(p.ContainerName, oldP != nil, pp.Child("containerName"))...)
 		if p.ContainerName != "" {
-			if j, dup := seen[p.ContainerName]; dup {
+			if j, dup := seen[p.ContainerName]; !dup {
+				seen[p.ContainerName] = i
+			} else if isUpdate && policiesNamed(old, p.ContainerName) > 1 {
+				// upstream accepts duplicates (the first applies): an object stored with them stays updatable
+				warnings = append(warnings, fmt.Sprintf("%s: containerPolicies[%d] has the same containerName %q, and only the first of them applies; merge the two policies into one",
+					pp.Child("containerName"), j, p.ContainerName))
+			} else {
 				errs = append(errs, &field.Error{Type: field.ErrorTypeDuplicate, Field: pp.Child("containerName").String(), BadValue: p.ContainerName,
 					Detail: fmt.Sprintf("containerPolicies[%d] has the same containerName; merge the two policies into one", j)})
-			} else {
-				seen[p.ContainerName] = i
 			}
 		}
+
+		e, w := controlledResources(p, old, pp.Child("controlledResources"))
+		errs, warnings = append(errs, e...), append(warnings, w...)
 
 		if p.Mode != nil && *p.Mode != vpav1.ContainerScalingModeAuto && *p.Mode != vpav1.ContainerScalingModeOff {
 			errs = append(errs, field.NotSupported(pp.Child("mode"), *p.Mode,
@@ -90,7 +98,7 @@ func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featu
 		if oldP != nil {
 			oldBoost = oldP.StartupBoost
 		}
-		e, w := boost.check(p.StartupBoost, oldBoost, pp.Child("startupBoost"))
+		e, w = boost.check(p.StartupBoost, oldBoost, pp.Child("startupBoost"))
 		errs, warnings = append(errs, e...), append(warnings, w...)
 
 		if p.RequestToLimitRatio != nil {
@@ -107,6 +115,55 @@ func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featu
 		}
 	}
 	return errs, warnings
+}
+
+// policiesNamed counts the container policies of rp named name.
+func policiesNamed(rp *vpav1.PodResourcePolicy, name string) int {
+	n := 0
+	if rp != nil {
+		for _, p := range rp.ContainerPolicies {
+			if p.ContainerName == name {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// controlledResources refuses a controlled resource other than cpu and memory (the only ones sized; it would
+// be ignored), as upstream's webhook does; one that a policy of the existing object (old) already names is
+// kept, with a warning, so that the object stays updatable.
+func controlledResources(p *vpav1.ContainerResourcePolicy, old *vpav1.PodResourcePolicy, path *field.Path) (field.ErrorList, []string) {
+	if p.ControlledResources == nil {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	var warnings []string
+	for j, r := range *p.ControlledResources {
+		if r == corev1.ResourceCPU || r == corev1.ResourceMemory {
+			continue
+		}
+		if controlledBefore(old, r) {
+			warnings = append(warnings, fmt.Sprintf("%s: %q is kept from the existing object but is not sized (only cpu and memory are); remove it",
+				path.Index(j), r))
+			continue
+		}
+		errs = append(errs, field.NotSupported(path.Index(j), r, []string{string(corev1.ResourceCPU), string(corev1.ResourceMemory)}))
+	}
+	return errs, warnings
+}
+
+// controlledBefore says whether a container policy of old names r in its controlledResources.
+func controlledBefore(old *vpav1.PodResourcePolicy, r corev1.ResourceName) bool {
+	if old == nil {
+		return false
+	}
+	for _, p := range old.ContainerPolicies {
+		if p.ControlledResources != nil && contains(*p.ControlledResources, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // containerName checks that a policy names a container (a DNS-1123 label, like a pod's container names) or
@@ -271,11 +328,32 @@ func modelFields(p *vpav1.ContainerResourcePolicy, pp *field.Path, allowed bool)
 // never an Hvpa (its pods are sized from its intent, not boosted).
 type boostRule struct {
 	allowed bool
+	kept    bool   // allowed only because the existing object has a boost: the boosts have no effect
 	why     string // why not
 }
 
-func vpaBoosts(gates featuregate.FeatureGate) boostRule {
-	return boostRule{allowed: enabled(gates, features.CPUStartupBoost), why: gateMessage("startupBoost", features.CPUStartupBoost)}
+// vpaBoosts is a VPA's boost rule; old is the existing object (nil on CREATE). As upstream's webhook
+// decides, an object that already has a boost (its own or a container policy's) may keep, change and add
+// boosts while the gate is off, with a warning that they have no effect.
+func vpaBoosts(gates featuregate.FeatureGate, old *vpav1.VerticalPodAutoscaler) boostRule {
+	r := boostRule{allowed: enabled(gates, features.CPUStartupBoost), why: gateMessage("startupBoost", features.CPUStartupBoost)}
+	if !r.allowed && hadBoost(old) {
+		r.allowed, r.kept = true, true
+	}
+	return r
+}
+
+// hadBoost says whether the existing object has a startup boost, as upstream's webhook reads it: a cpu boost
+// of the object's, or any boost of a container policy's.
+func hadBoost(old *vpav1.VerticalPodAutoscaler) bool {
+	if old == nil {
+		return false
+	}
+	if old.Spec.StartupBoost != nil && old.Spec.StartupBoost.CPU != nil {
+		return true
+	}
+	return old.Spec.ResourcePolicy != nil && slices.ContainsFunc(old.Spec.ResourcePolicy.ContainerPolicies,
+		func(p vpav1.ContainerResourcePolicy) bool { return p.StartupBoost != nil })
 }
 
 var hvpaBoosts = boostRule{why: "an Hvpa's pods are sized from its intent and not boosted; use a VerticalPodAutoscaler's startupBoost"}
@@ -283,13 +361,26 @@ var hvpaBoosts = boostRule{why: "an Hvpa's pods are sized from its intent and no
 // check refuses a new startupBoost the rule does not allow; one the existing object already had is kept, with
 // a warning, so that the object stays updatable.
 func (r boostRule) check(b, old *vpav1.StartupBoost, path *field.Path) (field.ErrorList, []string) {
-	if b == nil || r.allowed {
+	switch {
+	case b == nil:
 		return nil, nil
+	case r.kept:
+		return boostValues(b, path), []string{fmt.Sprintf("%s is kept because the existing object has a startup boost, but has no effect: %s", path, r.why)}
+	case r.allowed:
+		return boostValues(b, path), nil
 	}
 	if old != nil && equality.Semantic.DeepEqual(old, b) {
 		return nil, []string{fmt.Sprintf("%s has no effect: %s", path, r.why)}
 	}
 	return field.ErrorList{field.Forbidden(path, r.why+"; otherwise remove startupBoost")}, nil
+}
+
+// boostValues checks what the CRD's rules do not: a quantity boost is whole millicores (upstream's rule).
+func boostValues(b *vpav1.StartupBoost, path *field.Path) field.ErrorList {
+	if b.CPU == nil || b.CPU.Quantity == nil {
+		return nil
+	}
+	return resolution(corev1.ResourceCPU, *b.CPU.Quantity, path.Child("cpu", "quantity"))
 }
 
 // controlledValues checks a policy's controlledValues and its combination with mode.

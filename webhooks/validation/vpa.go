@@ -38,7 +38,12 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 	errs = append(errs, e...)
 	warnings = append(warnings, w...)
 
-	e, w = resourcePolicy(vpa.Spec.ResourcePolicy, oldRP, old != nil, gates, perVPA, vpaBoosts(gates), sp.Child("resourcePolicy"))
+	e, w = vpaUpdateMode(vpa.Spec.UpdatePolicy, oldUP, old != nil, sp.Child("updatePolicy"))
+	errs = append(errs, e...)
+	warnings = append(warnings, w...)
+
+	boosts := vpaBoosts(gates, old)
+	e, w = resourcePolicy(vpa.Spec.ResourcePolicy, oldRP, old != nil, gates, perVPA, boosts, sp.Child("resourcePolicy"))
 	errs = append(errs, e...)
 	warnings = append(warnings, w...)
 
@@ -46,7 +51,7 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 	if old != nil {
 		oldBoost = old.Spec.StartupBoost
 	}
-	e, w = vpaBoosts(gates).check(vpa.Spec.StartupBoost, oldBoost, sp.Child("startupBoost"))
+	e, w = boosts.check(vpa.Spec.StartupBoost, oldBoost, sp.Child("startupBoost"))
 	errs = append(errs, e...)
 	warnings = append(warnings, w...)
 
@@ -55,6 +60,24 @@ func validateVPA(vpa, old *vpav1.VerticalPodAutoscaler, gates featuregate.Featur
 			Detail: "The current version of VPA object shouldn't specify more than one recommenders; keep only the recommender that should serve this object"})
 	}
 	return errs, warnings
+}
+
+// vpaUpdateMode holds a VPA's updatePolicy to upstream's webhook's rules for its updateMode: required when
+// the policy is given (an object stored without one, e.g. while the webhook was down, stays updatable, with a
+// warning), and Auto is deprecated (a warning, upstream's).
+func vpaUpdateMode(up, old *vpav1.PodUpdatePolicy, isUpdate bool, pp *field.Path) (field.ErrorList, []string) {
+	switch {
+	case up == nil:
+		return nil, nil
+	case up.UpdateMode == nil && isUpdate && old != nil && old.UpdateMode == nil:
+		return nil, []string{fmt.Sprintf("%s is kept without updateMode from the existing object; set updateMode (Off, Initial, Recreate, InPlaceOrRecreate or InPlace), which upstream VPA's webhook requires", pp)}
+	case up.UpdateMode == nil:
+		return field.ErrorList{field.Required(pp.Child("updateMode"), "updateMode is required if updatePolicy is used; set Off, Initial, Recreate, InPlaceOrRecreate or InPlace, or remove updatePolicy (the mode is then Recreate)")}, nil
+	case *up.UpdateMode == vpav1.UpdateModeAuto:
+		return nil, []string{fmt.Sprintf("%s: %q mode is deprecated and will be removed in a future API version (upstream VPA's deprecation); use an explicit mode such as Recreate, which Auto means, or InPlaceOrRecreate",
+			pp.Child("updateMode"), vpav1.UpdateModeAuto)}
+	}
+	return nil, nil
 }
 
 // updatePolicy checks an updatePolicy (a VPA's, or an Hvpa's spec.vpa.template.updatePolicy); old is the

@@ -90,9 +90,26 @@ func TestVPA(t *testing.T) {
 		"every update mode but InPlace needs no gate": {mutate: func(v *vpav1.VerticalPodAutoscaler) {
 			v.Spec.UpdatePolicy.UpdateMode = ptr.To(vpav1.UpdateModeInPlaceOrRecreate)
 		}},
-		"update policy without updateMode means Auto": {mutate: func(v *vpav1.VerticalPodAutoscaler) {
-			v.Spec.UpdatePolicy = &vpav1.PodUpdatePolicy{MinReplicas: ptr.To[int32](2)}
-		}},
+		"update policy without updateMode": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.UpdatePolicy = &vpav1.PodUpdatePolicy{MinReplicas: ptr.To[int32](2)}
+			},
+			want: []fe{{"spec.updatePolicy.updateMode", field.ErrorTypeRequired, "updateMode is required if updatePolicy is used"}},
+		},
+		"update policy without updateMode, kept from the old object": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.UpdatePolicy = &vpav1.PodUpdatePolicy{MinReplicas: ptr.To[int32](3)}
+			},
+			old: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.UpdatePolicy = &vpav1.PodUpdatePolicy{MinReplicas: ptr.To[int32](2)}
+			},
+			warn: []string{"spec.updatePolicy is kept without updateMode"},
+		},
+		"no update policy": {mutate: func(v *vpav1.VerticalPodAutoscaler) { v.Spec.UpdatePolicy = nil }},
+		"updateMode Auto is deprecated": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) { v.Spec.UpdatePolicy.UpdateMode = ptr.To(vpav1.UpdateModeAuto) },
+			warn:   []string{`spec.updatePolicy.updateMode: "Auto" mode is deprecated`},
+		},
 
 		// targetRef
 		"targetRef missing": {
@@ -171,6 +188,37 @@ func TestVPA(t *testing.T) {
 				v.Spec.ResourcePolicy.ContainerPolicies = append(v.Spec.ResourcePolicy.ContainerPolicies, vpav1.ContainerResourcePolicy{ContainerName: "app"})
 			},
 			want: []fe{{"spec.resourcePolicy.containerPolicies[2].containerName", field.ErrorTypeDuplicate, "containerPolicies[0] has the same containerName; merge the two policies"}},
+		},
+		"containerName duplicate, kept from the old object": {
+			mutate: both(func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.ResourcePolicy.ContainerPolicies = append(v.Spec.ResourcePolicy.ContainerPolicies, vpav1.ContainerResourcePolicy{ContainerName: "app"})
+			}, raiseMin),
+			old: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.ResourcePolicy.ContainerPolicies = append(v.Spec.ResourcePolicy.ContainerPolicies, vpav1.ContainerResourcePolicy{ContainerName: "app"})
+			},
+			warn: []string{`spec.resourcePolicy.containerPolicies[2].containerName: containerPolicies[0] has the same containerName "app", and only the first of them applies`},
+		},
+		"containerName duplicate added on an update": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.ResourcePolicy.ContainerPolicies = append(v.Spec.ResourcePolicy.ContainerPolicies, vpav1.ContainerResourcePolicy{ContainerName: "app"})
+			},
+			old:  func(v *vpav1.VerticalPodAutoscaler) {},
+			want: []fe{{"spec.resourcePolicy.containerPolicies[2].containerName", field.ErrorTypeDuplicate, "containerPolicies[0] has the same containerName"}},
+		},
+		"controlledResources other than cpu and memory": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				app(v).ControlledResources = &[]corev1.ResourceName{corev1.ResourceCPU, "nvidia.com/gpu"}
+			},
+			want: []fe{{p0 + ".controlledResources[1]", field.ErrorTypeNotSupported, `supported values: "cpu", "memory"`}},
+		},
+		"controlledResources other than cpu and memory, kept from the old object": {
+			mutate: both(func(v *vpav1.VerticalPodAutoscaler) {
+				app(v).ControlledResources = &[]corev1.ResourceName{corev1.ResourceCPU, "nvidia.com/gpu"}
+			}, raiseMin),
+			old: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.ResourcePolicy.ContainerPolicies[1].ControlledResources = &[]corev1.ResourceName{"nvidia.com/gpu"}
+			},
+			warn: []string{p0 + `.controlledResources[1]: "nvidia.com/gpu" is kept from the existing object but is not sized`},
 		},
 		"two * policies": {
 			mutate: func(v *vpav1.VerticalPodAutoscaler) {
@@ -334,7 +382,24 @@ func TestVPA(t *testing.T) {
 			old: func(v *vpav1.VerticalPodAutoscaler) {
 				v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](2)}}
 			},
-			warn: []string{"spec.startupBoost has no effect"},
+			warn: []string{"spec.startupBoost is kept because the existing object has a startup boost, but has no effect"},
+		},
+		"an object with a startupBoost may change and add boosts with the gate off, as upstream": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](3)}}
+				app(v).StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostQuantity, Quantity: qp("500m")}}
+			},
+			old: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostFactor, Factor: ptr.To[int32](2)}}
+			},
+			warn: []string{p0 + ".startupBoost is kept because", "spec.startupBoost is kept because"},
+		},
+		"a startupBoost quantity finer than a millicore": {
+			mutate: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.StartupBoost = &vpav1.StartupBoost{CPU: &vpav1.GenericStartupBoost{Type: vpav1.StartupBoostQuantity, Quantity: qp("500u")}}
+			},
+			gates: []featuregate.Feature{features.CPUStartupBoost},
+			want:  []fe{{"spec.startupBoost.cpu.quantity", field.ErrorTypeInvalid, "must be a whole number of milli CPUs"}},
 		},
 
 		// requestToLimitRatio: the content (gate on)
