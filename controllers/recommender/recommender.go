@@ -160,9 +160,10 @@ type Recommender struct {
 	lastWrite    map[types.UID]time.Time                          // when each VPA's status was last written (or first held), for YoungStatusDelay
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
-	statusWrites int               // status patches of the current run (the per-run log line)
-	nodeRoom     *scaling.NodeRoom // the largest schedulable node's room this run (nil: unknown, no cap)
-	usageErr     error             // why the current run could not read usage (nil: it could)
+	handing      map[types.UID]bool // VPAs handed to another recommender whose conditions could not be taken off yet (handOff)
+	statusWrites int                // status patches of the current run (the per-run log line)
+	nodeRoom     *scaling.NodeRoom  // the largest schedulable node's room this run (nil: unknown, no cap)
+	usageErr     error              // why the current run could not read usage (nil: it could)
 	// tracked are the running pods the current run tracks (podMatch.pods): the checkpoints it writes leave
 	// out the open memory windows of these pods only (State.Feeding)
 	tracked map[types.NamespacedName]*matchedPod
@@ -206,7 +207,7 @@ func NewRecommender(c client.Client, usage usage.Source, history usage.HistoryPr
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
 		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, historyAt: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, seen: map[checkpointRef]bool{}, statusModes: map[string]statusMode{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
-		firstRec: map[types.UID]bool{}, lastWrite: map[types.UID]time.Time{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
+		firstRec: map[types.UID]bool{}, lastWrite: map[types.UID]time.Time{}, handing: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
 // NeedLeaderElection: only the leader writes recommendations and checkpoints.
@@ -726,9 +727,12 @@ func (r *Recommender) resolveAll(ctx context.Context) ([]vpav1.VerticalPodAutosc
 // resolveIn is resolveAll over the VPAs of namespaces (nil: all; the Hvpas of all). Several autoscalers of
 // one workload are in its namespace: each namespace's VPAs are resolved together.
 func (r *Recommender) resolveIn(ctx context.Context, namespaces []string) ([]vpav1.VerticalPodAutoscaler, []*served, hvpaView, error) {
-	vpas, err := r.listVPAs(ctx, namespaces)
+	vpas, handed, err := r.listVPAs(ctx, namespaces)
 	if err != nil {
 		return nil, nil, hvpaView{}, err
+	}
+	if namespaces == nil {
+		r.handOff(ctx, handed)
 	}
 	var list []*served
 	byTarget := map[string][]*served{}
@@ -774,18 +778,19 @@ func (r *Recommender) resolveIn(ctx context.Context, namespaces []string) ([]vpa
 	return vpas, list, hv, nil
 }
 
-// listVPAs lists the VPAs this recommender serves in namespaces (nil: all), by namespace and name.
-func (r *Recommender) listVPAs(ctx context.Context, namespaces []string) ([]vpav1.VerticalPodAutoscaler, error) {
+// listVPAs lists the VPAs this recommender serves in namespaces (nil: all), by namespace and name, and the
+// VPAs it wrote the status of that another recommender serves now (handed; see handOff).
+func (r *Recommender) listVPAs(ctx context.Context, namespaces []string) (served, handed []vpav1.VerticalPodAutoscaler, err error) {
 	var l vpav1.VerticalPodAutoscalerList
 	if namespaces == nil {
 		if err := r.Client.List(ctx, &l); err != nil {
-			return nil, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
+			return nil, nil, fmt.Errorf("listing VerticalPodAutoscalers: %w", err)
 		}
 	}
 	for _, ns := range namespaces {
 		var in vpav1.VerticalPodAutoscalerList
 		if err := r.Client.List(ctx, &in, client.InNamespace(ns)); err != nil {
-			return nil, fmt.Errorf("listing VerticalPodAutoscalers in %s: %w", ns, err)
+			return nil, nil, fmt.Errorf("listing VerticalPodAutoscalers in %s: %w", ns, err)
 		}
 		l.Items = append(l.Items, in.Items...)
 	}
@@ -799,7 +804,13 @@ func (r *Recommender) listVPAs(ctx context.Context, namespaces []string) ([]vpav
 	}
 	out := l.Items[:0]
 	for _, v := range l.Items {
-		if (len(include) > 0 && !include[v.Namespace]) || exclude[v.Namespace] || !r.serves(&v) {
+		if (len(include) > 0 && !include[v.Namespace]) || exclude[v.Namespace] {
+			continue
+		}
+		if !r.serves(&v) {
+			if _, wrote := r.lastWrite[v.UID]; wrote || r.handing[v.UID] {
+				handed = append(handed, v)
+			}
 			continue
 		}
 		out = append(out, v)
@@ -810,10 +821,10 @@ func (r *Recommender) listVPAs(ctx context.Context, namespaces []string) ([]vpav
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out, nil
+	return out, handed, nil
 }
 
-// serves: the first entry of spec.recommenders names this recommender, or none is named and this is "default".
+// serves: an entry of spec.recommenders names this recommender, or none is named and this is "default".
 func (r *Recommender) serves(v *vpav1.VerticalPodAutoscaler) bool {
 	return v.RecommendedBy(r.Opts.Name)
 }

@@ -940,6 +940,36 @@ var _ = Describe("the recommender's scope", func() {
 		Expect(getVPA(ctx, other, "web").Status.Recommendation).To(BeNil(), "excluded namespace")
 		Expect(testutil.ToFloat64(perf.Metrics.Aggregates)).To(BeNumerically(">=", 5), "without --memory-saver every running pod is tracked")
 	})
+
+	It("takes its own conditions off a VPA handed to another recommender, as upstream's would never clear them", func() {
+		ns := framework.NewNamespace(k8s, "rec")
+		deployment(ctx, ns, "web", "app")
+		for _, p := range runPods(ctx, ns, "web", 1, nil, "app") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+		}
+		Expect(k8s.Create(ctx, vpaFor(ns, "web", "web", vpav1.UpdateModeOff))).To(Succeed())
+		r := newRecommender(nil, nil)
+		runs(r, 1)
+		types := func() []vpav1.VerticalPodAutoscalerConditionType {
+			var out []vpav1.VerticalPodAutoscalerConditionType
+			for _, c := range getVPA(ctx, ns, "web").Status.Conditions {
+				out = append(out, c.Type)
+			}
+			return out
+		}
+		Expect(types()).To(ContainElements(vpav1.LowConfidence, vpav1.RecommendationProvided))
+
+		v := getVPA(ctx, ns, "web")
+		v.Spec.Recommenders = []vpav1.VerticalPodAutoscalerRecommenderSelector{{Name: "upstream"}}
+		Expect(k8s.Update(ctx, v)).To(Succeed())
+		Eventually(func() []vpav1.VerticalPodAutoscalerRecommenderSelector {
+			return getVPA(ctx, ns, "web").Spec.Recommenders
+		}).ShouldNot(BeEmpty())
+		runs(r, 1)
+		Expect(types()).NotTo(ContainElement(vpav1.LowConfidence), "hvpa's LowConfidence stays for good under upstream's recommender")
+		Expect(types()).To(ContainElement(vpav1.RecommendationProvided), "the conditions upstream's recommender writes are left to it")
+		Expect(containerRec(getVPA(ctx, ns, "web"), "app")).NotTo(BeNil(), "the recommendation stays until the new recommender writes its own")
+	})
 })
 
 type failingHistory struct{}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -136,6 +137,44 @@ func statusPatch(resourceVersion string, status vpav1.VerticalPodAutoscalerStatu
 	}
 	p.Status.Conditions, p.Status.ObservedGeneration = status.Conditions, status.ObservedGeneration
 	return json.Marshal(p)
+}
+
+// ownConditions are the condition types only hvpa's recommender writes: upstream's never sets, changes or
+// removes them, so they would stay as hvpa left them on a VPA handed to it.
+var ownConditions = []vpav1.VerticalPodAutoscalerConditionType{vpav1.LowConfidence, vpav1.FetchingHistory,
+	vpav1.UsageUnavailable, vpav1.CappedToNode, vpav1.InPlaceUnavailable}
+
+// handOff takes this recommender's own conditions (ownConditions) off the VPAs whose status it wrote and that
+// another recommender serves now (their spec.recommenders changed): a LowConfidence or UsageUnavailable
+// condition would stay for good under upstream's recommender, and a FetchingHistory one would keep
+// upstream's from ever writing the VPA's checkpoints. Once per VPA; one that could not be patched is
+// tried again at the next run. handed are all such VPAs of the run (listVPAs over every namespace).
+func (r *Recommender) handOff(ctx context.Context, handed []vpav1.VerticalPodAutoscaler) {
+	failed := map[types.UID]bool{}
+	for i := range handed {
+		v := &handed[i]
+		conds := slices.DeleteFunc(slices.Clone(v.Status.Conditions), func(c vpav1.VerticalPodAutoscalerCondition) bool {
+			return slices.Contains(ownConditions, c.Type)
+		})
+		if len(conds) == len(v.Status.Conditions) {
+			continue
+		}
+		// the conditions only, under the version read: the recommendation is the new recommender's to write
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]string{"resourceVersion": v.ResourceVersion},
+			"status": map[string]any{"conditions": conds}})
+		if err == nil {
+			err = r.Client.Status().Patch(ctx, identity(v), client.RawPatch(types.MergePatchType, patch))
+		}
+		switch {
+		case err == nil:
+			logf.FromContext(ctx).Info("another recommender serves this VPA now: hvpa's own conditions taken off", "vpa", klog.KObj(v), "recommenders", v.Spec.Recommenders)
+		case apierrors.IsNotFound(err):
+		default:
+			failed[v.UID] = true
+			logf.FromContext(ctx).V(1).Info("taking hvpa's own conditions off a VPA another recommender serves now; tried again at the next run", "vpa", klog.KObj(v), "error", err.Error())
+		}
+	}
+	r.handing = failed
 }
 
 // identity is the object a status patch of v is sent for (namespace and name) and decoded into (the object
