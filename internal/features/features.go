@@ -21,7 +21,8 @@ const (
 	// PerVPAConfig (upstream VPA's gate, alpha, off) allows the per-object configuration fields: a container
 	// policy's oomBumpUpRatio, oomMinBumpUp, memoryAggregationIntervalSeconds/Count and
 	// updatePolicy.evictAfterOOMSeconds. As upstream: the validating webhook refuses new ones while it is off,
-	// the updater reads evictAfterOOMSeconds only while it is on, the recommender always applies the fields.
+	// and the updater (evictAfterOOMSeconds) and the recommender (the container policy's fields) read them only
+	// while it is on.
 	PerVPAConfig featuregate.Feature = "PerVPAConfig"
 )
 
