@@ -140,7 +140,9 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	hpa := hpaInput(spec, st)
 	if st.HPA != nil {
 		d.HPA = &HPARecord{Desired: st.HPA.Desired, Basis: hpa.basis}
-		if !spec.HPAUtilization {
+		if !spec.HPAUtilization || !controlsMeasured(spec, st.Containers) {
+			// an HPA on other metrics, or on the utilization of resources no total here scales (a memory-only
+			// Hvpa beside an HPA on CPU): its desired replicas are a floor, as no total carries its signal
 			d.HPAFloor = st.HPA.Desired
 		}
 	}
@@ -161,6 +163,21 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	}
 	d.Conditions = conditions(d, actual, limited)
 	return d, nil
+}
+
+// controlsMeasured says whether a container's policy scales a resource the HPA measures: a total there
+// carries the HPA's signal (section 2).
+func controlsMeasured(spec *Spec, cs []Container) bool {
+	measures := spec.hpaMeasures()
+	for _, k := range cs {
+		pol := spec.PolicyFor(k.Name)
+		for _, r := range Resources {
+			if measures[r] && !pol.Off && pol.Controlled[r] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hpaView is what the HPA's desired replicas say about the totals (section 2).
@@ -278,7 +295,7 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 			t := Total{Container: k.Name, Resource: r, Total: -1}
 			if i >= 0 {
 				var f following
-				t.Total, t.Source, f = vpaTotal(spec, st, &st.Recommendation[i], k, r, c, actual)
+				t.Total, t.Source, f = vpaTotal(spec, st, &st.Recommendation[i], k, r, c, actual, intervals)
 				if t.Source == SourceLoad {
 					f.index = len(out)
 					follow = append(follow, f)
@@ -288,6 +305,7 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 		}
 	}
 	hpaSignal(spec, st, out, follow)
+	freeFall(spec, st, intervals, out, follow)
 	moveTogether(out, follow)
 	kept := out[:0]
 	for _, t := range out {
@@ -372,6 +390,7 @@ type following struct {
 	ahead       bool          // a rise that a recurring burst ahead makes (the recent load alone would not)
 	every       time.Duration // the burst's period, when ahead
 	whole       bool          // the target is the pods' whole usage (tracked.whole)
+	fall        float64       // >0: the level unclamped by minAllowed, which asks for fewer replicas (freeFall)
 }
 
 // follow decides whether a total that follows the recent load leaves its band (section 2a): its trigger
@@ -379,18 +398,25 @@ type following struct {
 // pods) is above the total in force and its level total at least MinStep above it, or its level total more
 // than Band (SettledBand once the pods have not changed for SettledAfter) below it, and its policy lets it
 // change now. A move sets the level total.
-func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin float64, tl tracked) following {
+func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin float64, tl tracked, iv []EffectiveInterval) following {
 	pol := s.PolicyFor(k.Name)
-	within := func(t float64) float64 {
-		t = max(t, float64(c)*podMin) // the recommender's pod minimum, then the policy's bounds (as upstream's)
-		if lo, ok := pol.MinAllowed.Get(r); ok {
-			t = max(t, float64(c)*lo)
+	lo, hasLo := pol.MinAllowed.Get(r)
+	hi, hasHi := pol.MaxAllowed.Get(r)
+	// clampFor holds a total to the recommender's pod minimum for c pods, then to the policy's bounds for
+	// fewest to most pods (as upstream's, per pod)
+	clampFor := func(fewest, most int32) func(float64) float64 {
+		return func(t float64) float64 {
+			t = max(t, float64(c)*podMin)
+			if hasLo {
+				t = max(t, float64(fewest)*lo)
+			}
+			if hasHi {
+				t = min(t, float64(most)*hi)
+			}
+			return t
 		}
-		if hi, ok := pol.MaxAllowed.Get(r); ok {
-			t = min(t, float64(c)*hi)
-		}
-		return t
 	}
+	within := clampFor(c, c)
 	cur := float64(c) * pCur
 	young := r == Memory && (st.LowConfidence || st.StaleRecommendation)
 	// size is the total a move sets from a level and trigger, and whether the trigger asks for a rise
@@ -409,7 +435,14 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 		if young && tl.jumps(s.Tracking) {
 			t = max(t, cur) // a memory that jumps does not fall at all while the history is young
 		}
-		return t, within(s.VPATotal(r, trigger, c, pCur)) > cur && t >= cur*(1+s.Tracking.MinStep)
+		// a memory total in force below the window's peak usage rises, by MinStep when the level the long
+		// history caps is less above it: the pods use more than their requests (with limits at the requests,
+		// an OOM kill ahead)
+		under := r == Memory && s.VPATotal(r, tl.peak, c, pCur) > cur && t > cur
+		if under {
+			t = within(max(t, cur*(1+s.Tracking.MinStep))) // by MinStep still: a memory that creeps up moves seldom
+		}
+		return t, within(s.VPATotal(r, trigger, c, pCur)) > cur && (t >= cur*(1+s.Tracking.MinStep) || under)
 	}
 	t, up := size(tl.level, tl.trigger)
 	ahead := false
@@ -426,9 +459,67 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 		t = min(ts, cur) // no higher than in force: when another total moves, this one waits with it
 		move = t < cur*(1-band)
 	}
+	// the policy's bounds hold per pod and the replicas follow the total (section 2a amendment): a total they
+	// clamp for c pods, which no move of c pods' requests can pass, is taken unclamped for the replicas the
+	// intervals allow when it then selects other replicas. Held at c x maxAllowed it never left an interval
+	// whose per-pod maximum is maxAllowed (the default): more replicas, it moves. Held at c x minAllowed it
+	// never fell below section 1's minAllowed down boundary: fewer replicas are a candidate (fall), which
+	// moves only when every total asks for fewer replicas (freeFall; a sidecar at its minAllowed does not
+	// move the others at every decision).
+	var fall float64
+	if len(iv) > 0 && !move && (t == within(math.Inf(1)) || t == within(0)) {
+		within = clampFor(max(iv[0].Replicas, 1), iv[len(iv)-1].Replicas)
+		if tf, _ := size(tl.level, tl.trigger); tf != t {
+			switch n, _, _ := selectReplicas(iv, c, tf, r, func(j int) float64 { return downWith(iv, j, r, lo, s.Overlap[r]) }); {
+			case n > c:
+				t, move = tf, true
+			case n < c:
+				fall = tf
+			}
+		}
+	}
 	dir := direction(t, cur)
 	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
-	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead, whole: tl.whole}
+	if fall > 0 {
+		if _, _, held := gate(s, st, direction(fall, cur), &r, fall, cur); held {
+			fall = 0
+		}
+	}
+	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead, whole: tl.whole, fall: fall}
+}
+
+// freeFall moves the totals that follow the load when none moves by its band and every total asks for fewer
+// replicas than run, some of them only unclamped by minAllowed (follow's fall): each such one to its
+// unclamped level, the others to their targets. A total that asks for c replicas or more, or that its policy
+// holds, keeps them all.
+func freeFall(spec *Spec, st State, iv []EffectiveInterval, out []Total, follow []following) {
+	c := st.Replicas
+	if len(iv) == 0 || !slices.ContainsFunc(follow, func(f following) bool { return f.fall > 0 }) ||
+		slices.ContainsFunc(follow, func(f following) bool { return f.move || f.hold }) {
+		return
+	}
+	for i, t := range out {
+		total := t.Total
+		if j := slices.IndexFunc(follow, func(f following) bool { return f.index == i }); j >= 0 {
+			total = follow[j].target
+			if follow[j].fall > 0 {
+				total = follow[j].fall
+			}
+		}
+		if total < 0 {
+			continue
+		}
+		lo, _ := spec.PolicyFor(t.Container).MinAllowed.Get(t.Resource)
+		if n, _, _ := selectReplicas(iv, c, total, t.Resource, func(j int) float64 { return downWith(iv, j, t.Resource, lo, spec.Overlap[t.Resource]) }); n >= c {
+			return
+		}
+	}
+	for i := range follow {
+		if follow[i].fall > 0 {
+			follow[i].target = follow[i].fall
+		}
+		follow[i].move = true
+	}
 }
 
 // RecurReturnSlack: a scaling this long before the first minute a recurring burst was ahead, or within the
@@ -599,7 +690,7 @@ func (s *Spec) band(st State, r Resource) float64 {
 // load (an Hvpa's embedded recommender; following the recent load when there is enough of it; at least c x
 // the recommender's pod minimum share), else actual (the pods running) x the per-pod uncapped target (or
 // target, which the per-pod model floors itself); -1: none.
-func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource, c, actual int32) (float64, Source, following) {
+func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource, c, actual int32, iv []EffectiveInterval) (float64, Source, following) {
 	if load, has := rec.Load.Get(r); has {
 		pCur, _ := k.Requests.Get(r)
 		if st.RecentUnknown && len(rec.Recent) == 0 && pCur > 0 {
@@ -622,7 +713,7 @@ func vpaTotal(spec *Spec, st State, rec *Recommendation, k Container, r Resource
 			if r == CPU && st.returning && returns(st, rec) {
 				tl = spec.returnLoad(tl, after(rec.Recent, rec.RecurringEnded), rec.RecurringBefore, c, pCur, st.HPA != nil)
 			}
-			f := spec.follow(st, k, r, c, pCur, podMin, tl)
+			f := spec.follow(st, k, r, c, pCur, podMin, tl, iv)
 			if f.ahead {
 				f.every = rec.RecurringEvery
 			}

@@ -173,7 +173,7 @@ func nodeCappedIntervals(spec *Spec, st State) ([]Interval, []string) {
 	if st.NodeRoom == nil {
 		return spec.Intervals, nil
 	}
-	var fixed, scaled, largest Values
+	var fixed, scaled, largest, floor Values
 	for _, k := range st.Containers {
 		pol := spec.PolicyFor(k.Name)
 		for _, r := range Resources {
@@ -181,6 +181,10 @@ func nodeCappedIntervals(spec *Spec, st State) ([]Interval, []string) {
 			if pol.Off || !pol.Controlled[r] {
 				fixed = fixed.Plus(V1(r, x))
 				continue
+			}
+			if lo, ok := pol.MinAllowed.Get(r); ok {
+				f, _ := floor.Get(r)
+				floor.Set(r, max(f, lo))
 			}
 			scaled = scaled.Plus(V1(r, x))
 			if l, _ := largest.Get(r); x > l || !largest.Has(r) {
@@ -206,7 +210,13 @@ func nodeCappedIntervals(spec *Spec, st State) ([]Interval, []string) {
 		out[i] = iv
 		for _, r := range Resources {
 			c, ok := room.Get(r)
-			if m, has := iv.MaxResources.Get(r); !ok || (has && m <= c) {
+			if f, _ := floor.Get(r); ok && c < f {
+				// no node has the room a pod at minAllowed needs (a DaemonSet counted on every node that only
+				// runs on some, a workload on a tainted pool): the cap would size pods below their minimum and
+				// take the workload to its most replicas, so the largest node sets no cap
+				ok = false
+			}
+			if m, has := iv.MaxResources.Get(r); !ok || c <= 0 || (has && m <= c) {
 				continue
 			}
 			out[i].MaxResources.Set(r, c)

@@ -207,3 +207,24 @@ func BenchmarkNodeRoomOf(b *testing.B) {
 		}
 	}
 }
+
+// TestNodeCapBelowThePodsMinimum: a largest node with no room for a pod at its minimum (none at all, or less
+// than the container policy's minAllowed) sets no cap: capping there sized pods at 0 cpu and took the
+// workload to its most replicas (found in review), and no node would hold such pods anyway.
+func TestNodeCapBelowThePodsMinimum(t *testing.T) {
+	for name, tc := range map[string]struct {
+		room, minAllowed float64
+	}{"no room": {0, -1}, "less than minAllowed": {200, 300}} {
+		s := epSpec()
+		if tc.minAllowed > 0 {
+			s.Policies = []ContainerPolicy{{Name: "*", Controlled: [NumResources]bool{true, true}, ControlledValues: RequestsAndLimits, MinAllowed: V(tc.minAllowed, -1)}}
+		}
+		st := vpaState(2, V(800, gi), 1600, 2*gi)
+		want := mustDecide(t, s, st)
+		st.NodeRoom = &NodeRoom{Room: V(tc.room, 64*gi)}
+		d := mustDecide(t, s, st)
+		if d.Replicas != want.Replicas || request(t, d, "app", CPU) != request(t, want, "app", CPU) {
+			t.Errorf("%s: %d replicas of %.0fm, want %d of %.0fm as without the node", name, d.Replicas, request(t, d, "app", CPU), want.Replicas, request(t, want, "app", CPU))
+		}
+	}
+}

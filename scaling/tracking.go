@@ -119,7 +119,7 @@ func trackedLoad(tr Tracking, recent []LoadSample, r Resource, rise, long, recur
 		}
 		peakAt := ats[len(ats)-len(w)+slices.Index(w, peak)] // the first sample at the peak
 		return tracked{level: max(level, floor), trigger: max(trigger, floor), mean: mean(window(tr.DownWindow)), long: long, rise: rise,
-			peakAt: time.Unix(0, peakAt)}, true
+			peak: peak, peakAt: time.Unix(0, peakAt)}, true
 	}
 	down := window(tr.DownWindow)
 	now := max(slices.Max(window(tr.UpWindow)), lastV)
@@ -150,6 +150,8 @@ type tracked struct {
 	// a recurring burst: returnLoad), so a total from them is that usage, spread without base budgeting (a rise
 	// from them too: it is read from the same usage)
 	whole bool
+	// peak: the memory window's peak (memory only: a total in force below it rises without MinStep)
+	peak float64
 	// peakAt: when the memory window's peak came (its first sample at it); recurs: that was with a recurring
 	// burst (jumpOfBurst), so a memory jump while the history is young is the burst's, whose peak the long
 	// history holds

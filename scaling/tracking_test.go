@@ -561,3 +561,26 @@ func FuzzSelectRank(f *testing.F) {
 		}
 	})
 }
+
+// TestMemoryBelowItsPeakRises: a memory total in force below the memory window's peak rises to its level
+// even when the long history caps that level less than MinStep above it (found in review: 0.97Gi per pod
+// held while the pod used 1.00Gi, its level 1.06Gi capped at the long history's target; with limits at the
+// requests an OOM kill comes first).
+func TestMemoryBelowItsPeakRises(t *testing.T) {
+	const gi = float64(1 << 30)
+	s := trackingSpec()
+	var ramp []Values
+	for i := range 60 {
+		ramp = append(ramp, V(300, (0.95+0.05*float64(i)/59)*gi))
+	}
+	for _, long := range []float64{1.05, 1.06, 1.08, 1.12} {
+		d := mustDecide(t, s, loadState(1, V(312, 0.97*gi), V(300, long*gi), ramp))
+		if p := request(t, d, "app", Memory); p < 1.0*gi {
+			t.Errorf("long history %.2fGi: memory per pod %.4fGi, want at least the 1.00Gi used", long, p/gi)
+		}
+	}
+	// a total in force above the peak keeps MinStep: a level 4% above it moves nothing
+	if d := mustDecide(t, s, loadState(1, V(312, 1.02*gi), V(300, 1.06*gi), ramp)); math.Abs(request(t, d, "app", Memory)-1.02*gi) > 1 {
+		t.Errorf("1.02Gi per pod above a 1.00Gi peak: changed to %.4fGi", request(t, d, "app", Memory)/gi)
+	}
+}

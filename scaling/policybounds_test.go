@@ -1,0 +1,111 @@
+package scaling
+
+import "testing"
+
+// TestLoadFollowingTotalUnderPolicyBounds: a container policy's minAllowed and maxAllowed hold per pod, and
+// the replicas follow the total (docs/design/scaling.md section 2a). A load-following total that the bounds
+// clamp for the pods running moves when, unclamped, it selects other replicas (found in review: a total held
+// at c x maxAllowed never left an interval whose per-pod maximum is maxAllowed, which is the default of an
+// interval without maxResources; one held at c x minAllowed never fell below section 1's minAllowed down
+// boundary). A load the bounds hold within the interval's replicas moves nothing, however long it stays.
+func TestLoadFollowingTotalUnderPolicyBounds(t *testing.T) {
+	const gi = float64(1 << 30)
+	both := [NumResources]bool{true, false} // CPU: memory moves by its own rules
+	t.Run("maxAllowed is the intervals' per-pod maximum", func(t *testing.T) {
+		s := &Spec{MinReplicas: 1, MaxReplicas: 4, Tracking: DefaultTracking,
+			Intervals: []Interval{{MaxReplicas: 2, MaxResources: V(1000, 2*gi)}, {MaxReplicas: 4, MaxResources: V(1000, 2*gi)}},
+			Policies:  []ContainerPolicy{{Name: "*", Controlled: both, ControlledValues: RequestsAndLimits, MaxAllowed: V(1000, 2*gi)}},
+			ScaleUp:   Policy{Mode: UpdateModeAuto}, ScaleDown: Policy{Mode: UpdateModeAuto}}
+		st := loadState(2, V(1000, gi), V(3000, gi), steady(30, V(3000, gi)))
+		d := mustDecide(t, s, st)
+		if d.Replicas != 4 || request(t, d, "app", CPU) > 1000 {
+			t.Fatalf("2 pods at maxAllowed 1000m with 3 CPU of load: %d replicas of %.0fm, want 4 of at most 1000m", d.Replicas, request(t, d, "app", CPU))
+		}
+		// the pods then take the total's share (3120m / 4), and the load changes nothing more, cycle after cycle
+		st = applied(st, d)
+		st = applied(st, decideSettled(t, s, st))
+		if p := st.Containers[0].Requests; p.v[CPU] > 1000 || p.v[CPU] < 3000/4 {
+			t.Fatalf("4 pods for 3 CPU of load: %.0fm each", p.v[CPU])
+		}
+		for i := range 5 {
+			if d = decideSettled(t, s, st); d.Changed || d.Replicas != 4 {
+				t.Fatalf("cycle %d at 4 pods of 1000m: changed %v to %d replicas of %.0fm: %+v", i, d.Changed, d.Replicas, request(t, d, "app", CPU), d.Totals)
+			}
+			st = applied(st, d)
+		}
+	})
+	t.Run("minAllowed in the down boundaries", func(t *testing.T) {
+		s := trackingSpec()
+		s.Policies = []ContainerPolicy{{Name: "*", Controlled: both, ControlledValues: RequestsAndLimits, MinAllowed: V(1000, -1)}}
+		st := loadState(3, V(1000, gi), V(1800, gi), steady(60, V(1800, gi)))
+		d := decideSettled(t, s, st)
+		if d.Replicas != 2 || request(t, d, "app", CPU) < 1000 {
+			t.Fatalf("3 pods at minAllowed 1 CPU with 1.8 CPU of load: %d replicas of %.0fm, want 2 of at least 1000m (section 1's example)", d.Replicas, request(t, d, "app", CPU))
+		}
+		st = applied(st, d)
+		for i := range 5 {
+			if d = decideSettled(t, s, st); d.Changed || d.Replicas != 2 {
+				t.Fatalf("cycle %d at 2 pods of 1000m: changed %v to %d replicas", i, d.Changed, d.Replicas)
+			}
+			st = applied(st, d)
+		}
+	})
+	t.Run("a sidecar at its minAllowed moves nothing", func(t *testing.T) {
+		// the sidecar's total, clamped at 3 x 100m, would ask for 1 replica unclamped; the app's asks for 3
+		s := trackingSpec()
+		s.Policies = []ContainerPolicy{{Name: "*", Controlled: both, ControlledValues: RequestsAndLimits, MinAllowed: V(100, -1)}}
+		st := loadState(3, V(1100, gi), V(3000, gi), steady(60, V(3000, gi)))
+		st = applied(st, decideSettled(t, s, st))
+		st.Containers = append(st.Containers, Container{Name: "proxy", Requests: V(100, gi)})
+		rec := st.Recommendation[0]
+		rec.Name, rec.Load = "proxy", V(10, gi)
+		rec.Recent = append([]LoadSample(nil), rec.Recent...)
+		for i := range rec.Recent {
+			rec.Recent[i].Load = V(10, gi)
+		}
+		st.Recommendation = append(st.Recommendation, rec)
+		for i := range 5 {
+			d := decideSettled(t, s, st)
+			if d.Changed {
+				t.Fatalf("cycle %d: changed to %d replicas, app %.0fm, proxy %.0fm: %+v", i, d.Replicas, request(t, d, "app", CPU), request(t, d, "proxy", CPU), d.Totals)
+			}
+			st = applied(st, d)
+		}
+	})
+	t.Run("a load the bounds hold within the interval moves nothing", func(t *testing.T) {
+		s := trackingSpec()
+		s.Policies = []ContainerPolicy{{Name: "*", Controlled: both, ControlledValues: RequestsAndLimits, MinAllowed: V(1000, -1)}}
+		// 3 pods at minAllowed; 2.2 CPU of load stays above the 3-replica down boundary (2 CPU), below 3 CPU
+		st := loadState(3, V(1000, gi), V(2200, gi), steady(60, V(2200, gi)))
+		for i := range 5 {
+			d := decideSettled(t, s, st)
+			if d.Changed || d.Replicas != 3 {
+				t.Fatalf("cycle %d: changed %v to %d replicas of %.0fm, want 3 pods of 1000m kept", i, d.Changed, d.Replicas, request(t, d, "app", CPU))
+			}
+			st = applied(st, d)
+		}
+	})
+}
+
+// TestHPAOnAResourceNoTotalScales: an HPA on the utilization of a resource the Hvpa does not scale (a
+// memory-only Hvpa beside an HPA on CPU, the pairing upstream calls safe) sets a replica floor: no total
+// carries its signal (found in review: the Hvpa scaled in from 2 to 1 while the HPA asked for 4).
+func TestHPAOnAResourceNoTotalScales(t *testing.T) {
+	const gi = float64(1 << 30)
+	for name, controlled := range map[string][NumResources]bool{"memory only": {false, true}, "cpu and memory": {true, true}} {
+		s := trackingSpec()
+		s.MaxReplicas = 5
+		s.HPATargets[CPU], s.HPAMeasures[CPU] = 0.8, true
+		s.Policies = []ContainerPolicy{{Name: "*", Controlled: controlled, ControlledValues: RequestsAndLimits}}
+		// the HPA on CPU utilization asks for 4 (2 pods of 500m use 2 CPU: 200%)
+		st := loadState(2, V(500, gi), V(2000, gi), steady(60, V(2000, 0.8*gi)))
+		st.HPA = &HPAInput{Desired: 4, Min: 1, Max: 10, Raw: 5, RawAtWork: true, RawCurrent: true}
+		d := mustDecide(t, s, st)
+		if !controlled[CPU] && d.Replicas < 4 { // with CPU scaled, the CPU total carries the HPA's signal (section 2)
+			t.Errorf("%s: %d replicas while the HPA on CPU asks for 4", name, d.Replicas)
+		}
+		if wantFloor := !controlled[CPU]; (d.HPAFloor == 4) != wantFloor {
+			t.Errorf("%s: HPA floor %d, want the HPA's 4 as a floor: %v", name, d.HPAFloor, wantFloor)
+		}
+	}
+}
