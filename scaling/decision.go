@@ -165,19 +165,20 @@ func Decide(spec *Spec, st State) (Decision, error) {
 	return d, nil
 }
 
-// controlsMeasured says whether a container's policy scales a resource the HPA measures: a total there
-// carries the HPA's signal (section 2).
+// controlsMeasured says whether every resource the HPA measures is scaled by a container's policy: a total
+// of each carries the HPA's signal (section 2); one measured and scaled by none (an HPA on CPU and memory
+// beside a memory-only Hvpa) carries it nowhere.
 func controlsMeasured(spec *Spec, cs []Container) bool {
 	measures := spec.hpaMeasures()
-	for _, k := range cs {
-		pol := spec.PolicyFor(k.Name)
-		for _, r := range Resources {
-			if measures[r] && !pol.Off && pol.Controlled[r] {
-				return true
-			}
+	for _, r := range Resources {
+		if measures[r] && !slices.ContainsFunc(cs, func(k Container) bool {
+			pol := spec.PolicyFor(k.Name)
+			return !pol.Off && pol.Controlled[r]
+		}) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // hpaView is what the HPA's desired replicas say about the totals (section 2).
@@ -399,28 +400,12 @@ type following struct {
 // than Band (SettledBand once the pods have not changed for SettledAfter) below it, and its policy lets it
 // change now. A move sets the level total.
 func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin float64, tl tracked, iv []EffectiveInterval) following {
-	pol := s.PolicyFor(k.Name)
-	lo, hasLo := pol.MinAllowed.Get(r)
-	hi, hasHi := pol.MaxAllowed.Get(r)
-	// clampFor holds a total to the recommender's pod minimum for c pods, then to the policy's bounds for
-	// fewest to most pods (as upstream's, per pod)
-	clampFor := func(fewest, most int32) func(float64) float64 {
-		return func(t float64) float64 {
-			t = max(t, float64(c)*podMin)
-			if hasLo {
-				t = max(t, float64(fewest)*lo)
-			}
-			if hasHi {
-				t = min(t, float64(most)*hi)
-			}
-			return t
-		}
-	}
-	within := clampFor(c, c)
+	b := newPodBounds(s.PolicyFor(k.Name), r, c, podMin)
 	cur := float64(c) * pCur
 	young := r == Memory && (st.LowConfidence || st.StaleRecommendation)
-	// size is the total a move sets from a level and trigger, and whether the trigger asks for a rise
-	size := func(level, trigger float64) (float64, bool) {
+	// size is the total a move sets from a level and trigger (held by within), and whether the trigger asks
+	// for a rise
+	size := func(level, trigger float64, within func(float64) float64) (float64, bool) {
 		if target := s.HPATargets[r]; st.HPA != nil && s.HPAUtilization && target > 0 {
 			// an HPA on the resource's utilization: the recent mean stays within half the HPA's tolerance above
 			// its target (where the HPA leaves the replicas alone)
@@ -435,19 +420,14 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 		if young && tl.jumps(s.Tracking) {
 			t = max(t, cur) // a memory that jumps does not fall at all while the history is young
 		}
-		// a memory total in force below the window's peak usage rises, by MinStep when the level the long
-		// history caps is less above it: the pods use more than their requests (with limits at the requests,
-		// an OOM kill ahead)
-		under := r == Memory && s.VPATotal(r, tl.peak, c, pCur) > cur && t > cur
-		if under {
-			t = within(max(t, cur*(1+s.Tracking.MinStep))) // by MinStep still: a memory that creeps up moves seldom
-		}
+		t, under := s.memoryUnder(r, tl, c, pCur, t, within)
 		return t, within(s.VPATotal(r, trigger, c, pCur)) > cur && (t >= cur*(1+s.Tracking.MinStep) || under)
 	}
-	t, up := size(tl.level, tl.trigger)
+	within := b.clamp(c, c)
+	t, up := size(tl.level, tl.trigger, within)
 	ahead := false
 	if tl.ahead && up { // a rise the recent load alone would not make: ahead of the burst
-		_, upNow := size(tl.nowLevel, tl.nowTrigger)
+		_, upNow := size(tl.nowLevel, tl.nowTrigger, within)
 		ahead = !upNow
 	}
 	band := s.band(st, r)
@@ -455,7 +435,7 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 	if move && !up && r == CPU && t >= cur*(1-s.Tracking.Band) {
 		// a fall that only the settled band allows lands at the peak of SettledWindow plus headroom, if that
 		// is still below the band: from the last minutes' estimate, the next hour's noise took it back up
-		ts, _ := size(tl.settledLevel, tl.trigger)
+		ts, _ := size(tl.settledLevel, tl.trigger, within)
 		t = min(ts, cur) // no higher than in force: when another total moves, this one waits with it
 		move = t < cur*(1-band)
 	}
@@ -465,27 +445,88 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 	// whose per-pod maximum is maxAllowed (the default): more replicas, it moves. Held at c x minAllowed it
 	// never fell below section 1's minAllowed down boundary: fewer replicas are a candidate (fall), which
 	// moves only when every total asks for fewer replicas (freeFall; a sidecar at its minAllowed does not
-	// move the others at every decision).
-	var fall float64
-	if len(iv) > 0 && !move && (t == within(math.Inf(1)) || t == within(0)) {
-		within = clampFor(max(iv[0].Replicas, 1), iv[len(iv)-1].Replicas)
-		if tf, _ := size(tl.level, tl.trigger); tf != t {
-			switch n, _, _ := selectReplicas(iv, c, tf, r, func(j int) float64 { return downWith(iv, j, r, lo, s.Overlap[r]) }); {
-			case n > c:
-				t, move = tf, true
-			case n < c:
-				fall = tf
-			}
-		}
-	}
-	dir := direction(t, cur)
-	_, _, hold := gate(s, st, dir, &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
-	if fall > 0 {
-		if _, _, held := gate(s, st, direction(fall, cur), &r, fall, cur); held {
-			fall = 0
-		}
-	}
+	// move the others at every decision). No minAllowed floor unclamped: section 1's down boundaries hold it,
+	// and one pod at minAllowed is the first interval's down boundary when minAllowed fills its pod.
+	t, move, fall := s.unclamped(st, iv, r, b, cur, t, move, func(within func(float64) float64) float64 {
+		tf, _ := size(tl.level, tl.trigger, within)
+		return tf
+	})
+	_, _, hold := gate(s, st, direction(t, cur), &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
 	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead, whole: tl.whole, fall: fall}
+}
+
+// memoryUnder is a memory total t (held by within) and whether it is above the total in force, which is
+// below the memory window's peak usage (section 2a, Move): the pods use more than their requests (with
+// limits at the requests, an OOM kill ahead), so it rises even when the level the long history caps is less
+// than MinStep above, by MinStep still (a memory that creeps up moves seldom).
+func (s *Spec) memoryUnder(r Resource, tl tracked, c int32, pCur, t float64, within func(float64) float64) (float64, bool) {
+	cur := float64(c) * pCur
+	if r != Memory || s.VPATotal(r, tl.peak, c, pCur) <= cur || t <= cur {
+		return t, false
+	}
+	return within(max(t, cur*(1+s.Tracking.MinStep))), true
+}
+
+// unclamped is follow's total t and move, when t is held by the policy's bounds for the c pods running and
+// does not move, against the same total unclamped for the intervals' replicas (sized by size): that total
+// when it selects more replicas (a move), a fall candidate when fewer (freeFall) unless its policy holds
+// that fall now, else t as it was.
+func (s *Spec) unclamped(st State, iv []EffectiveInterval, r Resource, b podBounds, cur, t float64, move bool,
+	size func(within func(float64) float64) float64) (target float64, moves bool, fall float64) {
+	if len(iv) == 0 || move || !b.binds(t, b.c) {
+		return t, move, 0
+	}
+	c := b.c
+	tf := size(b.clamp(0, iv[len(iv)-1].Replicas))
+	if tf == t {
+		return t, false, 0
+	}
+	switch n, _, _ := selectReplicas(iv, c, tf, r, func(j int) float64 { return downWith(iv, j, r, b.lo, s.Overlap[r]) }); {
+	case n > c:
+		return tf, true, 0
+	case n < c:
+		if _, _, held := gate(s, st, direction(tf, cur), &r, tf, cur); !held {
+			return t, false, tf
+		}
+	}
+	return t, false, 0
+}
+
+// podBounds are what holds a load-following total per pod: the recommender's pod minimum and the container
+// policy's minAllowed and maxAllowed (as upstream's).
+type podBounds struct {
+	c            int32
+	podMin       float64
+	lo, hi       float64
+	hasLo, hasHi bool
+}
+
+func newPodBounds(pol ContainerPolicy, r Resource, c int32, podMin float64) podBounds {
+	b := podBounds{c: c, podMin: podMin}
+	b.lo, b.hasLo = pol.MinAllowed.Get(r)
+	b.hi, b.hasHi = pol.MaxAllowed.Get(r)
+	return b
+}
+
+// clamp holds a total to the pod minimum for the c pods running, then to the policy's bounds for fewest to
+// most pods.
+func (b podBounds) clamp(fewest, most int32) func(float64) float64 {
+	return func(t float64) float64 {
+		t = max(t, float64(b.c)*b.podMin)
+		if b.hasLo {
+			t = max(t, float64(fewest)*b.lo)
+		}
+		if b.hasHi {
+			t = min(t, float64(most)*b.hi)
+		}
+		return t
+	}
+}
+
+// binds says whether the bounds for c pods hold t at one of their ends.
+func (b podBounds) binds(t float64, c int32) bool {
+	within := b.clamp(c, c)
+	return t == within(math.Inf(1)) || t == within(0)
 }
 
 // freeFall moves the totals that follow the load when none moves by its band and every total asks for fewer
@@ -494,8 +535,10 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 // holds, keeps them all.
 func freeFall(spec *Spec, st State, iv []EffectiveInterval, out []Total, follow []following) {
 	c := st.Replicas
+	// a total that stays (its target the total in force) is not held by its policy: a minChange holds no
+	// change of 0
 	if len(iv) == 0 || !slices.ContainsFunc(follow, func(f following) bool { return f.fall > 0 }) ||
-		slices.ContainsFunc(follow, func(f following) bool { return f.move || f.hold }) {
+		slices.ContainsFunc(follow, func(f following) bool { return f.move || (f.hold && f.target != f.cur) }) {
 		return
 	}
 	for i, t := range out {
@@ -518,7 +561,7 @@ func freeFall(spec *Spec, st State, iv []EffectiveInterval, out []Total, follow 
 		if follow[i].fall > 0 {
 			follow[i].target = follow[i].fall
 		}
-		follow[i].move = true
+		follow[i].move, follow[i].hold = true, false // a hold here was of no change (above)
 	}
 }
 

@@ -165,6 +165,36 @@ func (n *NodeRoom) ContainerRoom(fixed, others Values) Values {
 	return out
 }
 
+// minAllowedOf is the largest minAllowed per resource of the container policies that scale it.
+func minAllowedOf(spec *Spec, cs []Container) Values {
+	var out Values
+	for _, k := range cs {
+		pol := spec.PolicyFor(k.Name)
+		for _, r := range Resources {
+			lo, ok := pol.MinAllowed.Get(r)
+			if f, _ := out.Get(r); ok && !pol.Off && pol.Controlled[r] {
+				out.Set(r, max(f, lo))
+			}
+		}
+	}
+	return out
+}
+
+// usableRoom is room without the resources a pod at its minAllowed (floor) does not fit, or with none left:
+// the cap would size pods below their minimum and take the workload to its most replicas, and no node holds
+// such pods anyway (a DaemonSet counted on every node that only runs on some, a workload on a tainted
+// pool), so the largest node sets no cap there.
+func usableRoom(room, floor Values) Values {
+	var out Values
+	for _, r := range Resources {
+		c, ok := room.Get(r)
+		if f, _ := floor.Get(r); ok && c > 0 && c >= f {
+			out.Set(r, c)
+		}
+	}
+	return out
+}
+
 // nodeCappedIntervals are the spec's intervals with each per-pod maximum lowered to the room a scaled
 // container has on the largest node (ContainerRoom, with the pod's containers in force): the totals then
 // reach the next interval's replicas instead of pods no node holds (section 3 picks more replicas, section 4
@@ -173,7 +203,7 @@ func nodeCappedIntervals(spec *Spec, st State) ([]Interval, []string) {
 	if st.NodeRoom == nil {
 		return spec.Intervals, nil
 	}
-	var fixed, scaled, largest, floor Values
+	var fixed, scaled, largest Values
 	for _, k := range st.Containers {
 		pol := spec.PolicyFor(k.Name)
 		for _, r := range Resources {
@@ -181,10 +211,6 @@ func nodeCappedIntervals(spec *Spec, st State) ([]Interval, []string) {
 			if pol.Off || !pol.Controlled[r] {
 				fixed = fixed.Plus(V1(r, x))
 				continue
-			}
-			if lo, ok := pol.MinAllowed.Get(r); ok {
-				f, _ := floor.Get(r)
-				floor.Set(r, max(f, lo))
 			}
 			scaled = scaled.Plus(V1(r, x))
 			if l, _ := largest.Get(r); x > l || !largest.Has(r) {
@@ -203,20 +229,14 @@ func nodeCappedIntervals(spec *Spec, st State) ([]Interval, []string) {
 		l, _ := largest.Get(r)
 		others.Set(r, s-l)
 	}
-	room := st.NodeRoom.ContainerRoom(fixed, others)
+	room := usableRoom(st.NodeRoom.ContainerRoom(fixed, others), minAllowedOf(spec, st.Containers))
 	out := make([]Interval, len(spec.Intervals))
 	var why []string
 	for i, iv := range spec.Intervals {
 		out[i] = iv
 		for _, r := range Resources {
 			c, ok := room.Get(r)
-			if f, _ := floor.Get(r); ok && c < f {
-				// no node has the room a pod at minAllowed needs (a DaemonSet counted on every node that only
-				// runs on some, a workload on a tainted pool): the cap would size pods below their minimum and
-				// take the workload to its most replicas, so the largest node sets no cap
-				ok = false
-			}
-			if m, has := iv.MaxResources.Get(r); !ok || c <= 0 || (has && m <= c) {
+			if m, has := iv.MaxResources.Get(r); !ok || (has && m <= c) {
 				continue
 			}
 			out[i].MaxResources.Set(r, c)

@@ -50,6 +50,35 @@ func TestLoadFollowingTotalUnderPolicyBounds(t *testing.T) {
 			st = applied(st, d)
 		}
 	})
+	t.Run("minAllowed in the down boundaries, with a scale-up minChange", func(t *testing.T) {
+		// a total that stays is not held by the scale-up minChange (examples/hvpa-kube-apiserver.yaml has one)
+		s := trackingSpec()
+		s.Policies = []ContainerPolicy{{Name: "*", Controlled: both, ControlledValues: RequestsAndLimits, MinAllowed: V(1000, -1)}}
+		s.ScaleUp.MinChange[CPU] = valPct(100, 10)
+		st := loadState(3, V(1000, gi), V(1800, gi), steady(60, V(1800, gi)))
+		if d := decideSettled(t, s, st); d.Replicas != 2 {
+			t.Fatalf("3 pods at minAllowed 1 CPU with 1.8 CPU of load and a scale-up minChange: %d replicas, want 2", d.Replicas)
+		}
+	})
+	t.Run("pods of a fixed size scale in to the first interval", func(t *testing.T) {
+		// minAllowed = maxAllowed = every interval's per-pod maximum: only the replicas change
+		var ivs []Interval
+		for n := int32(1); n <= 6; n++ {
+			ivs = append(ivs, Interval{MaxReplicas: n, MaxResources: V(1000, 4*gi)})
+		}
+		s := trackingSpec()
+		s.Intervals, s.MaxReplicas = ivs, 6
+		s.Policies = []ContainerPolicy{{Name: "*", Controlled: both, ControlledValues: RequestsAndLimits, MinAllowed: V(1000, -1), MaxAllowed: V(1000, -1)}}
+		for _, load := range []float64{500, 800} {
+			st := loadState(3, V(1000, gi), V(load, gi), steady(60, V(load, gi)))
+			for range 4 {
+				st = applied(st, decideSettled(t, s, st))
+			}
+			if st.Replicas != 1 {
+				t.Errorf("%.0fm of load on pods of 1 CPU: %d replicas, want 1", load, st.Replicas)
+			}
+		}
+	})
 	t.Run("a sidecar at its minAllowed moves nothing", func(t *testing.T) {
 		// the sidecar's total, clamped at 3 x 100m, would ask for 1 replica unclamped; the app's asks for 3
 		s := trackingSpec()
@@ -92,10 +121,21 @@ func TestLoadFollowingTotalUnderPolicyBounds(t *testing.T) {
 // carries its signal (found in review: the Hvpa scaled in from 2 to 1 while the HPA asked for 4).
 func TestHPAOnAResourceNoTotalScales(t *testing.T) {
 	const gi = float64(1 << 30)
-	for name, controlled := range map[string][NumResources]bool{"memory only": {false, true}, "cpu and memory": {true, true}} {
+	for name, tc := range map[string]struct {
+		controlled, measured [NumResources]bool
+	}{
+		"memory only":                        {controlled: [NumResources]bool{false, true}, measured: [NumResources]bool{true, false}},
+		"memory only, HPA on cpu and memory": {controlled: [NumResources]bool{false, true}, measured: [NumResources]bool{true, true}},
+		"cpu and memory":                     {controlled: [NumResources]bool{true, true}, measured: [NumResources]bool{true, false}},
+	} {
+		controlled := tc.controlled
 		s := trackingSpec()
 		s.MaxReplicas = 5
-		s.HPATargets[CPU], s.HPAMeasures[CPU] = 0.8, true
+		for _, r := range Resources {
+			if tc.measured[r] {
+				s.HPATargets[r], s.HPAMeasures[r] = 0.8, true
+			}
+		}
 		s.Policies = []ContainerPolicy{{Name: "*", Controlled: controlled, ControlledValues: RequestsAndLimits}}
 		// the HPA on CPU utilization asks for 4 (2 pods of 500m use 2 CPU: 200%)
 		st := loadState(2, V(500, gi), V(2000, gi), steady(60, V(2000, 0.8*gi)))

@@ -160,10 +160,10 @@ type Recommender struct {
 	lastWrite    map[types.UID]time.Time                          // when each VPA's status was last written (or first held), for YoungStatusDelay
 	lastTarget   map[recommender.AggregateKey]recommender.Amounts // the target in force per aggregate, for the quality metric
 	lastGC       time.Time
-	handing      map[types.UID]bool // VPAs handed to another recommender whose conditions could not be taken off yet (handOff)
-	statusWrites int                // status patches of the current run (the per-run log line)
-	nodeRoom     *scaling.NodeRoom  // the largest schedulable node's room this run (nil: unknown, no cap)
-	usageErr     error              // why the current run could not read usage (nil: it could)
+	handing      map[types.UID]time.Time // VPAs handed to another recommender, until when their status is read for hvpa's conditions (handOff)
+	statusWrites int                     // status patches of the current run (the per-run log line)
+	nodeRoom     *scaling.NodeRoom       // the largest schedulable node's room this run (nil: unknown, no cap)
+	usageErr     error                   // why the current run could not read usage (nil: it could)
 	// tracked are the running pods the current run tracks (podMatch.pods): the checkpoints it writes leave
 	// out the open memory windows of these pods only (State.Feeding)
 	tracked map[types.NamespacedName]*matchedPod
@@ -207,7 +207,7 @@ func NewRecommender(c client.Client, usage usage.Source, history usage.HistoryPr
 	}
 	return &Recommender{Client: c, Targets: workload.NewResolver(c, c), Pods: podstore.ClientLister{Reader: c}, Usage: usage, History: history, Recorder: rec, Clock: clk, Base: base, Opts: opts, Metrics: m,
 		models: map[recommender.Config]*recommender.Model{}, modelsUsed: map[recommender.Config]bool{}, state: recommender.NewState(), written: map[vpaContainer]time.Time{}, historyAt: map[vpaContainer]time.Time{}, ours: map[checkpointRef]bool{}, replaceable: map[checkpointRef]bool{}, seen: map[checkpointRef]bool{}, statusModes: map[string]statusMode{}, legacy: map[vpaContainer]types.NamespacedName{}, undecodable: map[types.UID]string{},
-		firstRec: map[types.UID]bool{}, lastWrite: map[types.UID]time.Time{}, handing: map[types.UID]bool{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
+		firstRec: map[types.UID]bool{}, lastWrite: map[types.UID]time.Time{}, handing: map[types.UID]time.Time{}, lastTarget: map[recommender.AggregateKey]recommender.Amounts{}, hvpa: hvpaRecs{changes: make(chan event.GenericEvent, 1024)}}, nil
 }
 
 // NeedLeaderElection: only the leader writes recommendations and checkpoints.
@@ -808,7 +808,8 @@ func (r *Recommender) listVPAs(ctx context.Context, namespaces []string) (served
 			continue
 		}
 		if !r.serves(&v) {
-			if _, wrote := r.lastWrite[v.UID]; wrote || r.handing[v.UID] {
+			_, wrote := r.lastWrite[v.UID]
+			if _, handing := r.handing[v.UID]; wrote || handing {
 				handed = append(handed, v)
 			}
 			continue

@@ -969,6 +969,13 @@ var _ = Describe("the recommender's scope", func() {
 		Expect(types()).NotTo(ContainElement(vpav1.LowConfidence), "hvpa's LowConfidence stays for good under upstream's recommender")
 		Expect(types()).To(ContainElement(vpav1.RecommendationProvided), "the conditions upstream's recommender writes are left to it")
 		Expect(containerRec(getVPA(ctx, ns, "web"), "app")).NotTo(BeNil(), "the recommendation stays until the new recommender writes its own")
+
+		By("taking them off again when a status written back from an older read restores them, within the hand-off window")
+		v = getVPA(ctx, ns, "web")
+		v.Status.Conditions = append(v.Status.Conditions, vpav1.VerticalPodAutoscalerCondition{Type: vpav1.LowConfidence, Status: corev1.ConditionTrue, Reason: "LowConfidence"})
+		Expect(k8s.Status().Update(ctx, v)).To(Succeed())
+		runs(r, 1)
+		Expect(types()).NotTo(ContainElement(vpav1.LowConfidence))
 	})
 })
 

@@ -144,15 +144,32 @@ func statusPatch(resourceVersion string, status vpav1.VerticalPodAutoscalerStatu
 var ownConditions = []vpav1.VerticalPodAutoscalerConditionType{vpav1.LowConfidence, vpav1.FetchingHistory,
 	vpav1.UsageUnavailable, vpav1.CappedToNode, vpav1.InPlaceUnavailable}
 
+// HandOffWindow is how long after a VPA was handed to another recommender its status is still read for
+// hvpa's own conditions (handOff): upstream's recommender writes back the whole status it read, so a status
+// read before the conditions were taken off brings them back once.
+const HandOffWindow = 10 * time.Minute
+
 // handOff takes this recommender's own conditions (ownConditions) off the VPAs whose status it wrote and that
 // another recommender serves now (their spec.recommenders changed): a LowConfidence or UsageUnavailable
 // condition would stay for good under upstream's recommender, and a FetchingHistory one would keep
-// upstream's from ever writing the VPA's checkpoints. Once per VPA; one that could not be patched is
-// tried again at the next run. handed are all such VPAs of the run (listVPAs over every namespace).
+// upstream's from ever writing the VPA's checkpoints. Each run within HandOffWindow of the hand-off, so that
+// conditions a status written back from an older read restores go again, and a failed patch is tried
+// again; after it, never (another hvpa recommender that serves the VPA now sets its own). handed are all
+// such VPAs of the run (listVPAs over every namespace). A hand-off while this recommender was not running
+// is not seen: its conditions stay (docs/migrating-from-vpa.md).
 func (r *Recommender) handOff(ctx context.Context, handed []vpav1.VerticalPodAutoscaler) {
-	failed := map[types.UID]bool{}
+	now := r.Clock.Now()
+	next := map[types.UID]time.Time{}
 	for i := range handed {
 		v := &handed[i]
+		until, seen := r.handing[v.UID]
+		if !seen {
+			until = now.Add(HandOffWindow)
+		}
+		if now.After(until) {
+			continue
+		}
+		next[v.UID] = until
 		conds := slices.DeleteFunc(slices.Clone(v.Status.Conditions), func(c vpav1.VerticalPodAutoscalerCondition) bool {
 			return slices.Contains(ownConditions, c.Type)
 		})
@@ -170,11 +187,10 @@ func (r *Recommender) handOff(ctx context.Context, handed []vpav1.VerticalPodAut
 			logf.FromContext(ctx).Info("another recommender serves this VPA now: hvpa's own conditions taken off", "vpa", klog.KObj(v), "recommenders", v.Spec.Recommenders)
 		case apierrors.IsNotFound(err):
 		default:
-			failed[v.UID] = true
 			logf.FromContext(ctx).V(1).Info("taking hvpa's own conditions off a VPA another recommender serves now; tried again at the next run", "vpa", klog.KObj(v), "error", err.Error())
 		}
 	}
-	r.handing = failed
+	r.handing = next
 }
 
 // identity is the object a status patch of v is sent for (namespace and name) and decoded into (the object

@@ -36,7 +36,7 @@
 //
 //   - containerName: required (upstream); "*" or a DNS-1123 label (a container name; patterns such as
 //     "app-*" are refused); unique among the policies (also "*"; upstream accepts duplicates, the first
-//     applying: an update keeps a duplicate the old object had, with a warning).
+//     named one applying, the last "*": an update keeps a duplicate the old object had, with a warning).
 //   - controlledResources: cpu and memory only (upstream; one the old object named is kept, with a warning).
 //   - mode: Auto or Off (schema enum, repeated).
 //   - minAllowed, maxAllowed: not negative; cpu in whole millicores, memory in whole bytes (upstream);

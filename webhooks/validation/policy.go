@@ -35,17 +35,25 @@ func gateMessage(what string, f featuregate.Feature) string {
 	return fmt.Sprintf("in order to use %s, you must enable feature gate %s (--feature-gates=%s=true)", what, f, f)
 }
 
-// policyByName returns the policy named name in rp, or nil.
+// policyByName returns the policy named name in rp that applies, or nil: the first named so, the last "*"
+// (vpav1.PolicyIndex, upstream's rule).
 func policyByName(rp *vpav1.PodResourcePolicy, name string) *vpav1.ContainerResourcePolicy {
 	if rp == nil {
 		return nil
 	}
+	found := -1
 	for i := range rp.ContainerPolicies {
 		if rp.ContainerPolicies[i].ContainerName == name {
-			return &rp.ContainerPolicies[i]
+			found = i
+			if name != vpav1.DefaultContainerResourcePolicy {
+				break
+			}
 		}
 	}
-	return nil
+	if found < 0 {
+		return nil
+	}
+	return &rp.ContainerPolicies[found]
 }
 
 // resourcePolicy validates the container policies of a VPA (or of an Hvpa's VPA template). old is the
@@ -68,20 +76,10 @@ func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featu
 		}
 
 		errs = append(errs, containerName(p.ContainerName, oldP != nil, pp.Child("containerName"))...)
-		if p.ContainerName != "" {
-			if j, dup := seen[p.ContainerName]; !dup {
-				seen[p.ContainerName] = i
-			} else if isUpdate && policiesNamed(old, p.ContainerName) > 1 {
-				// upstream accepts duplicates (the first applies): an object stored with them stays updatable
-				warnings = append(warnings, fmt.Sprintf("%s: containerPolicies[%d] has the same containerName %q, and only the first of them applies; merge the two policies into one",
-					pp.Child("containerName"), j, p.ContainerName))
-			} else {
-				errs = append(errs, &field.Error{Type: field.ErrorTypeDuplicate, Field: pp.Child("containerName").String(), BadValue: p.ContainerName,
-					Detail: fmt.Sprintf("containerPolicies[%d] has the same containerName; merge the two policies into one", j)})
-			}
-		}
+		e, w := uniqueName(p.ContainerName, i, seen, old, isUpdate, pp.Child("containerName"))
+		errs, warnings = append(errs, e...), append(warnings, w...)
 
-		e, w := controlledResources(p, old, pp.Child("controlledResources"))
+		e, w = controlledResources(p, old, pp.Child("controlledResources"))
 		errs, warnings = append(errs, e...), append(warnings, w...)
 
 		if p.Mode != nil && *p.Mode != vpav1.ContainerScalingModeAuto && *p.Mode != vpav1.ContainerScalingModeOff {
@@ -115,6 +113,30 @@ func resourcePolicy(rp, old *vpav1.PodResourcePolicy, isUpdate bool, gates featu
 		}
 	}
 	return errs, warnings
+}
+
+// uniqueName refuses the i-th policy's name when an earlier one (seen, which it records) has it; upstream
+// accepts duplicates (the first named policy applies, the last "*"), so an update keeps a duplicate the
+// existing object (old) already has, with a warning.
+func uniqueName(name string, i int, seen map[string]int, old *vpav1.PodResourcePolicy, isUpdate bool, path *field.Path) (field.ErrorList, []string) {
+	if name == "" {
+		return nil, nil
+	}
+	j, dup := seen[name]
+	switch {
+	case !dup:
+		seen[name] = i
+		return nil, nil
+	case isUpdate && policiesNamed(old, name) > 1:
+		which := "first" // upstream's rule (vpav1.PolicyIndex)
+		if name == vpav1.DefaultContainerResourcePolicy {
+			which = "last"
+		}
+		return nil, []string{fmt.Sprintf("%s: containerPolicies[%d] has the same containerName %q, and only the %s of them applies; merge the two policies into one",
+			path, j, name, which)}
+	}
+	return field.ErrorList{&field.Error{Type: field.ErrorTypeDuplicate, Field: path.String(), BadValue: name,
+		Detail: fmt.Sprintf("containerPolicies[%d] has the same containerName; merge the two policies into one", j)}}, nil
 }
 
 // policiesNamed counts the container policies of rp named name.

@@ -198,6 +198,15 @@ func TestVPA(t *testing.T) {
 			},
 			warn: []string{`spec.resourcePolicy.containerPolicies[2].containerName: containerPolicies[0] has the same containerName "app", and only the first of them applies`},
 		},
+		"two * policies, kept from the old object: the last applies": {
+			mutate: both(func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.ResourcePolicy.ContainerPolicies = append(v.Spec.ResourcePolicy.ContainerPolicies, vpav1.ContainerResourcePolicy{ContainerName: "*"})
+			}, raiseMin),
+			old: func(v *vpav1.VerticalPodAutoscaler) {
+				v.Spec.ResourcePolicy.ContainerPolicies = append(v.Spec.ResourcePolicy.ContainerPolicies, vpav1.ContainerResourcePolicy{ContainerName: "*"})
+			},
+			warn: []string{`containerPolicies[1] has the same containerName "*", and only the last of them applies`},
+		},
 		"containerName duplicate added on an update": {
 			mutate: func(v *vpav1.VerticalPodAutoscaler) {
 				v.Spec.ResourcePolicy.ContainerPolicies = append(v.Spec.ResourcePolicy.ContainerPolicies, vpav1.ContainerResourcePolicy{ContainerName: "app"})

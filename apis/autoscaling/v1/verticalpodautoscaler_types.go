@@ -143,7 +143,8 @@ type PodUpdatePolicy struct {
 	// updateMode says whether the autoscaler applies recommendations and how: Off (only recommend),
 	// Initial (only when pods are created), Recreate (also evict running pods), Auto (deprecated, same as
 	// Recreate), InPlaceOrRecreate (resize running pods in place, evict when that is not possible) or
-	// InPlace (only resize in place). Unset means Auto.
+	// InPlace (only resize in place). Unset means Auto; a new VerticalPodAutoscaler's updatePolicy needs it
+	// (the validating webhook, as upstream's), an Hvpa's vpa.template may leave it out.
 	// +optional
 	UpdateMode *UpdateMode `json:"updateMode,omitempty"`
 
