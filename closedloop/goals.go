@@ -121,6 +121,12 @@ func workloadGoals(runs []Summary, hvpa string) (WorkloadGoals, bool) {
 	if h.CPUShortfall > b.CPUShortfall+GoalShortfallSlack {
 		w.Failed = append(w.Failed, fmt.Sprintf("cpu shortfall %.2f%% > %s's %.2f%% + 0.5", 100*h.CPUShortfall, b.Policy, 100*b.CPUShortfall))
 	}
+	if w.VPA == nil {
+		w.Failed = append(w.Failed, "memory and OOM goals not checked: no vpa run (--policy vpa)")
+	}
+	if w.ChurnLimit == 0 {
+		w.Failed = append(w.Failed, "replica-change goal not checked: no "+goalHPAChurnLabel+",...] run (--policy hpa with --hpa-requests cpu=500m,...)")
+	}
 	if v := w.VPA; v != nil {
 		if h.MemoryProvidedOverDemand > v.MemoryProvidedOverDemand {
 			w.Failed = append(w.Failed, fmt.Sprintf("memory provided/demand %.3f > vpa's %.3f", h.MemoryProvidedOverDemand, v.MemoryProvidedOverDemand))

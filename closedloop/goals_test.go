@@ -47,6 +47,20 @@ func TestCheckGoals(t *testing.T) {
 			}
 		})
 	}
+	// a goal whose baseline did not run is not met (it was skipped, and the workload read "met")
+	for name, tc := range map[string]struct {
+		drop, want string
+	}{"no vpa": {"vpa", "memory and OOM goals not checked: no vpa run"}, "no 500m hpa": {"hpa[cpu=500m]", "replica-change goal not checked"}} {
+		runs := []Summary{run("w", "hvpa", 1.2, 0.012, 1.4, 2, 10, 48)}
+		for _, b := range baselines("w") {
+			if b.Policy != tc.drop {
+				runs = append(runs, b)
+			}
+		}
+		if got := CheckGoals(runs, "hvpa").Workloads[0].Failed; len(got) != 1 || !strings.Contains(got[0], tc.want) {
+			t.Errorf("%s: missed %q, want %q", name, got, tc.want)
+		}
+	}
 	// the median over the workloads: 1.2 and 1.4 (median 1.3) against best baselines 1.5 and 1.5 (0.9 x 1.5 = 1.35)
 	all := append(append(baselines("a"), run("a", "hvpa", 1.2, 0, 1.4, 0, 1, 1)), append(baselines("b"), run("b", "hvpa", 1.4, 0, 1.4, 0, 1, 1))...)
 	if rep := CheckGoals(all, "hvpa"); math.Abs(rep.HvpaMedian-1.3) > 1e-9 || rep.BestMedian != 1.5 || len(rep.Failed) != 0 || !rep.Met() {

@@ -239,3 +239,22 @@ func TestBaselineHPABehavior(t *testing.T) {
 		}
 	}
 }
+
+// TestHPAPodsReadAfterTheLastReadiness: within the CPU initialization period a pod's CPU counts once a whole
+// window has been measured after its last readiness, as the HPA controller reads its Ready condition's last
+// transition: a pod whose container restarted (an OOM kill) after its start is unready again until then
+// (found in review: its first readiness was read).
+func TestHPAPodsReadAfterTheLastReadiness(t *testing.T) {
+	sim := &Simulator{opts: Options{HPA: DefaultHPA()}}
+	p := &pod{created: 0, readyAt: 60, ctr: []podContainer{{restartAt: 200, startedAt: 200}}}
+	w := &workload{run: &run{sim: sim}, pods: []*pod{p}}
+	for _, tc := range []struct {
+		prevWin int64 // the start of the last closed window
+		unready bool
+	}{{prevWin: 120, unready: true}, {prevWin: 180, unready: true}, {prevWin: 240, unready: false}} {
+		w.prevWin = tc.prevWin
+		if got := w.hpaPods(250)[0].cpuUnready; got != tc.unready {
+			t.Errorf("restarted at 200, last window from %d: cpuUnready %v, want %v", tc.prevWin, got, tc.unready)
+		}
+	}
+}

@@ -260,10 +260,11 @@ func (w *workload) hpaPods(t int64) []hpaPod {
 	out := w.hpaBuf[:0]
 	initPeriod := int64(w.run.sim.opts.HPA.CPUInitializationPeriod / time.Second)
 	for _, p := range w.pods {
-		// within the CPU initialization period a pod counts once a whole window after its readiness is
-		// measured, and not while it is not ready (a restarting container)
+		// within the CPU initialization period a pod counts once a whole window after its last readiness (its
+		// Ready condition's transition: a container restarted since its start, upstream's rule) is measured,
+		// and not while it is not ready (a restarting container)
 		young := t < p.created+initPeriod
-		out = append(out, hpaPod{pending: p.starting(t), cpuUnready: young && (!p.serving(t) || w.prevWin < p.readyAt),
+		out = append(out, hpaPod{pending: p.starting(t), cpuUnready: young && (!p.serving(t) || w.prevWin < p.readySince(t)),
 			hasMetric: p.hasMetric, requests: p.requests, usage: p.usage})
 	}
 	w.hpaBuf = out
