@@ -146,7 +146,7 @@ func Decide(spec *Spec, st State) (Decision, error) {
 			d.HPAFloor = st.HPA.Desired
 		}
 	}
-	d.Totals = totals(spec, st, hpa, d.Intervals, actual)
+	d.Totals = totals(spec, st, hpa, d.Intervals, actual, d.HPAFloor)
 	// Section 3: desired replicas. Section 5 for replicas: a blocked change keeps the current count.
 	limited := desiredReplicas(spec, st, &d)
 	gateReplicas(spec, st, &d)
@@ -275,7 +275,7 @@ func rebased(spec *Spec, st State, basis map[string]Values) map[string]Values {
 // HPA's where that is larger, each with the replicas it asks for (section 3). Totals that follow the recent
 // load move together: when one of them leaves its band, every one goes to its target (a resize of the pods
 // takes them all), otherwise each stays in force.
-func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, actual int32) []Total {
+func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, actual, floor int32) []Total {
 	c := st.Replicas
 	// a pod has a few containers: the recommendation of each is found by a scan (a map of them was a tenth of
 	// a decision's bytes), the last of its name (as the map kept)
@@ -306,7 +306,9 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 		}
 	}
 	hpaSignal(spec, st, out, follow)
-	freeFall(spec, st, intervals, out, follow)
+	if floor < c { // an HPA floor that holds the replicas leaves nothing for a fall to do
+		freeFall(spec, st, intervals, out, follow)
+	}
 	moveTogether(out, follow)
 	kept := out[:0]
 	for _, t := range out {

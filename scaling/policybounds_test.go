@@ -1,6 +1,9 @@
 package scaling
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestLoadFollowingTotalUnderPolicyBounds: a container policy's minAllowed and maxAllowed hold per pod, and
 // the replicas follow the total (docs/design/scaling.md section 2a). A load-following total that the bounds
@@ -77,6 +80,22 @@ func TestLoadFollowingTotalUnderPolicyBounds(t *testing.T) {
 			if st.Replicas != 1 {
 				t.Errorf("%.0fm of load on pods of 1 CPU: %d replicas, want 1", load, st.Replicas)
 			}
+		}
+	})
+	t.Run("an HPA floor that holds the replicas leaves the fall undone", func(t *testing.T) {
+		// an HPA on a Pods metric asks for the 3 replicas running: the CPU total's fall to 2 replicas would
+		// move the memory total within its band (0.40Gi -> 0.38Gi a pod) for no replica change
+		s := trackingSpec()
+		s.Policies = []ContainerPolicy{{Name: "*", Controlled: [NumResources]bool{true, true}, ControlledValues: RequestsAndLimits, MinAllowed: V(1000, -1)}}
+		s.HPAUtilization = false
+		st := loadState(3, V(1000, 0.4*gi), V(1800, gi), steady(60, V(1800, gi)))
+		st.HPA = &HPAInput{Desired: 3, Min: 1, Max: 10}
+		if d := decideSettled(t, s, st); d.Replicas != 3 || math.Abs(request(t, d, "app", Memory)-0.4*gi) > 1 || request(t, d, "app", CPU) != 1000 {
+			t.Fatalf("changed to %d replicas of %.0fm, memory %.3fGi a pod: %+v", d.Replicas, request(t, d, "app", CPU), request(t, d, "app", Memory)/gi, d.Totals)
+		}
+		st.HPA.Desired = 2 // the floor no longer holds them: the fall is made
+		if d := decideSettled(t, s, st); d.Replicas != 2 {
+			t.Fatalf("HPA floor 2: %d replicas, want 2", d.Replicas)
 		}
 	})
 	t.Run("a sidecar at its minAllowed moves nothing", func(t *testing.T) {
