@@ -325,7 +325,7 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 			continue
 		}
 		lo, _ := spec.PolicyFor(k.Name).MinAllowed.Get(r)
-		t.Replicas, t.Interval, t.Saturated = selectReplicas(intervals, c, t.Total, r, func(j int) float64 { return downWith(intervals, j, r, lo, spec.Overlap[r]) })
+		t.Replicas, t.Interval, t.Saturated = selectReplicas(intervals, c, t.Total, r, lo, spec.Overlap[r])
 		kept = append(kept, t)
 	}
 	return kept
@@ -475,7 +475,7 @@ func (s *Spec) memoryUnder(r Resource, tl tracked, c int32, pCur, t float64, wit
 // that fall now, else t as it was.
 func (s *Spec) unclamped(st State, iv []EffectiveInterval, r Resource, b podBounds, cur, t float64, move bool,
 	size func(within func(float64) float64) float64) (target float64, moves bool, fall float64) {
-	if len(iv) == 0 || move || !b.binds(t, b.c) {
+	if len(iv) == 0 || move || !b.binds(t) {
 		return t, move, 0
 	}
 	c := b.c
@@ -483,7 +483,7 @@ func (s *Spec) unclamped(st State, iv []EffectiveInterval, r Resource, b podBoun
 	if tf == t {
 		return t, false, 0
 	}
-	switch n, _, _ := selectReplicas(iv, c, tf, r, func(j int) float64 { return downWith(iv, j, r, b.lo, s.Overlap[r]) }); {
+	switch n, _, _ := selectReplicas(iv, c, tf, r, b.lo, s.Overlap[r]); {
 	case n > c:
 		return tf, true, 0
 	case n < c:
@@ -525,9 +525,9 @@ func (b podBounds) clamp(fewest, most int32) func(float64) float64 {
 	}
 }
 
-// binds says whether the bounds for c pods hold t at one of their ends.
-func (b podBounds) binds(t float64, c int32) bool {
-	within := b.clamp(c, c)
+// binds says whether the bounds for the c pods running hold t at one of their ends.
+func (b podBounds) binds(t float64) bool {
+	within := b.clamp(b.c, b.c)
 	return t == within(math.Inf(1)) || t == within(0)
 }
 
@@ -555,7 +555,7 @@ func freeFall(spec *Spec, st State, iv []EffectiveInterval, out []Total, follow 
 			continue
 		}
 		lo, _ := spec.PolicyFor(t.Container).MinAllowed.Get(t.Resource)
-		if n, _, _ := selectReplicas(iv, c, total, t.Resource, func(j int) float64 { return downWith(iv, j, t.Resource, lo, spec.Overlap[t.Resource]) }); n >= c {
+		if n, _, _ := selectReplicas(iv, c, total, t.Resource, lo, spec.Overlap[t.Resource]); n >= c {
 			return
 		}
 	}
@@ -962,8 +962,10 @@ func (d *Decision) sourceOf(k string, r Resource) Source {
 }
 
 // selectReplicas implements section 3 for one total: the replicas it asks for, the chosen interval, and
-// whether it is saturated (above the top interval).
-func selectReplicas(iv []EffectiveInterval, c int32, t float64, r Resource, down func(j int) float64) (int32, int, bool) {
+// whether it is saturated (above the top interval). The down boundaries hold the container policy's
+// minAllowed per pod lo (downWith, section 1) under the resource's overlap.
+func selectReplicas(iv []EffectiveInterval, c int32, t float64, r Resource, lo float64, overlap *ChangeParams) (int32, int, bool) {
+	down := func(j int) float64 { return downWith(iv, j, r, lo, overlap) }
 	jc := -1
 	for j := range iv {
 		if iv[j].Replicas == c {
