@@ -3,9 +3,11 @@ package closedloop
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
@@ -39,8 +41,8 @@ func TestActuation(t *testing.T) {
 			t.Errorf("cpu shortfall over the first minute %g, want 4 x 300m", got)
 		}
 		steps(t, w, now, 1)
-		if w.cpuTally.short != 4*300 || w.pods[1].ctr[0].cpuSum != 400 {
-			t.Errorf("after the start-up delay: shortfall %g (want no more), the new pod's usage %g (want half of 800m)", w.cpuTally.short, w.pods[1].ctr[0].cpuSum)
+		if w.cpuTally.short != 4*300 || w.pods[1].ctr[0].row.cpuSum != 400 {
+			t.Errorf("after the start-up delay: shortfall %g (want no more), the new pod's usage %g (want half of 800m)", w.cpuTally.short, w.pods[1].ctr[0].row.cpuSum)
 		}
 	})
 	t.Run("an OOM kill restarts the container after the back-off", func(t *testing.T) {
@@ -95,7 +97,7 @@ func TestActuation(t *testing.T) {
 		w.demand["app"] = &usage{cpu: 600, mem: 1 << 29, hasCPU: true, hasMem: true}
 		w.scaleTo(t0, 3)
 		steps(t, w, t0, 4)
-		w.closeWindow()
+		w.closeMetrics()
 		a, b, fresh := w.pods[0], w.pods[1], w.pods[2]
 		if !a.hasMetric || a.usage != scaling.V(300, 1<<28) || b.usage != a.usage || fresh.hasMetric {
 			t.Errorf("metrics: %v %v, %v %v, new pod %v", a.hasMetric, a.usage, b.hasMetric, b.usage, fresh.hasMetric)
@@ -245,7 +247,7 @@ func TestReadiness(t *testing.T) {
 	}
 	run := func(from int64, n int) int64 { // n steps of 15 s, then the metrics window closes
 		now := steps(t, w, from, n)
-		w.closeWindow()
+		w.closeMetrics()
 		return now
 	}
 	now := run(t0, 8) // two minutes: the first pods serve since t0
@@ -263,4 +265,40 @@ func TestReadiness(t *testing.T) {
 	check("a container running again for 30 s", now, 3, now-30, false)
 	now = run(now, 2)
 	check("a container running again for 60 s", now, 3, now-60, true)
+}
+
+// TestMetricResolution: the autoscalers read the last closed metrics window (Actuation.MetricResolution, 15s
+// by default as metrics-server's manifests set it): a rise of the demand at a trace row reaches the HPA one
+// window later, 15 s into the row, not when the one-minute row is over; the recommenders are still fed each
+// row's usage.
+func TestMetricResolution(t *testing.T) {
+	req := scaling.V(250, 1<<30)
+	for _, tc := range []struct {
+		resolution time.Duration
+		seen       int64 // seconds after the rise the HPA first scales out
+	}{{0, 15}, {15 * time.Second, 15}, {30 * time.Second, 30}, {time.Minute, 60}} {
+		w := testWorkload(t, Run{Policy: PolicyHPA}, Options{Actuation: Actuation{MetricResolution: tc.resolution}}, 2, req)
+		w.demand["app"] = &usage{cpu: 400, mem: 1 << 28, hasCPU: true, hasMem: true} // 80% of 2 x 250m: 2 pods
+		rise, seen := t0+120, int64(-1)
+		for now := t0; now < t0+300 && seen < 0; now += 15 {
+			if now == rise {
+				w.demand["app"] = &usage{cpu: 1600, mem: 1 << 28, hasCPU: true, hasMem: true}
+			}
+			if err := w.tick(now, due{}); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case w.desired > 2:
+				seen = now - rise
+			case now < rise && w.desired != 2:
+				t.Fatalf("resolution %s: %d replicas before the rise, want 2", tc.resolution, w.desired)
+			}
+		}
+		if seen != tc.seen {
+			t.Errorf("metric resolution %s: the HPA scaled out %ds after the rise, want %ds", tc.resolution, seen, tc.seen)
+		}
+	}
+	if _, err := New(Options{HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return nil }, Actuation: Actuation{MetricResolution: 20 * time.Second}}); err == nil || !strings.Contains(err.Error(), "--metric-resolution 20s") {
+		t.Errorf("a resolution that is no multiple of the 15s step: %v, want an error naming --metric-resolution", err)
+	}
 }

@@ -109,7 +109,7 @@ func New(opts Options) (*Simulator, error) {
 	a := opts.Actuation
 	for i, spec := range opts.Runs {
 		r := &run{sim: s, spec: spec, rec: model, state: recommender.NewState(), workloads: map[wkey]*workload{},
-			step: int64(a.Step / time.Second), startup: int64(a.StartupDelay / time.Second), restart: int64(a.RestartDelay / time.Second),
+			step: int64(a.Step / time.Second), metrics: int64(a.MetricResolution / time.Second), startup: int64(a.StartupDelay / time.Second), restart: int64(a.RestartDelay / time.Second),
 			updater: int64(a.UpdaterInterval / time.Second)}
 		if i == 0 && opts.Rows != nil {
 			r.rows = opts.Rows
@@ -310,7 +310,7 @@ type run struct {
 	rows      io.Writer
 	buf       []byte
 	// the actuation model in seconds
-	step, startup, restart, updater, resizeDelay int64
+	step, metrics, startup, restart, updater, resizeDelay int64
 }
 
 // begin opens the window of timestamp ts: new workloads start, every workload closes its previous window and

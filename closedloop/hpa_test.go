@@ -249,12 +249,12 @@ func TestHPAPodsReadAfterTheLastReadiness(t *testing.T) {
 	p := &pod{created: 0, readyAt: 60, ctr: []podContainer{{restartAt: 200, startedAt: 200}}}
 	w := &workload{run: &run{sim: sim}, pods: []*pod{p}}
 	for _, tc := range []struct {
-		prevWin int64 // the start of the last closed window
-		unready bool
-	}{{prevWin: 120, unready: true}, {prevWin: 180, unready: true}, {prevWin: 240, unready: false}} {
-		w.prevWin = tc.prevWin
+		prevMetric int64 // the start of the last closed window
+		unready    bool
+	}{{prevMetric: 120, unready: true}, {prevMetric: 180, unready: true}, {prevMetric: 240, unready: false}} {
+		w.prevMetric = tc.prevMetric
 		if got := w.hpaPods(250)[0].cpuUnready; got != tc.unready {
-			t.Errorf("restarted at 200, last window from %d: cpuUnready %v, want %v", tc.prevWin, got, tc.unready)
+			t.Errorf("restarted at 200, last window from %d: cpuUnready %v, want %v", tc.prevMetric, got, tc.unready)
 		}
 	}
 }

@@ -76,7 +76,7 @@ func (c *hvpaCtl) feed(w *workload, at time.Time) {
 	for ci, name := range w.names {
 		load := hvpacycle.Load{Base: c.spec.Base}
 		for _, p := range w.pods {
-			if k := &p.ctr[ci]; k.has {
+			if k := &p.ctr[ci].sample; k.has {
 				load.Add(at, k.cpu, k.mem, reqOf(p.spec[ci], scaling.CPU), reqOf(p.spec[ci], scaling.Memory))
 			}
 		}

@@ -45,6 +45,10 @@ type Actuation struct {
 	// Step is the simulation step and the HPA's sync period (15s): every step the demand of the trace row in
 	// force is split over the serving pods.
 	Step time.Duration
+	// MetricResolution is the metrics pipeline's window (15s, metrics-server's --metric-resolution in its
+	// released manifests): the autoscalers read the usage of the last closed window of this length, a
+	// multiple of Step. The recommenders are fed each trace row's usage (their one-minute loop's sample).
+	MetricResolution time.Duration
 	// StartupDelay: a new pod costs its requests at once and serves after this delay (60s).
 	StartupDelay time.Duration
 	// RestartDelay: an OOM-killed container serves again after this delay, doubled for each further kill
@@ -70,7 +74,7 @@ type Actuation struct {
 
 // DefaultActuation returns the defaults.
 func DefaultActuation() Actuation {
-	return Actuation{Step: 15 * time.Second, StartupDelay: time.Minute, RestartDelay: 10 * time.Second, UpdaterInterval: time.Minute}
+	return Actuation{Step: 15 * time.Second, MetricResolution: 15 * time.Second, StartupDelay: time.Minute, RestartDelay: 10 * time.Second, UpdaterInterval: time.Minute}
 }
 
 // HPAConfig are the HPA controller's settings and the baselines' HPA bounds.
@@ -142,6 +146,7 @@ func (o Options) withDefaults() (Options, error) {
 
 func fill(a, d Actuation) Actuation {
 	a.Step = cmp.Or(a.Step, d.Step)
+	a.MetricResolution = cmp.Or(a.MetricResolution, d.MetricResolution)
 	a.StartupDelay = cmp.Or(a.StartupDelay, d.StartupDelay)
 	a.RestartDelay = cmp.Or(a.RestartDelay, d.RestartDelay)
 	a.UpdaterInterval = cmp.Or(a.UpdaterInterval, d.UpdaterInterval)
@@ -181,6 +186,8 @@ func (o Options) validate() error {
 		return err
 	}
 	switch {
+	case a.MetricResolution%a.Step != 0 || a.MetricResolution < 0:
+		return fmt.Errorf("--metric-resolution %s: must be a positive multiple of --hpa-sync-period (%s), the simulation step", a.MetricResolution, a.Step)
 	case o.HvpaFor == nil:
 		return fmt.Errorf("closed loop: an Hvpa is needed for the workloads (--hvpa FILE)")
 	case o.HPA.MinReplicas < 1 || o.HPA.MaxReplicas < o.HPA.MinReplicas:

@@ -15,7 +15,8 @@ import (
 // again after the restart delay (doubled per kill, the kubelet's back-off); an in-place resize applies one
 // updater period after it was decided, and a resized container waiting in back-off restarts then; an
 // evicted pod is replaced by a new one (sized at admission). The autoscalers read the usage of the last
-// metrics window (one trace row): per pod, its CPU averaged over the window and its peak working set.
+// metrics window (Actuation.MetricResolution long): per pod, its CPU averaged over the window and its peak
+// working set; the recommenders sample the usage of each trace row the same way.
 
 // maxRestartDelay and backoffReset are the kubelet's CrashLoopBackOff bounds: the delay doubles up to five
 // minutes and starts again after ten minutes of running.
@@ -50,13 +51,34 @@ type podContainer struct {
 	// its last termination, as the kubelet reports it: when it was OOM-killed (0: never) and how long it had run
 	// then (upstream's updater reads a quick OOM from them: vpaCtl.quickOOM)
 	killedAt, ranFor int64
-	// the open metrics window
+	// the open trace row and metrics window
+	row, window usageSum
+	// the last closed ones: what the recommenders are fed (sample) and what the autoscalers read (read)
+	sample, read reading
+}
+
+// usageSum gathers a container's usage over the steps it served in a window.
+type usageSum struct {
 	cpuSum float64
 	steps  int
 	memMax float64
-	// the last closed window: what the autoscalers read
+}
+
+// reading is a container's usage over a closed window: CPU averaged over the steps it served, its peak
+// working set, and whether it served at all (a container that did not has no metric).
+type reading struct {
 	cpu, mem float64
 	has      bool
+}
+
+// close ends the window: its reading, and the sum starts again.
+func (u *usageSum) close() reading {
+	r := reading{has: u.steps > 0}
+	if r.has {
+		r.cpu, r.mem = u.cpuSum/float64(u.steps), u.memMax
+	}
+	*u = usageSum{}
+	return r
 }
 
 // starting reports whether the pod has not started yet (phase Pending for the HPA and the updater).
@@ -240,20 +262,22 @@ func (w *workload) serveContainer(t int64, p *pod, ci int, u *usage, cpuShare, m
 	if !p.serving(t) { // starting or restarting: no usage, and no metric for the time it does not run
 		return
 	}
-	c.steps++
+	c.row.steps++
+	c.window.steps++
 	if u.hasCPU {
-		c.cpuSum += cpuShare
+		c.row.cpuSum += cpuShare
+		c.window.cpuSum += cpuShare
 	}
 	if !u.hasMem {
 		return
 	}
 	limit, hasLimit := p.spec[ci].Limits.Get(scaling.Memory)
 	if hasLimit && limit > 0 && memShare >= limit {
-		c.memMax = max(c.memMax, limit) // the working set stops at the limit: the container is killed there
+		memShare = limit // the working set stops at the limit: the container is killed there
 		w.kill(t, p, ci, limit, serving)
-		return
 	}
-	c.memMax = max(c.memMax, memShare)
+	c.row.memMax = max(c.row.memMax, memShare)
+	c.window.memMax = max(c.window.memMax, memShare)
 }
 
 // kill OOM-kills container ci of pod p at t, when serving pods (p among them) served the step: it restarts
@@ -292,38 +316,47 @@ type oomEvent struct {
 	serving       int // the pods serving in the step of the kill (the killed one among them)
 }
 
-// closeWindow ends the metrics window: every pod that served in it gets its usage (CPU averaged over the steps
-// it served, peak working set) as what the autoscalers read until the next window closes; a pod that did not
-// serve in it has no metric.
-func (w *workload) closeWindow() {
+// closeRow ends the trace row's window: every container that served in it gets its usage as the sample the
+// recommenders are fed.
+func (w *workload) closeRow() {
+	for _, p := range w.pods {
+		for ci := range p.ctr {
+			c := &p.ctr[ci]
+			c.sample = c.row.close()
+		}
+	}
+}
+
+// closeMetrics ends the metrics window: every pod that served in it gets its usage (CPU averaged over the
+// steps it served, peak working set) as what the autoscalers read until the next window closes; a pod that
+// did not serve in it has no metric.
+func (w *workload) closeMetrics() {
 	for _, p := range w.pods {
 		var cpu, mem float64
 		p.hasMetric = false
 		for ci := range p.ctr {
 			c := &p.ctr[ci]
-			c.has = c.steps > 0
-			if c.has {
-				c.cpu, c.mem = c.cpuSum/float64(c.steps), c.memMax
-				cpu, mem, p.hasMetric = cpu+c.cpu, mem+c.mem, true
+			c.read = c.window.close()
+			if c.read.has {
+				cpu, mem, p.hasMetric = cpu+c.read.cpu, mem+c.read.mem, true
 			}
-			c.cpuSum, c.steps, c.memMax = 0, 0, 0
 		}
 		p.usage = scaling.V(cpu, mem)
 	}
 }
 
-// usageOf is the workload's usage of r in the last window, summed over its pods and containers, and whether
-// any pod reported it.
+// usageOf is the workload's usage of r in the last metrics window, summed over its pods and containers, and
+// whether any pod reported it.
 func (w *workload) usageOf(r scaling.Resource) (float64, bool) {
 	sum, seen := 0.0, false
 	for _, p := range w.pods {
 		for ci := range p.ctr {
-			if c := &p.ctr[ci]; c.has {
+			if c := &p.ctr[ci]; c.read.has {
 				seen = true
 				if r == scaling.CPU {
-					sum += c.cpu
+					sum += c.read.cpu
 				} else {
-					sum += c.mem
+					sum += c.read.mem
 				}
 			}
 		}

@@ -214,7 +214,7 @@ func (w *workload) feedPerPod(at time.Time, m *recommender.Model) {
 	}
 	for _, p := range w.pods {
 		for ci := range p.ctr {
-			c := &p.ctr[ci]
+			c := &p.ctr[ci].sample
 			if !c.has {
 				continue
 			}

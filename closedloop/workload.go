@@ -31,10 +31,11 @@ type workload struct {
 	vpa   *vpaCtl             // vpa, hpa+vpa
 	fixed []scaling.Container // hpa: the fixed per-pod sizing
 
-	// the metrics window
+	// the trace row's window (the recommenders' sample) and the metrics window (what the autoscalers read)
 	winStart    int64
-	prevWin     int64 // the start of the last closed window
 	winOpen     bool
+	metricStart int64 // the start of the open metrics window
+	prevMetric  int64 // the start of the last closed one
 	hpaBuf      []hpaPod
 	pendingOOMs []oomEvent
 	oomSince    bool // a kill since the Hvpa's last scaling
@@ -57,7 +58,7 @@ func (r *run) newWorkload(k wkey) (*workload, error) {
 		return nil, nil
 	}
 	f := r.sim.first[k]
-	w := &workload{run: r, key: k, hvpa: h, start: f.ts, winStart: f.ts}
+	w := &workload{run: r, key: k, hvpa: h, start: f.ts, winStart: f.ts, metricStart: f.ts}
 	for _, name := range f.order {
 		req := f.requests[name]
 		w.names = append(w.names, name)
@@ -196,13 +197,12 @@ func (w *workload) admit() []scaling.Container {
 	return w.template
 }
 
-// begin opens the window of timestamp ts with its demand: the previous window closes and the recommenders
-// get its usage.
+// begin opens the window of timestamp ts with its demand: the previous row's window closes and the
+// recommenders get its usage.
 func (w *workload) begin(ts int64, demand map[string]*usage) {
 	if w.winOpen {
-		w.closeWindow()
+		w.closeRow()
 		w.feed(time.Unix(w.winStart, 0).UTC())
-		w.prevWin = w.winStart
 	}
 	w.winStart, w.winOpen, w.demand = ts, true, demand
 }
@@ -219,9 +219,14 @@ func (w *workload) feed(at time.Time) {
 	w.pendingOOMs = w.pendingOOMs[:0]
 }
 
-// tick runs one step: due resizes apply, the loops that are due run, then the pods serve the step's demand.
+// tick runs one step: due resizes apply, a metrics window that is over closes, the loops that are due run,
+// then the pods serve the step's demand.
 func (w *workload) tick(t int64, d due) error {
 	w.actuate(t)
+	if t-w.metricStart >= w.run.metrics {
+		w.closeMetrics()
+		w.prevMetric, w.metricStart = w.metricStart, t
+	}
 	now := time.Unix(t, 0).UTC()
 	if w.hpa != nil {
 		w.syncHPA(now)
@@ -264,7 +269,7 @@ func (w *workload) hpaPods(t int64) []hpaPod {
 		// Ready condition's transition: a container restarted since its start, upstream's rule) is measured,
 		// and not while it is not ready (a restarting container)
 		young := t < p.created+initPeriod
-		out = append(out, hpaPod{pending: p.starting(t), cpuUnready: young && (!p.serving(t) || w.prevWin < p.readySince(t)),
+		out = append(out, hpaPod{pending: p.starting(t), cpuUnready: young && (!p.serving(t) || w.prevMetric < p.readySince(t)),
 			hasMetric: p.hasMetric, requests: p.requests, usage: p.usage})
 	}
 	w.hpaBuf = out

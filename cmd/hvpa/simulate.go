@@ -52,8 +52,8 @@ same demand, by a simulated workload (see docs/simulate.md): hvpa (the Hvpa as c
 recommender and the real decision), hpa (the HPA v2 algorithm on the Hvpa's HPA metrics, fixed per-pod
 requests: the trace's first or each --hpa-requests), vpa (upstream's VPA with fixed replicas) and hpa+vpa
 (an HPA on CPU, a VPA on memory). Every policy goes through the same actuation model (--startup-delay,
---updater-interval, --restart-delay, --hpa-sync-period). A table per workload and policy goes to standard
-output; --out writes a row per trace timestamp and container of the first run (pods, mean per-pod requests,
+--updater-interval, --restart-delay, --hpa-sync-period, --metric-resolution). A table per workload and
+policy goes to standard output; --out writes a row per trace timestamp and container of the first run (pods, mean per-pod requests,
 demand), --summary-json the outcome per workload and run, --report a page of the runs side by side;
 --model chooses the Hvpa recommender's model (total, the replica-aware one, or per-pod, the replica-blind
 one), --compare runs both.`
@@ -123,7 +123,7 @@ func (f *simulateFlags) run(cmd *cobra.Command) error {
 
 // closedLoopOnly are the flags only --closed-loop reads.
 var closedLoopOnly = []string{"policy", "hpa-requests", "replicas", "hpa-min-replicas", "hpa-max-replicas", "hpa-behavior", "vpa-update-mode", "vpa-min-replicas",
-	"hpa-sync-period", "startup-delay", "restart-delay", "updater-interval", "resize-keeps-backoff", "table"}
+	"hpa-sync-period", "metric-resolution", "startup-delay", "restart-delay", "updater-interval", "resize-keeps-backoff", "table"}
 
 // openLoopArgs are the flags of an open-loop simulation (recommendations on a usage trace).
 type openLoopArgs struct {
