@@ -32,8 +32,13 @@ type Total struct {
 	Replicas int32
 	// Interval is the index of the effective interval chosen for this total.
 	Interval int
-	// Saturated is true when the total is above the top interval's upper boundary.
+	// Saturated is true when the total is above the top interval's upper boundary, or the recent load asks
+	// for more than it (Beyond).
 	Saturated bool
+	// Beyond is the total the recent load asks for when the container policy's maxAllowed holds a total that
+	// follows it (section 2a) at the top interval's upper boundary or below: the load is beyond what the
+	// intervals can give (0: it is not).
+	Beyond float64
 	// Ahead is true when the total rose ahead of a recurring burst (section 2a): the estimate it rose to is
 	// the burst's, not the recent load's. AheadEvery is the burst's period (Recommendation.RecurringEvery).
 	Ahead      bool
@@ -311,7 +316,7 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 	}
 	moveTogether(out, follow)
 	kept := out[:0]
-	for _, t := range out {
+	for i, t := range out {
 		k := containerNamed(st.Containers, t.Container)
 		r := t.Resource
 		if st.HPA != nil && spec.HPAUtilization && hpa.replicas >= 0 && hpa.measures[r] && t.Source != SourceLoad {
@@ -326,9 +331,18 @@ func totals(spec *Spec, st State, hpa hpaView, intervals []EffectiveInterval, ac
 		}
 		lo, _ := spec.PolicyFor(k.Name).MinAllowed.Get(r)
 		t.Replicas, t.Interval, t.Saturated = selectReplicas(intervals, c, t.Total, r, lo, spec.Overlap[r])
+		beyondTop(&t, follow, i)
 		kept = append(kept, t)
 	}
 	return kept
+}
+
+// beyondTop marks total t (out[i]) saturated when it follows the recent load and that load asks for more
+// than the top interval gives (following.beyond).
+func beyondTop(t *Total, follow []following, i int) {
+	if j := slices.IndexFunc(follow, func(f following) bool { return f.index == i }); j >= 0 && follow[j].beyond > 0 {
+		t.Beyond, t.Saturated = follow[j].beyond, true
+	}
 }
 
 // moveTogether moves every total that follows the recent load to its target when one of them leaves its
@@ -394,6 +408,7 @@ type following struct {
 	every       time.Duration // the burst's period, when ahead
 	whole       bool          // the target is the pods' whole usage (tracked.whole)
 	fall        float64       // >0: the level unclamped by minAllowed, which asks for fewer replicas (freeFall)
+	beyond      float64       // >0: the level unclamped by maxAllowed, above the top interval (Total.Beyond)
 }
 
 // follow decides whether a total that follows the recent load leaves its band (section 2a): its trigger
@@ -454,7 +469,28 @@ func (s *Spec) follow(st State, k Container, r Resource, c int32, pCur, podMin f
 		return tf
 	})
 	_, _, hold := gate(s, st, direction(t, cur), &r, t, cur) // a change its policy holds now moves nothing (nor the others with it)
-	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead, whole: tl.whole, fall: fall}
+	return following{target: t, cur: cur, move: move && !hold, hold: hold, ahead: ahead, whole: tl.whole, fall: fall,
+		beyond: beyond(iv, r, b, t, func(within func(float64) float64) float64 {
+			tu, _ := size(tl.level, tl.trigger, within)
+			return tu
+		})}
+}
+
+// beyond is what the recent load asks for (sized by size) when the container policy's maxAllowed holds a
+// load-following total t at the top interval and the load asks for more than the top's up boundary: said in
+// ScalingLimited as a recommendation total above the top interval is (section 3); 0 otherwise.
+func beyond(iv []EffectiveInterval, r Resource, b podBounds, t float64, size func(within func(float64) float64) float64) float64 {
+	if !b.hasHi || len(iv) == 0 {
+		return 0
+	}
+	top := iv[len(iv)-1]
+	if t < top.Up[r] && b.c < top.Replicas {
+		return 0
+	}
+	if tu := size(b.clamp(b.c, math.MaxInt32)); tu > top.Up[r] {
+		return tu
+	}
+	return 0
 }
 
 // memoryUnder is a memory total t (held by within) and whether it is above the total in force, which is
@@ -798,7 +834,7 @@ func desiredReplicas(spec *Spec, st State, d *Decision) []string {
 			}
 			if t.Saturated {
 				limited = append(limited, fmt.Sprintf("%s/%s total %s is above the top interval's %s", t.Container, t.Resource,
-					Format(t.Resource, t.Total), Format(t.Resource, d.Intervals[len(d.Intervals)-1].Up[t.Resource])))
+					Format(t.Resource, max(t.Total, t.Beyond)), Format(t.Resource, d.Intervals[len(d.Intervals)-1].Up[t.Resource])))
 				d.Blocked = append(d.Blocked, BlockedPart{Part: t.Container + "/" + t.Resource.String(), Direction: hvpav1alpha1.DirectionUp,
 					Reason: hvpav1alpha1.BlockReasonSaturated, Message: limited[len(limited)-1]})
 			}

@@ -2,7 +2,13 @@ package scaling
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 )
 
 // TestLoadFollowingTotalUnderPolicyBounds: a container policy's minAllowed and maxAllowed hold per pod, and
@@ -165,6 +171,50 @@ func TestHPAOnAResourceNoTotalScales(t *testing.T) {
 		}
 		if wantFloor := !controlled[CPU]; (d.HPAFloor == 4) != wantFloor {
 			t.Errorf("%s: HPA floor %d, want the HPA's 4 as a floor: %v", name, d.HPAFloor, wantFloor)
+		}
+	}
+}
+
+// TestLoadBeyondTheTopIsLimited: a load-following total that maxAllowed holds at the top interval's pods
+// (whose per-pod maximum is maxAllowed, the default) says what the load asks beyond it in ScalingLimited and
+// a Saturated block, as a recommendation total above the top interval does (found in review: the total sat
+// at the top's boundary, "within every bound", with 6 CPU of load on 4 pods of at most 1 CPU).
+func TestLoadBeyondTheTopIsLimited(t *testing.T) {
+	const gi = float64(1 << 30)
+	both := [NumResources]bool{true, false}
+	s := &Spec{MinReplicas: 1, MaxReplicas: 4, Tracking: DefaultTracking,
+		Intervals: []Interval{{MaxReplicas: 2, MaxResources: V(1000, 2*gi)}, {MaxReplicas: 4, MaxResources: V(1000, 2*gi)}},
+		Policies:  []ContainerPolicy{{Name: "*", Controlled: both, ControlledValues: RequestsAndLimits, MaxAllowed: V(1000, 2*gi)}},
+		ScaleUp:   Policy{Mode: UpdateModeAuto}, ScaleDown: Policy{Mode: UpdateModeAuto}}
+	limited := func(d Decision) (bool, string) {
+		for _, c := range d.Conditions {
+			if c.Type == hvpav1alpha1.ConditionScalingLimited {
+				return c.Status == metav1.ConditionTrue, c.Message
+			}
+		}
+		return false, ""
+	}
+	for _, tc := range []struct {
+		pods         int32
+		load         float64
+		want         bool
+		wantReplicas int32
+	}{
+		{pods: 2, load: 6000, want: true, wantReplicas: 4},  // scales out to the top, and says the rest
+		{pods: 4, load: 6000, want: true, wantReplicas: 4},  // at the top
+		{pods: 4, load: 3000, want: false, wantReplicas: 4}, // within the top: nothing to say
+		{pods: 2, load: 1500, want: false, wantReplicas: 2},
+	} {
+		st := loadState(tc.pods, V(1000, gi), V(tc.load, gi), steady(30, V(tc.load, gi)))
+		d := mustDecide(t, s, st)
+		got, msg := limited(d)
+		saturated := slices.ContainsFunc(d.Blocked, func(b BlockedPart) bool { return b.Reason == hvpav1alpha1.BlockReasonSaturated })
+		if got != tc.want || saturated != tc.want || d.Replicas != tc.wantReplicas {
+			t.Errorf("%d pods at most 1 CPU each, %.0fm of load: ScalingLimited %v (%q), Saturated block %v, %d replicas; want %v, %d replicas",
+				tc.pods, tc.load, got, msg, saturated, d.Replicas, tc.want, tc.wantReplicas)
+		}
+		if tc.want && !strings.Contains(msg, "6240m") {
+			t.Errorf("%d pods, %.0fm of load: %q, want the load's total (6240m, with headroom) named", tc.pods, tc.load, msg)
 		}
 	}
 }
