@@ -1,14 +1,19 @@
 package scaling
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
 // Node-aware caps: a pod sized beyond what any node can hold is never scheduled (an Infeasible resize, an
@@ -31,17 +36,69 @@ type NodeRoom struct {
 
 // Schedulable reports whether ordinary pods may be scheduled on n: not cordoned and without a NoSchedule or
 // NoExecute taint (a node that needs a toleration, such as a control-plane node or a dedicated pool, does not
-// count: a pod that tolerates it may go there, but the caps are for pods in general).
-func Schedulable(n *corev1.Node) bool {
+// count for a pod that does not tolerate it).
+func Schedulable(n *corev1.Node) bool { return schedulableFor(nil, n) }
+
+// schedulableFor reports whether a pod of spec (nil: one without constraints) may be scheduled on n, as the
+// scheduler's filters say it: n is not cordoned, the pod tolerates n's NoSchedule and NoExecute taints, and
+// its nodeSelector and required node affinity match n (a constraint that does not parse counts as matching:
+// the API server refuses such pods, and a node is never dropped for it).
+func schedulableFor(spec *corev1.PodSpec, n *corev1.Node) bool {
 	if n.Spec.Unschedulable {
 		return false
 	}
-	for _, t := range n.Spec.Taints {
-		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
-			return false
-		}
+	var tolerations []corev1.Toleration
+	if spec != nil {
+		tolerations = spec.Tolerations
 	}
-	return true
+	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, tolerations, blocksScheduling, true); untolerated {
+		return false
+	}
+	return spec == nil || matchesNode(spec, n)
+}
+
+// blocksScheduling says whether a taint keeps pods that do not tolerate it off its node.
+func blocksScheduling(t *corev1.Taint) bool {
+	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+}
+
+// matchesNode reports whether spec's nodeSelector and required node affinity match n (true when they do not
+// parse).
+func matchesNode(spec *corev1.PodSpec, n *corev1.Node) bool {
+	if len(spec.NodeSelector) == 0 && (spec.Affinity == nil || spec.Affinity.NodeAffinity == nil) {
+		return true
+	}
+	ok, err := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: *spec}).Match(n)
+	return ok || err != nil
+}
+
+// daemonTolerations are the tolerations the DaemonSet controller adds to every daemon pod
+// (AddOrUpdateDaemonPodTolerations in kubernetes' pkg/controller/daemon/util): daemon pods run on nodes under
+// pressure, cordoned or not ready.
+func daemonTolerations(spec *corev1.PodSpec) []corev1.Toleration {
+	out := slices.Clone(spec.Tolerations)
+	add := func(key string, effect corev1.TaintEffect) {
+		out = append(out, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: effect})
+	}
+	add(corev1.TaintNodeNotReady, corev1.TaintEffectNoExecute)
+	add(corev1.TaintNodeUnreachable, corev1.TaintEffectNoExecute)
+	for _, key := range []string{corev1.TaintNodeDiskPressure, corev1.TaintNodeMemoryPressure, corev1.TaintNodePIDPressure, corev1.TaintNodeUnschedulable} {
+		add(key, corev1.TaintEffectNoSchedule)
+	}
+	if spec.HostNetwork {
+		add(corev1.TaintNodeNetworkUnavailable, corev1.TaintEffectNoSchedule)
+	}
+	return out
+}
+
+// runsDaemon reports whether the DaemonSet controller runs a pod of spec on n (its nodeShouldRunDaemonPod:
+// the taints it does not tolerate, its nodeSelector and required node affinity). A cordoned node runs daemon
+// pods too. A constraint that does not parse counts the daemon: never more room than there is.
+func runsDaemon(spec *corev1.PodSpec, tolerations []corev1.Toleration, n *corev1.Node) bool {
+	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, tolerations, blocksScheduling, true); untolerated {
+		return false
+	}
+	return matchesNode(spec, n)
 }
 
 // PodRequests are a pod spec's effective requests as the scheduler counts them: the app containers and the
@@ -78,52 +135,167 @@ func PodRequests(spec *corev1.PodSpec) Values {
 	return out
 }
 
-// NodeRoomOf is the room of the largest schedulable node (nil: no schedulable node, so no cap). A DaemonSet
-// counts on a node whose labels its pod template's nodeSelector matches (its affinity is not read: it counts
-// wherever its nodeSelector allows, which may leave less room than there is, never more).
+// NodeRoomOf is the room of the largest node where a pod without scheduling constraints may go (nil: no such
+// node, so no cap): Nodes.RoomFor(nil).
 func NodeRoomOf(nodes []corev1.Node, daemonSets []appsv1.DaemonSet) *NodeRoom {
-	sorted := make([]*corev1.Node, 0, len(nodes))
-	for i := range nodes {
-		if Schedulable(&nodes[i]) {
-			sorted = append(sorted, &nodes[i])
-		}
-	}
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	return NewNodes(nodes, daemonSets).RoomFor(nil)
+}
+
+// Nodes are the cluster's nodes with the room each leaves a pod: its allocatable less the requests of the
+// DaemonSet pods that run there (read once); RoomFor picks the largest a given pod may be scheduled on.
+type Nodes struct {
+	nodes []roomOn
+	mu    sync.Mutex
+	memo  map[string]*NodeRoom // by the pod's scheduling constraints
+}
+
+// roomOn is one node that is not cordoned, and its room.
+type roomOn struct {
+	node             *corev1.Node
+	alloc, daemonSet Values
+}
+
+// NewNodes reads the nodes' room: a DaemonSet counts on every node its controller runs its pod on (its
+// nodeSelector, required node affinity and tolerations, with the ones the controller adds).
+func NewNodes(nodes []corev1.Node, daemonSets []appsv1.DaemonSet) *Nodes {
+	out := &Nodes{memo: map[string]*NodeRoom{}}
 	type daemon struct {
-		sel      labels.Selector
-		requests Values
+		spec        *corev1.PodSpec
+		tolerations []corev1.Toleration
+		requests    Values
 	}
 	daemons := make([]daemon, len(daemonSets))
 	for i := range daemonSets {
 		spec := &daemonSets[i].Spec.Template.Spec
-		daemons[i] = daemon{labels.SelectorFromSet(spec.NodeSelector), PodRequests(spec)}
+		daemons[i] = daemon{spec, daemonTolerations(spec), PodRequests(spec)}
 	}
-	var out NodeRoom
-	for _, n := range sorted {
-		var taken Values
+	for i := range nodes {
+		n := &nodes[i]
+		if n.Spec.Unschedulable {
+			continue
+		}
+		on := roomOn{node: n}
 		for _, d := range daemons {
-			if d.sel.Matches(labels.Set(n.Labels)) {
-				taken = taken.Plus(d.requests)
+			if runsDaemon(d.spec, d.tolerations, n) {
+				on.daemonSet = on.daemonSet.Plus(d.requests)
 			}
 		}
 		for _, r := range Resources {
-			q, ok := n.Status.Allocatable[r.ResourceName()]
+			if q, ok := n.Status.Allocatable[r.ResourceName()]; ok {
+				on.alloc.Set(r, Amount(r, q))
+			}
+		}
+		out.nodes = append(out.nodes, on)
+	}
+	slices.SortFunc(out.nodes, func(a, b roomOn) int { return strings.Compare(a.node.Name, b.node.Name) })
+	return out
+}
+
+// RoomFor is the room of the largest node a pod of spec may be scheduled on (schedulableFor; nil spec: a pod
+// without constraints), per resource: nil when there is none (no cap).
+func (ns *Nodes) RoomFor(spec *corev1.PodSpec) *NodeRoom {
+	key := SchedulingKey(spec)
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if room, ok := ns.memo[key]; ok {
+		return room
+	}
+	var out NodeRoom
+	for _, on := range ns.nodes {
+		if !schedulableFor(spec, on.node) {
+			continue
+		}
+		for _, r := range Resources {
+			alloc, ok := on.alloc.Get(r)
 			if !ok {
 				continue
 			}
-			alloc := Amount(r, q)
-			ds, _ := taken.Get(r)
+			ds, _ := on.daemonSet.Get(r)
 			room := max(alloc-ds, 0)
 			if cur, had := out.Room.Get(r); !had || room > cur {
 				out.Room.Set(r, room)
-				out.Node[r], out.Allocatable[r], out.DaemonSets[r] = n.Name, alloc, ds
+				out.Node[r], out.Allocatable[r], out.DaemonSets[r] = on.node.Name, alloc, ds
 			}
 		}
 	}
-	if out.Room.Empty() {
+	var room *NodeRoom
+	if !out.Room.Empty() {
+		room = &out
+	}
+	ns.memo[key] = room
+	return room
+}
+
+// SchedulingKey identifies what of spec decides where its pod may go (RoomFor reads it: its nodeSelector,
+// required node affinity and tolerations), equal for equal ones; "" when it has none (nil spec too).
+func SchedulingKey(spec *corev1.PodSpec) string {
+	if spec == nil {
+		return ""
+	}
+	required := requiredAffinity(spec)
+	if len(spec.NodeSelector) == 0 && len(spec.Tolerations) == 0 && required == nil {
+		return ""
+	}
+	return schedulingText(spec.NodeSelector, required, spec.Tolerations)
+}
+
+// Scheduling is what of spec decides where its pod may go, in a spec of its own (nil when it has none).
+func Scheduling(spec *corev1.PodSpec) *corev1.PodSpec {
+	if SchedulingKey(spec) == "" {
 		return nil
 	}
-	return &out
+	out := &corev1.PodSpec{NodeSelector: spec.NodeSelector, Tolerations: spec.Tolerations}
+	if required := requiredAffinity(spec); required != nil {
+		out.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: required}}
+	}
+	return out
+}
+
+func requiredAffinity(spec *corev1.PodSpec) *corev1.NodeSelector {
+	if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
+		return spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m))
+}
+
+// schedulingText writes the constraints out (the transform of every pod event computes it: no reflection for
+// the tolerations and nodeSelector every pod has).
+func schedulingText(selector map[string]string, required *corev1.NodeSelector, tolerations []corev1.Toleration) string {
+	var b strings.Builder
+	b.Grow(64 * (len(tolerations) + len(selector)))
+	for _, t := range tolerations {
+		b.WriteString(t.Key)
+		b.WriteByte(0)
+		b.WriteString(string(t.Operator))
+		b.WriteByte(0)
+		b.WriteString(t.Value)
+		b.WriteByte(0)
+		b.WriteString(string(t.Effect))
+		b.WriteByte(0)
+		if t.TolerationSeconds != nil {
+			var n [20]byte
+			b.Write(strconv.AppendInt(n[:0], *t.TolerationSeconds, 10))
+		}
+		b.WriteByte(1)
+	}
+	for _, k := range sortedKeys(selector) {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(selector[k])
+		b.WriteByte(2)
+	}
+	if required != nil {
+		j, _ := json.Marshal(required)
+		b.Write(j)
+	}
+	return b.String()
 }
 
 // Plus is v + w per resource (set where either is).

@@ -228,3 +228,71 @@ func TestNodeCapBelowThePodsMinimum(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeRoomForAPod: the room is the largest node the workload's pod may be scheduled on (its tolerations,
+// nodeSelector and required node affinity, as the scheduler's filters read them), and a DaemonSet counts on
+// the nodes its controller runs it on (its required node affinity and tolerations too, with the ones the
+// controller adds). Found in review: tainted nodes never counted, so a workload on a tolerated dedicated pool
+// was capped to the general pool's room, and a DaemonSet limited by node affinity counted on every node.
+func TestNodeRoomForAPod(t *testing.T) {
+	gpu := func(n *corev1.Node) {
+		n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	}
+	notReady := func(n *corev1.Node) {
+		n.Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}, {Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute}}
+	}
+	gpuPool := map[string]string{"pool": "gpu"}
+	nodes := []corev1.Node{node("general", "8", "32Gi", map[string]string{"pool": "general"}), node("gpu-1", "32", "128Gi", gpuPool, gpu),
+		node("down", "64", "256Gi", map[string]string{"pool": "general"}, notReady)}
+	tolerateGPU := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}}
+	inPool := func(pool string) *corev1.Affinity {
+		return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}}}}}}}
+	}
+	// an agent on the GPU pool only (by affinity, tolerating its taint), one on every node that tolerates nothing
+	gpuAgent := daemonSet("4", "8Gi", nil)
+	gpuAgent.Spec.Template.Spec.Affinity, gpuAgent.Spec.Template.Spec.Tolerations = inPool("gpu"), tolerateGPU[:1]
+	everywhere := daemonSet("500m", "1Gi", nil)
+	ns := NewNodes(nodes, []appsv1.DaemonSet{gpuAgent, everywhere})
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.PodSpec
+		cpu  float64 // -1: no room
+		from string
+	}{
+		// the GPU node's taint keeps it out, and the not-ready node's: general's 8 less the agent everywhere
+		// (which does not tolerate the GPU taint, so it never counted there)
+		{"a pod without constraints", nil, 7500, "general"},
+		{"a pod with the default tolerations only", &corev1.PodSpec{Tolerations: tolerateGPU[1:]}, 7500, "general"},
+		// the GPU pool is its: 32 less the GPU agent's 4 (the agent everywhere does not tolerate the taint)
+		{"a pod that tolerates the GPU pool", &corev1.PodSpec{Tolerations: tolerateGPU}, 28000, "gpu-1"},
+		{"a pod held to the general pool by its nodeSelector", &corev1.PodSpec{Tolerations: tolerateGPU, NodeSelector: map[string]string{"pool": "general"}}, 7500, "general"},
+		{"a pod held to the GPU pool by its affinity", &corev1.PodSpec{Tolerations: tolerateGPU, Affinity: inPool("gpu")}, 28000, "gpu-1"},
+		{"a pod whose affinity no node matches: no cap", &corev1.PodSpec{Affinity: inPool("arm")}, -1, ""},
+	} {
+		room := ns.RoomFor(tc.pod)
+		if tc.cpu < 0 {
+			if room != nil {
+				t.Errorf("%s: room %+v from %v, want none", tc.name, room.Room, room.Node)
+			}
+			continue
+		}
+		if room == nil {
+			t.Errorf("%s: no room, want %.0fm from %s", tc.name, tc.cpu, tc.from)
+			continue
+		}
+		if cpu, _ := room.Room.Get(CPU); cpu != tc.cpu || room.Node[CPU] != tc.from {
+			t.Errorf("%s: %.0fm from %s, want %.0fm from %s", tc.name, cpu, room.Node[CPU], tc.cpu, tc.from)
+		}
+	}
+	// a DaemonSet's pods run on cordoned nodes and nodes under pressure (the tolerations its controller adds);
+	// on a node whose taint it does not tolerate it takes nothing
+	pressure := node("a", "8", "32Gi", nil, func(n *corev1.Node) {
+		n.Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeMemoryPressure, Effect: corev1.TaintEffectNoSchedule}}
+	})
+	tolerates := &corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists}}}
+	if room := NewNodes([]corev1.Node{pressure}, []appsv1.DaemonSet{everywhere}).RoomFor(tolerates); room == nil || room.DaemonSets[CPU] != 500 {
+		t.Errorf("a node under memory pressure: %+v, want the DaemonSet's 500m counted there", room)
+	}
+}

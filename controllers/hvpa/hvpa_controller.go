@@ -909,14 +909,12 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		}
 		return pods[i].Name < pods[j].Name
 	})
-	var containers, initContainers []corev1.Container
+	podSpec := templatePodSpec(ctx, r.Client, target)
 	if len(pods) > 0 {
-		containers, initContainers = pods[0].Spec.Containers, pods[0].Spec.InitContainers
-	} else {
-		containers, initContainers = templateContainers(ctx, r.Client, target)
+		podSpec = &pods[0].Spec
 	}
-	st.Containers = scaling.ContainersInForce(containers, h.Status.Desired)
-	st.InitContainers = scaling.FromInitContainers(initContainers) // they count toward the LimitRange's pod bounds
+	st.Containers = scaling.ContainersInForce(podSpec.Containers, h.Status.Desired)
+	st.InitContainers = scaling.FromInitContainers(podSpec.InitContainers) // they count toward the LimitRange's pod bounds
 	st.PodsResizing, st.IntentReplicas = r.podsFollowIntent(h) && scaling.PodsResizing(pods, st.Containers), scaling.IntentReplicas(h.Status.Desired)
 	var usage *scaling.Values
 	if rec != nil {
@@ -938,16 +936,19 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		return st, observed{pods: len(pods), hpa: hp}, err
 	}
 	st.LimitRange = lr
-	st.NodeRoom = nodeRoom(ctx, r.Client) // per-pod maxima within the largest schedulable node
+	st.NodeRoom = nodeRoom(ctx, r.Client, podSpec) // per-pod maxima within the largest node its pods may go to
 	return st, observed{pods: len(pods), hpa: hp}, nil
 }
 
-// templateContainers reads the containers and the init containers of the target's pod template.
-func templateContainers(ctx context.Context, c client.Client, t workload.Target) (containers, initContainers []corev1.Container) {
+// templatePodSpec reads what the decision needs of the target's pod template: its containers and init
+// containers (each one that converts) and where its pods may go (nodeSelector, tolerations, affinity, each
+// when it converts). Empty when the target cannot be read.
+func templatePodSpec(ctx context.Context, c client.Client, t workload.Target) *corev1.PodSpec {
+	spec := &corev1.PodSpec{}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(t.GVK)
 	if err := c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); err != nil {
-		return nil, nil
+		return spec
 	}
 	read := func(field string) []corev1.Container {
 		raw, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", field)
@@ -964,7 +965,22 @@ func templateContainers(ctx context.Context, c client.Client, t workload.Target)
 		}
 		return out
 	}
-	return read("containers"), read("initContainers")
+	spec.Containers, spec.InitContainers = read("containers"), read("initContainers")
+	spec.NodeSelector, _, _ = unstructured.NestedStringMap(obj.Object, "spec", "template", "spec", "nodeSelector")
+	if m, ok, _ := unstructured.NestedMap(obj.Object, "spec", "template", "spec", "affinity"); ok {
+		var a corev1.Affinity
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &a) == nil {
+			spec.Affinity = &a
+		}
+	}
+	raw, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "tolerations")
+	for _, x := range raw {
+		var tol corev1.Toleration
+		if m, ok := x.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &tol) == nil {
+			spec.Tolerations = append(spec.Tolerations, tol)
+		}
+	}
+	return spec
 }
 
 // limitRange folds the namespace's LimitRanges into the bounds the decision respects (the tightest wins).

@@ -18,9 +18,10 @@ import (
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
-// nodeRoom reads the Nodes and DaemonSets (from the cache) into the room of the largest schedulable node, which
-// caps the intervals' per-pod maxima (scaling.State.NodeRoom); nil when they cannot be read (no cap, logged).
-func nodeRoom(ctx context.Context, c client.Client) *scaling.NodeRoom {
+// nodeRoom reads the Nodes and DaemonSets (from the cache) into the room of the largest node a pod of spec may
+// be scheduled on (its tolerations, nodeSelector and required node affinity), which caps the intervals'
+// per-pod maxima (scaling.State.NodeRoom); nil when they cannot be read (no cap, logged).
+func nodeRoom(ctx context.Context, c client.Client, spec *corev1.PodSpec) *scaling.NodeRoom {
 	var nodes corev1.NodeList
 	if err := c.List(ctx, &nodes); err != nil {
 		logf.FromContext(ctx).Error(err, "listing nodes; per-pod maxima are not capped to the largest node")
@@ -31,7 +32,7 @@ func nodeRoom(ctx context.Context, c client.Client) *scaling.NodeRoom {
 		logf.FromContext(ctx).Error(err, "listing DaemonSets; per-pod maxima are not capped to the largest node")
 		return nil
 	}
-	return scaling.NodeRoomOf(nodes.Items, daemonSets.Items)
+	return scaling.NewNodes(nodes.Items, daemonSets.Items).RoomFor(spec)
 }
 
 // nodeCapEvent tells, once the status is written, that the per-pod maxima became capped to the largest node

@@ -19,9 +19,9 @@ import (
 // Node-aware caps of VPA recommendations: a target no node can hold is lowered to the room of the largest
 // schedulable node (scaling.NodeRoomOf, recommender.FitNode), and CappedToNode says so.
 
-// readNodeRoom reads the Nodes and DaemonSets (from the cache) into the room of the largest schedulable node;
-// nil when none can be read or none is schedulable (no cap). A failed read is logged and caps nothing.
-func (r *Recommender) readNodeRoom(ctx context.Context) *scaling.NodeRoom {
+// readNodes reads the Nodes and DaemonSets (from the cache) into each node's room; nil when they cannot be
+// read (no cap). A failed read is logged and caps nothing.
+func (r *Recommender) readNodes(ctx context.Context) *scaling.Nodes {
 	var nodes corev1.NodeList
 	if err := r.Client.List(ctx, &nodes); err != nil {
 		logf.FromContext(ctx).Error(err, "listing nodes; recommendations are not capped to the largest node this run")
@@ -32,7 +32,7 @@ func (r *Recommender) readNodeRoom(ctx context.Context) *scaling.NodeRoom {
 		logf.FromContext(ctx).Error(err, "listing DaemonSets; recommendations are not capped to the largest node this run")
 		return nil
 	}
-	return scaling.NodeRoomOf(nodes.Items, daemonSets.Items)
+	return scaling.NewNodes(nodes.Items, daemonSets.Items)
 }
 
 // globalMax fills a policy's maxAllowed from --container-recommendation-max-allowed-cpu and -memory.
@@ -40,10 +40,18 @@ func (r *Recommender) globalMax(p recommender.Policy) recommender.Policy {
 	return recommender.WithGlobalMax(p, r.Opts.MaxAllowedCPU, r.Opts.MaxAllowedMemory)
 }
 
-// fitNode caps a served VPA's recommendations to the room of the largest schedulable node, counting the
-// requests of the pod's other containers (from one of its running pods), and sets CappedToNode.
+// fitNode caps a served VPA's recommendations to the room of the largest node its pods may be scheduled on
+// (the tolerations, nodeSelector and required node affinity of one of its running pods; a pod without
+// constraints when none runs), counting the requests of that pod's other containers, and sets CappedToNode.
 func (r *Recommender) fitNode(s *served, recs []recommender.ContainerRecommendation, st *vpav1.VerticalPodAutoscalerStatus, now time.Time) []recommender.ContainerRecommendation {
-	room := r.nodeRoom
+	if r.nodes == nil {
+		return recs
+	}
+	var where *corev1.PodSpec
+	if s.pod != nil {
+		where = s.pod.Scheduling
+	}
+	room := r.nodes.RoomFor(where)
 	if room == nil {
 		return recs
 	}

@@ -2,11 +2,13 @@ package recommender_test
 
 import (
 	"context"
+	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	recommenderctrl "github.com/hvpa-dev/hvpa/controllers/recommender"
@@ -58,5 +60,32 @@ var _ = Describe("node-aware caps", func() {
 		Expect(rec.Target.Cpu().MilliValue()).To(Equal(int64(2000)))
 		Expect(rec.UpperBound.Cpu().MilliValue()).To(Equal(int64(2000)))
 		Expect(condition(getVPA(ctx, ns, "big"), vpav1.CappedToNode).Status).To(Equal(corev1.ConditionFalse), "2 CPU fits the node: the condition says it no longer applies")
+	})
+
+	It("takes the room of the tainted dedicated pool the VPA's pods tolerate, less only the DaemonSets that run there", func() {
+		ns := framework.NewNamespace(k8s, "nodecap")
+		framework.OnlyNodes(k8s, map[string][2]string{"node-general": {"4", "16Gi"}, "node-dedicated": {"16", "64Gi"}})
+		dedicated := corev1.Taint{Key: "hvpa.dev/dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}
+		framework.Taint(k8s, "node-dedicated", dedicated)
+		framework.CreateDaemonSet(k8s, ns, "agent", "200m", "256Mi") // tolerates nothing: not on the dedicated node
+		deployment(ctx, ns, "batch", "app")
+		for i := range 2 {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("batch-%d", i), Labels: map[string]string{"app": "batch", "pod-template-hash": "1"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{"cpu": resource.MustParse("4"), "memory": resource.MustParse("1Gi")}}}},
+					Tolerations: []corev1.Toleration{{Key: dedicated.Key, Operator: corev1.TolerationOpEqual, Value: dedicated.Value, Effect: dedicated.Effect}}}}
+			Expect(kubelet.Run(ctx, p)).To(Succeed())
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 10500, MemoryBytes: 2 << 30}) // a 12-CPU target
+		}
+		Expect(k8s.Create(ctx, vpaFor(ns, "batch", "batch", vpav1.UpdateModeOff))).To(Succeed())
+		runs(newRecommender(nil, nil), 3)
+
+		v := getVPA(ctx, ns, "batch")
+		rec := containerRec(v, "app")
+		Expect(rec).NotTo(BeNil(), "status %+v", v.Status)
+		Expect(rec.Target.Cpu().MilliValue()).To(BeNumerically(">=", 12000), "node-dedicated holds 16 CPU and runs no DaemonSet; node-general's 3800m is not where the pods go")
+		if c := condition(v, vpav1.CappedToNode); c != nil {
+			Expect(c.Status).To(Equal(corev1.ConditionFalse), c.Message)
+		}
 	})
 })

@@ -162,7 +162,7 @@ type Recommender struct {
 	lastGC       time.Time
 	handing      map[types.UID]time.Time // VPAs handed to another recommender, until when their status is read for hvpa's conditions (handOff)
 	statusWrites int                     // status patches of the current run (the per-run log line)
-	nodeRoom     *scaling.NodeRoom       // the largest schedulable node's room this run (nil: unknown, no cap)
+	nodes        *scaling.Nodes          // the nodes' room this run (nil: unknown, no cap)
 	usageErr     error                   // why the current run could not read usage (nil: it could)
 	// tracked are the running pods the current run tracks (podMatch.pods): the checkpoints it writes leave
 	// out the open memory windows of these pods only (State.Feeding)
@@ -450,7 +450,7 @@ func (r *Recommender) RunOnce(ctx context.Context) error {
 	r.observeOOMs(ctx, m, now)
 	_ = steps.done(ctx, "oom")
 	// 5. recommendations and status, within the largest schedulable node
-	r.nodeRoom = r.readNodeRoom(ctx)
+	r.nodes = r.readNodes(ctx)
 	writes := r.decideStatuses(ctx, list)
 	// the patches go out while the checkpoints are written below (both wait on the API server)
 	statusesSent := r.sendStatuses(ctx, writes)

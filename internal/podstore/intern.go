@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 // interned shares equal maps between the pods the informers keep (Pods here, and the manager's stripped
@@ -19,13 +21,19 @@ type interned struct {
 	resources map[string]corev1.ResourceList
 	labels    map[string]map[string]string
 	strings   map[string]string // namespaces and container names
+	sched     map[string]*corev1.PodSpec
 }
 
 // internLimit bounds each table: when it is full it starts anew (maps of deleted pods are not kept forever;
 // the maps already shared stay shared).
 const internLimit = 1 << 14
 
-var podMaps = &interned{resources: map[string]corev1.ResourceList{}, labels: map[string]map[string]string{}, strings: map[string]string{}}
+var podMaps = newInterned()
+
+func newInterned() *interned {
+	return &interned{resources: map[string]corev1.ResourceList{}, labels: map[string]map[string]string{}, strings: map[string]string{},
+		sched: map[string]*corev1.PodSpec{}}
+}
 
 // share returns the shared string equal to s.
 func (in *interned) share(s string) string {
@@ -99,6 +107,16 @@ func intern[M any](table map[string]M, key string, v M) M {
 	}
 	table[key] = v
 	return v
+}
+
+// scheduling returns the shared scheduling constraints of key (scaling.Scheduling of spec the first time).
+func (in *interned) scheduling(key string, spec *corev1.PodSpec) *corev1.PodSpec {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if shared, ok := in.sched[key]; ok {
+		return shared
+	}
+	return intern(in.sched, key, scaling.Scheduling(spec))
 }
 
 // requirements shares the maps of a container's requirements.

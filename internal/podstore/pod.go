@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/scaling"
 )
 
 // Pod is what the recommender reads of one pod. It is shared with the store: read only.
@@ -30,6 +31,10 @@ type Pod struct {
 	// (zero: unknown). Set only with EvictionMessage.
 	EvictedAt  time.Time
 	Containers []Container
+	// Scheduling is where the pod may go (scaling.Scheduling: its nodeSelector, required node affinity and
+	// tolerations; nil: none), shared between pods with equal ones (scaling.SchedulingKey). The node cap
+	// reads it.
+	Scheduling *corev1.PodSpec
 }
 
 // Container is one container of a Pod: spec.containers in order, then the sidecars (restartable init
@@ -78,6 +83,9 @@ func From(p *corev1.Pod) *Pod {
 		Ready: IsReady(p)}
 	if p.Status.Reason == "Evicted" {
 		out.EvictionMessage, out.EvictedAt = p.Status.Message, evictedAt(p)
+	}
+	if key := scaling.SchedulingKey(&p.Spec); key != "" {
+		out.Scheduling = podMaps.scheduling(key, &p.Spec)
 	}
 	out.Containers = make([]Container, 0, len(p.Spec.Containers))
 	for i := range p.Spec.Containers {

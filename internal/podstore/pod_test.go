@@ -181,7 +181,7 @@ func fromFresh() []*Pod {
 
 // resetInterned starts the intern tables anew.
 func resetInterned() {
-	podMaps = &interned{resources: map[string]corev1.ResourceList{}, labels: map[string]map[string]string{}, strings: map[string]string{}}
+	podMaps = newInterned()
 }
 
 // deploymentPods are the pods of deployments Deployments of replicas pods, perNamespace Deployments a
@@ -202,4 +202,23 @@ func deploymentPods(deployments, replicas, perNamespace int) []*corev1.Pod {
 		}
 	}
 	return pods
+}
+
+// TestFromKeepsScheduling: a pod's scheduling constraints (what the node cap reads) are kept, shared between
+// pods with equal ones; a pod without any has none.
+func TestFromKeepsScheduling(t *testing.T) {
+	tolerate := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "batch", Effect: corev1.TaintEffectNoSchedule}}
+	mk := func(name string, tol []corev1.Toleration, sel map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: corev1.PodSpec{Tolerations: tol, NodeSelector: sel}}
+	}
+	a, b := From(mk("a", tolerate, nil)), From(mk("b", []corev1.Toleration{tolerate[0]}, nil))
+	if a.Scheduling == nil || !reflect.DeepEqual(a.Scheduling.Tolerations, tolerate) || a.Scheduling != b.Scheduling {
+		t.Errorf("two pods with one toleration: %+v and %+v, want it kept and shared", a.Scheduling, b.Scheduling)
+	}
+	if c := From(mk("c", tolerate, map[string]string{"pool": "batch"})); c.Scheduling == a.Scheduling || c.Scheduling.NodeSelector["pool"] != "batch" {
+		t.Errorf("a pod with a nodeSelector too: %+v, want its own", c.Scheduling)
+	}
+	if d := From(mk("d", nil, nil)); d.Scheduling != nil {
+		t.Errorf("a pod without constraints: %+v, want none", d.Scheduling)
+	}
 }

@@ -49,6 +49,16 @@ func OnlyNodes(c client.Client, nodes map[string][2]string) {
 	}
 }
 
+// Taint adds taint to node name (one OnlyNodes made: cleanup deletes it).
+func Taint(c client.Client, name string, taint corev1.Taint) {
+	ginkgo.GinkgoHelper()
+	n := &corev1.Node{}
+	gomega.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, n)).To(gomega.Succeed())
+	orig := n.DeepCopy()
+	n.Spec.Taints = append(n.Spec.Taints, taint)
+	gomega.Expect(c.Patch(context.Background(), n, client.MergeFrom(orig))).To(gomega.Succeed())
+}
+
 func setUnschedulable(c client.Client, name string, on bool) {
 	ginkgo.GinkgoHelper()
 	n := &corev1.Node{}

@@ -45,6 +45,12 @@ func (w *DeploymentWrapper) Container(c ...corev1.Container) *DeploymentWrapper 
 	return w
 }
 
+// Toleration adds tolerations to the pod template.
+func (w *DeploymentWrapper) Toleration(t ...corev1.Toleration) *DeploymentWrapper {
+	w.Spec.Template.Spec.Tolerations = append(w.Spec.Template.Spec.Tolerations, t...)
+	return w
+}
+
 // InitContainer appends init containers (sidecars: ContainerWrapper.Sidecar) to the pod template.
 func (w *DeploymentWrapper) InitContainer(c ...corev1.Container) *DeploymentWrapper {
 	w.Spec.Template.Spec.InitContainers = append(w.Spec.Template.Spec.InitContainers, c...)

@@ -122,4 +122,32 @@ var _ = Describe("an Hvpa on a cluster of small nodes", func() {
 		Expect(h.Status.EffectiveScalingIntervals[0].Up.Cpu().MilliValue()).To(Equal(int64(7800)), "the first interval's 16 CPU per pod is capped")
 		Eventually(func() []string { return eventReasons(ctx, ns, "big") }, framework.LongTimeout).Should(ContainElement(HavePrefix(hvpav1alpha1.EventCappedToNode)))
 	})
+
+	It("sizes pods to the tainted dedicated pool they tolerate, less only the DaemonSets that run there", func() {
+		ns := framework.NewNamespace(k8s, "hvpa")
+		framework.OnlyNodes(k8s, map[string][2]string{"hvpa-node-general": {"4", "16Gi"}, "hvpa-node-dedicated": {"16", "64Gi"}})
+		dedicated := corev1.Taint{Key: "hvpa.dev/dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}
+		framework.Taint(k8s, "hvpa-node-dedicated", dedicated)
+		framework.CreateDaemonSet(k8s, ns, "agent", "200m", "256Mi") // tolerates nothing: it does not run on the dedicated node
+		d := wrappers.MakeDeployment(ns, "batch").Replicas(1).Container(wrappers.MakeContainer("app").Requests("4", "1Gi").Obj()).
+			Toleration(corev1.Toleration{Key: dedicated.Key, Operator: corev1.TolerationOpEqual, Value: dedicated.Value, Effect: dedicated.Effect}).Obj()
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		loads.set(ns, "batch", 10000) // one pod using 10 CPU: the dedicated node holds it, the general one 3800m
+		h := wrappers.MakeHvpa(ns, "batch").Interval(1, "16", "64Gi").Interval(4, "16", "64Gi").VPA(true).Obj()
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+
+		Eventually(func() int64 {
+			d := getHvpa(ctx, ns, "batch").Status.Desired
+			if d == nil || len(d.Containers) == 0 {
+				return 0
+			}
+			return d.Containers[0].Requests.Cpu().MilliValue()
+		}, framework.LongTimeout).Should(BeNumerically(">", 10000), "one pod for the load, sized on the 16 CPU node its pods tolerate")
+		h = getHvpa(ctx, ns, "batch")
+		Expect(h.Status.EffectiveScalingIntervals[0].Up.Cpu().MilliValue()).To(Equal(int64(16000)), "nothing to cap: the dedicated node holds 16 CPU and no DaemonSet runs there")
+		Expect(deploymentReplicas(ctx, ns, "batch")()).To(Equal(int32(1)))
+		if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionCappedToNode); c != nil {
+			Expect(c.Status).To(Equal(metav1.ConditionFalse), c.Message)
+		}
+	})
 })
