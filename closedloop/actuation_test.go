@@ -298,7 +298,18 @@ func TestMetricResolution(t *testing.T) {
 			t.Errorf("metric resolution %s: the HPA scaled out %ds after the rise, want %ds", tc.resolution, seen, tc.seen)
 		}
 	}
-	if _, err := New(Options{HvpaFor: func(string, string) *hvpav1alpha1.Hvpa { return nil }, Actuation: Actuation{MetricResolution: 20 * time.Second}}); err == nil || !strings.Contains(err.Error(), "--metric-resolution 20s") {
+	none := func(string, string) *hvpav1alpha1.Hvpa { return nil }
+	if _, err := New(Options{HvpaFor: none, Actuation: Actuation{MetricResolution: 20 * time.Second}}); err == nil || !strings.Contains(err.Error(), "--metric-resolution 20s") {
 		t.Errorf("a resolution that is no multiple of the 15s step: %v, want an error naming --metric-resolution", err)
+	}
+	// another sync period alone takes the first multiple of it from 15s (found in review: --hpa-sync-period 30s
+	// was refused for the default resolution)
+	for step, want := range map[time.Duration]time.Duration{10 * time.Second: 20 * time.Second, 30 * time.Second: 30 * time.Second, time.Minute: time.Minute} {
+		sim, err := New(Options{HvpaFor: none, Actuation: Actuation{Step: step}})
+		if err != nil {
+			t.Errorf("--hpa-sync-period %s alone: %v", step, err)
+		} else if got := sim.opts.Actuation.MetricResolution; got != want {
+			t.Errorf("--hpa-sync-period %s alone: resolution %s, want %s", step, got, want)
+		}
 	}
 }

@@ -46,8 +46,9 @@ type Actuation struct {
 	// force is split over the serving pods.
 	Step time.Duration
 	// MetricResolution is the metrics pipeline's window (15s, metrics-server's --metric-resolution in its
-	// released manifests): the autoscalers read the usage of the last closed window of this length, a
-	// multiple of Step. The recommenders are fed each trace row's usage (their one-minute loop's sample).
+	// released manifests; unset with another Step, the first multiple of the step from 15s): the
+	// autoscalers read the usage of the last closed window of this length, a multiple of Step. The
+	// recommenders are fed each trace row's usage (their one-minute loop's sample).
 	MetricResolution time.Duration
 	// StartupDelay: a new pod costs its requests at once and serves after this delay (60s).
 	StartupDelay time.Duration
@@ -146,6 +147,9 @@ func (o Options) withDefaults() (Options, error) {
 
 func fill(a, d Actuation) Actuation {
 	a.Step = cmp.Or(a.Step, d.Step)
+	if a.MetricResolution == 0 && a.Step > 0 { // 15s, or the first multiple of the step above it
+		a.MetricResolution = (d.MetricResolution + a.Step - 1) / a.Step * a.Step
+	}
 	a.MetricResolution = cmp.Or(a.MetricResolution, d.MetricResolution)
 	a.StartupDelay = cmp.Or(a.StartupDelay, d.StartupDelay)
 	a.RestartDelay = cmp.Or(a.RestartDelay, d.RestartDelay)

@@ -307,7 +307,7 @@ func reqOf(k scaling.Container, r scaling.Resource) float64 {
 	return x
 }
 
-// oomEvent is a kill the recommenders hear of when the metrics window closes.
+// oomEvent is a kill the recommenders hear of when the trace row's window closes (begin, feed).
 type oomEvent struct {
 	at            int64
 	pod           *pod

@@ -40,9 +40,10 @@ type NodeRoom struct {
 func Schedulable(n *corev1.Node) bool { return schedulableFor(nil, n) }
 
 // schedulableFor reports whether a pod of spec (nil: one without constraints) may be scheduled on n, as the
-// scheduler's filters say it: n is not cordoned, the pod tolerates n's NoSchedule and NoExecute taints, and
-// its nodeSelector and required node affinity match n (a constraint that does not parse counts as matching:
-// the API server refuses such pods, and a node is never dropped for it).
+// scheduler's filters say it: the pod tolerates n's NoSchedule and NoExecute taints, and its nodeSelector
+// and required node affinity match n (a constraint that does not parse counts as matching: the API server
+// refuses such pods, and a node is never dropped for it). A cordoned node never counts, even for a pod
+// that tolerates node.kubernetes.io/unschedulable (it is being drained).
 func schedulableFor(spec *corev1.PodSpec, n *corev1.Node) bool {
 	if n.Spec.Unschedulable {
 		return false
@@ -91,11 +92,14 @@ func daemonTolerations(spec *corev1.PodSpec) []corev1.Toleration {
 	return out
 }
 
-// runsDaemon reports whether the DaemonSet controller runs a pod of spec on n (its nodeShouldRunDaemonPod:
-// the taints it does not tolerate, its nodeSelector and required node affinity). A cordoned node runs daemon
-// pods too. A constraint that does not parse counts the daemon: never more room than there is.
+// runsDaemon reports whether a pod of the DaemonSet may run on n (its controller's nodeShouldRunDaemonPod,
+// shouldContinueRunning: a NoExecute taint it does not tolerate evicts it, its nodeSelector and required
+// node affinity must match; a NoSchedule taint it does not tolerate keeps new daemon pods off but leaves
+// the ones already there, so it counts). A constraint that does not parse counts the daemon: never more
+// room than there is.
 func runsDaemon(spec *corev1.PodSpec, tolerations []corev1.Toleration, n *corev1.Node) bool {
-	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, tolerations, blocksScheduling, true); untolerated {
+	noExecute := func(t *corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute }
+	if _, untolerated := v1helper.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, tolerations, noExecute, true); untolerated {
 		return false
 	}
 	return matchesNode(spec, n)

@@ -236,7 +236,7 @@ func TestNodeCapBelowThePodsMinimum(t *testing.T) {
 // was capped to the general pool's room, and a DaemonSet limited by node affinity counted on every node.
 func TestNodeRoomForAPod(t *testing.T) {
 	gpu := func(n *corev1.Node) {
-		n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+		n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoExecute}}
 	}
 	notReady := func(n *corev1.Node) {
 		n.Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}, {Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute}}
@@ -244,7 +244,7 @@ func TestNodeRoomForAPod(t *testing.T) {
 	gpuPool := map[string]string{"pool": "gpu"}
 	nodes := []corev1.Node{node("general", "8", "32Gi", map[string]string{"pool": "general"}), node("gpu-1", "32", "128Gi", gpuPool, gpu),
 		node("down", "64", "256Gi", map[string]string{"pool": "general"}, notReady)}
-	tolerateGPU := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+	tolerateGPU := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoExecute},
 		{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}}
 	inPool := func(pool string) *corev1.Affinity {
 		return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
@@ -294,5 +294,13 @@ func TestNodeRoomForAPod(t *testing.T) {
 	tolerates := &corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists}}}
 	if room := NewNodes([]corev1.Node{pressure}, []appsv1.DaemonSet{everywhere}).RoomFor(tolerates); room == nil || room.DaemonSets[CPU] != 500 {
 		t.Errorf("a node under memory pressure: %+v, want the DaemonSet's 500m counted there", room)
+	}
+	// a NoSchedule taint the DaemonSet does not tolerate keeps new daemon pods off, not the ones already there
+	// (its controller's shouldContinueRunning): they count, never more room than there is
+	noSchedule := node("b", "8", "32Gi", nil, func(n *corev1.Node) {
+		n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	})
+	if room := NewNodes([]corev1.Node{noSchedule}, []appsv1.DaemonSet{everywhere}).RoomFor(&corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}}); room == nil || room.DaemonSets[CPU] != 500 {
+		t.Errorf("a NoSchedule-tainted node: %+v, want the DaemonSet's 500m counted there", room)
 	}
 }

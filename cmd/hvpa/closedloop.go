@@ -40,7 +40,7 @@ func (f *closedLoopFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.vpaUpdateMode, "vpa-update-mode", string(v.UpdateMode), "with --closed-loop: updateMode of the vpa and hpa+vpa policies' VPA: InPlaceOrRecreate or Recreate")
 	fs.Int32Var(&f.vpaMinReplica, "vpa-min-replicas", v.MinReplicas, "with --closed-loop: the VPA updater leaves a workload with fewer pods alone (upstream's --min-replicas is 2; the simulated VPAs set updatePolicy.minReplicas)")
 	fs.DurationVar(&f.actuation.Step, "hpa-sync-period", a.Step, "with --closed-loop: the HPA's sync period, also the simulation step")
-	fs.DurationVar(&f.actuation.MetricResolution, "metric-resolution", a.MetricResolution, "with --closed-loop: the metrics window the autoscalers read (metrics-server's --metric-resolution), a multiple of --hpa-sync-period")
+	fs.DurationVar(&f.actuation.MetricResolution, "metric-resolution", 0, "with --closed-loop: the metrics window the autoscalers read (metrics-server's --metric-resolution), a multiple of --hpa-sync-period (0: "+a.MetricResolution.String()+", or the first multiple of the sync period from it)")
 	fs.DurationVar(&f.actuation.StartupDelay, "startup-delay", a.StartupDelay, "with --closed-loop: a new pod serves this long after it is created")
 	fs.DurationVar(&f.actuation.RestartDelay, "restart-delay", a.RestartDelay, "with --closed-loop: an OOM-killed container serves again after this delay, doubled per kill in a row up to 5m")
 	fs.DurationVar(&f.actuation.UpdaterInterval, "updater-interval", a.UpdaterInterval, "with --closed-loop: the recommender and updater period; an in-place resize applies this long after it was decided")

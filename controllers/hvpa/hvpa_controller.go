@@ -909,9 +909,11 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		}
 		return pods[i].Name < pods[j].Name
 	})
-	podSpec := templatePodSpec(ctx, r.Client, target)
+	var podSpec *corev1.PodSpec
 	if len(pods) > 0 {
-		podSpec = &pods[0].Spec
+		podSpec = &pods[0].Spec // the cache keeps its containers and where it may go (app.StripPod)
+	} else {
+		podSpec = templatePodSpec(ctx, r.Client, target)
 	}
 	st.Containers = scaling.ContainersInForce(podSpec.Containers, h.Status.Desired)
 	st.InitContainers = scaling.FromInitContainers(podSpec.InitContainers) // they count toward the LimitRange's pod bounds

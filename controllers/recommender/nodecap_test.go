@@ -65,9 +65,9 @@ var _ = Describe("node-aware caps", func() {
 	It("takes the room of the tainted dedicated pool the VPA's pods tolerate, less only the DaemonSets that run there", func() {
 		ns := framework.NewNamespace(k8s, "nodecap")
 		framework.OnlyNodes(k8s, map[string][2]string{"node-general": {"4", "16Gi"}, "node-dedicated": {"16", "64Gi"}})
-		dedicated := corev1.Taint{Key: "hvpa.dev/dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}
+		dedicated := corev1.Taint{Key: "hvpa.dev/dedicated", Value: "batch", Effect: corev1.TaintEffectNoExecute}
 		framework.Taint(k8s, "node-dedicated", dedicated)
-		framework.CreateDaemonSet(k8s, ns, "agent", "200m", "256Mi") // tolerates nothing: not on the dedicated node
+		framework.CreateDaemonSet(k8s, ns, "agent", "200m", "256Mi") // tolerates nothing: the NoExecute taint keeps it off the dedicated node
 		deployment(ctx, ns, "batch", "app")
 		for i := range 2 {
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("batch-%d", i), Labels: map[string]string{"app": "batch", "pod-template-hash": "1"}},

@@ -942,14 +942,7 @@ var _ = Describe("the recommender's scope", func() {
 	})
 
 	It("takes its own conditions off a VPA handed to another recommender, as upstream's would never clear them", func() {
-		ns := framework.NewNamespace(k8s, "rec")
-		deployment(ctx, ns, "web", "app")
-		for _, p := range runPods(ctx, ns, "web", 1, nil, "app") {
-			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
-		}
-		Expect(k8s.Create(ctx, vpaFor(ns, "web", "web", vpav1.UpdateModeOff))).To(Succeed())
-		r := newRecommender(nil, nil)
-		runs(r, 1)
+		ns, r := servedOnce(ctx)
 		types := func() []vpav1.VerticalPodAutoscalerConditionType {
 			var out []vpav1.VerticalPodAutoscalerConditionType
 			for _, c := range getVPA(ctx, ns, "web").Status.Conditions {
@@ -977,7 +970,35 @@ var _ = Describe("the recommender's scope", func() {
 		runs(r, 1)
 		Expect(types()).NotTo(ContainElement(vpav1.LowConfidence))
 	})
+
+	It("clears a ConfigDeprecated condition an older recommender left, as upstream's does on every run", func() {
+		ns, r := servedOnce(ctx)
+		v := getVPA(ctx, ns, "web")
+		v.Status.Conditions = append(v.Status.Conditions, vpav1.VerticalPodAutoscalerCondition{Type: vpav1.ConfigDeprecated, Status: corev1.ConditionTrue,
+			Reason: "Deprecated", Message: "written by an older recommender", LastTransitionTime: metav1.Now()})
+		Expect(k8s.Status().Update(ctx, v)).To(Succeed())
+		Eventually(func() *vpav1.VerticalPodAutoscalerCondition {
+			return condition(getVPA(ctx, ns, "web"), vpav1.ConfigDeprecated)
+		}).NotTo(BeNil())
+		runs(r, 1)
+		Expect(condition(getVPA(ctx, ns, "web"), vpav1.ConfigDeprecated)).To(BeNil())
+	})
 })
+
+// servedOnce is a namespace with Deployment web (one pod using 100m and 100Mi) and its VPA web (Off), and a
+// recommender that has served it once.
+func servedOnce(ctx context.Context) (string, *recommenderctrl.Recommender) {
+	GinkgoHelper()
+	ns := framework.NewNamespace(k8s, "rec")
+	deployment(ctx, ns, "web", "app")
+	for _, p := range runPods(ctx, ns, "web", 1, nil, "app") {
+		played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 100, MemoryBytes: 100 * mi})
+	}
+	Expect(k8s.Create(ctx, vpaFor(ns, "web", "web", vpav1.UpdateModeOff))).To(Succeed())
+	r := newRecommender(nil, nil)
+	runs(r, 1)
+	return ns, r
+}
 
 type failingHistory struct{}
 

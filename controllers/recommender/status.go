@@ -305,7 +305,7 @@ func (r *Recommender) decideStatus(s *served) (*statusWrite, error) {
 		st.Recommendation = nil
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, true, te.Reason, te.Message), now)
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.RecommendationProvided, false, te.Reason, "no recommendation while the configuration is unsupported"), now)
-		st.Conditions = RemoveCondition(st.Conditions, vpav1.LowConfidence)
+		st.Conditions = RemoveCondition(RemoveCondition(st.Conditions, vpav1.LowConfidence), vpav1.ConfigDeprecated)
 		if !hasCondition(v.Status.Conditions, vpav1.ConfigUnsupported, te.Reason) {
 			r.event(v, corev1.EventTypeWarning, te.Reason, te.Message)
 		}
@@ -338,6 +338,9 @@ func (r *Recommender) observedConditions(s *served, st *vpav1.VerticalPodAutosca
 	v := s.vpa
 	st.Conditions = SetCondition(st.Conditions, cond(vpav1.ConfigUnsupported, false, vpav1.ReasonTargetResolved,
 		fmt.Sprintf("%s %s selects pods with %s", s.target.GVK.Kind, s.target.Name, s.target.Selector)), now)
+	// no setting of the v1 API is deprecated: a ConfigDeprecated an older recommender left goes, as upstream's
+	// recommender deletes it whenever it reads the target
+	st.Conditions = RemoveCondition(st.Conditions, vpav1.ConfigDeprecated)
 	if s.matched == 0 {
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, true, vpav1.ReasonNoPodsMatched,
 			fmt.Sprintf("no running pod matches %s", s.target.Selector)), now)

@@ -119,6 +119,16 @@ func (in *interned) scheduling(key string, spec *corev1.PodSpec) *corev1.PodSpec
 	return intern(in.sched, key, scaling.Scheduling(spec))
 }
 
+// ShareScheduling keeps of s only what decides where its pod may go (scaling.Scheduling: tolerations,
+// nodeSelector, required node affinity), shared between pods with equal ones. The result is read only.
+func ShareScheduling(s *corev1.PodSpec) {
+	shared := &corev1.PodSpec{}
+	if key := scaling.SchedulingKey(s); key != "" {
+		shared = podMaps.scheduling(key, s)
+	}
+	s.Tolerations, s.NodeSelector, s.Affinity = shared.Tolerations, shared.NodeSelector, shared.Affinity
+}
+
 // requirements shares the maps of a container's requirements.
 func (in *interned) requirements(r *corev1.ResourceRequirements) {
 	r.Requests, r.Limits = in.resourceList(r.Requests), in.resourceList(r.Limits)

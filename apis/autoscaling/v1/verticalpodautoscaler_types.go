@@ -398,7 +398,8 @@ const (
 	NoPodsMatched VerticalPodAutoscalerConditionType = "NoPodsMatched"
 	// FetchingHistory is true while history is being loaded.
 	FetchingHistory VerticalPodAutoscalerConditionType = "FetchingHistory"
-	// ConfigDeprecated is true when the object uses a deprecated setting.
+	// ConfigDeprecated was set for a deprecated setting by older recommenders; no setting of this API is
+	// deprecated, and the recommender removes it (as upstream's does).
 	ConfigDeprecated VerticalPodAutoscalerConditionType = "ConfigDeprecated"
 	// ConfigUnsupported is true when the object cannot be served as written.
 	ConfigUnsupported VerticalPodAutoscalerConditionType = "ConfigUnsupported"

@@ -11,11 +11,12 @@ import (
 )
 
 // CacheOptions is what the manager's informers keep: every object without its managedFields, and pods
-// without what no component reads (volumes, scheduling and DNS settings, the containers' images, commands,
-// environment, probes, mounts and security settings, and the status's addresses and image and container
-// IDs), so that ten thousand pods cost little memory; equal labels and resource maps are shared between pods
-// (interned). Names, labels, annotations, owners, resources,
-// resize policies, phase, conditions, QoS class and the containers' states, restarts and resources stay.
+// without what no component reads (volumes, scheduling and DNS settings but where the pod may go, the
+// containers' images, commands, environment, probes, mounts and security settings, and the status's
+// addresses and image and container IDs), so that ten thousand pods cost little memory; equal labels,
+// resource maps and scheduling constraints are shared between pods (interned). Names, labels, annotations,
+// owners, resources, resize policies, tolerations, nodeSelector and required node affinity (the node cap),
+// phase, conditions, QoS class and the containers' states, restarts and resources stay.
 func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -44,9 +45,10 @@ func StripPod(obj any) (any, error) {
 	delete(p.Annotations, lastApplied)
 	p.Labels = podstore.ShareLabels(p.Labels)
 	s := &p.Spec
-	s.Volumes, s.Affinity, s.Tolerations, s.TopologySpreadConstraints = nil, nil, nil, nil
+	podstore.ShareScheduling(s) // the node cap reads where the pods may go
+	s.Volumes, s.TopologySpreadConstraints = nil, nil
 	s.SecurityContext, s.ImagePullSecrets, s.HostAliases, s.ReadinessGates = nil, nil, nil, nil
-	s.NodeSelector, s.DNSConfig, s.SchedulingGates, s.ResourceClaims = nil, nil, nil, nil
+	s.DNSConfig, s.SchedulingGates, s.ResourceClaims = nil, nil, nil
 	s.DNSPolicy, s.SchedulerName, s.ServiceAccountName, s.DeprecatedServiceAccount = "", "", "", ""
 	s.Hostname, s.Subdomain, s.PriorityClassName, s.RuntimeClassName = "", "", "", nil
 	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {

@@ -126,9 +126,9 @@ var _ = Describe("an Hvpa on a cluster of small nodes", func() {
 	It("sizes pods to the tainted dedicated pool they tolerate, less only the DaemonSets that run there", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
 		framework.OnlyNodes(k8s, map[string][2]string{"hvpa-node-general": {"4", "16Gi"}, "hvpa-node-dedicated": {"16", "64Gi"}})
-		dedicated := corev1.Taint{Key: "hvpa.dev/dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}
+		dedicated := corev1.Taint{Key: "hvpa.dev/dedicated", Value: "batch", Effect: corev1.TaintEffectNoExecute}
 		framework.Taint(k8s, "hvpa-node-dedicated", dedicated)
-		framework.CreateDaemonSet(k8s, ns, "agent", "200m", "256Mi") // tolerates nothing: it does not run on the dedicated node
+		framework.CreateDaemonSet(k8s, ns, "agent", "200m", "256Mi") // tolerates nothing: the NoExecute taint keeps it off the dedicated node
 		d := wrappers.MakeDeployment(ns, "batch").Replicas(1).Container(wrappers.MakeContainer("app").Requests("4", "1Gi").Obj()).
 			Toleration(corev1.Toleration{Key: dedicated.Key, Operator: corev1.TolerationOpEqual, Value: dedicated.Value, Effect: dedicated.Effect}).Obj()
 		Expect(k8s.Create(ctx, d)).To(Succeed())

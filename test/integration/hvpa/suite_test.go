@@ -37,7 +37,9 @@ var _ = BeforeSuite(func() {
 		Controllers: []string{"deployment-controller", "replicaset-controller", "garbage-collector-controller", "horizontal-pod-autoscaler-controller"}})
 	cfg, k8s = cluster.Cfg, cluster.Client
 
-	mgr, err := ctrl.NewManager(cfg, framework.ManagerOptions(nil))
+	mo := framework.ManagerOptions(nil)
+	mo.Cache, mo.Client = app.CacheOptions(), app.ClientOptions() // the product's cache, as hvpa run sets it (stripped pods)
+	mgr, err := ctrl.NewManager(cfg, mo)
 	Expect(err).NotTo(HaveOccurred())
 	opts := recommenderctrl.DefaultOptions()
 	opts.Interval = 300 * time.Millisecond
