@@ -147,10 +147,9 @@ func (o Options) withDefaults() (Options, error) {
 
 func fill(a, d Actuation) Actuation {
 	a.Step = cmp.Or(a.Step, d.Step)
-	if a.MetricResolution == 0 && a.Step > 0 { // 15s, or the first multiple of the step above it
+	if a.MetricResolution == 0 { // 15s, or the first multiple of the step from it (d.Step is never 0)
 		a.MetricResolution = (d.MetricResolution + a.Step - 1) / a.Step * a.Step
 	}
-	a.MetricResolution = cmp.Or(a.MetricResolution, d.MetricResolution)
 	a.StartupDelay = cmp.Or(a.StartupDelay, d.StartupDelay)
 	a.RestartDelay = cmp.Or(a.RestartDelay, d.RestartDelay)
 	a.UpdaterInterval = cmp.Or(a.UpdaterInterval, d.UpdaterInterval)

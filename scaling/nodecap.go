@@ -17,7 +17,7 @@ import (
 )
 
 // Node-aware caps: a pod sized beyond what any node can hold is never scheduled (an Infeasible resize, an
-// eviction, a Pending replacement). NodeRoomOf says how much one pod can request and still fit the largest
+// eviction, a Pending replacement). Nodes.RoomFor says how much one pod can request and still fit the largest
 // schedulable node; the VPA recommendation (recommender.FitNode) and the Hvpa decision (State.NodeRoom) stay
 // within it.
 
@@ -33,11 +33,6 @@ type NodeRoom struct {
 	Allocatable [NumResources]float64
 	DaemonSets  [NumResources]float64
 }
-
-// Schedulable reports whether ordinary pods may be scheduled on n: not cordoned and without a NoSchedule or
-// NoExecute taint (a node that needs a toleration, such as a control-plane node or a dedicated pool, does not
-// count for a pod that does not tolerate it).
-func Schedulable(n *corev1.Node) bool { return schedulableFor(nil, n) }
 
 // schedulableFor reports whether a pod of spec (nil: one without constraints) may be scheduled on n, as the
 // scheduler's filters say it: the pod tolerates n's NoSchedule and NoExecute taints, and its nodeSelector
@@ -139,12 +134,6 @@ func PodRequests(spec *corev1.PodSpec) Values {
 	return out
 }
 
-// NodeRoomOf is the room of the largest node where a pod without scheduling constraints may go (nil: no such
-// node, so no cap): Nodes.RoomFor(nil).
-func NodeRoomOf(nodes []corev1.Node, daemonSets []appsv1.DaemonSet) *NodeRoom {
-	return NewNodes(nodes, daemonSets).RoomFor(nil)
-}
-
 // Nodes are the cluster's nodes with the room each leaves a pod: its allocatable less the requests of the
 // DaemonSet pods that run there (read once); RoomFor picks the largest a given pod may be scheduled on.
 type Nodes struct {
@@ -233,19 +222,20 @@ func (ns *Nodes) RoomFor(spec *corev1.PodSpec) *NodeRoom {
 // SchedulingKey identifies what of spec decides where its pod may go (RoomFor reads it: its nodeSelector,
 // required node affinity and tolerations), equal for equal ones; "" when it has none (nil spec too).
 func SchedulingKey(spec *corev1.PodSpec) string {
-	if spec == nil {
+	if !constrained(spec) {
 		return ""
 	}
-	required := requiredAffinity(spec)
-	if len(spec.NodeSelector) == 0 && len(spec.Tolerations) == 0 && required == nil {
-		return ""
-	}
-	return schedulingText(spec.NodeSelector, required, spec.Tolerations)
+	return schedulingText(spec.NodeSelector, requiredAffinity(spec), spec.Tolerations)
+}
+
+// constrained reports whether spec has anything that decides where its pod may go.
+func constrained(spec *corev1.PodSpec) bool {
+	return spec != nil && (len(spec.NodeSelector) > 0 || len(spec.Tolerations) > 0 || requiredAffinity(spec) != nil)
 }
 
 // Scheduling is what of spec decides where its pod may go, in a spec of its own (nil when it has none).
 func Scheduling(spec *corev1.PodSpec) *corev1.PodSpec {
-	if SchedulingKey(spec) == "" {
+	if !constrained(spec) {
 		return nil
 	}
 	out := &corev1.PodSpec{NodeSelector: spec.NodeSelector, Tolerations: spec.Tolerations}

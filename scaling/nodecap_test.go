@@ -28,6 +28,11 @@ func node(name, cpu, memory string, labels map[string]string, mutate ...func(*co
 	return n
 }
 
+// nodeRoomOf is the room of the largest node a pod without scheduling constraints may go to.
+func nodeRoomOf(nodes []corev1.Node, daemonSets []appsv1.DaemonSet) *NodeRoom {
+	return NewNodes(nodes, daemonSets).RoomFor(nil)
+}
+
 func daemonSet(cpu, memory string, nodeSelector map[string]string, initCPU ...string) appsv1.DaemonSet {
 	ds := appsv1.DaemonSet{}
 	ds.Spec.Template.Spec.NodeSelector = nodeSelector
@@ -74,7 +79,7 @@ func TestNodeRoomOf(t *testing.T) {
 		{"a node without memory allocatable caps cpu only", []corev1.Node{node("a", "4", "", nil)}, nil, 4000, -1, "a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			room := NodeRoomOf(tc.nodes, tc.ds)
+			room := nodeRoomOf(tc.nodes, tc.ds)
 			if tc.cpu < 0 {
 				if room != nil {
 					t.Fatalf("room %+v, want none", room.Room)
@@ -135,7 +140,7 @@ func TestDecideScalesOutAtTheNodeCap(t *testing.T) {
 	st := State{Replicas: 1, Containers: []Container{{Name: "app", Requests: V(4000, -1)}, {Name: "proxy", Requests: V(250, -1)}},
 		Recommendation: []Recommendation{{Name: "app", UncappedTarget: V(12000, -1)}}}
 	spec.Policies = []ContainerPolicy{{Name: "proxy", Off: true}}
-	room := NodeRoomOf([]corev1.Node{node("small", "4", "16Gi", nil), node("large", "8", "32Gi", nil)}, []appsv1.DaemonSet{daemonSet("500m", "256Mi", nil)})
+	room := nodeRoomOf([]corev1.Node{node("small", "4", "16Gi", nil), node("large", "8", "32Gi", nil)}, []appsv1.DaemonSet{daemonSet("500m", "256Mi", nil)})
 
 	without, err := Decide(spec, st)
 	if err != nil {
@@ -202,7 +207,7 @@ func BenchmarkNodeRoomOf(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if NodeRoomOf(nodes, ds) == nil {
+		if nodeRoomOf(nodes, ds) == nil {
 			b.Fatal("no room")
 		}
 	}

@@ -361,7 +361,7 @@ type State struct {
 	// LowConfidence: the embedded recommendation's history is shorter than the confidence threshold. Replica
 	// scale-downs decided from the VPA source are then blocked (reason LowConfidence); scale-ups are not.
 	LowConfidence bool
-	// NodeRoom is the room of the largest schedulable node (NodeRoomOf; nil: unknown, no cap): the intervals'
+	// NodeRoom is the room of the largest node the pods may go to (Nodes.RoomFor; nil: unknown, no cap): the intervals'
 	// per-pod maxima are lowered to what a pod can have there, so the Hvpa scales out instead.
 	NodeRoom *NodeRoom
 	// StaleRecommendation: the recommendation has not been refreshed within the staleness bound (the

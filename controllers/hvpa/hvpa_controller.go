@@ -952,22 +952,12 @@ func templatePodSpec(ctx context.Context, c client.Client, t workload.Target) *c
 	if err := c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); err != nil {
 		return spec
 	}
-	read := func(field string) []corev1.Container {
-		raw, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", field)
-		var out []corev1.Container
-		for _, x := range raw {
-			m, ok := x.(map[string]any)
-			if !ok {
-				continue
-			}
-			var ct corev1.Container
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ct); err == nil {
-				out = append(out, ct)
-			}
-		}
-		return out
+	field := func(name string) []any {
+		raw, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", name)
+		return raw
 	}
-	spec.Containers, spec.InitContainers = read("containers"), read("initContainers")
+	spec.Containers, spec.InitContainers = convertEach[corev1.Container](field("containers")), convertEach[corev1.Container](field("initContainers"))
+	spec.Tolerations = convertEach[corev1.Toleration](field("tolerations"))
 	spec.NodeSelector, _, _ = unstructured.NestedStringMap(obj.Object, "spec", "template", "spec", "nodeSelector")
 	if m, ok, _ := unstructured.NestedMap(obj.Object, "spec", "template", "spec", "affinity"); ok {
 		var a corev1.Affinity
@@ -975,14 +965,19 @@ func templatePodSpec(ctx context.Context, c client.Client, t workload.Target) *c
 			spec.Affinity = &a
 		}
 	}
-	raw, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "tolerations")
+	return spec
+}
+
+// convertEach converts every entry of an unstructured list that converts to a T (the others are left out).
+func convertEach[T any](raw []any) []T {
+	var out []T
 	for _, x := range raw {
-		var tol corev1.Toleration
-		if m, ok := x.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &tol) == nil {
-			spec.Tolerations = append(spec.Tolerations, tol)
+		var v T
+		if m, ok := x.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &v) == nil {
+			out = append(out, v)
 		}
 	}
-	return spec
+	return out
 }
 
 // limitRange folds the namespace's LimitRanges into the bounds the decision respects (the tightest wins).

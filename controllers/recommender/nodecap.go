@@ -17,7 +17,7 @@ import (
 )
 
 // Node-aware caps of VPA recommendations: a target no node can hold is lowered to the room of the largest
-// schedulable node (scaling.NodeRoomOf, recommender.FitNode), and CappedToNode says so.
+// node the VPA's pods may go to (scaling.Nodes.RoomFor, recommender.FitNode), and CappedToNode says so.
 
 // readNodes reads the Nodes and DaemonSets (from the cache) into each node's room; nil when they cannot be
 // read (no cap). A failed read is logged and caps nothing.

@@ -64,16 +64,13 @@ var _ = Describe("node-aware caps", func() {
 
 	It("takes the room of the tainted dedicated pool the VPA's pods tolerate, less only the DaemonSets that run there", func() {
 		ns := framework.NewNamespace(k8s, "nodecap")
-		framework.OnlyNodes(k8s, map[string][2]string{"node-general": {"4", "16Gi"}, "node-dedicated": {"16", "64Gi"}})
-		dedicated := corev1.Taint{Key: "hvpa.dev/dedicated", Value: "batch", Effect: corev1.TaintEffectNoExecute}
-		framework.Taint(k8s, "node-dedicated", dedicated)
-		framework.CreateDaemonSet(k8s, ns, "agent", "200m", "256Mi") // tolerates nothing: the NoExecute taint keeps it off the dedicated node
+		tolerate := framework.DedicatedPool(k8s, ns, "node") // node-dedicated: 16 CPU, no DaemonSet; node-general: 4 CPU less 200m
 		deployment(ctx, ns, "batch", "app")
 		for i := range 2 {
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("batch-%d", i), Labels: map[string]string{"app": "batch", "pod-template-hash": "1"}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played", Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{"cpu": resource.MustParse("4"), "memory": resource.MustParse("1Gi")}}}},
-					Tolerations: []corev1.Toleration{{Key: dedicated.Key, Operator: corev1.TolerationOpEqual, Value: dedicated.Value, Effect: dedicated.Effect}}}}
+					Tolerations: []corev1.Toleration{tolerate}}}
 			Expect(kubelet.Run(ctx, p)).To(Succeed())
 			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 10500, MemoryBytes: 2 << 30}) // a 12-CPU target
 		}

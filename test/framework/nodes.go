@@ -49,22 +49,31 @@ func OnlyNodes(c client.Client, nodes map[string][2]string) {
 	}
 }
 
-// Taint adds taint to node name (one OnlyNodes made: cleanup deletes it).
-func Taint(c client.Client, name string, taint corev1.Taint) {
+// DedicatedPool makes the cluster's schedulable nodes a general node (prefix-general: 4 CPU, 16Gi) and a
+// dedicated one (prefix-dedicated: 16 CPU, 64Gi) tainted hvpa.dev/dedicated=batch:NoExecute, and creates
+// DaemonSet agent in ns (200m, 256Mi) that tolerates nothing, so the taint keeps it off the dedicated node.
+// It returns the toleration of the taint (a pod with it may go to either node).
+func DedicatedPool(c client.Client, ns, prefix string) corev1.Toleration {
 	ginkgo.GinkgoHelper()
-	n := &corev1.Node{}
-	gomega.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, n)).To(gomega.Succeed())
-	orig := n.DeepCopy()
-	n.Spec.Taints = append(n.Spec.Taints, taint)
-	gomega.Expect(c.Patch(context.Background(), n, client.MergeFrom(orig))).To(gomega.Succeed())
+	OnlyNodes(c, map[string][2]string{prefix + "-general": {"4", "16Gi"}, prefix + "-dedicated": {"16", "64Gi"}})
+	taint := corev1.Taint{Key: "hvpa.dev/dedicated", Value: "batch", Effect: corev1.TaintEffectNoExecute}
+	patchNode(c, prefix+"-dedicated", func(n *corev1.Node) { n.Spec.Taints = append(n.Spec.Taints, taint) })
+	CreateDaemonSet(c, ns, "agent", "200m", "256Mi")
+	return corev1.Toleration{Key: taint.Key, Operator: corev1.TolerationOpEqual, Value: taint.Value, Effect: taint.Effect}
 }
 
 func setUnschedulable(c client.Client, name string, on bool) {
 	ginkgo.GinkgoHelper()
+	patchNode(c, name, func(n *corev1.Node) { n.Spec.Unschedulable = on })
+}
+
+// patchNode changes node name as change says, with a merge patch.
+func patchNode(c client.Client, name string, change func(*corev1.Node)) {
+	ginkgo.GinkgoHelper()
 	n := &corev1.Node{}
 	gomega.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, n)).To(gomega.Succeed())
 	orig := n.DeepCopy()
-	n.Spec.Unschedulable = on
+	change(n)
 	gomega.Expect(c.Patch(context.Background(), n, client.MergeFrom(orig))).To(gomega.Succeed())
 }
 

@@ -92,7 +92,7 @@ func TestStripPodSharesEqualMaps(t *testing.T) {
 }
 
 // TestStripNodeKeepsWhatTheNodeCapReads: the node transform keeps name, labels, cordon, taints and allocatable
-// (what scaling.NodeRoomOf reads) and drops the images list and the rest.
+// (what scaling.NewNodes reads) and drops the images list and the rest.
 func TestStripNodeKeepsWhatTheNodeCapReads(t *testing.T) {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"pool": "a"}, Annotations: map[string]string{"a": "b"}},
 		Spec: corev1.NodeSpec{Unschedulable: true, Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}},

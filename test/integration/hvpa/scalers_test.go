@@ -125,12 +125,9 @@ var _ = Describe("an Hvpa on a cluster of small nodes", func() {
 
 	It("sizes pods to the tainted dedicated pool they tolerate, less only the DaemonSets that run there", func() {
 		ns := framework.NewNamespace(k8s, "hvpa")
-		framework.OnlyNodes(k8s, map[string][2]string{"hvpa-node-general": {"4", "16Gi"}, "hvpa-node-dedicated": {"16", "64Gi"}})
-		dedicated := corev1.Taint{Key: "hvpa.dev/dedicated", Value: "batch", Effect: corev1.TaintEffectNoExecute}
-		framework.Taint(k8s, "hvpa-node-dedicated", dedicated)
-		framework.CreateDaemonSet(k8s, ns, "agent", "200m", "256Mi") // tolerates nothing: the NoExecute taint keeps it off the dedicated node
+		tolerate := framework.DedicatedPool(k8s, ns, "hvpa-node") // hvpa-node-dedicated: 16 CPU, no DaemonSet; hvpa-node-general: 4 CPU less 200m
 		d := wrappers.MakeDeployment(ns, "batch").Replicas(1).Container(wrappers.MakeContainer("app").Requests("4", "1Gi").Obj()).
-			Toleration(corev1.Toleration{Key: dedicated.Key, Operator: corev1.TolerationOpEqual, Value: dedicated.Value, Effect: dedicated.Effect}).Obj()
+			Toleration(tolerate).Obj()
 		Expect(k8s.Create(ctx, d)).To(Succeed())
 		loads.set(ns, "batch", 10000) // one pod using 10 CPU: the dedicated node holds it, the general one 3800m
 		h := wrappers.MakeHvpa(ns, "batch").Interval(1, "16", "64Gi").Interval(4, "16", "64Gi").VPA(true).Obj()
