@@ -115,6 +115,8 @@ type Reconciler struct {
 	// whose updateMode resizes in place get InPlaceUnavailable.
 	NoInPlaceResize   bool
 	KubernetesVersion string
+
+	nodes nodeRooms // the nodes' room, kept between reconciles (watched when set up with a manager)
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -131,6 +133,9 @@ func NewReconciler(c client.Client, recs RecommendationSource, rec record.EventR
 // pods their targets select.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	if err := r.nodes.watch(context.Background(), mgr.GetCache()); err != nil {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).For(&hvpav1alpha1.Hvpa{}).Owns(&autoscalingv2.HorizontalPodAutoscaler{}).Named("hvpa").
@@ -938,7 +943,9 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		return st, observed{pods: len(pods), hpa: hp}, err
 	}
 	st.LimitRange = lr
-	st.NodeRoom = nodeRoom(ctx, r.Client, podSpec) // per-pod maxima within the largest node its pods may go to
+	if nodes := r.nodes.get(ctx, r.Client); nodes != nil {
+		st.NodeRoom = nodes.RoomFor(podSpec) // per-pod maxima within the largest node its pods may go to
+	}
 	return st, observed{pods: len(pods), hpa: hp}, nil
 }
 

@@ -3,12 +3,17 @@ package hvpa
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -18,21 +23,94 @@ import (
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
-// nodeRoom reads the Nodes and DaemonSets (from the cache) into the room of the largest node a pod of spec may
-// be scheduled on (its tolerations, nodeSelector and required node affinity), which caps the intervals'
-// per-pod maxima (scaling.State.NodeRoom); nil when they cannot be read (no cap, logged).
-func nodeRoom(ctx context.Context, c client.Client, spec *corev1.PodSpec) *scaling.NodeRoom {
+// nodeRooms keeps the nodes' room (scaling.Nodes: every node's allocatable less its DaemonSets' requests)
+// between reconciles: read from the cache when first asked for and again after a Node or DaemonSet changed in
+// what it reads (watch, set up with the manager). Building it reads every node against every DaemonSet, which
+// every reconcile did for its one RoomFor (BenchmarkNodeRooms). Unwatched (a Reconciler not set up with a
+// manager) it is read again at every ask.
+type nodeRooms struct {
+	mu      sync.Mutex
+	watched bool
+	changes atomic.Uint64 // bumped by the watch on a change that matters
+	built   uint64        // changes when nodes was read
+	nodes   *scaling.Nodes
+}
+
+// get returns the nodes' room; nil when the Nodes or DaemonSets cannot be read (no cap, logged).
+func (n *nodeRooms) get(ctx context.Context, c client.Reader) *scaling.Nodes {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	seen := n.changes.Load() // before the read: a change during it makes the next ask read again
+	if n.watched && n.nodes != nil && n.built == seen {
+		return n.nodes
+	}
+	nodes := readNodes(ctx, c)
+	n.nodes, n.built = nodes, seen
+	return nodes
+}
+
+// watch bumps changes at every Node or DaemonSet added or deleted, and at every update that changes what
+// scaling.NewNodes reads (nodeChanged, daemonSetChanged): a node's heartbeat or a DaemonSet's status is none.
+func (n *nodeRooms) watch(ctx context.Context, informers cache.Informers) error {
+	for _, w := range []struct {
+		obj     client.Object
+		changed func(old, cur any) bool
+	}{{&corev1.Node{}, nodeChanged}, {&appsv1.DaemonSet{}, daemonSetChanged}} {
+		inf, err := informers.GetInformer(ctx, w.obj, cache.BlockUntilSynced(false))
+		if err != nil {
+			return fmt.Errorf("watching %T for the node cap: %w", w.obj, err)
+		}
+		bump := func() { n.changes.Add(1) }
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { bump() },
+			DeleteFunc: func(any) { bump() },
+			UpdateFunc: func(old, cur any) {
+				if w.changed(old, cur) {
+					bump()
+				}
+			},
+		}); err != nil {
+			return fmt.Errorf("watching %T for the node cap: %w", w.obj, err)
+		}
+	}
+	n.watched = true
+	return nil
+}
+
+// nodeChanged reports whether a node update changes its room or which pods may go there: its labels, cordon,
+// taints or allocatable (anything else when the objects are not nodes).
+func nodeChanged(old, cur any) bool {
+	a, ok1 := old.(*corev1.Node)
+	b, ok2 := cur.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(a.Labels, b.Labels) || a.Spec.Unschedulable != b.Spec.Unschedulable ||
+		!equality.Semantic.DeepEqual(a.Spec.Taints, b.Spec.Taints) || !equality.Semantic.DeepEqual(a.Status.Allocatable, b.Status.Allocatable)
+}
+
+// daemonSetChanged reports whether a DaemonSet update changes its spec (its generation: its pods' requests
+// and where they run), not only its status.
+func daemonSetChanged(old, cur any) bool {
+	a, ok1 := old.(*appsv1.DaemonSet)
+	b, ok2 := cur.(*appsv1.DaemonSet)
+	return !ok1 || !ok2 || a.Generation != b.Generation
+}
+
+// readNodes reads the Nodes and DaemonSets from the cache without copying them (scaling.Nodes only reads
+// them) into each node's room; nil when they cannot be read (no cap, logged).
+func readNodes(ctx context.Context, c client.Reader) *scaling.Nodes {
 	var nodes corev1.NodeList
-	if err := c.List(ctx, &nodes); err != nil {
+	if err := c.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
 		logf.FromContext(ctx).Error(err, "listing nodes; per-pod maxima are not capped to the largest node")
 		return nil
 	}
 	var daemonSets appsv1.DaemonSetList
-	if err := c.List(ctx, &daemonSets); err != nil {
+	if err := c.List(ctx, &daemonSets, client.UnsafeDisableDeepCopy); err != nil {
 		logf.FromContext(ctx).Error(err, "listing DaemonSets; per-pod maxima are not capped to the largest node")
 		return nil
 	}
-	return scaling.NewNodes(nodes.Items, daemonSets.Items).RoomFor(spec)
+	return scaling.NewNodes(nodes.Items, daemonSets.Items)
 }
 
 // nodeCapEvent tells, once the status is written, that the per-pod maxima became capped to the largest node
