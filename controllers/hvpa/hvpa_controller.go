@@ -26,9 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -914,11 +912,11 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		}
 		return pods[i].Name < pods[j].Name
 	})
-	var podSpec *corev1.PodSpec
+	podSpec := &corev1.PodSpec{} // empty when no pod runs and the template cannot be read
 	if len(pods) > 0 {
 		podSpec = &pods[0].Spec // the cache keeps its containers and where it may go (app.StripPod)
-	} else {
-		podSpec = templatePodSpec(ctx, r.Client, target)
+	} else if t, err := r.Targets.PodTemplate(ctx, target.GVK, target.Namespace, target.Name); err == nil && t != nil {
+		podSpec = &t.Spec
 	}
 	st.Containers = scaling.ContainersInForce(podSpec.Containers, h.Status.Desired)
 	st.InitContainers = scaling.FromInitContainers(podSpec.InitContainers) // they count toward the LimitRange's pod bounds
@@ -947,44 +945,6 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 		st.NodeRoom = nodes.RoomFor(podSpec) // per-pod maxima within the largest node its pods may go to
 	}
 	return st, observed{pods: len(pods), hpa: hp}, nil
-}
-
-// templatePodSpec reads what the decision needs of the target's pod template: its containers and init
-// containers (each one that converts) and where its pods may go (nodeSelector, tolerations, affinity, each
-// when it converts). Empty when the target cannot be read.
-func templatePodSpec(ctx context.Context, c client.Client, t workload.Target) *corev1.PodSpec {
-	spec := &corev1.PodSpec{}
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(t.GVK)
-	if err := c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); err != nil {
-		return spec
-	}
-	field := func(name string) []any {
-		raw, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", name)
-		return raw
-	}
-	spec.Containers, spec.InitContainers = convertEach[corev1.Container](field("containers")), convertEach[corev1.Container](field("initContainers"))
-	spec.Tolerations = convertEach[corev1.Toleration](field("tolerations"))
-	spec.NodeSelector, _, _ = unstructured.NestedStringMap(obj.Object, "spec", "template", "spec", "nodeSelector")
-	if m, ok, _ := unstructured.NestedMap(obj.Object, "spec", "template", "spec", "affinity"); ok {
-		var a corev1.Affinity
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &a) == nil {
-			spec.Affinity = &a
-		}
-	}
-	return spec
-}
-
-// convertEach converts every entry of an unstructured list that converts to a T (the others are left out).
-func convertEach[T any](raw []any) []T {
-	var out []T
-	for _, x := range raw {
-		var v T
-		if m, ok := x.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &v) == nil {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // limitRange folds the namespace's LimitRanges into the bounds the decision respects (the tightest wins).

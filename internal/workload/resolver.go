@@ -13,7 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -106,19 +108,65 @@ func labelSet(set map[string]string, path string) (labels.Selector, error) {
 	return labels.SelectorFromSet(set), nil
 }
 
-// PodTemplate is the pod template of a well-known workload kind (Deployment, StatefulSet, ReplicaSet,
-// DaemonSet, Job, CronJob, ReplicationController), read like its target; nil for other kinds, whose template
-// hvpa does not know where to find.
+// PodTemplate is the pod template of a workload: of a well-known kind (Deployment, StatefulSet, ReplicaSet,
+// DaemonSet, Job, CronJob, ReplicationController) read like its target; of any other kind read live, its
+// spec.template as far as it converts (unstructuredTemplate); nil when it has none.
 func (r *Resolver) PodTemplate(ctx context.Context, gvk schema.GroupVersionKind, ns, name string) (*corev1.PodTemplateSpec, error) {
+	key := client.ObjectKey{Namespace: ns, Name: name}
 	kind, ok := typedKinds[gvk]
 	if !ok {
-		return nil, nil
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		if err := r.Live.Get(ctx, key, obj); err != nil {
+			return nil, err
+		}
+		return unstructuredTemplate(obj), nil
 	}
 	obj := kind.object()
-	if err := r.get(ctx, gvk, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+	if err := r.get(ctx, gvk, key, obj); err != nil {
 		return nil, err
 	}
 	return kind.template(obj), nil
+}
+
+// unstructuredTemplate reads spec.template of a kind hvpa does not know (an Argo Rollout, an OpenKruise
+// CloneSet): its labels and annotations, its containers and init containers (each one that converts) and
+// where its pods may go (nodeSelector, tolerations, affinity, each when it converts); nil without one.
+func unstructuredTemplate(obj *unstructured.Unstructured) *corev1.PodTemplateSpec {
+	tmpl, ok, _ := unstructured.NestedMap(obj.Object, "spec", "template")
+	if !ok {
+		return nil
+	}
+	out := &corev1.PodTemplateSpec{}
+	out.Labels, _, _ = unstructured.NestedStringMap(tmpl, "metadata", "labels")
+	out.Annotations, _, _ = unstructured.NestedStringMap(tmpl, "metadata", "annotations")
+	field := func(name string) []any {
+		raw, _, _ := unstructured.NestedSlice(tmpl, "spec", name)
+		return raw
+	}
+	spec := &out.Spec
+	spec.Containers, spec.InitContainers = convertEach[corev1.Container](field("containers")), convertEach[corev1.Container](field("initContainers"))
+	spec.Tolerations = convertEach[corev1.Toleration](field("tolerations"))
+	spec.NodeSelector, _, _ = unstructured.NestedStringMap(tmpl, "spec", "nodeSelector")
+	if m, ok, _ := unstructured.NestedMap(tmpl, "spec", "affinity"); ok {
+		var a corev1.Affinity
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &a) == nil {
+			spec.Affinity = &a
+		}
+	}
+	return out
+}
+
+// convertEach converts every entry of an unstructured list that converts to a T (the others are left out).
+func convertEach[T any](raw []any) []T {
+	var out []T
+	for _, x := range raw {
+		var v T
+		if m, ok := x.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // resolveTyped resolves a well-known kind from the cache (Live when the cache has not seen it).

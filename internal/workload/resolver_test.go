@@ -10,6 +10,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -190,5 +191,55 @@ func TestResolverTakesWellKnownKindsByKind(t *testing.T) {
 		if got := RefOf(tc.apiVersion, tc.kind, "x"); got.Group != tc.group {
 			t.Errorf("RefOf(%q, %s) group %q, want %q", tc.apiVersion, tc.kind, got.Group, tc.group)
 		}
+	}
+}
+
+// TestPodTemplateOfAnyKind: the template of a kind hvpa does not know (an Argo Rollout) is read live from its
+// spec.template, each part that converts (a container that does not is left out, the others kept); a kind
+// without spec.template has none; a well-known kind is read from the cache.
+func TestPodTemplateOfAnyKind(t *testing.T) {
+	rollout := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+		"metadata": map[string]any{"namespace": "ns", "name": "web"},
+		"spec": map[string]any{"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+			"spec": map[string]any{
+				"containers": []any{
+					map[string]any{"name": "app", "resources": map[string]any{"requests": map[string]any{"cpu": "250m"}}},
+					map[string]any{"name": "broken", "ports": "not a list"},
+				},
+				"initContainers": []any{map[string]any{"name": "init"}},
+				"tolerations":    []any{map[string]any{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}},
+				"nodeSelector":   map[string]any{"pool": "batch"},
+				"affinity": map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+					"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "zone", "operator": "In", "values": []any{"a"}}}}}}}},
+			}}}}}
+	noTemplate := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"namespace": "ns", "name": "w"}, "spec": map[string]any{"replicas": int64(2)}}}
+	live := fake.NewClientBuilder().WithObjects(rollout, noTemplate).Build()
+	cached := fake.NewClientBuilder().WithObjects(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "dep"},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "cached"}}}}}}).Build()
+	r := NewResolver(cached, live)
+	ctx := context.Background()
+
+	tmpl, err := r.PodTemplate(ctx, rollout.GroupVersionKind(), "ns", "web")
+	if err != nil || tmpl == nil {
+		t.Fatalf("Rollout: template %v, error %v", tmpl, err)
+	}
+	s := tmpl.Spec
+	if len(s.Containers) != 1 || s.Containers[0].Name != "app" || s.Containers[0].Resources.Requests.Cpu().String() != "250m" {
+		t.Errorf("containers %+v, want app with 250m (broken left out)", s.Containers)
+	}
+	if len(s.InitContainers) != 1 || len(s.Tolerations) != 1 || s.Tolerations[0].Key != "dedicated" || s.NodeSelector["pool"] != "batch" || tmpl.Labels["app"] != "web" {
+		t.Errorf("template %+v: init containers, toleration, nodeSelector or labels lost", tmpl)
+	}
+	if s.Affinity == nil || s.Affinity.NodeAffinity == nil || s.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		t.Errorf("required node affinity lost: %+v", s.Affinity)
+	}
+	if tmpl, err := r.PodTemplate(ctx, noTemplate.GroupVersionKind(), "ns", "w"); err != nil || tmpl != nil {
+		t.Errorf("a kind without spec.template: %+v, %v; want none", tmpl, err)
+	}
+	if tmpl, err := r.PodTemplate(ctx, appsv1.SchemeGroupVersion.WithKind("Deployment"), "ns", "dep"); err != nil || tmpl == nil || tmpl.Spec.Containers[0].Name != "cached" {
+		t.Errorf("Deployment: %+v, %v; want the cached one's", tmpl, err)
 	}
 }
