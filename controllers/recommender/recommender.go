@@ -361,7 +361,7 @@ func (r *Recommender) serveNew(ctx context.Context, namespaces []string) (int, e
 		}
 		for _, p := range pods {
 			for _, s := range inNS {
-				if p.Phase == corev1.PodRunning && s.err == nil && s.target.Selector.Matches(labels.Set(p.Labels)) {
+				if notPending(p) && s.err == nil && s.target.Selector.Matches(labels.Set(p.Labels)) {
 					s.matched++
 				}
 			}
@@ -396,7 +396,7 @@ type served struct {
 	models *modelSet          // and its containers' (container policies with model fields)
 	// adaptive is its adaptive model (recommender.hvpa.dev/model: adaptive); nil: upstream's model
 	adaptive *adaptive.Model
-	matched  int           // running pods its selector matches
+	matched  int           // pods its selector matches that are not Pending (notPending)
 	pod      *podstore.Pod // one of them: its other containers' requests count toward the node cap
 
 	rec *vpav1.RecommendedPodResources // the recommendation in status after this run (the target metric)
@@ -543,6 +543,23 @@ func (e *matchedPod) matchVPAs(set labels.Set, list []*served) {
 	}
 }
 
+// notPending reports whether a pod counts toward its VPAs' matched pods (NoPodsMatched): every pod that is not
+// Pending, as upstream's recommender counts them (its pods are listed with status.phase!=Pending), so a Job's
+// completed pods still match its VPA between runs.
+func notPending(p *podstore.Pod) bool {
+	return p.Phase != corev1.PodPending && p.Phase != ""
+}
+
+// countFinished counts a pod that no longer runs (Succeeded, Failed) toward the VPAs of list that select it;
+// nothing of it is tracked.
+func countFinished(set labels.Set, list []*served) {
+	for _, s := range list {
+		if s.target.Selector.Matches(set) {
+			s.matched++
+		}
+	}
+}
+
 // matchHvpas records the Hvpas of list whose targets select running pod e.pod: the first feeds its workload total.
 func (e *matchedPod) matchHvpas(set labels.Set, list []*servedHvpa) {
 	for _, h := range list {
@@ -588,6 +605,9 @@ func (r *Recommender) matchPods(pods []*podstore.Pod, list []*served, hv hvpaVie
 			m.evicted = append(m.evicted, p)
 		}
 		if p.Phase != corev1.PodRunning {
+			if notPending(p) {
+				countFinished(labels.Set(p.Labels), byNS[p.Namespace])
+			}
 			continue
 		}
 		set := labels.Set(p.Labels)

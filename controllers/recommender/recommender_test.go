@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -300,6 +301,36 @@ var _ = Describe("the recommender", func() {
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-app"}, cp)).To(Succeed())
 		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(HaveKey(stale))
 		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(BeEmpty())
+	})
+
+	It("counts a Job's finished pods as matched and pending pods not, as upstream's recommender does", func() {
+		ns := framework.NewNamespace(k8s, "rec")
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "app", Image: "played"}}}}}}
+		Expect(k8s.Create(ctx, job)).To(Succeed()) // the API server sets its selector and the template's labels
+		for i := range 2 {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("nightly-%d", i), Labels: job.Spec.Template.Labels},
+				Spec: *job.Spec.Template.Spec.DeepCopy()}
+			Expect(kubelet.Run(ctx, p)).To(Succeed())
+			p.Status.Phase = corev1.PodSucceeded
+			Expect(k8s.Status().Update(ctx, p)).To(Succeed())
+		}
+		deployment(ctx, ns, "waiting", "app")
+		Expect(k8s.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "waiting-0", Labels: map[string]string{"app": "waiting"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played"}}}})).To(Succeed()) // never scheduled: Pending
+		jobVPA := wrappers.MakeVPA(ns, "nightly").Mode(vpav1.UpdateModeOff).Obj()
+		jobVPA.Spec.TargetRef = &autoscalingv1.CrossVersionObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "nightly"}
+		Expect(k8s.Create(ctx, jobVPA)).To(Succeed())
+		Expect(k8s.Create(ctx, vpaFor(ns, "waiting", "waiting", vpav1.UpdateModeOff))).To(Succeed())
+		runs(newRecommender(nil, nil), 1)
+
+		c := condition(getVPA(ctx, ns, "nightly"), vpav1.NoPodsMatched)
+		Expect(c).NotTo(BeNil())
+		Expect([]string{string(c.Status), c.Message}).To(Equal([]string{"False", "2 pods running or finished"}), "the Job's completed pods match its VPA")
+		Expect(eventsFor(ctx, ns, "nightly")).To(BeEmpty(), "no NoPodsMatched warning between a Job's runs")
+		c = condition(getVPA(ctx, ns, "waiting"), vpav1.NoPodsMatched)
+		Expect(c).NotTo(BeNil())
+		Expect(c.Status).To(Equal(corev1.ConditionTrue), "a pending pod does not match: %s", c.Message)
 	})
 
 	It("keeps a deleted pod's last memory peak in the checkpoint, as upstream's writer does (only running pods' open windows are left out)", func() {

@@ -343,12 +343,12 @@ func (r *Recommender) observedConditions(s *served, st *vpav1.VerticalPodAutosca
 	st.Conditions = RemoveCondition(st.Conditions, vpav1.ConfigDeprecated)
 	if s.matched == 0 {
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, true, vpav1.ReasonNoPodsMatched,
-			fmt.Sprintf("no running pod matches %s", s.target.Selector)), now)
+			fmt.Sprintf("no pod matches %s (pending pods do not count)", s.target.Selector)), now)
 		if !hasCondition(v.Status.Conditions, vpav1.NoPodsMatched, vpav1.ReasonNoPodsMatched) {
-			r.event(v, corev1.EventTypeWarning, vpav1.ReasonNoPodsMatched, fmt.Sprintf("no running pod of %s %s matches %s", s.target.GVK.Kind, s.target.Name, s.target.Selector))
+			r.event(v, corev1.EventTypeWarning, vpav1.ReasonNoPodsMatched, fmt.Sprintf("no pod of %s %s matches %s (pending pods do not count)", s.target.GVK.Kind, s.target.Name, s.target.Selector))
 		}
 	} else {
-		st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, vpav1.ReasonPodsMatched, fmt.Sprintf("%d running pods", s.matched)), now)
+		st.Conditions = SetCondition(st.Conditions, cond(vpav1.NoPodsMatched, false, vpav1.ReasonPodsMatched, fmt.Sprintf("%d pods running or finished", s.matched)), now)
 	}
 	if !r.hist.vpas() {
 		st.Conditions = SetCondition(st.Conditions, cond(vpav1.FetchingHistory, true, vpav1.ReasonHistoryNotLoaded,
