@@ -142,6 +142,9 @@ type Nodes struct {
 	memo  map[string]*NodeRoom // by the pod's scheduling constraints
 }
 
+// maxRoomMemo bounds the rooms a Nodes remembers by scheduling constraints (one per distinct set asked for).
+const maxRoomMemo = 4096
+
 // roomOn is one node that is not cordoned, and its room.
 type roomOn struct {
 	node             *corev1.Node
@@ -214,6 +217,9 @@ func (ns *Nodes) RoomFor(spec *corev1.PodSpec) *NodeRoom {
 	var room *NodeRoom
 	if !out.Room.Empty() {
 		room = &out
+	}
+	if len(ns.memo) >= maxRoomMemo { // kept for long (the Hvpa controller's), it never grows past this
+		clear(ns.memo)
 	}
 	ns.memo[key] = room
 	return room

@@ -915,7 +915,9 @@ func (r *Reconciler) observe(ctx context.Context, h *hvpav1alpha1.Hvpa, target w
 	podSpec := &corev1.PodSpec{} // empty when no pod runs and the template cannot be read
 	if len(pods) > 0 {
 		podSpec = &pods[0].Spec // the cache keeps its containers and where it may go (app.StripPod)
-	} else if t, err := r.Targets.PodTemplate(ctx, target.GVK, target.Namespace, target.Name); err == nil && t != nil {
+	} else if t, err := r.Targets.AnyPodTemplate(ctx, target.GVK, target.Namespace, target.Name); err != nil {
+		logf.FromContext(ctx).V(1).Info("reading the target's pod template; deciding without its containers", "error", err.Error())
+	} else if t != nil {
 		podSpec = &t.Spec
 	}
 	st.Containers = scaling.ContainersInForce(podSpec.Containers, h.Status.Desired)

@@ -28,6 +28,16 @@ func capDaemonSet(cpu string) *appsv1.DaemonSet {
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}}}
 }
 
+// cpuRoom is the CPU room for a pod of spec (-1: none, no node it may go to).
+func cpuRoom(ns *scaling.Nodes, spec *corev1.PodSpec) float64 {
+	room := ns.RoomFor(spec)
+	if room == nil {
+		return -1
+	}
+	x, _ := room.Room.Get(scaling.CPU)
+	return x
+}
+
 func roomCPU(t *testing.T, ns *scaling.Nodes) float64 {
 	t.Helper()
 	if ns == nil {
@@ -87,38 +97,67 @@ func TestNodeRoomsKeptUntilAChange(t *testing.T) {
 	if got := roomCPU(t, rooms.get(ctx, c)); got != 15500 {
 		t.Errorf("after the node's allocatable changed: room %v, want 15500m", got)
 	}
-	for name, change := range map[string]func(){
-		"DaemonSet spec": func() {
+	changeNode := func(mutate func(*corev1.Node)) {
+		t.Helper()
+		old := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "n1"}, old); err != nil {
+			t.Fatal(err)
+		}
+		n := old.DeepCopy()
+		mutate(n)
+		set(n)
+		nodeInf.Update(old, n)
+	}
+	tolerating := &corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}}
+	// in order: each starts from the cluster the one before left (n1: 16 CPU)
+	for _, tc := range []struct {
+		name   string
+		asking *corev1.PodSpec // the pod whose room is asked for
+		change func()
+	}{
+		{"DaemonSet spec", nil, func() {
 			d := ds.DeepCopy()
 			d.Generation = 2
 			d.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
 			set(d)
 			dsInf.Update(ds, d)
-		},
-		"node added": func() {
+		}},
+		{"node added", nil, func() {
 			n := capNode("n2", "32")
 			if err := c.Create(ctx, n); err != nil {
 				t.Fatal(err)
 			}
 			nodeInf.Add(n)
-		},
-		"node deleted": func() {
+		}},
+		{"node deleted", nil, func() {
 			n := capNode("n2", "32")
 			if err := c.Delete(ctx, n); err != nil {
 				t.Fatal(err)
 			}
 			nodeInf.Delete(n)
-		},
+		}},
+		{"node labelled", &corev1.PodSpec{NodeSelector: map[string]string{"pool": "a"}}, func() {
+			changeNode(func(n *corev1.Node) { n.Labels = map[string]string{"pool": "a"} })
+		}},
+		{"node tainted", nil, func() {
+			changeNode(func(n *corev1.Node) {
+				n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}
+			})
+		}},
+		{"node cordoned", tolerating, func() { changeNode(func(n *corev1.Node) { n.Spec.Unschedulable = true }) }},
 	} {
-		before := roomCPU(t, rooms.get(ctx, c))
-		change()
-		if got := roomCPU(t, rooms.get(ctx, c)); got == before {
-			t.Errorf("after %s: room %v, still the kept one", name, got)
+		before := cpuRoom(rooms.get(ctx, c), tc.asking)
+		tc.change()
+		if got := cpuRoom(rooms.get(ctx, c), tc.asking); got == before {
+			t.Errorf("after %s: room %v, still the kept one", tc.name, got)
 		}
 	}
 
 	var unwatched nodeRooms
-	roomCPU(t, unwatched.get(ctx, c))
+	set(capNode("n1", "8")) // uncordoned, untainted
+	if got := roomCPU(t, unwatched.get(ctx, c)); got != 7000 {
+		t.Errorf("unwatched: room %v, want 7000m", got)
+	}
 	set(capNode("n1", "4"))
 	if got := roomCPU(t, unwatched.get(ctx, c)); got != 3000 {
 		t.Errorf("unwatched: room %v, want 3000m read again", got)

@@ -108,25 +108,34 @@ func labelSet(set map[string]string, path string) (labels.Selector, error) {
 	return labels.SelectorFromSet(set), nil
 }
 
-// PodTemplate is the pod template of a workload: of a well-known kind (Deployment, StatefulSet, ReplicaSet,
-// DaemonSet, Job, CronJob, ReplicationController) read like its target; of any other kind read live, its
-// spec.template as far as it converts (unstructuredTemplate); nil when it has none.
+// PodTemplate is the pod template of a well-known workload kind (Deployment, StatefulSet, ReplicaSet,
+// DaemonSet, Job, CronJob, ReplicationController), read like its target; nil for other kinds, whose pods
+// their operator may size from elsewhere than a template (the updater takes no limit ratio from one).
 func (r *Resolver) PodTemplate(ctx context.Context, gvk schema.GroupVersionKind, ns, name string) (*corev1.PodTemplateSpec, error) {
-	key := client.ObjectKey{Namespace: ns, Name: name}
 	kind, ok := typedKinds[gvk]
 	if !ok {
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(gvk)
-		if err := r.Live.Get(ctx, key, obj); err != nil {
-			return nil, err
-		}
-		return unstructuredTemplate(obj), nil
+		return nil, nil
 	}
 	obj := kind.object()
-	if err := r.get(ctx, gvk, key, obj); err != nil {
+	if err := r.get(ctx, gvk, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 		return nil, err
 	}
 	return kind.template(obj), nil
+}
+
+// AnyPodTemplate is PodTemplate, and for any other kind its spec.template as far as it converts, read live
+// (unstructuredTemplate); nil when it has none. The Hvpa controller reads the containers and scheduling
+// constraints of it while no pod runs.
+func (r *Resolver) AnyPodTemplate(ctx context.Context, gvk schema.GroupVersionKind, ns, name string) (*corev1.PodTemplateSpec, error) {
+	if _, ok := typedKinds[gvk]; ok {
+		return r.PodTemplate(ctx, gvk, ns, name)
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := r.Live.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return nil, err
+	}
+	return unstructuredTemplate(obj), nil
 }
 
 // unstructuredTemplate reads spec.template of a kind hvpa does not know (an Argo Rollout, an OpenKruise

@@ -194,9 +194,10 @@ func TestResolverTakesWellKnownKindsByKind(t *testing.T) {
 	}
 }
 
-// TestPodTemplateOfAnyKind: the template of a kind hvpa does not know (an Argo Rollout) is read live from its
-// spec.template, each part that converts (a container that does not is left out, the others kept); a kind
-// without spec.template has none; a well-known kind is read from the cache.
+// TestPodTemplateOfAnyKind: AnyPodTemplate reads the template of a kind hvpa does not know (an Argo Rollout)
+// live from its spec.template, each part that converts (a container that does not is left out, the others
+// kept); a kind without spec.template has none; a well-known kind is read from the cache. PodTemplate reads
+// the well-known kinds only.
 func TestPodTemplateOfAnyKind(t *testing.T) {
 	rollout := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
@@ -222,7 +223,10 @@ func TestPodTemplateOfAnyKind(t *testing.T) {
 	r := NewResolver(cached, live)
 	ctx := context.Background()
 
-	tmpl, err := r.PodTemplate(ctx, rollout.GroupVersionKind(), "ns", "web")
+	if tmpl, err := r.PodTemplate(ctx, rollout.GroupVersionKind(), "ns", "web"); err != nil || tmpl != nil {
+		t.Errorf("PodTemplate of a Rollout: %+v, %v; want none (well-known kinds only)", tmpl, err)
+	}
+	tmpl, err := r.AnyPodTemplate(ctx, rollout.GroupVersionKind(), "ns", "web")
 	if err != nil || tmpl == nil {
 		t.Fatalf("Rollout: template %v, error %v", tmpl, err)
 	}
@@ -236,10 +240,10 @@ func TestPodTemplateOfAnyKind(t *testing.T) {
 	if s.Affinity == nil || s.Affinity.NodeAffinity == nil || s.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		t.Errorf("required node affinity lost: %+v", s.Affinity)
 	}
-	if tmpl, err := r.PodTemplate(ctx, noTemplate.GroupVersionKind(), "ns", "w"); err != nil || tmpl != nil {
+	if tmpl, err := r.AnyPodTemplate(ctx, noTemplate.GroupVersionKind(), "ns", "w"); err != nil || tmpl != nil {
 		t.Errorf("a kind without spec.template: %+v, %v; want none", tmpl, err)
 	}
-	if tmpl, err := r.PodTemplate(ctx, appsv1.SchemeGroupVersion.WithKind("Deployment"), "ns", "dep"); err != nil || tmpl == nil || tmpl.Spec.Containers[0].Name != "cached" {
+	if tmpl, err := r.AnyPodTemplate(ctx, appsv1.SchemeGroupVersion.WithKind("Deployment"), "ns", "dep"); err != nil || tmpl == nil || tmpl.Spec.Containers[0].Name != "cached" {
 		t.Errorf("Deployment: %+v, %v; want the cached one's", tmpl, err)
 	}
 }
