@@ -10,8 +10,8 @@ import (
 // BoostCPU is a container's CPU request and limit while its startup boost lasts (upstream's CPU startup
 // boost, AEP-7862), from the values it has without it (millicores; limit < 0: none). Factor multiplies the
 // request, Quantity is added to it; the result is rounded up to a whole millicore. The limit keeps its ratio
-// to the request (controlledValues RequestsAndLimits), or stays as it is with the boosted request capped to
-// it (RequestsOnly). maxCPU (millicores, upstream's --max-allowed-cpu-boost; 0: none) caps the boosted
+// to the request (controlledValues RequestsAndLimits), or stays as it is with the boosted request capped 1m
+// below it (RequestsOnly; not boosted at all where the request is at the limit), so that the QoS class stays. maxCPU (millicores, upstream's --max-allowed-cpu-boost; 0: none) caps the boosted
 // request, never below the unboosted one. No boost (nil, or an unknown type): the values as they are.
 func BoostCPU(b *vpav1.GenericStartupBoost, request, limit float64, requestsOnly bool, maxCPU float64) (float64, float64) {
 	if b == nil || request <= 0 {
@@ -31,8 +31,12 @@ func BoostCPU(b *vpav1.GenericStartupBoost, request, limit float64, requestsOnly
 	switch {
 	case limit < 0:
 		return boosted, limit
+	case requestsOnly && request >= limit:
+		return request, limit // at its limit already (Guaranteed): no room to boost
 	case requestsOnly:
-		return min(boosted, limit), limit
+		// 1m below the limit at most, as upstream caps it: a request at its limit can make the pod Guaranteed,
+		// and no resize takes a pod back across QoS classes when the boost ends
+		return max(request, min(boosted, limit-1)), limit
 	}
 	return boosted, math.Ceil(boosted*limit/request - 1e-9)
 }

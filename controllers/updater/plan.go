@@ -478,7 +478,9 @@ func PlanWithBudget(c *Controller, pods []Pod, now time.Time, o Options) ([]Acti
 		}
 		if p.Unboosted != nil {
 			// boosted: nothing but the boost's end, unless the pod already has its unboosted CPU
-			if a := unboost(c, p, now); a.Kind == Wait || len(a.Sized) > 0 {
+			// evict: where a resize cannot end the boost (a QoS change), the pod may be evicted instead
+			evict := acts && canEvict && c.Mode != vpav1.UpdateModeInPlace
+			if a := unboost(c, p, now, evict); a.Kind == Wait || len(a.Sized) > 0 {
 				out = append(out, a)
 				continue
 			}
@@ -946,8 +948,9 @@ func parseFingerprint(fp string) ([]scaling.ContainerDecision, bool) {
 // containers' boost durations, then an in-place resize of every boosted container's CPU back to the
 // annotation's values (to the targets where the annotation does not say). Ending a boost only ever lowers
 // CPU: a value above the container's current one (not written by the webhook, which boosts up) is ignored.
-// With nothing to lower the resize has no containers (the pod is then sized as any other).
-func unboost(c *Controller, p *Pod, now time.Time) Action {
+// With nothing to lower the resize has no containers (the pod is then sized as any other). A resize that
+// would change the pod's QoS class is refused by the API server: the pod is evicted instead (evict) or left.
+func unboost(c *Controller, p *Pod, now time.Time, evict bool) Action {
 	var wait time.Duration
 	for name := range p.Unboosted {
 		if c.BoostDuration != nil {
@@ -984,6 +987,18 @@ func unboost(c *Controller, p *Pod, now time.Time) Action {
 		if d.Requests != k.Requests || d.Limits != k.Limits {
 			a.Sized = append(a.Sized, d)
 		}
+	}
+	all := append(slices.Clone(p.Containers), p.InitContainers...)
+	if before, after := QoS(all), QoSAfter(all, a.Sized); after != before {
+		// a boost an earlier version capped at the limit made the pod Guaranteed: no resize takes it back (the
+		// API server refuses a QoS change, which was retried at every loop): evicted where the mode evicts,
+		// its replacement boosted within its class; else it keeps the boost
+		a.Kind, a.Reason, a.Unboost, a.Fingerprint = Skip, ReasonQoSChange, false, fingerprint(a.Sized)
+		if evict {
+			a.Kind = Evict
+		}
+		a.Message = fmt.Sprintf("startup boost over, but the QoS class would change from %s to %s, which a resize cannot do", before, after)
+		return a
 	}
 	a.Fingerprint = fingerprint(a.Sized)
 	a.Message = fmt.Sprintf("startup boost over (Ready since %s, boost %s)", p.ReadySince.UTC().Format(time.RFC3339), wait)

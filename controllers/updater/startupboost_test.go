@@ -27,6 +27,13 @@ func TestPlanStartupBoost(t *testing.T) {
 		p.Unboosted = map[string]vpav1.Unboosted{"app": {CPURequest: ptr.To(resource.MustParse("300m")), CPULimit: ptr.To(resource.MustParse("600m"))}}
 		return p
 	}
+	guaranteed := func(name string) Pod { // boosted to its limit (RequestsOnly), memory at its limit too
+		p := boosted(name, time.Minute)
+		p.Containers[0].Requests, p.Containers[0].Limits = scaling.V(600, 256<<20), scaling.V(600, 256<<20)
+		p.Unboosted = map[string]vpav1.Unboosted{"app": {CPURequest: ptr.To(resource.MustParse("300m"))}}
+		p.QoS = QoS(p.Containers)
+		return p
+	}
 	ctl := func(mode vpav1.UpdateMode, boostOnly bool) *Controller {
 		c := vpaCtl(mode, 500, 400, 600)
 		c.BoostOnly = boostOnly
@@ -55,6 +62,12 @@ func TestPlanStartupBoost(t *testing.T) {
 			p.Unboosted = map[string]vpav1.Unboosted{"app": {CPURequest: ptr.To(resource.MustParse("64")), CPULimit: ptr.To(resource.MustParse("128"))}}
 			return p
 		}(), pod("b", time.Hour, 500, 1000)}, []got{{"a", "Resize", ""}}},
+		// found in review: a boost capped at the limit itself made a pod Guaranteed, and its end, a resize that
+		// the API server refuses (a QoS change), was retried at every loop
+		"a boost that made the pod Guaranteed: evicted, never resized":  {ctl(vpav1.UpdateModeInPlaceOrRecreate, false), []Pod{guaranteed("a"), pod("b", time.Hour, 500, 0)}, []got{{"a", "Evict", ReasonQoSChange}}},
+		"a boost that made the pod Guaranteed, the only live pod: left": {ctl(vpav1.UpdateModeInPlaceOrRecreate, false), []Pod{guaranteed("a")}, []got{{"a", "Skip", ReasonQoSChange}}},
+		"a boost that made the pod Guaranteed, InPlace: left":           {ctl(vpav1.UpdateModeInPlace, false), []Pod{guaranteed("a")}, []got{{"a", "Skip", ReasonQoSChange}}},
+		"a boost that made the pod Guaranteed, Off: left":               {ctl(vpav1.UpdateModeOff, true), []Pod{guaranteed("a")}, []got{{"a", "Skip", ReasonQoSChange}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			actions := Plan(tc.ctl, tc.pods, now, o)

@@ -343,11 +343,11 @@ func TestStartupBoost(t *testing.T) {
 			want:      map[string]resources{"app": {rl("300m", "100Mi"), rl("600m", "")}},
 			unboosted: `{"app":{"cpuRequest":"100m","cpuLimit":"200m"}}`,
 		},
-		"RequestsOnly: the limit stays and caps the boost": {
+		"RequestsOnly: the limit stays and caps the boost 1m below it (the QoS class stays)": {
 			vpa: withBoost(vpa("v", t0, vpav1.UpdateModeRecreate), factor3, vpav1.ContainerResourcePolicy{ContainerName: "app",
 				ControlledValues: ptr.To(vpav1.ContainerControlledValuesRequestsOnly)}),
 			gate:      true,
-			want:      map[string]resources{"app": {rl("200m", "100Mi"), rl("200m", "")}},
+			want:      map[string]resources{"app": {rl("199m", "100Mi"), rl("200m", "")}},
 			unboosted: `{"app":{"cpuRequest":"100m","cpuLimit":"200m"}}`,
 		},
 		"container policy mode Off: not boosted": {
