@@ -774,7 +774,8 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options) Action {
 	} else {
 		why += fmt.Sprintf("; the workload has fewer than %d live pods (minReplicas), so no eviction replaces it", c.minReplicas(o))
 	}
-	sized := scaling.SizePod(p.Containers, c.Targets, c.Policies, c.Gap, c.LimitRange)
+	from := p.sizedFrom() // sidecars sized too, and the LimitRange's pod sums over every container
+	sized := scaling.SizePod(from, c.Targets, c.Policies, c.Gap, c.LimitRange)
 	due, how := retryDue(p.Refused, sized, now, o)
 	switch {
 	case !due:
@@ -790,6 +791,11 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options) Action {
 			Message: strings.Join(n.changes, ", ") + ": " + why + "; resizing to the current target"}
 		if how != "" {
 			a.Message += " (" + how + ")"
+		}
+		if before, after := QoS(from), QoSAfter(from, sized); after != before {
+			a.Kind, a.Reason = Skip, ReasonQoSChange
+			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", before, after)
+			return a
 		}
 		return keepMemoryLimits(a, p)
 	}

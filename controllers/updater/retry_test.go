@@ -155,3 +155,26 @@ func TestPodLevelResourcesSkipped(t *testing.T) {
 		}
 	}
 }
+
+// TestInfeasibleRetrySizesSidecars: the retry of an Infeasible resize sizes the pod's sidecars as every other
+// update does (it sized the app containers only, so a sidecar's target was left out; found in review).
+func TestInfeasibleRetrySizesSidecars(t *testing.T) {
+	p := infeasible("a", 900)
+	p.Refused = refused(900, 3, time.Second)
+	p.InitContainers = []scaling.Container{{Name: "proxy", Kind: scaling.SidecarContainer, Requests: scaling.V(300, -1)}}
+	ctl := vpaCtl(vpav1.UpdateModeInPlace, 700, 700, 700)
+	ctl.Targets["proxy"], ctl.Lower["proxy"], ctl.Upper["proxy"] = scaling.V(100, -1), scaling.V(100, -1), scaling.V(100, -1)
+	actions := Plan(ctl, []Pod{p}, now, DefaultOptions())
+	if len(actions) != 1 || actions[0].Kind != Resize {
+		t.Fatalf("actions %+v, want one resize", actions)
+	}
+	sidecar := false
+	for _, d := range actions[0].Sized {
+		if cpu, _ := d.Requests.Get(scaling.CPU); d.Name == "proxy" && cpu == 100 {
+			sidecar = true
+		}
+	}
+	if !sidecar {
+		t.Errorf("sized %+v: want the sidecar proxy at its 100m target", actions[0].Sized)
+	}
+}
