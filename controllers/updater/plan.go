@@ -726,13 +726,19 @@ func update(c *Controller, p *Pod, n *need, inPlace bool) Action {
 
 // resizeFollowUp watches a resize the kubelet has not finished: Infeasible, or Deferred / InProgress past
 // their timeouts, fall back to eviction (InPlaceOrRecreate) or are reported and left (InPlace). An Infeasible
-// resize that no eviction will replace (InPlace, or fewer live pods than minReplicas) is retried
-// (infeasibleRetry).
+// resize, or one deferred past the timeout, that no eviction will replace (InPlace, or fewer live pods than
+// minReplicas) is retried (infeasibleRetry).
 func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options, canEvict bool) Action {
 	a := Action{Pod: p, Kind: Wait}
 	switch {
 	case p.ResizePending == corev1.PodReasonInfeasible && (c.Mode == vpav1.UpdateModeInPlace || !canEvict):
-		return infeasibleRetry(c, p, now, o)
+		return infeasibleRetry(c, p, now, o, ReasonInfeasible, "the kubelet refused the resize as infeasible")
+	case p.ResizePending == corev1.PodReasonDeferred && now.Sub(p.ResizePendingSince) > o.DeferredTimeout && (c.Mode == vpav1.UpdateModeInPlace || !canEvict):
+		// the kubelet retries a deferred resize on its own, but only as it was asked: a lower target, which may
+		// fit where the pending one does not, is asked at once, another after the backoff (upstream's updater
+		// sends its current recommendation to a pod whose resize is deferred)
+		return infeasibleRetry(c, p, now, o, ReasonDeferredTooLong, fmt.Sprintf("the kubelet deferred the resize for %s (more than %s)",
+			now.Sub(p.ResizePendingSince).Round(time.Second), o.DeferredTimeout))
 	case p.ResizePending == corev1.PodReasonInfeasible:
 		a.Reason, a.Message = ReasonInfeasible, "the kubelet refused the resize as infeasible"
 	case p.ResizePending == corev1.PodReasonDeferred && now.Sub(p.ResizePendingSince) > o.DeferredTimeout:
@@ -762,13 +768,13 @@ func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options, canEvict bo
 	return a
 }
 
-// infeasibleRetry is what follows a resize the kubelet refused as Infeasible when no eviction replaces it:
+// infeasibleRetry is what follows a resize the kubelet refused as Infeasible, or deferred past the timeout,
+// when no eviction replaces it (reason and why say which):
 // a target lower than the refused one is asked at once (it may fit where the refused one did not); another
 // target once the backoff since the last refusal has passed (retryDue); with nothing new to ask, the refusal
 // is reported at the same backoff (the kubelet retries pending resizes on its own, e.g. when the node
 // grows). Between those, nothing.
-func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options) Action {
-	why := "the kubelet refused the resize as infeasible"
+func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options, reason, why string) Action {
 	if c.Mode == vpav1.UpdateModeInPlace {
 		why += "; updateMode InPlace never evicts"
 	} else {
@@ -787,7 +793,7 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options) Action {
 				n.compare(d, r, scaling.Values{}, scaling.Values{})
 			}
 		}
-		a := Action{Pod: p, Kind: Resize, Reason: ReasonInfeasible, Sized: sized, Fingerprint: fingerprint(sized), Up: n.up, Change: n.change,
+		a := Action{Pod: p, Kind: Resize, Reason: reason, Sized: sized, Fingerprint: fingerprint(sized), Up: n.up, Change: n.change,
 			Message: strings.Join(n.changes, ", ") + ": " + why + "; resizing to the current target"}
 		if how != "" {
 			a.Message += " (" + how + ")"
@@ -800,7 +806,7 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options) Action {
 		return keepMemoryLimits(a, p)
 	}
 	next := retryBackoff(refusals(p)+1, o)
-	return Action{Pod: p, Kind: Skip, Reason: ReasonInfeasible, Backoff: true, Sized: asked(p), Fingerprint: fingerprint(asked(p)),
+	return Action{Pod: p, Kind: Skip, Reason: reason, Backoff: true, Sized: asked(p), Fingerprint: fingerprint(asked(p)),
 		Message: fmt.Sprintf("%s; waiting for a lower target, or for the kubelet to accept it (reported again in %s)", why, next)}
 }
 

@@ -28,6 +28,14 @@ func infeasible(name string, req float64) Pod {
 	return p
 }
 
+// deferred is a pod whose resize to cpu req (millicores, limit twice it) the kubelet has deferred for the
+// time given.
+func deferred(name string, req float64, since time.Duration) Pod {
+	p := pod(name, time.Hour, req, 2*req)
+	p.Resizing, p.ResizePending, p.ResizePendingSince = true, corev1.PodReasonDeferred, now.Add(-since)
+	return p
+}
+
 // refused is a refusal of a resize to cpu req, attempts in a row, the last ago.
 func refused(req float64, attempts int, ago time.Duration) *Refusal {
 	return &Refusal{Asked: []scaling.ContainerDecision{{Name: "app", Requests: scaling.V(req, -1), Limits: scaling.V(2*req, -1)}}, Attempts: attempts, At: now.Add(-ago)}
@@ -51,19 +59,23 @@ func TestInfeasibleRetry(t *testing.T) {
 		pods   []Pod
 		want   row
 	}{
-		"InPlace, first sight: reported at once":                 {vpav1.UpdateModeInPlace, 900, []Pod{infeasible("a", 900)}, row{"Skip", ReasonInfeasible, true, 0}},
-		"InPlace, reported 30s ago: silent":                      {vpav1.UpdateModeInPlace, 900, []Pod{with(infeasible("a", 900), refused(900, 1, 30*time.Second))}, row{"Wait", "", false, 0}},
-		"InPlace, backoff (1m) over: reported again":             {vpav1.UpdateModeInPlace, 900, []Pod{with(infeasible("a", 900), refused(900, 1, 61*time.Second))}, row{"Skip", ReasonInfeasible, true, 0}},
-		"InPlace, 3 refusals, 3m ago: within the 4m backoff":     {vpav1.UpdateModeInPlace, 900, []Pod{with(infeasible("a", 900), refused(900, 3, 3*time.Minute))}, row{"Wait", "", false, 0}},
-		"InPlace, a lower target: resized to it at once":         {vpav1.UpdateModeInPlace, 700, []Pod{with(infeasible("a", 900), refused(900, 3, time.Second))}, row{"Resize", ReasonInfeasible, false, 700}},
-		"InPlace, a higher target: not before the backoff":       {vpav1.UpdateModeInPlace, 1000, []Pod{with(infeasible("a", 900), refused(900, 1, 30*time.Second))}, row{"Wait", "", false, 0}},
-		"InPlace, a higher target after the backoff: tried":      {vpav1.UpdateModeInPlace, 1000, []Pod{with(infeasible("a", 900), refused(900, 1, 2*time.Minute))}, row{"Resize", ReasonInfeasible, false, 1000}},
-		"one replica InPlaceOrRecreate: as InPlace, not stuck":   {vpav1.UpdateModeInPlaceOrRecreate, 700, []Pod{with(infeasible("a", 900), refused(900, 1, time.Second))}, row{"Resize", ReasonInfeasible, false, 700}},
-		"one replica InPlaceOrRecreate, first sight: reported":   {vpav1.UpdateModeInPlaceOrRecreate, 900, []Pod{infeasible("a", 900)}, row{"Skip", ReasonInfeasible, true, 0}},
-		"two replicas InPlaceOrRecreate: the eviction replaces":  {vpav1.UpdateModeInPlaceOrRecreate, 900, []Pod{infeasible("a", 900), pod("b", time.Hour, 900, 1800)}, row{"Evict", ReasonInfeasible, false, 900}},
-		"refused by the API (spec unchanged): waits the backoff": {vpav1.UpdateModeInPlace, 900, []Pod{with(pod("a", time.Hour, 100, 200), refused(900, 2, time.Minute))}, row{"Wait", "", false, 0}},
-		"refused by the API, backoff over: tried again":          {vpav1.UpdateModeInPlace, 900, []Pod{with(pod("a", time.Hour, 100, 200), refused(900, 2, 3*time.Minute))}, row{"Resize", "", false, 900}},
-		"refused by the API, a lower target: at once":            {vpav1.UpdateModeInPlace, 800, []Pod{with(pod("a", time.Hour, 100, 200), refused(900, 5, time.Second))}, row{"Resize", "", false, 800}},
+		"InPlace, first sight: reported at once":                {vpav1.UpdateModeInPlace, 900, []Pod{infeasible("a", 900)}, row{"Skip", ReasonInfeasible, true, 0}},
+		"InPlace, reported 30s ago: silent":                     {vpav1.UpdateModeInPlace, 900, []Pod{with(infeasible("a", 900), refused(900, 1, 30*time.Second))}, row{"Wait", "", false, 0}},
+		"InPlace, backoff (1m) over: reported again":            {vpav1.UpdateModeInPlace, 900, []Pod{with(infeasible("a", 900), refused(900, 1, 61*time.Second))}, row{"Skip", ReasonInfeasible, true, 0}},
+		"InPlace, 3 refusals, 3m ago: within the 4m backoff":    {vpav1.UpdateModeInPlace, 900, []Pod{with(infeasible("a", 900), refused(900, 3, 3*time.Minute))}, row{"Wait", "", false, 0}},
+		"InPlace, a lower target: resized to it at once":        {vpav1.UpdateModeInPlace, 700, []Pod{with(infeasible("a", 900), refused(900, 3, time.Second))}, row{"Resize", ReasonInfeasible, false, 700}},
+		"InPlace, a higher target: not before the backoff":      {vpav1.UpdateModeInPlace, 1000, []Pod{with(infeasible("a", 900), refused(900, 1, 30*time.Second))}, row{"Wait", "", false, 0}},
+		"InPlace, a higher target after the backoff: tried":     {vpav1.UpdateModeInPlace, 1000, []Pod{with(infeasible("a", 900), refused(900, 1, 2*time.Minute))}, row{"Resize", ReasonInfeasible, false, 1000}},
+		"one replica InPlaceOrRecreate: as InPlace, not stuck":  {vpav1.UpdateModeInPlaceOrRecreate, 700, []Pod{with(infeasible("a", 900), refused(900, 1, time.Second))}, row{"Resize", ReasonInfeasible, false, 700}},
+		"one replica InPlaceOrRecreate, first sight: reported":  {vpav1.UpdateModeInPlaceOrRecreate, 900, []Pod{infeasible("a", 900)}, row{"Skip", ReasonInfeasible, true, 0}},
+		"two replicas InPlaceOrRecreate: the eviction replaces": {vpav1.UpdateModeInPlaceOrRecreate, 900, []Pod{infeasible("a", 900), pod("b", time.Hour, 900, 1800)}, row{"Evict", ReasonInfeasible, false, 900}},
+		// found in review: a deferred resize was reported and left, whatever the target became
+		"InPlace, deferred past the timeout, a lower target: at once": {vpav1.UpdateModeInPlace, 700, []Pod{deferred("a", 900, 10*time.Minute)}, row{"Resize", ReasonDeferredTooLong, false, 700}},
+		"InPlace, deferred past the timeout, the same target: told":   {vpav1.UpdateModeInPlace, 900, []Pod{deferred("a", 900, 10*time.Minute)}, row{"Skip", ReasonDeferredTooLong, true, 0}},
+		"InPlace, deferred a minute: the kubelet may yet":             {vpav1.UpdateModeInPlace, 700, []Pod{deferred("a", 900, time.Minute)}, row{"Wait", "", false, 0}},
+		"refused by the API (spec unchanged): waits the backoff":      {vpav1.UpdateModeInPlace, 900, []Pod{with(pod("a", time.Hour, 100, 200), refused(900, 2, time.Minute))}, row{"Wait", "", false, 0}},
+		"refused by the API, backoff over: tried again":               {vpav1.UpdateModeInPlace, 900, []Pod{with(pod("a", time.Hour, 100, 200), refused(900, 2, 3*time.Minute))}, row{"Resize", "", false, 900}},
+		"refused by the API, a lower target: at once":                 {vpav1.UpdateModeInPlace, 800, []Pod{with(pod("a", time.Hour, 100, 200), refused(900, 5, time.Second))}, row{"Resize", "", false, 800}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
