@@ -34,8 +34,9 @@ func BoostCPU(b *vpav1.GenericStartupBoost, request, limit float64, requestsOnly
 	case requestsOnly && request >= limit:
 		return request, limit // at its limit already (Guaranteed): no room to boost
 	case requestsOnly:
-		// 1m below the limit at most, as upstream caps it: a request at its limit can make the pod Guaranteed,
-		// and no resize takes a pod back across QoS classes when the boost ends
+		// 1m below the limit at most (upstream caps a boost above the limit there, and leaves one at it): a
+		// request at its limit can make the pod Guaranteed, and no resize takes a pod back across QoS classes
+		// when the boost ends
 		return max(request, min(boosted, limit-1)), limit
 	}
 	return boosted, math.Ceil(boosted*limit/request - 1e-9)

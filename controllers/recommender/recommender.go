@@ -550,7 +550,7 @@ func notPending(p *podstore.Pod) bool {
 	return p.Phase != corev1.PodPending && p.Phase != ""
 }
 
-// countFinished counts a pod that no longer runs (Succeeded, Failed) toward the VPAs of list that select it;
+// countFinished counts a pod that no longer runs (Succeeded, Failed; Unknown too, as upstream) toward the VPAs of list that select it;
 // nothing of it is tracked.
 func countFinished(set labels.Set, list []*served) {
 	for _, s := range list {

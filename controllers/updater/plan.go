@@ -623,11 +623,17 @@ func lowerThan(sized, asked []scaling.ContainerDecision) bool {
 
 // asked is the pod's spec as sized containers: what a resize pending at the kubelet asks.
 func asked(p *Pod) []scaling.ContainerDecision {
-	out := make([]scaling.ContainerDecision, len(p.Containers))
-	for i, k := range p.Containers {
+	from := p.sizedFrom() // sidecars too, as the retries size them
+	out := make([]scaling.ContainerDecision, len(from))
+	for i, k := range from {
 		out[i] = scaling.ContainerDecision{Name: k.Name, Current: k, Requests: k.Requests, Limits: k.Limits}
 	}
 	return out
+}
+
+// sameAsk reports whether a and b ask the same requests and limits, beyond rounding, of the containers in both.
+func sameAsk(a, b []scaling.ContainerDecision) bool {
+	return !lowerThan(a, b) && !lowerThan(b, a)
 }
 
 // changed reports whether sized differs, beyond rounding, from the containers' current values.

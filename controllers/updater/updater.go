@@ -247,11 +247,16 @@ func (u *Updater) plan(ctx context.Context, c served, pods []corev1.Pod, states 
 	return PlanWithBudget(&c.ctl, states, now, o)
 }
 
-// forgetSettled drops the refusal of each pod with nothing pending and nothing to do: its resize was made.
+// forgetSettled drops the refusal of each pod with nothing pending and nothing to do (its resize was made),
+// or with nothing pending and the size it was refused (the kubelet applied a resize it had deferred or found
+// infeasible): an update the pod needs later is not held by that backoff.
 func (u *Updater) forgetSettled(states []Pod, actions []Action) {
 	for i := range states {
 		p := &states[i]
-		if p.Refused != nil && !p.Resizing && !slices.ContainsFunc(actions, func(a Action) bool { return a.Pod.UID == p.UID }) {
+		if p.Refused == nil || p.Resizing {
+			continue
+		}
+		if applied := sameAsk(asked(p), p.Refused.Asked); applied || !slices.ContainsFunc(actions, func(a Action) bool { return a.Pod.UID == p.UID }) {
 			delete(u.refused, p.UID)
 		}
 	}
@@ -636,7 +641,13 @@ func (u *Updater) resizeInPlace(ctx context.Context, c served, pod *corev1.Pod, 
 	err := u.resize(ctx, pod, a.Sized)
 	if err == nil {
 		u.recordResize(pod.UID, key, a.Sized, now, held)
-		delete(u.refused, pod.UID)
+		if a.Reason == ReasonInfeasible || a.Reason == ReasonDeferredTooLong {
+			// a new ask to a pod whose resize the kubelet keeps pending: its backoff goes on from this ask (a
+			// lower target is still asked at once) until the kubelet applies it (forgetSettled)
+			u.refused[pod.UID] = Refusal{Asked: a.Sized, Attempts: max(u.refused[pod.UID].Attempts, 1), At: now}
+		} else {
+			delete(u.refused, pod.UID)
+		}
 		u.Metrics.Resizes.WithLabelValues("requested").Inc()
 		msg := a.Message
 		if a.Reason != "" {
