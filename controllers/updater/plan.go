@@ -804,12 +804,12 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options, reason, wh
 		if how != "" {
 			a.Message += " (" + how + ")"
 		}
-		if before, after := QoS(from), QoSAfter(from, sized); after != before {
+		a = keepMemoryLimits(a, p) // memory kept as it is may keep the QoS class too: checked after
+		if before, after := QoS(from), QoSAfter(from, a.Sized); a.Kind == Resize && after != before {
 			a.Kind, a.Reason = Skip, ReasonQoSChange
 			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", before, after)
-			return a
 		}
-		return keepMemoryLimits(a, p)
+		return a
 	}
 	next := retryBackoff(refusals(p)+1, o)
 	return Action{Pod: p, Kind: Skip, Reason: reason, Backoff: true, Sized: asked(p), Fingerprint: fingerprint(asked(p)),

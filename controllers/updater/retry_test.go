@@ -190,3 +190,21 @@ func TestInfeasibleRetrySizesSidecars(t *testing.T) {
 		t.Errorf("sized %+v: want the sidecar proxy at its 100m target", actions[0].Sized)
 	}
 }
+
+// TestInfeasibleRetryKeepsTheQoSClass: a retry that would change the pod's QoS class (a RequestsOnly target
+// at the CPU limit of a pod whose memory request is at its limit: Guaranteed) is not asked, as the API
+// server refuses it; it is skipped, saying why.
+func TestInfeasibleRetryKeepsTheQoSClass(t *testing.T) {
+	const gi = 1 << 30
+	p := infeasible("a", 900)
+	p.Containers[0].Requests.Set(scaling.Memory, gi)
+	p.Containers[0].Limits.Set(scaling.Memory, gi)
+	p.QoS = QoS(p.Containers)
+	p.Refused = refused(900, 1, 2*time.Minute)
+	ctl := vpaCtl(vpav1.UpdateModeInPlace, 1800, 1800, 1800)
+	ctl.Policies = []scaling.ContainerPolicy{{Name: "app", Controlled: [2]bool{true, true}, ControlledValues: scaling.RequestsOnly}}
+	actions := Plan(ctl, []Pod{p}, now, DefaultOptions())
+	if len(actions) != 1 || actions[0].Kind != Skip || actions[0].Reason != ReasonQoSChange {
+		t.Fatalf("actions %+v, want a QoSClassWouldChange skip", actions)
+	}
+}
