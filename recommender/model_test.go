@@ -443,3 +443,36 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegerCPU: upstream's integer-CPU post processor rounds a container's CPU target, bounds and uncapped
+// target up to whole cores, before the capping (a maxAllowed of 1500m still caps the target at 1500m);
+// memory is left as it is.
+func TestIntegerCPU(t *testing.T) {
+	m := mustModel(t)
+	a := m.NewAggregate()
+	c := m.NewContainer(a)
+	for i := 0; i < 600; i++ {
+		m.AddCPU(c, t0.Add(time.Duration(i)*time.Minute), 1.2)
+		m.AddMemory(c, t0.Add(time.Duration(i)*time.Minute), 300<<20)
+	}
+	plain, _ := m.Recommend(a, 1, DefaultPolicy())
+	p := DefaultPolicy()
+	p.IntegerCPU = true
+	whole, _ := m.Recommend(a, 1, p)
+	roundUp := func(x int64) int64 { return (x + 999) / 1000 * 1000 }
+	for name, pair := range map[string][2]Amounts{"target": {plain.Target, whole.Target}, "lower bound": {plain.LowerBound, whole.LowerBound},
+		"upper bound": {plain.UpperBound, whole.UpperBound}, "uncapped target": {plain.UncappedTarget, whole.UncappedTarget}} {
+		if pair[1].CPUMilli != roundUp(pair[0].CPUMilli) || pair[1].MemoryBytes != pair[0].MemoryBytes {
+			t.Errorf("%s %+v, want %+v with its CPU rounded up to whole cores", name, pair[1], pair[0])
+		}
+	}
+	if whole.Target.CPUMilli%1000 != 0 || whole.Target.CPUMilli == plain.Target.CPUMilli {
+		t.Fatalf("target %dm from %dm: the case rounds nothing", whole.Target.CPUMilli, plain.Target.CPUMilli)
+	}
+	p.MaxCPU = 1.5
+	capped, _ := m.Recommend(a, 1, p)
+	if capped.Target.CPUMilli != 1500 || capped.UncappedTarget.CPUMilli != whole.UncappedTarget.CPUMilli {
+		t.Errorf("maxAllowed 1500m: target %dm (uncapped %dm), want 1500m (and %dm): the capping runs after the rounding",
+			capped.Target.CPUMilli, capped.UncappedTarget.CPUMilli, whole.UncappedTarget.CPUMilli)
+	}
+}

@@ -30,6 +30,9 @@ type Policy struct {
 	MinCPU, MaxCPU         float64 // cores; <0: unset
 	MinMemory, MaxMemory   float64 // bytes; <0: unset
 	ControlCPU, ControlMem bool
+	// IntegerCPU rounds the CPU amounts up to whole cores before the capping (upstream's integer-CPU post
+	// processor, vpav1.IntegerCPU): a maxAllowed that is no whole number of cores still caps them.
+	IntegerCPU bool
 }
 
 // DefaultPolicy controls cpu and memory without bounds.
@@ -109,6 +112,9 @@ func (m *Model) Recommend(a *Aggregate, numContainers int, p Policy) (Recommenda
 	amounts := func(x Estimate, capped bool) Amounts {
 		out := Amounts{CPUMilli: -1, MemoryBytes: -1}
 		cpu, mem := roundUpTo(x.CPUMilli, m.Config.RoundCPUMillicores), roundUpTo(x.MemoryBytes, m.Config.RoundMemoryBytes)
+		if p.IntegerCPU {
+			cpu = roundUpTo(cpu, 1000)
+		}
 		if capped {
 			cpu, mem = bound(cpu, p.MinCPU, p.MaxCPU, 1000), bound(mem, p.MinMemory, p.MaxMemory, 1)
 		}

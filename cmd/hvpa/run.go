@@ -175,6 +175,7 @@ func recommenderFlags(f *pflag.FlagSet, o *runOptions) {
 	f.Float64Var(&r.StatusDeadBand, "recommendation-dead-band", r.StatusDeadBand, "a VPA's status is patched when a target or condition changes, or a lower or upper bound moves by more than this fraction (0: any change)")
 	f.DurationVar(&r.YoungStatusDelay, "young-status-delay", r.YoungStatusDelay, "while the history of a VPA in updateMode Off or Initial is young (below one day of confidence), a recommendation whose targets stay within the dead band and whose bounds only narrow is written this long after the VPA's last status write (spread per VPA from half to one and a half times it) instead of at once; targets past the band, widening bounds, conditions and first recommendations are written at once (0: no delay)")
 	f.Var(maxAllowed{&r.MaxAllowedCPU, true}, "container-recommendation-max-allowed-cpu", "the highest CPU a VerticalPodAutoscaler's container is recommended, e.g. 2, where its containerPolicies set no maxAllowed cpu (upstream VPA's flag; default: none)")
+	f.BoolVar(&r.IntegerCPU, "cpu-integer-post-processor-enabled", r.IntegerCPU, "recommend whole cores of CPU for the containers a VerticalPodAutoscaler annotates vpa-post-processor.kubernetes.io/<container>_integerCPU: \"true\" (upstream VPA's flag and annotation)")
 	f.Var(maxAllowed{&r.MaxAllowedMemory, false}, "container-recommendation-max-allowed-memory", "the highest memory a VerticalPodAutoscaler's container is recommended, e.g. 8Gi, where its containerPolicies set no maxAllowed memory (upstream VPA's flag; default: none)")
 }
 

@@ -177,7 +177,7 @@ var upstreamFlags = []upstreamFlag{
 	{name: "cpu-histogram-decay-half-life", components: "recommender", how: same},
 	{name: "oom-bump-up-ratio", components: "recommender", how: same},
 	{name: "oom-min-bump-up-bytes", components: "recommender", how: same},
-	{name: "cpu-integer-post-processor-enabled", components: "recommender", how: refused, bool: true, def: "false", why: "the integer-CPU post processor is not in hvpa: recommendations would differ"},
+	{name: "cpu-integer-post-processor-enabled", components: "recommender", how: same, why: "with the VPA annotation vpa-post-processor.kubernetes.io/<container>_integerCPU: \"true\", as upstream"},
 	{name: "container-recommendation-max-allowed-cpu", components: "recommender", how: same, why: "a VerticalPodAutoscaler's own maxAllowed takes precedence; Hvpas are bounded by their intervals"},
 	{name: "container-recommendation-max-allowed-memory", components: "recommender", how: same, why: "a VerticalPodAutoscaler's own maxAllowed takes precedence; Hvpas are bounded by their intervals"},
 	{name: "use-external-metrics", components: "recommender", how: refused, bool: true, def: "false", why: "hvpa reads usage from metrics.k8s.io (and history from Prometheus)"},

@@ -95,6 +95,9 @@ type Options struct {
 	// MaxAllowedCPU (cores) and MaxAllowedMemory (bytes) fill a container policy's maxAllowed where it sets
 	// none (upstream's --container-recommendation-max-allowed-cpu and -memory); 0: none.
 	MaxAllowedCPU, MaxAllowedMemory float64
+	// IntegerCPU is upstream's --cpu-integer-post-processor-enabled: a VPA's container annotated
+	// vpa-post-processor.kubernetes.io/<container>_integerCPU: "true" is recommended whole cores of CPU.
+	IntegerCPU bool
 	// PerVPAConfig is the feature gate PerVPAConfig: a container policy's model fields (oomBumpUpRatio,
 	// oomMinBumpUp, memoryAggregationIntervalSeconds/Count) apply only with it on, as upstream's recommender
 	// reads them; with it off they are ignored.

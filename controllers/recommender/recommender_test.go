@@ -303,6 +303,30 @@ var _ = Describe("the recommender", func() {
 		Expect(cp.Status.CPUHistogram.BucketWeights).NotTo(BeEmpty())
 	})
 
+	It("recommends whole cores for a container annotated for upstream's integer-CPU post processor, with the flag on", func() {
+		ns := framework.NewNamespace(k8s, "rec")
+		deployment(ctx, ns, "web", "app", "sidecar")
+		for _, p := range runPods(ctx, ns, "web", 2, corev1.ResourceList{"cpu": resource.MustParse("100m"), "memory": resource.MustParse("128Mi")}, "app", "sidecar") {
+			played.Set(ns, p.Name, "app", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
+			played.Set(ns, p.Name, "sidecar", playedkubelet.Usage{CPUMilli: 250, MemoryBytes: 300 * mi})
+		}
+		v := vpaFor(ns, "web", "web", vpav1.UpdateModeOff)
+		v.Annotations = map[string]string{vpav1.IntegerCPUAnnotation("app"): "true"}
+		Expect(k8s.Create(ctx, v)).To(Succeed())
+		runs(newRecommender(func(o *recommenderctrl.Options) { o.IntegerCPU = true }, nil), 3)
+		v = getVPA(ctx, ns, "web")
+		app, sidecar := containerRec(v, "app"), containerRec(v, "sidecar")
+		Expect(app).NotTo(BeNil(), "status %+v", v.Status)
+		Expect(sidecar).NotTo(BeNil(), "status %+v", v.Status)
+		Expect([]string{app.Target.Cpu().String(), app.LowerBound.Cpu().String(), app.UncappedTarget.Cpu().String()}).To(Equal([]string{"1", "1", "1"}),
+			"296m, its lower bound and uncapped target rounded up to whole cores")
+		Expect(app.UpperBound.Cpu().MilliValue() % 1000).To(BeZero())
+		Expect(sidecar.Target.Cpu().String()).To(Equal("296m"), "the container not annotated")
+
+		runs(newRecommender(nil, nil), 3) // the flag off (its default): the annotation does nothing, as upstream's
+		Expect(containerRec(getVPA(ctx, ns, "web"), "app").Target.Cpu().String()).To(Equal("296m"))
+	})
+
 	It("counts a Job's finished pods as matched and pending pods not, as upstream's recommender does", func() {
 		ns := framework.NewNamespace(k8s, "rec")
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{

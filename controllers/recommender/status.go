@@ -377,7 +377,11 @@ func (r *Recommender) recommend(s *served, st *vpav1.VerticalPodAutoscalerStatus
 		r.rememberTargets(v.Namespace, s.target.Selector, st.Recommendation)
 		return false
 	}
-	policy := func(c string) recommender.Policy { return r.globalMax(recommender.PolicyFor(v.Spec.ResourcePolicy, c)) }
+	policy := func(c string) recommender.Policy {
+		p := r.globalMax(recommender.PolicyFor(v.Spec.ResourcePolicy, c))
+		p.IntegerCPU = r.Opts.IntegerCPU && vpav1.IntegerCPU(v.Annotations, c)
+		return p
+	}
 	recs, confidence := s.model.RecommendPod(s.merged, policy)
 	adaptiveNote := ""
 	if s.adaptive != nil {
