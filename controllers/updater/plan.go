@@ -701,7 +701,7 @@ func keepMemoryLimits(a Action, p *Pod) Action {
 	}
 	a.Sized, a.Fingerprint = sized, fingerprint(sized)
 	a.Message += "; " + strings.Join(kept, ", ")
-	if len(sized) == 0 {
+	if len(sized) == 0 || !changed(sized) { // the others' decisions may be as they are: nothing to ask
 		a.Kind, a.Reason = Skip, ReasonMemoryInUse
 	}
 	return a

@@ -208,3 +208,20 @@ func TestInfeasibleRetryKeepsTheQoSClass(t *testing.T) {
 		t.Fatalf("actions %+v, want a QoSClassWouldChange skip", actions)
 	}
 }
+
+// TestKeepMemoryLimitsNothingLeft: a resize whose only change was a memory cut kept at the limit is skipped,
+// also when it sizes another container as it is (found in review: it stayed a resize that changed nothing, a
+// PATCH and a "resized" event at every loop).
+func TestKeepMemoryLimitsNothingLeft(t *testing.T) {
+	const mi = 1 << 20
+	app := scaling.Container{Name: "app", Requests: scaling.V(100, 400*mi), Limits: scaling.V(-1, 800*mi)}
+	sidecar := scaling.Container{Name: "sidecar", Requests: scaling.V(50, 64*mi)}
+	p := Pod{Name: "a", Containers: []scaling.Container{app, sidecar}, MemoryUsage: map[string]float64{"app": 500 * mi}}
+	a := Action{Pod: &p, Kind: Resize, Sized: []scaling.ContainerDecision{
+		{Name: "app", Current: app, Requests: scaling.V(100, 200*mi), Limits: scaling.V(-1, 400*mi)}, // below the usage: kept
+		{Name: "sidecar", Current: sidecar, Requests: sidecar.Requests, Limits: sidecar.Limits},      // as it is
+	}}
+	if got := keepMemoryLimits(a, &p); got.Kind != Skip || got.Reason != ReasonMemoryInUse {
+		t.Errorf("%s %s: %s; want a MemoryLimitBelowUsage skip", got.Kind, got.Reason, got.Message)
+	}
+}

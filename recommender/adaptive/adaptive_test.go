@@ -229,3 +229,24 @@ func TestOOMFloorIsTheUpstreamBump(t *testing.T) {
 		}
 	}
 }
+
+// TestFinalizeRoundsBeforeCapping: the adaptive target is rounded up (--round-cpu-millicores, whole cores for
+// the integer-CPU post processor) before minAllowed/maxAllowed, as the upstream model's: it ignored the
+// integer-CPU policy (found in review: 2068m for a container annotated for whole cores) and rounded after
+// the capping, past maxAllowed.
+func TestFinalizeRoundsBeforeCapping(t *testing.T) {
+	cfg := Defaults(recommender.Defaults())
+	cfg.Base.RoundCPUMillicores = 100
+	m := mustModel(t, cfg)
+	up := recommender.Recommendation{Target: recommender.Amounts{CPUMilli: 3000, MemoryBytes: 1 << 30}, LowerBound: recommender.Amounts{CPUMilli: 1000, MemoryBytes: 1 << 29},
+		UpperBound: recommender.Amounts{CPUMilli: 5000, MemoryBytes: 1 << 31}, UncappedTarget: recommender.Amounts{CPUMilli: 3000, MemoryBytes: 1 << 30}}
+	p := recommender.DefaultPolicy()
+	p.IntegerCPU = true
+	if r := m.finalize(2068, 3e8, 1, p, up); r.Target.CPUMilli != 3000 || r.UncappedTarget.CPUMilli != 3000 {
+		t.Errorf("integer CPU: target %dm, uncapped %dm; want 3000m both", r.Target.CPUMilli, r.UncappedTarget.CPUMilli)
+	}
+	p.IntegerCPU, p.MaxCPU = false, 2.05
+	if r := m.finalize(2068, 3e8, 1, p, up); r.Target.CPUMilli != 2050 || r.UncappedTarget.CPUMilli != 2100 {
+		t.Errorf("maxAllowed 2050m: target %dm, uncapped %dm; want 2050m (capped after the rounding to 100m) and 2100m", r.Target.CPUMilli, r.UncappedTarget.CPUMilli)
+	}
+}

@@ -296,15 +296,22 @@ func (m *Model) finalize(cpu, mem float64, numContainers int, p recommender.Poli
 		UpperBound:     up.UpperBound,
 		UncappedTarget: recommender.Amounts{CPUMilli: -1, MemoryBytes: -1},
 	}
+	// rounded up before the capping, as the upstream model's amounts (recommender.Model.Recommend): a target
+	// stays within maxAllowed
 	if p.ControlCPU {
-		out.UncappedTarget.CPUMilli = roundUp(uc, b.RoundCPUMillicores)
-		out.Target.CPUMilli = roundUp(bound(uc, p.MinCPU, p.MaxCPU, 1000), b.RoundCPUMillicores)
+		uc = roundUp(uc, b.RoundCPUMillicores)
+		if p.IntegerCPU {
+			uc = roundUp(uc, 1000)
+		}
+		out.UncappedTarget.CPUMilli = uc
+		out.Target.CPUMilli = bound(uc, p.MinCPU, p.MaxCPU, 1000)
 		out.LowerBound.CPUMilli = min(out.LowerBound.CPUMilli, out.Target.CPUMilli)
 		out.UpperBound.CPUMilli = max(out.UpperBound.CPUMilli, out.Target.CPUMilli)
 	}
 	if p.ControlMem {
-		out.UncappedTarget.MemoryBytes = roundUp(um, b.RoundMemoryBytes)
-		out.Target.MemoryBytes = roundUp(bound(um, p.MinMemory, p.MaxMemory, 1), b.RoundMemoryBytes)
+		um = roundUp(um, b.RoundMemoryBytes)
+		out.UncappedTarget.MemoryBytes = um
+		out.Target.MemoryBytes = bound(um, p.MinMemory, p.MaxMemory, 1)
 		out.LowerBound.MemoryBytes = min(out.LowerBound.MemoryBytes, out.Target.MemoryBytes)
 		out.UpperBound.MemoryBytes = max(out.UpperBound.MemoryBytes, out.Target.MemoryBytes)
 	}
