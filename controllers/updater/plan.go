@@ -809,6 +809,7 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options, reason, wh
 			a.Kind, a.Reason = Skip, ReasonQoSChange
 			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", before, after)
 		}
+		a.Backoff = a.Kind == Skip // told at the backoff, as the refusal is, not at every loop
 		return a
 	}
 	next := retryBackoff(refusals(p)+1, o)

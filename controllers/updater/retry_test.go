@@ -193,7 +193,7 @@ func TestInfeasibleRetrySizesSidecars(t *testing.T) {
 
 // TestInfeasibleRetryKeepsTheQoSClass: a retry that would change the pod's QoS class (a RequestsOnly target
 // at the CPU limit of a pod whose memory request is at its limit: Guaranteed) is not asked, as the API
-// server refuses it; it is skipped, saying why.
+// server refuses it; it is skipped, saying why, at the backoff.
 func TestInfeasibleRetryKeepsTheQoSClass(t *testing.T) {
 	const gi = 1 << 30
 	p := infeasible("a", 900)
@@ -204,8 +204,8 @@ func TestInfeasibleRetryKeepsTheQoSClass(t *testing.T) {
 	ctl := vpaCtl(vpav1.UpdateModeInPlace, 1800, 1800, 1800)
 	ctl.Policies = []scaling.ContainerPolicy{{Name: "app", Controlled: [2]bool{true, true}, ControlledValues: scaling.RequestsOnly}}
 	actions := Plan(ctl, []Pod{p}, now, DefaultOptions())
-	if len(actions) != 1 || actions[0].Kind != Skip || actions[0].Reason != ReasonQoSChange {
-		t.Fatalf("actions %+v, want a QoSClassWouldChange skip", actions)
+	if len(actions) != 1 || actions[0].Kind != Skip || actions[0].Reason != ReasonQoSChange || !actions[0].Backoff {
+		t.Fatalf("actions %+v, want a QoSClassWouldChange skip, told at the backoff (not at every loop)", actions)
 	}
 }
 
