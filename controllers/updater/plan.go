@@ -806,10 +806,12 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options, reason, wh
 		}
 		a = keepMemoryLimits(a, p) // memory kept as it is may keep the QoS class too: checked after
 		if before, after := QoS(from), QoSAfter(from, a.Sized); a.Kind == Resize && after != before {
-			a.Kind, a.Reason = Skip, ReasonQoSChange
+			// told at the backoff, as the refusal is, not at every loop; the ask recorded is the target's (a
+			// lower one is asked at once)
+			a.Kind, a.Reason, a.Backoff = Skip, ReasonQoSChange, true
+			a.Sized, a.Fingerprint = sized, fingerprint(sized)
 			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", before, after)
 		}
-		a.Backoff = a.Kind == Skip // told at the backoff, as the refusal is, not at every loop
 		return a
 	}
 	next := retryBackoff(refusals(p)+1, o)

@@ -207,6 +207,9 @@ func TestInfeasibleRetryKeepsTheQoSClass(t *testing.T) {
 	if len(actions) != 1 || actions[0].Kind != Skip || actions[0].Reason != ReasonQoSChange || !actions[0].Backoff {
 		t.Fatalf("actions %+v, want a QoSClassWouldChange skip, told at the backoff (not at every loop)", actions)
 	}
+	if cpu, _ := actions[0].Sized[0].Requests.Get(scaling.CPU); cpu != 1800 {
+		t.Errorf("the skip records an ask of %vm, want the target's 1800m (a lower target is asked at once)", cpu)
+	}
 }
 
 // TestKeepMemoryLimitsNothingLeft: a resize whose only change was a memory cut kept at the limit is skipped,
