@@ -712,22 +712,35 @@ func keepMemoryLimits(a Action, p *Pod) Action {
 func update(c *Controller, p *Pod, n *need, inPlace bool) Action {
 	a := Action{Pod: p, Sized: n.sized, Up: n.up, Change: n.change, Fingerprint: fingerprint(n.sized),
 		Message: strings.Join(n.changes, ", ") + ": " + strings.Join(n.why, "; ")}
-	before, after := QoS(append(slices.Clone(p.Containers), p.InitContainers...)), QoSAfter(append(slices.Clone(p.Containers), p.InitContainers...), n.sized)
-	qosChange := inPlace && after != before
+	change := ""
+	if inPlace {
+		change = qosChange(p, n.sized)
+	}
 	switch {
-	case c.Mode == vpav1.UpdateModeInPlace && qosChange:
+	case c.Mode == vpav1.UpdateModeInPlace && change != "":
 		a.Kind, a.Reason = Skip, ReasonQoSChange
-		a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do, and updateMode InPlace never evicts", before, after)
-	case inPlace && !qosChange:
+		a.Message += "; " + change + ", and updateMode InPlace never evicts"
+	case inPlace && change == "":
 		a.Kind = Resize
 	default:
 		a.Kind = Evict
-		if qosChange {
+		if change != "" {
 			a.Reason = ReasonQoSChange
-			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", before, after)
+			a.Message += "; " + change
 		}
 	}
 	return a
+}
+
+// qosChange says how sizing p as sized would change its QoS class, which no resize can ("the QoS class would
+// change from Burstable to Guaranteed, which a resize cannot do"); "" when the class stays.
+func qosChange(p *Pod, sized []scaling.ContainerDecision) string {
+	from := p.sizedFrom()
+	before, after := QoS(from), QoSAfter(from, sized)
+	if before == after {
+		return ""
+	}
+	return fmt.Sprintf("the QoS class would change from %s to %s, which a resize cannot do", before, after)
 }
 
 // resizeFollowUp watches a resize the kubelet has not finished: Infeasible, or Deferred / InProgress past
@@ -736,19 +749,25 @@ func update(c *Controller, p *Pod, n *need, inPlace bool) Action {
 // minReplicas) is retried (infeasibleRetry).
 func resizeFollowUp(c *Controller, p *Pod, now time.Time, o Options, canEvict bool) Action {
 	a := Action{Pod: p, Kind: Wait}
+	const infeasible = "the kubelet refused the resize as infeasible"
+	deferredTooLong := p.ResizePending == corev1.PodReasonDeferred && now.Sub(p.ResizePendingSince) > o.DeferredTimeout
+	deferred := ""
+	if deferredTooLong {
+		deferred = fmt.Sprintf("the kubelet deferred the resize for %s (more than %s)", now.Sub(p.ResizePendingSince).Round(time.Second), o.DeferredTimeout)
+	}
+	noEviction := c.Mode == vpav1.UpdateModeInPlace || !canEvict
 	switch {
-	case p.ResizePending == corev1.PodReasonInfeasible && (c.Mode == vpav1.UpdateModeInPlace || !canEvict):
-		return infeasibleRetry(c, p, now, o, ReasonInfeasible, "the kubelet refused the resize as infeasible")
-	case p.ResizePending == corev1.PodReasonDeferred && now.Sub(p.ResizePendingSince) > o.DeferredTimeout && (c.Mode == vpav1.UpdateModeInPlace || !canEvict):
+	case p.ResizePending == corev1.PodReasonInfeasible && noEviction:
+		return infeasibleRetry(c, p, now, o, ReasonInfeasible, infeasible)
+	case deferredTooLong && noEviction:
 		// the kubelet retries a deferred resize on its own, but only as it was asked: a lower target, which may
 		// fit where the pending one does not, is asked at once, another after the backoff (upstream's updater
 		// sends its current recommendation to a pod whose resize is deferred)
-		return infeasibleRetry(c, p, now, o, ReasonDeferredTooLong, fmt.Sprintf("the kubelet deferred the resize for %s (more than %s)",
-			now.Sub(p.ResizePendingSince).Round(time.Second), o.DeferredTimeout))
+		return infeasibleRetry(c, p, now, o, ReasonDeferredTooLong, deferred)
 	case p.ResizePending == corev1.PodReasonInfeasible:
-		a.Reason, a.Message = ReasonInfeasible, "the kubelet refused the resize as infeasible"
-	case p.ResizePending == corev1.PodReasonDeferred && now.Sub(p.ResizePendingSince) > o.DeferredTimeout:
-		a.Reason, a.Message = ReasonDeferredTooLong, fmt.Sprintf("the kubelet deferred the resize for %s (more than %s)", now.Sub(p.ResizePendingSince).Round(time.Second), o.DeferredTimeout)
+		a.Reason, a.Message = ReasonInfeasible, infeasible
+	case deferredTooLong:
+		a.Reason, a.Message = ReasonDeferredTooLong, deferred
 	case p.ResizePending != "" && p.ResizePending != corev1.PodReasonDeferred:
 		// a reason this updater does not know: upstream's updater falls back at once too
 		a.Reason, a.Message = ReasonResizeFailed, fmt.Sprintf("the kubelet reports the resize pending for a reason this updater does not know (%s)", p.ResizePending)
@@ -786,8 +805,8 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options, reason, wh
 	} else {
 		why += fmt.Sprintf("; the workload has fewer than %d live pods (minReplicas), so no eviction replaces it", c.minReplicas(o))
 	}
-	from := p.sizedFrom() // sidecars sized too, and the LimitRange's pod sums over every container
-	sized := scaling.SizePod(from, c.Targets, c.Policies, c.Gap, c.LimitRange)
+	// sidecars sized too, and the LimitRange's pod sums over every container
+	sized := scaling.SizePod(p.sizedFrom(), c.Targets, c.Policies, c.Gap, c.LimitRange)
 	due, how := retryDue(p.Refused, sized, now, o)
 	switch {
 	case !due:
@@ -805,12 +824,12 @@ func infeasibleRetry(c *Controller, p *Pod, now time.Time, o Options, reason, wh
 			a.Message += " (" + how + ")"
 		}
 		a = keepMemoryLimits(a, p) // memory kept as it is may keep the QoS class too: checked after
-		if before, after := QoS(from), QoSAfter(from, a.Sized); a.Kind == Resize && after != before {
+		if change := qosChange(p, a.Sized); a.Kind == Resize && change != "" {
 			// told at the backoff, as the refusal is, not at every loop; the ask recorded is the target's (a
 			// lower one is asked at once)
 			a.Kind, a.Reason, a.Backoff = Skip, ReasonQoSChange, true
 			a.Sized, a.Fingerprint = sized, fingerprint(sized)
-			a.Message += fmt.Sprintf("; the QoS class would change from %s to %s, which a resize cannot do", before, after)
+			a.Message += "; " + change
 		}
 		return a
 	}
@@ -1009,8 +1028,7 @@ func unboost(c *Controller, p *Pod, now time.Time, evict bool) Action {
 			a.Sized = append(a.Sized, d)
 		}
 	}
-	all := append(slices.Clone(p.Containers), p.InitContainers...)
-	if before, after := QoS(all), QoSAfter(all, a.Sized); after != before {
+	if change := qosChange(p, a.Sized); change != "" {
 		// a boost an earlier version capped at the limit made the pod Guaranteed: no resize takes it back (the
 		// API server refuses a QoS change, which was retried at every loop): evicted where the mode evicts,
 		// its replacement boosted within its class; else it keeps the boost
@@ -1018,7 +1036,7 @@ func unboost(c *Controller, p *Pod, now time.Time, evict bool) Action {
 		if evict {
 			a.Kind = Evict
 		}
-		a.Message = fmt.Sprintf("startup boost over, but the QoS class would change from %s to %s, which a resize cannot do", before, after)
+		a.Message = "startup boost over, but " + change
 		return a
 	}
 	a.Fingerprint = fingerprint(a.Sized)
