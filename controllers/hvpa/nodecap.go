@@ -20,6 +20,7 @@ import (
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/features"
+	"github.com/hvpa-dev/hvpa/internal/nodecap"
 	"github.com/hvpa-dev/hvpa/scaling"
 )
 
@@ -44,7 +45,10 @@ func (n *nodeRooms) get(ctx context.Context, c client.Reader) *scaling.Nodes {
 	if n.watched && n.nodes != nil && n.built == seen {
 		return n.nodes
 	}
-	nodes := readNodes(ctx, c)
+	nodes, err := nodecap.Read(ctx, c)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "reading the nodes' room; per-pod maxima are not capped to the largest node")
+	}
 	n.nodes, n.built = nodes, seen
 	return nodes
 }
@@ -95,22 +99,6 @@ func daemonSetChanged(old, cur any) bool {
 	a, ok1 := old.(*appsv1.DaemonSet)
 	b, ok2 := cur.(*appsv1.DaemonSet)
 	return !ok1 || !ok2 || a.Generation != b.Generation
-}
-
-// readNodes reads the Nodes and DaemonSets from the cache without copying them (scaling.Nodes only reads
-// them) into each node's room; nil when they cannot be read (no cap, logged).
-func readNodes(ctx context.Context, c client.Reader) *scaling.Nodes {
-	var nodes corev1.NodeList
-	if err := c.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
-		logf.FromContext(ctx).Error(err, "listing nodes; per-pod maxima are not capped to the largest node")
-		return nil
-	}
-	var daemonSets appsv1.DaemonSetList
-	if err := c.List(ctx, &daemonSets, client.UnsafeDisableDeepCopy); err != nil {
-		logf.FromContext(ctx).Error(err, "listing DaemonSets; per-pod maxima are not capped to the largest node")
-		return nil
-	}
-	return scaling.NewNodes(nodes.Items, daemonSets.Items)
 }
 
 // nodeCapEvent tells, once the status is written, that the per-pod maxima became capped to the largest node

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
+	"github.com/hvpa-dev/hvpa/internal/nodecap"
 	"github.com/hvpa-dev/hvpa/internal/podstore"
 	"github.com/hvpa-dev/hvpa/recommender"
 	"github.com/hvpa-dev/hvpa/scaling"
@@ -22,17 +22,11 @@ import (
 // readNodes reads the Nodes and DaemonSets (from the cache) into each node's room; nil when they cannot be
 // read (no cap). A failed read is logged and caps nothing.
 func (r *Recommender) readNodes(ctx context.Context) *scaling.Nodes {
-	var nodes corev1.NodeList
-	if err := r.Client.List(ctx, &nodes); err != nil {
-		logf.FromContext(ctx).Error(err, "listing nodes; recommendations are not capped to the largest node this run")
-		return nil
+	nodes, err := nodecap.Read(ctx, r.Client)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "reading the nodes' room; recommendations are not capped to the largest node this run")
 	}
-	var daemonSets appsv1.DaemonSetList
-	if err := r.Client.List(ctx, &daemonSets); err != nil {
-		logf.FromContext(ctx).Error(err, "listing DaemonSets; recommendations are not capped to the largest node this run")
-		return nil
-	}
-	return scaling.NewNodes(nodes.Items, daemonSets.Items)
+	return nodes
 }
 
 // globalMax fills a policy's maxAllowed from --container-recommendation-max-allowed-cpu and -memory.
