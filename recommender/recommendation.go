@@ -100,6 +100,21 @@ func (m *Model) Recommend(a *Aggregate, numContainers int, p Policy) (Recommenda
 		}
 	}
 	e := m.Estimate(a, numContainers)
+	amounts := func(x Estimate, capped bool) Amounts { return p.Amounts(m.Config, x.CPUMilli, x.MemoryBytes, capped) }
+	return Recommendation{
+		Target:         amounts(e.Target, true),
+		LowerBound:     amounts(e.LowerBound, true),
+		UpperBound:     amounts(e.UpperBound, true),
+		UncappedTarget: amounts(e.Target, false),
+	}, true
+}
+
+// Amounts is what the policy makes of estimated amounts (millicores, bytes): rounded UP to a multiple of
+// cfg.RoundCPUMillicores / RoundMemoryBytes, the CPU to whole cores with IntegerCPU, then, when capped, within
+// minAllowed/maxAllowed (after the rounding, as upstream's capping post-processor runs after it); a resource
+// the policy does not control is left out (-1). The upstream model and the adaptive one shape their amounts
+// with it.
+func (p Policy) Amounts(cfg Config, cpuMilli, memoryBytes int64, capped bool) Amounts {
 	bound := func(v int64, lo, hi float64, scale float64) int64 {
 		if lo >= 0 {
 			v = max(v, amount(lo*scale))
@@ -109,29 +124,21 @@ func (m *Model) Recommend(a *Aggregate, numContainers int, p Policy) (Recommenda
 		}
 		return v
 	}
-	amounts := func(x Estimate, capped bool) Amounts {
-		out := Amounts{CPUMilli: -1, MemoryBytes: -1}
-		cpu, mem := roundUpTo(x.CPUMilli, m.Config.RoundCPUMillicores), roundUpTo(x.MemoryBytes, m.Config.RoundMemoryBytes)
-		if p.IntegerCPU {
-			cpu = roundUpTo(cpu, 1000)
-		}
-		if capped {
-			cpu, mem = bound(cpu, p.MinCPU, p.MaxCPU, 1000), bound(mem, p.MinMemory, p.MaxMemory, 1)
-		}
-		if p.ControlCPU {
-			out.CPUMilli = cpu
-		}
-		if p.ControlMem {
-			out.MemoryBytes = mem
-		}
-		return out
+	out := Amounts{CPUMilli: -1, MemoryBytes: -1}
+	cpu, mem := roundUpTo(cpuMilli, cfg.RoundCPUMillicores), roundUpTo(memoryBytes, cfg.RoundMemoryBytes)
+	if p.IntegerCPU {
+		cpu = roundUpTo(cpu, 1000)
 	}
-	return Recommendation{
-		Target:         amounts(e.Target, true),
-		LowerBound:     amounts(e.LowerBound, true),
-		UpperBound:     amounts(e.UpperBound, true),
-		UncappedTarget: amounts(e.Target, false),
-	}, true
+	if capped {
+		cpu, mem = bound(cpu, p.MinCPU, p.MaxCPU, 1000), bound(mem, p.MinMemory, p.MaxMemory, 1)
+	}
+	if p.ControlCPU {
+		out.CPUMilli = cpu
+	}
+	if p.ControlMem {
+		out.MemoryBytes = mem
+	}
+	return out
 }
 
 // roundUpTo rounds a whole amount up to a multiple of step (step <= 1: unchanged), at most MaxResourceAmount.

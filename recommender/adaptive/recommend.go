@@ -290,28 +290,19 @@ func (m *Model) finalize(cpu, mem float64, numContainers int, p recommender.Poli
 	n := float64(max(numContainers, 1))
 	minCPU, minMem := whole(float64(whole(b.PodMinCPU*1000))*(1/n)), whole(float64(whole(b.PodMinMemory))*(1/n))
 	uc, um := max(whole(cpu), minCPU), max(whole(mem), minMem)
+	// rounded and capped as the upstream model's amounts (recommender.Policy.Amounts): a target stays within
+	// maxAllowed
 	out := recommender.Recommendation{
-		Target:         recommender.Amounts{CPUMilli: -1, MemoryBytes: -1},
+		Target:         p.Amounts(b, uc, um, true),
 		LowerBound:     up.LowerBound,
 		UpperBound:     up.UpperBound,
-		UncappedTarget: recommender.Amounts{CPUMilli: -1, MemoryBytes: -1},
+		UncappedTarget: p.Amounts(b, uc, um, false),
 	}
-	// rounded up before the capping, as the upstream model's amounts (recommender.Model.Recommend): a target
-	// stays within maxAllowed
 	if p.ControlCPU {
-		uc = roundUp(uc, b.RoundCPUMillicores)
-		if p.IntegerCPU {
-			uc = roundUp(uc, 1000)
-		}
-		out.UncappedTarget.CPUMilli = uc
-		out.Target.CPUMilli = bound(uc, p.MinCPU, p.MaxCPU, 1000)
 		out.LowerBound.CPUMilli = min(out.LowerBound.CPUMilli, out.Target.CPUMilli)
 		out.UpperBound.CPUMilli = max(out.UpperBound.CPUMilli, out.Target.CPUMilli)
 	}
 	if p.ControlMem {
-		um = roundUp(um, b.RoundMemoryBytes)
-		out.UncappedTarget.MemoryBytes = um
-		out.Target.MemoryBytes = bound(um, p.MinMemory, p.MaxMemory, 1)
 		out.LowerBound.MemoryBytes = min(out.LowerBound.MemoryBytes, out.Target.MemoryBytes)
 		out.UpperBound.MemoryBytes = max(out.UpperBound.MemoryBytes, out.Target.MemoryBytes)
 	}
@@ -327,24 +318,4 @@ func whole(v float64) int64 {
 		return recommender.MaxResourceAmount
 	}
 	return int64(v)
-}
-
-func bound(v int64, lo, hi, scale float64) int64 {
-	if lo >= 0 {
-		v = max(v, whole(lo*scale))
-	}
-	if hi >= 0 {
-		v = min(v, whole(hi*scale))
-	}
-	return v
-}
-
-func roundUp(v, step int64) int64 {
-	if step <= 1 || v >= recommender.MaxResourceAmount {
-		return v
-	}
-	if r := v % step; r != 0 {
-		v += step - r
-	}
-	return min(v, recommender.MaxResourceAmount)
 }
