@@ -595,6 +595,11 @@ var _ = Describe("Updater refusals and events", func() {
 			return k8s.SubResource("resize").Patch(ctx, &p, client.RawPatch(types.StrategicMergePatchType,
 				[]byte(`{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"110m"}}}]}}`)), client.DryRunAll)
 		}, framework.Timeout, framework.Interval).Should(MatchError(ContainSubstring("resizes are not allowed")))
+		Eventually(func() error { // and the other: a strict pod asking 300m is refused (the policies load apart)
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "strict-probe-", Labels: map[string]string{"app": "strict"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "played", Resources: corev1.ResourceRequirements{Requests: rl("300m", "")}}}}}
+			return k8s.Create(ctx, p, client.DryRunAll)
+		}, framework.Timeout, framework.Interval).Should(MatchError(ContainSubstring("strict pods ask at most 200m cpu")))
 		vpa(ns, "lenient", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
 		vpa(ns, "strict", vpav1.UpdateModeInPlaceOrRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
 		startUpdater(testOptions())
