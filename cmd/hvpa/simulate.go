@@ -32,6 +32,7 @@ type policySource struct {
 	config          *recommender.Config // the object's override annotations applied; nil without any
 	hvpa            *hvpav1alpha1.Hvpa  // the object, when it is an Hvpa
 	model           string              // its recommender.hvpa.dev/model annotation ("": none)
+	annotations     map[string]string   // a VerticalPodAutoscaler's annotations (nil for an Hvpa)
 }
 
 // simulateLong is the long help of `hvpa simulate`.
@@ -62,7 +63,7 @@ one), --compare runs both.`
 type simulateFlags struct {
 	traceFile, outFile, vpaFile, hvpaFile, reportFile, cpuProfile, summaryFile, model string
 	interval                                                                          time.Duration
-	closedLoop, compare                                                               bool
+	closedLoop, compare, integerCPU                                                   bool
 	cl                                                                                closedLoopFlags
 }
 
@@ -87,6 +88,7 @@ func newSimulateCommand() *cobra.Command {
 	cmd.Flags().StringVar(&f.model, "model", "", "the recommender's model: upstream (the default) or adaptive; with --closed-loop: the model of an Hvpa's workload, total (replica-aware, the default) or per-pod (replica-blind)")
 	cmd.Flags().BoolVar(&f.compare, "compare", false, "with --closed-loop: run both models on the same demand")
 	cmd.Flags().StringVar(&f.summaryFile, "summary-json", "", "with --closed-loop: write the outcome per workload and run as JSON")
+	cmd.Flags().BoolVar(&f.integerCPU, "cpu-integer-post-processor-enabled", false, "recommend whole cores of CPU for the containers a --vpa object annotates vpa-post-processor.kubernetes.io/<container>_integerCPU: \"true\", as the recommender's flag of the same name")
 	f.cl.register(cmd.Flags())
 	_ = cmd.MarkFlagRequired("trace")
 	return cmd
@@ -99,6 +101,9 @@ func (f *simulateFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	if f.closedLoop {
+		if f.integerCPU {
+			return fmt.Errorf("--cpu-integer-post-processor-enabled applies to the --vpa objects of a simulation without --closed-loop (the closed loop's vpa policy runs upstream's defaults)")
+		}
 		model := f.model
 		if model == "" {
 			model = string(closedloop.ModelTotal)
@@ -118,7 +123,7 @@ func (f *simulateFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("--%w", err)
 	}
-	return runOpenLoop(cmd, sources, openLoopArgs{trace: f.traceFile, out: f.outFile, report: f.reportFile, cpuProfile: f.cpuProfile, interval: f.interval, model: m})
+	return runOpenLoop(cmd, sources, openLoopArgs{trace: f.traceFile, out: f.outFile, report: f.reportFile, cpuProfile: f.cpuProfile, interval: f.interval, model: m, integerCPU: f.integerCPU})
 }
 
 // closedLoopOnly are the flags only --closed-loop reads.
@@ -129,6 +134,7 @@ var closedLoopOnly = []string{"policy", "hpa-requests", "replicas", "hpa-min-rep
 type openLoopArgs struct {
 	trace, out, report, cpuProfile, model string
 	interval                              time.Duration
+	integerCPU                            bool // --cpu-integer-post-processor-enabled
 }
 
 // runOpenLoop runs the recommender on a usage trace and writes its recommendations, the summary and, with
@@ -209,7 +215,9 @@ func simulatorOptions(sources []policySource, a openLoopArgs, onTick func(int64)
 		Series:   a.report != "",
 		Policy: func(ns, workload, container string) recommender.Policy {
 			if src := matchSource(sources, ns, workload); src != nil {
-				return recommender.PolicyFor(src.policy, container)
+				p := recommender.PolicyFor(src.policy, container)
+				p.IntegerCPU = a.integerCPU && vpav1.IntegerCPU(src.annotations, container)
+				return p
 			}
 			return recommender.DefaultPolicy()
 		},
@@ -275,7 +283,7 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 				if err != nil {
 					return nil, fmt.Errorf("%s: document %d (VerticalPodAutoscaler %s): %w", f.path, doc, v.Name, err)
 				}
-				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy, cfg, nil, model})
+				out = append(out, policySource{v.Namespace, v.Spec.TargetRef.Name, v.Spec.ResourcePolicy, cfg, nil, model, v.Annotations})
 			case hvpav1alpha1.KindHvpa:
 				h := &hvpav1alpha1.Hvpa{}
 				if err := strictDecode(raw, h); err != nil {
@@ -289,7 +297,7 @@ func loadPolicies(vpaFile, hvpaFile string, stdin io.Reader) ([]policySource, er
 				if err != nil {
 					return nil, fmt.Errorf("%s: document %d (Hvpa %s): %w", f.path, doc, h.Name, err)
 				}
-				out = append(out, policySource{h.Namespace, h.Spec.TargetRef.Name, rp, cfg, h, model})
+				out = append(out, policySource{h.Namespace, h.Spec.TargetRef.Name, rp, cfg, h, model, nil})
 			}
 		}
 	}

@@ -123,6 +123,58 @@ func TestSimulateOverrideAnnotations(t *testing.T) {
 	}
 }
 
+func TestSimulateIntegerCPU(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "vpa.yaml")
+	if err := os.WriteFile(p, []byte(`apiVersion: autoscaling.k8s.io/v1
+kind: VerticalPodAutoscaler
+metadata:
+  name: web
+  namespace: ns
+  annotations: {vpa-post-processor.kubernetes.io/app_integerCPU: "true"}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cpu := func(out, container string) []string { // the CPU target, lower, upper and uncapped of ns/web's container at the last tick
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Split(line, ","); f[1] == "ns" && f[3] == container {
+				got = []string{f[4], f[6], f[8], f[10]}
+			}
+		}
+		return got
+	}
+	whole := func(v []string) bool {
+		for _, m := range v {
+			if n, err := strconv.ParseInt(m, 10, 64); err != nil || n <= 0 || n%1000 != 0 {
+				return false
+			}
+		}
+		return len(v) == 4
+	}
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		app, side bool // whole cores for app, for proxy
+	}{
+		{"annotation and flag", []string{"--vpa", p, "--cpu-integer-post-processor-enabled"}, true, false},
+		{"annotation without the flag", []string{"--vpa", p}, false, false},
+		{"flag without a VPA", []string{"--cpu-integer-post-processor-enabled"}, false, false},
+	} {
+		out, _, err := runWithStdin(t, tinyTrace, append([]string{"simulate", "--trace", "-"}, tc.args...)...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if app, side := cpu(out, "app"), cpu(out, "proxy"); whole(app) != tc.app || whole(side) != tc.side {
+			t.Errorf("%s: app cpu target, lower, upper, uncapped %v (whole cores: want %v), proxy %v (want %v)", tc.name, app, tc.app, side, tc.side)
+		}
+	}
+	if _, _, err := runWithStdin(t, tinyTrace, "simulate", "--trace", "-", "--closed-loop", "--cpu-integer-post-processor-enabled"); err == nil || !strings.Contains(err.Error(), "--cpu-integer-post-processor-enabled") {
+		t.Errorf("the flag with --closed-loop: %v", err)
+	}
+}
+
 func TestSimulateErrors(t *testing.T) {
 	backwards := tinyTrace + "1736121600,ns,web,web-1,app,1,1,,,\n"
 	if _, _, err := runWithStdin(t, backwards, "simulate", "--trace", "-"); err == nil || !strings.Contains(err.Error(), "line 7, column 1 (timestamp)") {
