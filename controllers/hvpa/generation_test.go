@@ -60,3 +60,42 @@ func TestObservedGenerationOnlyOnSuccess(t *testing.T) {
 		t.Errorf("after a successful reconcile observedGeneration is %d, want 2", g)
 	}
 }
+
+// TestObservedGenerationAfterOwnSpecWrite: the controller's own write of a missing spec.replicas is a spec
+// change (the API server raises metadata.generation); the status the same reconcile writes was decided on that
+// spec, so it observes the raised generation, not the one read before (found in review: it stayed one behind
+// until the next reconcile).
+func TestObservedGenerationAfterOwnSpecWrite(t *testing.T) {
+	h := wrappers.MakeHvpa("ns", "web").Controlled(corev1.ResourceCPU).CPUPerReplica("1", "1").Obj()
+	h.Spec.Replicas, h.Generation = nil, 1
+	c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(h, webDeployment()).WithStatusSubresource(h).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := c.Patch(ctx, obj, patch, opts...); err != nil {
+				return err
+			}
+			if _, hvpa := obj.(*hvpav1alpha1.Hvpa); hvpa { // the API server's generation for a spec change (the fake keeps it)
+				obj.SetGeneration(obj.GetGeneration() + 1)
+				return c.Update(ctx, obj)
+			}
+			return nil
+		}}).Build()
+	key := types.NamespacedName{Namespace: "ns", Name: "web"}
+	if _, err := reconcilerOn(c).Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	got := &hvpav1alpha1.Hvpa{}
+	if err := c.Get(context.Background(), key, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Replicas == nil || got.Generation != 2 {
+		t.Fatalf("spec.replicas %v at generation %d: the controller did not write its own replicas", got.Spec.Replicas, got.Generation)
+	}
+	if got.Status.ObservedGeneration != 2 {
+		t.Errorf("observedGeneration %d after the reconcile that wrote spec.replicas, want 2", got.Status.ObservedGeneration)
+	}
+	for _, cond := range got.Status.Conditions {
+		if cond.ObservedGeneration != 2 {
+			t.Errorf("condition %s observedGeneration %d, want 2", cond.Type, cond.ObservedGeneration)
+		}
+	}
+}

@@ -516,11 +516,11 @@ func (r *Reconciler) resolve(ctx context.Context, h *hvpav1alpha1.Hvpa, now time
 	if err := r.initReplicas(ctx, h, scale); err != nil {
 		return nil, reconcile.Result{}, err
 	}
-	hpa, msg, err := r.reconcileHPA(ctx, h)
+	hpa, refused, err := r.reconcileHPA(ctx, h)
 	if err != nil {
 		return nil, reconcile.Result{}, err
-	} else if msg != "" {
-		r.unsupported(op, h, now, hvpav1alpha1.ReasonHPANameTaken, msg)
+	} else if refused != nil {
+		r.unsupported(op, h, now, refused.reason, refused.msg)
 		return nil, r.requeue(), nil
 	}
 	src, err := r.horizontal(ctx, h, hpa)
@@ -578,7 +578,8 @@ func (r *Reconciler) setOwnReplicas(ctx context.Context, h *hvpav1alpha1.Hvpa, n
 	if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(h, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("writing spec.replicas %d: %w", n, err)
 	}
-	h.Spec.Replicas, h.Annotations, h.ResourceVersion = patched.Spec.Replicas, patched.Annotations, patched.ResourceVersion
+	// a spec change: the API server raised the generation, which this reconcile's status observes
+	h.Spec.Replicas, h.Annotations, h.ResourceVersion, h.Generation = patched.Spec.Replicas, patched.Annotations, patched.ResourceVersion, patched.Generation
 	return nil
 }
 
@@ -796,36 +797,40 @@ func (r *Reconciler) notServing(ctx context.Context, h *hvpav1alpha1.Hvpa, targe
 // rewrite it every time).
 const AnnotationTemplateHash = "autoscaling.hvpa.dev/template-hash"
 
+// hpaRefusal is why the Hvpa cannot have the HPA its spec asks for: a condition's reason and message.
+type hpaRefusal struct{ reason, msg string }
+
 // reconcileHPA creates, updates or removes the HPA the Hvpa owns (spec.hpa.deploy) and returns it (nil when
-// the Hvpa deploys none). It never takes over an HPA of the same name that it does not own: it returns a
-// message saying so instead.
-func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*autoscalingv2.HorizontalPodAutoscaler, string, error) {
+// the Hvpa deploys none). It never takes over an HPA of the same name that it does not own, and a template
+// the API server refuses as an HPA's spec (a field the Hvpa's own validation does not read, such as a
+// behavior's window above an hour) is the user's to correct, not an error to retry: it returns why instead.
+func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*autoscalingv2.HorizontalPodAutoscaler, *hpaRefusal, error) {
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: h.Namespace, Name: HPAName(h)}}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(hpa), hpa)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, "", err
+		return nil, nil, err
 	}
 	exists := err == nil
 	if exists && !metav1.IsControlledBy(hpa, h) {
 		if h.Spec.HPA == nil || !h.Spec.HPA.Deploy {
-			return nil, "", nil
+			return nil, nil, nil
 		}
-		return nil, fmt.Sprintf("HorizontalPodAutoscaler %s exists and is not this Hvpa's: rename or delete it, or set spec.hpa.deploy to false", hpa.Name), nil
+		return nil, &hpaRefusal{hvpav1alpha1.ReasonHPANameTaken, fmt.Sprintf("HorizontalPodAutoscaler %s exists and is not this Hvpa's: rename or delete it, or set spec.hpa.deploy to false", hpa.Name)}, nil
 	}
 	if h.Spec.HPA == nil || !h.Spec.HPA.Deploy {
 		if exists {
 			if err := r.Client.Delete(ctx, hpa); err != nil && !apierrors.IsNotFound(err) {
-				return nil, "", err
+				return nil, nil, err
 			}
 			r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventHPARemoved, "spec.hpa.deploy is off: removed HorizontalPodAutoscaler "+hpa.Name)
 		}
-		return nil, "", nil
+		return nil, nil, nil
 	}
 	t := h.Spec.HPA.Template
 	raw, _ := json.Marshal(t)
 	hash := fmt.Sprintf("%x", sha256.Sum256(raw))[:16]
 	if exists && hpa.Annotations[AnnotationTemplateHash] == hash {
-		return hpa, "", nil
+		return hpa, nil, nil
 	}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, hpa, func() error {
 		if hpa.Annotations == nil {
@@ -839,8 +844,11 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 		hpa.Spec.Behavior = HPABehavior(t.Behavior)
 		return controllerutil.SetControllerReference(h, hpa, r.Client.Scheme())
 	})
+	if apierrors.IsInvalid(err) {
+		return nil, &hpaRefusal{hvpav1alpha1.ReasonInvalidSpec, fmt.Sprintf("spec.hpa.template: the API server refuses it as HorizontalPodAutoscaler %s's spec (its spec.X is spec.hpa.template.X): %v; correct spec.hpa.template", hpa.Name, err)}, nil
+	}
 	if err != nil {
-		return nil, "", fmt.Errorf("HorizontalPodAutoscaler %s: %w", hpa.Name, err)
+		return nil, nil, fmt.Errorf("HorizontalPodAutoscaler %s: %w", hpa.Name, err)
 	}
 	switch op {
 	case controllerutil.OperationResultCreated:
@@ -848,7 +856,7 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 	case controllerutil.OperationResultUpdated:
 		r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventHPAUpdated, "updated HorizontalPodAutoscaler "+hpa.Name+" from spec.hpa.template")
 	}
-	return hpa, "", nil
+	return hpa, nil, nil
 }
 
 // embedded is the embedded recommender's latest recommendation of h; nil when spec.vpa.deploy is off, no

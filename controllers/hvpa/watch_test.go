@@ -6,8 +6,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	hvpav1alpha1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1alpha1"
 	"github.com/hvpa-dev/hvpa/internal/workload"
 	"github.com/hvpa-dev/hvpa/test/testenv"
@@ -153,5 +156,46 @@ func TestReadsWithoutCopies(t *testing.T) {
 	}
 	if lists < 3 || len(copied) > 0 {
 		t.Errorf("%d lists, these with a deep copy of every object: %v", lists, copied)
+	}
+}
+
+// TestNotServingAcrossTargetRefSpellings: an older VPA or Hvpa whose targetRef names the same Deployment
+// without an apiVersion, or by extensions/v1beta1, serves it (upstream's VPA matches these kinds by kind and
+// name): before, only an identical apiVersion's group was compared, and both autoscalers acted.
+func TestNotServingAcrossTargetRefSpellings(t *testing.T) {
+	older := metav1.NewTime(time.Unix(1000, 0))
+	target := workload.Target{GVK: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Namespace: "a", Name: "web"}
+	for _, tc := range []struct {
+		name, apiVersion, kind string
+		serves                 bool // the other autoscaler serves the workload, so this Hvpa does not act
+	}{
+		{"no apiVersion", "", "Deployment", true},
+		{"extensions/v1beta1", "extensions/v1beta1", "Deployment", true},
+		{"apps/v1beta2", "apps/v1beta2", "Deployment", true},
+		{"apps/v1", "apps/v1", "Deployment", true},
+		{"a Deployment kind of another group", "example.com/v1", "Deployment", false},
+		{"another kind", "apps/v1", "StatefulSet", false},
+	} {
+		for _, other := range []string{"VerticalPodAutoscaler", "Hvpa"} {
+			hv := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web", CreationTimestamp: metav1.NewTime(time.Unix(2000, 0))}}
+			hv.Spec.TargetRef.APIVersion, hv.Spec.TargetRef.Kind, hv.Spec.TargetRef.Name = "apps/v1", "Deployment", "web"
+			var obj client.Object
+			if other == "Hvpa" {
+				o := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "first", CreationTimestamp: older}}
+				o.Spec.TargetRef.APIVersion, o.Spec.TargetRef.Kind, o.Spec.TargetRef.Name = tc.apiVersion, tc.kind, "web"
+				obj = o
+			} else {
+				obj = &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "first", CreationTimestamp: older},
+					Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: tc.apiVersion, Kind: tc.kind, Name: "web"}}}
+			}
+			r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(hv, obj).Build()}
+			why, err := r.notServing(context.Background(), hv, target)
+			if err != nil {
+				t.Fatalf("%s %s: %v", other, tc.name, err)
+			}
+			if (why != "") != tc.serves {
+				t.Errorf("%s targeting %s %s/web: notServing %q, want the other to serve: %v", other, tc.name, tc.kind, why, tc.serves)
+			}
+		}
 	}
 }

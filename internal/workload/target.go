@@ -175,9 +175,10 @@ func selectorAt(obj *unstructured.Unstructured, path []string) (labels.Selector,
 }
 
 // RefKey is what a targetRef names within the autoscaler's namespace: group, kind and name, whatever
-// the version (the same workload as Target.RefKey).
+// the version, a well-known kind's group as Canonical serves it (a targetRef without an apiVersion, or with
+// extensions/v1beta1, names the same Deployment as apps/v1): the same workload as Target.RefKey.
 func RefKey(apiVersion, kind, name string) string {
-	return schema.FromAPIVersionAndKind(apiVersion, kind).GroupKind().String() + "/" + name
+	return Canonical(schema.FromAPIVersionAndKind(apiVersion, kind)).GroupKind().String() + "/" + name
 }
 
 // RefKey is the target's group, kind and name, as RefKey makes them.

@@ -3,6 +3,7 @@ package hvpa_test
 import (
 	"context"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 	"time"
 
@@ -502,6 +503,27 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(user), got)).To(Succeed())
 		Expect(got.Spec.ScaleTargetRef.Name).To(Equal("other"), "the user's HPA is left as it is")
 		Expect(metav1.GetControllerOf(got)).To(BeNil())
+	})
+
+	It("reports an HPA template the API server refuses, and deploys the HPA once it is corrected", func() {
+		ns := framework.NewNamespace(k8s, "hvpa")
+		framework.CreateDeployment(k8s, ns, "bad", 1, "500m")
+		h := withHPA(epHvpa(ns, "bad"), 80)
+		// the HPA API allows windows of at most an hour; the Hvpa's own validation does not read scale-up's
+		h.Spec.HPA.Template.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](7200)}}
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		Eventually(unsupportedMessage(ctx, ns, "bad"), framework.LongTimeout).Should(And(HavePrefix("InvalidSpec: spec.hpa.template"), ContainSubstring("stabilizationWindowSeconds")))
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bad"}, &autoscalingv2.HorizontalPodAutoscaler{})).To(Satisfy(apierrors.IsNotFound))
+
+		Eventually(func() error {
+			h := getHvpa(ctx, ns, "bad")
+			h.Spec.HPA.Template.Behavior.ScaleUp.StabilizationWindowSeconds = ptr.To[int32](60)
+			return k8s.Update(ctx, h)
+		}, framework.LongTimeout).Should(Succeed())
+		Eventually(unsupportedMessage(ctx, ns, "bad"), framework.LongTimeout).Should(BeEmpty())
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bad"}, &autoscalingv2.HorizontalPodAutoscaler{})
+		}, framework.LongTimeout).Should(Succeed())
 	})
 
 	It("does not act on a workload that an HPA scales directly", func() {
