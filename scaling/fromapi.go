@@ -1,6 +1,7 @@
 package scaling
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -375,7 +376,71 @@ func FromHvpa(h *hvpav1alpha1.Hvpa) (*Spec, field.ErrorList) {
 	} else if s.ScaleUp.Mode == UpdateModeMaintenanceWindow || s.ScaleDown.Mode == UpdateModeMaintenanceWindow {
 		errs = append(errs, field.Required(sp.Child("maintenanceTimeWindow"), "updateMode MaintenanceWindow needs a window (begin and end as HHMMSS+ZZZZ)"))
 	}
+	if len(errs) == 0 {
+		errs = downBoundaries(h, s, sp)
+	}
 	return s, errs
+}
+
+// downBoundaries checks what only the effective intervals show: that every down boundary after the first is
+// above 0 (an overlap as large as the previous upper total makes a down boundary of 0, which no total falls
+// below: the workload would never scale down from there). It needs a spec that converted without errors.
+func downBoundaries(h *hvpav1alpha1.Hvpa, s *Spec, sp *field.Path) field.ErrorList {
+	eff, err := EffectiveIntervals(s.Intervals, s.MinReplicas, s.Overlap)
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		return field.ErrorList{fe}
+	} else if err != nil {
+		return field.ErrorList{field.InternalError(sp.Child("scalingIntervals"), err)}
+	}
+	var errs field.ErrorList
+	op := sp.Child("scalingIntervalsOverlap")
+	for _, r := range Resources {
+		if s.Overlap[r] == nil {
+			continue
+		}
+		first, last := -1, -1
+		for j := 1; j < len(eff); j++ {
+			if up := eff[j-1].Up[r]; math.IsInf(up, 1) || up <= 0 {
+				continue
+			}
+			if eff[j].Down[r] <= 0 {
+				if first < 0 {
+					first = j
+				}
+				last = j
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		up, at := eff[first-1].Up[r], eff[first-1].Replicas
+		stuck := fmt.Sprintf("the down boundary at %s is 0", replicasText(eff[first].Replicas))
+		if last != first {
+			stuck = fmt.Sprintf("the down boundaries at %d to %d replicas are 0", eff[first].Replicas, eff[last].Replicas)
+		}
+		ov := h.Spec.ScalingIntervalsOverlap.CPU
+		if r == Memory {
+			ov = h.Spec.ScalingIntervalsOverlap.Memory
+		}
+		if ov.Percentage == nil || (ov.Value != nil && Amount(r, *ov.Value) >= up) {
+			errs = append(errs, field.Invalid(op.Child(r.String(), "value"), ov.Value.String(), fmt.Sprintf(
+				"is not below %s, the upper total at %s: %s, so the workload would never scale down from there; make value smaller than %s",
+				Format(r, up), replicasText(at), stuck, Format(r, up))))
+		} else {
+			errs = append(errs, field.Invalid(op.Child(r.String(), "percentage"), *ov.Percentage, fmt.Sprintf(
+				"is the whole upper total: %s, so the workload would never scale down from there; use a percentage below 100",
+				stuck)))
+		}
+	}
+	return errs
+}
+
+func replicasText(n int32) string {
+	if n == 1 {
+		return "1 replica"
+	}
+	return fmt.Sprintf("%d replicas", n)
 }
 
 // hpaBounds reads the HPA template's replica bounds and metrics into s; hasMax: the template gives a
@@ -471,6 +536,12 @@ func interval(in hvpav1alpha1.ScalingInterval, last, hasHPAMax bool, hpaMax int3
 	var e field.ErrorList
 	out.MaxResources, e = scaledValues(in.MaxResources, p.Child("maxResources"))
 	errs = append(errs, e...)
+	for _, r := range Resources {
+		if x, ok := out.MaxResources.Get(r); ok && x == 0 {
+			errs = append(errs, field.Invalid(p.Child("maxResources", r.String()), Format(r, x),
+				"must be greater than 0 (a per-pod maximum of 0 leaves the container nothing); omit it to default to the VPA template's maxAllowed"))
+		}
+	}
 	for _, r := range Resources {
 		if x, ok := maxAllowed.Get(r); ok && !out.MaxResources.Has(r) {
 			out.MaxResources.Set(r, x)

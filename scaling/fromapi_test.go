@@ -79,6 +79,12 @@ func TestFromHvpaErrors(t *testing.T) {
 		"overlap percentage above 100": {func(h *hvpav1alpha1.Hvpa) {
 			h.Spec.ScalingIntervalsOverlap = &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Percentage: ptr.To[int32](101)}}
 		}, "spec.scalingIntervalsOverlap.cpu.percentage"},
+		// the controller refuses what the webhook refuses, since the webhook may not have run (before, these two
+		// were the webhook's alone: a maxResources of 0 made a desired request of 0)
+		"maxResources 0": {func(h *hvpav1alpha1.Hvpa) { h.Spec.ScalingIntervals[0].MaxResources.CPU = ptr.To(q("0")) }, "spec.scalingIntervals[0].maxResources.cpu"},
+		"overlap value making a down boundary 0": {func(h *hvpav1alpha1.Hvpa) {
+			h.Spec.ScalingIntervalsOverlap = &hvpav1alpha1.ResourceChangeParams{CPU: &hvpav1alpha1.ChangeParams{Value: ptr.To(q("100"))}}
+		}, "spec.scalingIntervalsOverlap.cpu.value"},
 		"minAllowed above maxAllowed": {func(h *hvpav1alpha1.Hvpa) {
 			h.Spec.VPA.Template.ResourcePolicy.ContainerPolicies[0].MinAllowed = corev1.ResourceList{"cpu": q("9")}
 		}, "spec.vpa.template.resourcePolicy.containerPolicies[0].minAllowed[cpu]"},

@@ -1,9 +1,7 @@
 package validation
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -50,15 +48,12 @@ func Hvpa(h, old *hvpav1alpha1.Hvpa, gates featuregate.FeatureGate) (field.Error
 	warnings = append(warnings, uw...)
 
 	// the conversion the controller runs: what it refuses, the webhook refuses first
-	s, convErrs := scaling.FromHvpa(h)
+	_, convErrs := scaling.FromHvpa(h)
 	errs = append(errs, withoutRepeats(convErrs, policyErrs)...)
 
 	ie, iw := intervals(h, rp, sp)
 	errs = append(errs, ie...)
 	warnings = append(warnings, iw...)
-	if len(convErrs) == 0 {
-		errs = append(errs, effective(h, s, sp)...)
-	}
 	warnings = append(warnings, risky(h)...)
 	return errs, warnings
 }
@@ -106,12 +101,6 @@ func intervals(h *hvpav1alpha1.Hvpa, rp *vpav1.PodResourcePolicy, sp *field.Path
 			m := hpa.Template.MaxReplicas
 			errs = append(errs, field.Invalid(ip.Index(i).Child("maxReplicas"), *in.MaxReplicas, fmt.Sprintf(
 				"is above hpa.template.maxReplicas %d, so the workload never reaches this interval; lower it to at most %d or raise hpa.template.maxReplicas", m, m)))
-		}
-		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q := maxResource(in.MaxResources, r); q != nil && q.Sign() == 0 {
-				errs = append(errs, field.Invalid(ip.Index(i).Child("maxResources", string(r)), q.String(),
-					"must be greater than 0 (a per-pod maximum of 0 leaves the container nothing); omit it to default to the VPA template's maxAllowed"))
-			}
 		}
 	}
 	if n := len(h.Spec.ScalingIntervals); n > 0 && h.Spec.HPA != nil && h.Spec.HPA.Template.MaxReplicas > 0 {
@@ -210,68 +199,6 @@ func capsBelowIntervals(h *hvpav1alpha1.Hvpa, rp *vpav1.PodResourcePolicy, ip *f
 		}
 	}
 	return errs, warnings
-}
-
-// effective checks what only the effective intervals show (computed by the scaling package, as the
-// controller does; scaling.FromHvpa bounds their number): that every down boundary after the first is above 0 (an overlap as
-// large as the previous upper total makes a down boundary of 0, which no total falls below: the workload
-// would never scale down from there). It needs a spec that converted without errors.
-func effective(h *hvpav1alpha1.Hvpa, s *scaling.Spec, sp *field.Path) field.ErrorList {
-	eff, err := scaling.EffectiveIntervals(s.Intervals, s.MinReplicas, s.Overlap)
-	var fe *field.Error
-	if errors.As(err, &fe) {
-		return field.ErrorList{fe} // FromHvpa refuses these first; never trusted to have run
-	} else if err != nil {
-		return field.ErrorList{field.InternalError(sp.Child("scalingIntervals"), err)}
-	}
-	var errs field.ErrorList
-	op := sp.Child("scalingIntervalsOverlap")
-	for _, r := range scaling.Resources {
-		if s.Overlap[r] == nil {
-			continue
-		}
-		first, last := -1, -1
-		for j := 1; j < len(eff); j++ {
-			if up := eff[j-1].Up[r]; math.IsInf(up, 1) || up <= 0 {
-				continue
-			}
-			if eff[j].Down[r] <= 0 {
-				if first < 0 {
-					first = j
-				}
-				last = j
-			}
-		}
-		if first < 0 {
-			continue
-		}
-		up, at := eff[first-1].Up[r], eff[first-1].Replicas
-		stuck := fmt.Sprintf("the down boundary at %s is 0", replicas(eff[first].Replicas))
-		if last != first {
-			stuck = fmt.Sprintf("the down boundaries at %d to %d replicas are 0", eff[first].Replicas, eff[last].Replicas)
-		}
-		ov := h.Spec.ScalingIntervalsOverlap.CPU
-		if r == scaling.Memory {
-			ov = h.Spec.ScalingIntervalsOverlap.Memory
-		}
-		if ov.Percentage == nil || (ov.Value != nil && scaling.Amount(r, *ov.Value) >= up) {
-			errs = append(errs, field.Invalid(op.Child(r.String(), "value"), ov.Value.String(), fmt.Sprintf(
-				"is not below %s, the upper total at %s: %s, so the workload would never scale down from there; make value smaller than %s",
-				scaling.Format(r, up), replicas(at), stuck, scaling.Format(r, up))))
-		} else {
-			errs = append(errs, field.Invalid(op.Child(r.String(), "percentage"), *ov.Percentage, fmt.Sprintf(
-				"is the whole upper total: %s, so the workload would never scale down from there; use a percentage below 100",
-				stuck)))
-		}
-	}
-	return errs
-}
-
-func replicas(n int32) string {
-	if n == 1 {
-		return "1 replica"
-	}
-	return fmt.Sprintf("%d replicas", n)
 }
 
 // riskyHPA returns the warnings for HPA template settings that work but are risky.
