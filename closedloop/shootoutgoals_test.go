@@ -17,7 +17,6 @@ import (
 // its numbers. Why these miss: docs/design/scaling.md's change log.
 var shootoutMisses = []string{
 	"shootout/batch-0", "shootout/batch-1", "shootout/batch-2", "shootout/spiky-0", "shootout/spiky-1", "shootout/spiky-2",
-	"ns-000/memspike-5",
 }
 
 // TestShootoutGoalsHold runs the shoot-out of docs/simulate.md (the Hvpa of examples/hvpa-shootout.yaml against
