@@ -196,7 +196,7 @@ func TestChartAlerts(t *testing.T) {
 		want     []string
 	}{
 		{"default values", []string{"--set", "prometheusRule.enabled=true"},
-			`{job=~"hvpa-(recommender|controller|admission|updater)-metrics"}`, all},
+			`{job=~"hvpa-recommender-metrics|hvpa-controller-metrics|hvpa-admission-metrics|hvpa-updater-metrics"}`, all},
 		{"ci/nondefault-values.yaml", []string{"-f", filepath.Join(chart, "ci", "nondefault-values.yaml")}, `{job=~"hvpa-.+-metrics"}`,
 			[]string{"HvpaConfigUnsupported", "HvpaHistoryFallback", "HvpaRecommenderStalled", "HvpaSaturated", "HvpaWebhookErrors"}}, // no updater, HvpaScalingBlocked off
 		{"only the recommender and the webhook", []string{"--set", "prometheusRule.enabled=true,hvpaController.enabled=false,updater.enabled=false,prometheusRule.selector=cluster=\"a\""},

@@ -85,9 +85,10 @@ func TestChart(t *testing.T) {
 		// webhooks turns webhooks.Configurations into what the values ask for (admissionController.webhooks)
 		webhooks func(*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration)
 		spread   admissionSpread
+		anyScale bool // rbac.readScaleOfAnyKind
 	}{
-		{"default values", nil, false, nil, admissionSpread{antiAffinity: "soft", zones: true}},
-		{"ci/nondefault-values.yaml", []string{"-f", filepath.Join(chart, "ci", "nondefault-values.yaml")}, true, nondefaultWebhooks, admissionSpread{antiAffinity: "hard"}},
+		{"default values", nil, false, nil, admissionSpread{antiAffinity: "soft", zones: true}, true},
+		{"ci/nondefault-values.yaml", []string{"-f", filepath.Join(chart, "ci", "nondefault-values.yaml")}, true, nondefaultWebhooks, admissionSpread{antiAffinity: "hard"}, false},
 	}
 
 	for _, vs := range valueSets {
@@ -116,10 +117,47 @@ func TestChart(t *testing.T) {
 			t.Run("webhook configurations are webhooks.Configurations with the release's Service and the values' settings", func(t *testing.T) { checkWebhooks(t, objs, deps, vs.webhooks) })
 			t.Run("the webhook's replicas spread across nodes and zones", func(t *testing.T) { checkAdmissionSpread(t, deps, vs.spread) })
 			t.Run("RBAC has no wildcards, no cluster-admin, a comment on every rule, the generated rules", func(t *testing.T) { checkRBAC(t, objs, deps) })
+			t.Run("every role that reads a target's scale reads the scale of any kind, as the values say", func(t *testing.T) { checkScaleOfAnyKind(t, objs, vs.anyScale) })
 			t.Run("a dashboard ConfigMap per dashboard file", func(t *testing.T) { checkDashboards(t, chart, objs, vs.dashboards) })
 			t.Run("a NetworkPolicy per Deployment admits only the ports it serves", func(t *testing.T) { checkNetworkPolicies(t, objs, deps, vs.dashboards) })
 			t.Run("the API server accepts every object (server-side dry run)", func(t *testing.T) { dryRun(ctx, t, c, objs) })
 		})
+	}
+}
+
+// TestChartLongReleaseName: with the longest release name Helm allows (53), every object's name is within
+// its kind's limit and no two objects of a kind share a name (found in review: the metrics Services were 67
+// long and the four dashboards' ConfigMaps, truncated to 63, had one name).
+func TestChartLongReleaseName(t *testing.T) {
+	root, helm := helmAndRoot(t)
+	chart := filepath.Join(root, "charts", "hvpa")
+	release := strings.Repeat("r", 53)
+	for _, args := range [][]string{nil, {"-f", filepath.Join(chart, "ci", "nondefault-values.yaml")}} {
+		out, err := runHelm(helm, append([]string{"template", release, chart, "--namespace", chartNamespace}, args...)...)
+		if err != nil {
+			t.Fatalf("helm template %v: %v\n%s", args, err, out)
+		}
+		objs, err := decodeRendered(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, o := range objs {
+			kind, name := o.obj.GetKind(), o.obj.GetName()
+			limit := 253
+			switch kind {
+			case "Service", "Namespace", "ServiceAccount":
+				limit = 63 // DNS labels
+			}
+			if len(name) > limit {
+				t.Errorf("%v: %s %s is %d long, above %d", args, kind, name, len(name), limit)
+			}
+			if key := kind + "/" + o.obj.GetNamespace() + "/" + name; seen[key] {
+				t.Errorf("%v: two objects %s", args, key)
+			} else {
+				seen[key] = true
+			}
+		}
 	}
 }
 
@@ -484,6 +522,41 @@ func ptrString(p *string) string {
 	return *p
 }
 
+// isScaleOfAnyKind is the one wildcard rule the chart may render (rbac.readScaleOfAnyKind): get of the scale
+// subresource of any kind, as upstream VPA's system:vpa-target-reader; any other verb, resource or name in it
+// makes it a wildcard rule like any.
+func isScaleOfAnyKind(rule rbacv1.PolicyRule) bool {
+	return slices.Equal(rule.APIGroups, []string{"*"}) && slices.Equal(rule.Resources, []string{"*/scale"}) && slices.Equal(rule.Verbs, []string{"get"}) &&
+		len(rule.ResourceNames) == 0 && len(rule.NonResourceURLs) == 0
+}
+
+// checkScaleOfAnyKind: with rbac.readScaleOfAnyKind every component's ClusterRole (bound to a ServiceAccount:
+// each resolves targets or pods' owners) gets the scale of any kind; without it, and in the users' roles, none
+// does.
+func checkScaleOfAnyKind(t *testing.T, objs []renderedObject, want bool) {
+	components := map[string]bool{}
+	for _, o := range byKind(objs, "ClusterRoleBinding") {
+		b := convert[rbacv1.ClusterRoleBinding](t, o)
+		for _, sub := range b.Subjects {
+			components[b.RoleRef.Name] = components[b.RoleRef.Name] || sub.Kind == rbacv1.ServiceAccountKind
+		}
+	}
+	n := 0
+	for _, o := range byKind(objs, "ClusterRole") {
+		r := convert[rbacv1.ClusterRole](t, o)
+		any := slices.ContainsFunc(r.Rules, isScaleOfAnyKind)
+		if components[r.Name] {
+			n++
+		}
+		if any != (want && components[r.Name]) {
+			t.Errorf("%s: scale of any kind %v, want %v (a component's role: %v)", o, any, want && components[r.Name], components[r.Name])
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d components' ClusterRoles, want the recommender's, the controller's and the webhook's at least", n)
+	}
+}
+
 // rbacRuleLine starts a rule in a Role or ClusterRole as the chart writes them.
 var rbacRuleLine = regexp.MustCompile(`^\s*- apiGroups:`)
 
@@ -503,6 +576,9 @@ func checkRBAC(t *testing.T, objs []renderedObject, deps []deployed) {
 				t.Errorf("%s: no rules", o)
 			}
 			for _, rule := range r.Rules {
+				if isScaleOfAnyKind(rule) {
+					continue // rbac.readScaleOfAnyKind: get only, of scale subresources only
+				}
 				for _, field := range [][]string{rule.Verbs, rule.APIGroups, rule.Resources, rule.ResourceNames, rule.NonResourceURLs} {
 					for _, v := range field {
 						if strings.Contains(v, "*") {

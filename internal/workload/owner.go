@@ -104,6 +104,10 @@ func TopController(ctx context.Context, cached client.Reader, live client.Client
 		switch {
 		case apierrors.IsNotFound(err), isNoMatch(err):
 			return top, true, nil // a kind the API does not serve, or gone: the walk ends at what is known
+		case apierrors.IsForbidden(err) && !CachedOwnerKinds[gvk]:
+			// a scalable kind whose objects hvpa may not read (only their scale: the chart's
+			// rbac.readScaleOfAnyKind): the walk ends at it, as upstream's, which reads no further than the scale
+			return top, true, nil
 		case err != nil:
 			return top, true, fmt.Errorf("reading %s %s/%s: %w", owner.Kind, namespace, owner.Name, err)
 		}

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -169,5 +170,55 @@ func TestTopControllerOldRefsAndNodes(t *testing.T) {
 	mirror := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "etcd-node-1", OwnerReferences: controlledBy("v1", "Node", "node-1")}}
 	if _, ok, err := TopController(ctx, base, live, "kube-system", mirror); err != nil || ok || calls != 0 {
 		t.Errorf("a mirror pod: ok %v err %v after %d API calls, want no controller and no call", ok, err, calls)
+	}
+}
+
+// TestTopControllerWithOnlyTheScale: with read access to the scale of any kind and not to the objects (the
+// chart's rbac.readScaleOfAnyKind, upstream's system:vpa-target-reader), a scalable owner is the top-most
+// controller and the walk ends there (a refused read of its metadata was an error: the pod's VPA was not found);
+// a refused read of the scale is an error, asked of the API server once per object and TTL, not once per pod.
+func TestTopControllerWithOnlyTheScale(t *testing.T) {
+	ctx := context.Background()
+	for _, scaleReadable := range []bool{true, false} {
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", OwnerReferences: controlledBy("apps/v1", "Deployment", "web")}}
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", OwnerReferences: controlledBy("example.com/v1", "Foo", "foo")}}
+		base := fake.NewClientBuilder().WithObjects(rs, dep).Build()
+		scaleReads := 0
+		forbidden := func(res string) error {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "example.com", Resource: res}, "foo", errors.New("RBAC: not allowed"))
+		}
+		live := interceptor.NewClient(base, interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if obj.GetObjectKind().GroupVersionKind().Kind == "Foo" {
+					return forbidden("foos")
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+			SubResourceGet: func(ctx context.Context, c client.Client, sub string, obj, into client.Object, opts ...client.SubResourceGetOption) error {
+				scaleReads++
+				if !scaleReadable {
+					return forbidden("foos/scale")
+				}
+				into.(*unstructured.Unstructured).Object = map[string]any{"apiVersion": "autoscaling/v1", "kind": "Scale",
+					"metadata": map[string]any{"name": "foo", "namespace": "ns"}, "spec": map[string]any{"replicas": int64(1)}}
+				return nil
+			}})
+		scaleProbe.Lock()
+		clear(scaleProbe.answers)
+		scaleProbe.Unlock()
+		for i := range 3 { // three pods of the same owner
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("web-1-%d", i), OwnerReferences: controlledBy("apps/v1", "ReplicaSet", "web-1")}}
+			top, ok, err := TopController(ctx, base, live, "ns", pod)
+			if scaleReadable {
+				if want := (Ref{Group: "example.com", Kind: "Foo", Name: "foo"}); err != nil || !ok || top != want {
+					t.Errorf("scale readable, object not: top %v %v %v, want %v", top, ok, err, want)
+				}
+			} else if !apierrors.IsForbidden(err) {
+				t.Errorf("scale refused: %v %v %v, want the Forbidden error", top, ok, err)
+			}
+		}
+		if scaleReads != 1 {
+			t.Errorf("scale readable %v: %d reads of the scale for three pods, want 1", scaleReadable, scaleReads)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -28,6 +29,7 @@ type scaleProbeKey struct {
 
 type scaleProbeAnswer struct {
 	scalable bool
+	refused  error // a Forbidden read, kept as long as an answer: asked again for every pod it costs a call each
 	at       time.Time
 }
 
@@ -38,9 +40,9 @@ var scaleProbe = struct {
 }{answers: map[scaleProbeKey]scaleProbeAnswer{}}
 
 // scalable reports whether the object of gvk has a scale subresource; an error other than one saying it has
-// none (notServed) is returned, and nothing is kept for it: a
-// refused read (Forbidden: the kind missing from the chart's rbac.extraTargets) does not say the object has
-// none, and upstream's VPA gives up there too.
+// none (notServed) is returned. A refused read (Forbidden: the chart's rbac.readScaleOfAnyKind off and the kind
+// missing from rbac.extraTargets) does not say the object has none, and upstream's VPA gives up there too: it
+// is kept as an answer is, so that the pods of such an owner do not each ask again; any other error is not kept.
 func scalable(ctx context.Context, live client.Client, gvk schema.GroupVersionKind, namespace, name string) (bool, error) {
 	key := scaleProbeKey{gvk.GroupKind(), namespace, name}
 	now := time.Now()
@@ -48,10 +50,14 @@ func scalable(ctx context.Context, live client.Client, gvk schema.GroupVersionKi
 	a, ok := scaleProbe.answers[key]
 	scaleProbe.Unlock()
 	if ok && now.Sub(a.at) < scaleProbeTTL {
-		return a.scalable, nil
+		return a.scalable, a.refused
 	}
 	_, err := GetScale(ctx, live, gvk, namespace, name)
-	if err != nil && !notServed(err) {
+	var refused error
+	switch {
+	case apierrors.IsForbidden(err):
+		refused = err
+	case err != nil && !notServed(err):
 		return false, err
 	}
 	scaleProbe.Lock()
@@ -64,7 +70,7 @@ func scalable(ctx context.Context, live client.Client, gvk schema.GroupVersionKi
 		}
 	}
 	if len(scaleProbe.answers) < scaleProbeMax { // all fresh: this answer is not kept
-		scaleProbe.answers[key] = scaleProbeAnswer{scalable: err == nil, at: now}
+		scaleProbe.answers[key] = scaleProbeAnswer{scalable: err == nil, refused: refused, at: now}
 	}
-	return err == nil, nil
+	return err == nil, refused
 }

@@ -124,7 +124,7 @@ func (r *Resolver) notControlled(ctx context.Context, kind string, obj metav1.Ob
 	if gvk := Canonical(schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind)); !CachedOwnerKinds[gvk] && r.Live != nil {
 		ok, err := scalable(ctx, r.Live, gvk, obj.GetNamespace(), owner.Name)
 		if apierrors.IsForbidden(err) {
-			return &TargetError{vpav1.ReasonParentControllerTarget, fmt.Sprintf("%s %s is controlled by %s %s, whose scale subresource hvpa may not read (%v): point spec.targetRef at it, or let hvpa read it (the chart's rbac.extraTargets) to tell whether it is a workload",
+			return &TargetError{vpav1.ReasonParentControllerTarget, fmt.Sprintf("%s %s is controlled by %s %s, whose scale subresource hvpa may not read (%v): point spec.targetRef at it, or let hvpa read it (the chart's rbac.readScaleOfAnyKind or rbac.extraTargets) to tell whether it is a workload",
 				kind, obj.GetName(), owner.Kind, owner.Name, err)}
 		}
 		if err != nil {

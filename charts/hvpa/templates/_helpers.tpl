@@ -28,6 +28,13 @@ knows it by.
 {{- get (dict "recommender" "recommender" "hvpaController" "controller" "admissionController" "admission" "updater" "updater") . }}
 {{- end }}
 
+{{/* A component's metrics Service: <fullname>-<suffix>-metrics, the fullname cut so that it stays a DNS label
+(63) and the suffixes keep the components' names apart. */}}
+{{- define "hvpa.metricsServiceName" -}}
+{{- $sfx := include "hvpa.suffix" .key }}
+{{- printf "%s-%s-metrics" (include "hvpa.fullname" $.root | trunc (int (sub 54 (len $sfx))) | trimSuffix "-") $sfx }}
+{{- end }}
+
 {{- define "hvpa.component" -}}
 {{- get (dict "recommender" "recommender" "hvpaController" "hvpa" "admissionController" "admission" "updater" "updater") . }}
 {{- end }}

@@ -1,6 +1,6 @@
 {{/*
 Rule blocks several components share. Every rule says what its verbs are for; chart_test.go checks that each
-rule has such a comment and that no rule has a wildcard.
+rule has such a comment and that no rule has a wildcard but rbac.readScaleOfAnyKind's get of any kind's scale.
 */}}
 
 {{/*
@@ -20,8 +20,16 @@ each rule's verbs are for is written above its marker; the comment rendered here
 {{- end }}
 {{- end }}
 
-{{/* rbac.extraTargets: each resource with .verbs, and its scale subresource with .scaleVerbs. */}}
+{{/* rbac.extraTargets: each resource with .verbs, and its scale subresource with .scaleVerbs; with
+rbac.readScaleOfAnyKind, the scale subresource of any kind too (get only). */}}
 {{- define "hvpa.rules.extraTargets" -}}
+{{- if .root.Values.rbac.readScaleOfAnyKind }}
+# */scale of any kind (rbac.readScaleOfAnyKind, upstream's system:vpa-target-reader): tell whether a pod's
+# owner of a kind not built in is a workload, and read its selector (the only wildcard the chart renders)
+- apiGroups: ["*"]
+  resources: ["*/scale"]
+  verbs: ["get"]
+{{- end }}
 {{- range .root.Values.rbac.extraTargets }}
 # {{ .resource }}.{{ .apiGroup }} (rbac.extraTargets): {{ $.why }}
 - apiGroups: [{{ .apiGroup | quote }}]
