@@ -172,6 +172,19 @@ var _ = Describe("Hvpa", func() {
 		Expect(out.Status.Replicas).To(Equal(int32(3)), "a scale write must not touch status")
 	})
 
+	It("refuses a change of targetRef, naming the field and what to do instead, and accepts other changes", func() {
+		ns := framework.NewNamespace(k8s, "crd")
+		h := validHvpa(ns)
+		Expect(k8s.Create(ctx, h)).To(Succeed())
+		h.Spec.Replicas = ptr.To[int32](2)
+		Expect(k8s.Update(ctx, h)).To(Succeed(), "a change of another field")
+		moved := h.DeepCopy()
+		moved.Spec.TargetRef.Name = "other"
+		err := k8s.Update(ctx, moved)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(And(ContainSubstring("spec.targetRef"), ContainSubstring("create an Hvpa for the other workload")))
+	})
+
 	It("accepts hpa: {deploy: false} without a template (no deployed HPA: spec.replicas as anyone writes it is the input)", func() {
 		ns := framework.NewNamespace(k8s, "crd")
 		h := validHvpa(ns)

@@ -62,8 +62,10 @@ func (o *Hvpa) UnmarshalJSON(data []byte) error {
 // +kubebuilder:validation:XValidation:rule="!has(self.hpa) || !has(self.hpa.deploy) || !self.hpa.deploy || has(self.hpa.template)",message="hpa.deploy needs hpa.template (at least maxReplicas) for the HPA it creates; add the template, or set deploy to false to follow an HPA, a KEDA ScaledObject or kubectl scale on the Hvpa's scale subresource",fieldPath=".hpa.template",reason="FieldValueRequired"
 type HvpaSpec struct {
 	// targetRef points to the workload to scale: a Deployment, StatefulSet, ReplicaSet or any resource with
-	// a scale subresource.
+	// a scale subresource. It cannot change: the Hvpa's status (its intent, last scaling, HPA basis), its HPA
+	// and its recommender's history are the workload's; to scale another workload, create another Hvpa.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="targetRef cannot change: this Hvpa's status, HPA and history belong to the workload it names; delete it and create an Hvpa for the other workload"
 	TargetRef autoscalingv2.CrossVersionObjectReference `json:"targetRef"`
 
 	// replicas is the HPA's desired replica count, written by an HPA through this object's scale
