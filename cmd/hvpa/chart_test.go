@@ -329,10 +329,20 @@ func checkDeployments(t *testing.T, deps []deployed) {
 		for _, p := range ct.Ports {
 			ports[p.Name] = p.ContainerPort
 		}
-		if ports["metrics"] != 8080 || !strings.HasSuffix(d.flag("metrics-bind-address"), ":8080") ||
+		if ports["metrics"] == 0 || !strings.HasSuffix(d.flag("metrics-bind-address"), fmt.Sprintf(":%d", ports["metrics"])) ||
 			!strings.HasSuffix(d.flag("health-probe-bind-address"), fmt.Sprintf(":%d", probePort(t, d, ct))) {
-			t.Errorf("Deployment %s: ports %v, --metrics-bind-address=%s --health-probe-bind-address=%s: want metrics on 8080 and the probes' port",
+			t.Errorf("Deployment %s: ports %v, --metrics-bind-address=%s --health-probe-bind-address=%s: want metrics on the metrics port and the probes' port",
 				d.dep.Name, ports, d.flag("metrics-bind-address"), d.flag("health-probe-bind-address"))
+		}
+		if spec.HostNetwork && spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+			t.Errorf("Deployment %s: hostNetwork with dnsPolicy %q, want ClusterFirstWithHostNet (Service names resolve)", d.dep.Name, spec.DNSPolicy)
+		}
+		var memLimit bool
+		for _, e := range ct.Env {
+			memLimit = memLimit || (e.Name == "GOMEMLIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory")
+		}
+		if !memLimit {
+			t.Errorf("Deployment %s: no GOMEMLIMIT from the container's memory limit", d.dep.Name)
 		}
 		if ct.LivenessProbe == nil || ct.LivenessProbe.HTTPGet == nil || ct.LivenessProbe.HTTPGet.Path != "/healthz" ||
 			ct.ReadinessProbe == nil || ct.ReadinessProbe.HTTPGet == nil || ct.ReadinessProbe.HTTPGet.Path != "/readyz" {
@@ -1610,6 +1620,16 @@ func TestChartValuesSchema(t *testing.T) {
 		"prometheusRule.ruleLabels.team=a", "admissionController.webhooks.pods.timeoutSeconds=30"}
 	if out, err := runHelm(helm, "template", "hvpa", chart, "--set", strings.Join(ok, ",")); err != nil {
 		t.Errorf("helm template with free-form values %v: %v\n%s", ok, err, tail(out, 2000))
+	}
+	// two writers: more than one replica of a leader-elected component without leader election
+	for _, key := range []string{"recommender", "updater", "hvpaController"} {
+		set := key + ".replicas=2," + key + ".leaderElection.enabled=false"
+		if key == "hvpaController" {
+			set += ",hvpaController.colocateWithRecommender=false"
+		}
+		if out, err := runHelm(helm, "template", "hvpa", chart, "--set", set); err == nil || !strings.Contains(out, key+".replicas is 2 with "+key+".leaderElection.enabled false") {
+			t.Errorf("helm template --set %s: %v, want the render refused\n%s", set, err, tail(out, 2000))
+		}
 	}
 }
 

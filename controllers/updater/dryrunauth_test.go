@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	vpav1 "github.com/hvpa-dev/hvpa/apis/autoscaling/v1"
 	"github.com/hvpa-dev/hvpa/scaling"
 	"github.com/hvpa-dev/hvpa/test/testenv"
 )
@@ -150,5 +151,66 @@ func TestRefusedReplacementFreesOnlyATakenShare(t *testing.T) {
 		if want := map[bool]int{false: 1, true: 0}[looping]; a.Kind != Skip || budget != want {
 			t.Errorf("%s: %s, budget %d after the refused replacement, want a skip and %d", name, a.Kind, budget, want)
 		}
+	}
+}
+
+// TestEvictOnlyWhenTheReplacementIsSized: with the admission Lease checked (evicted pods must come back
+// sized), an eviction goes ahead only when the dry run of the replacement came back marked by a sizing
+// webhook, hvpa's (sized-by) or upstream's (vpaUpdates); admitted unmarked (the webhook is not called in the
+// namespace, as the chart's excludedNamespaces, or failed open) the pod is not evicted: ReplacementNotSized,
+// with backoff, counted as replacement_unsized. The marks the pod itself carries from its own admission do not
+// count (found in review: kube-system's pods were evicted by a webhook that never saw their replacements).
+func TestEvictOnlyWhenTheReplacementIsSized(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mark    map[string]string // what the dry run's webhook writes
+		evicted bool
+	}{
+		"hvpa's webhook":                       {map[string]string{vpav1.AnnotationSizedBy: "Hvpa/web"}, true},
+		"upstream's webhook":                   {map[string]string{vpav1.AnnotationUpstreamUpdates: "Pod resources updated by web: container 0: "}, true},
+		"no webhook: the pod's own marks only": {nil, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "web-1", UID: "u1",
+				Annotations: map[string]string{vpav1.AnnotationSizedBy: "Hvpa/web", vpav1.AnnotationUpstreamUpdates: "Pod resources updated by web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1"}}}}
+			evictions := 0
+			c := fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(pod.DeepCopy()).
+				WithIndex(&corev1.Pod{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).
+				WithInterceptorFuncs(interceptor.Funcs{
+					Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+						if o, ok := obj.(*corev1.Pod); ok && len((&client.CreateOptions{}).ApplyOptions(opts).DryRun) > 0 {
+							for k, v := range tc.mark {
+								o.Annotations[k] = v
+							}
+							return nil
+						}
+						return c.Create(ctx, obj, opts...)
+					},
+					SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+						evictions++
+						return c.SubResource(sub).Create(ctx, obj, subObj, opts...)
+					},
+				}).Build()
+			o := DefaultOptions()
+			o.AdmissionLease = types.NamespacedName{Namespace: "hvpa", Name: "hvpa-admission"}
+			u := New(c, c, record.NewFakeRecorder(10), clocktesting.NewFakeClock(now), nil, o, NewMetrics(nil))
+			budget := 0
+			s := served{ctl: Controller{Kind: "Hvpa", Namespace: "kube-system", Name: "web"}, obj: pod, budget: &budget, known: map[types.UID]bool{}}
+			a := &Action{Kind: Evict, Fingerprint: "f", Message: "app cpu request 100m -> 500m",
+				Sized: []scaling.ContainerDecision{{Name: "app", Requests: scaling.V(500, -1)}}}
+			u.evict(context.Background(), s, pod, a, true, "", now)
+			if tc.evicted {
+				if evictions != 1 || a.Kind != Evict {
+					t.Errorf("%d evictions, %s/%s: %s; want the pod evicted", evictions, a.Kind, a.Reason, a.Message)
+				}
+				return
+			}
+			if evictions != 0 || a.Kind != Skip || a.Reason != ReasonReplacementUnsized || !a.Backoff {
+				t.Errorf("%d evictions; %s/%s backoff %v: %s; want a skip ReplacementNotSized with backoff", evictions, a.Kind, a.Reason, a.Backoff, a.Message)
+			}
+			if got := testutil.ToFloat64(u.Metrics.Evictions.WithLabelValues("replacement_unsized")); got != 1 {
+				t.Errorf("evictions{outcome=replacement_unsized} = %v, want 1", got)
+			}
+		})
 	}
 }

@@ -69,6 +69,10 @@ const (
 	// identity lacks create pods, which it uses only with dryRun=All), so the pod is not evicted: an
 	// eviction whose replacement the API server might refuse could lose the pod.
 	ReasonReplacementUnchecked = "ReplacementNotChecked"
+	// ReasonReplacementUnsized: the dry run of the pod's replacement was admitted without a sizing webhook
+	// matching it (hvpa's or upstream's: the webhook is not called in the namespace or for the pod, or it
+	// failed open), so the pod is not evicted: its replacement would start at its template's resources.
+	ReasonReplacementUnsized = "ReplacementNotSized"
 	// ReasonMemoryInUse: a resize would lower a container's memory limit to or below the memory it uses (or
 	// its usage could not be read), which the kubelet cannot do; that container's memory is kept.
 	ReasonMemoryInUse = "MemoryLimitBelowUsage"

@@ -23,7 +23,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Resizes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "resizes_total",
 			Help: "In-place resizes by outcome: requested (the API accepted the resize), refused (the API refused it), loop (not attempted: loop detection), rate_limited (not attempted this loop: --eviction-rate-limit)."}, []string{"outcome"}),
 		Evictions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "evictions_total",
-			Help: "Evictions by outcome: evicted, fallback (evicted after a failed resize), blocked_by_pdb, error, rate_limited, no_admission (the webhook Lease is stale), loop, replacement_refused (a dry run of the replacement was refused), replacement_unchecked (the updater may not send that dry run: no create pods)."}, []string{"outcome"}),
+			Help: "Evictions by outcome: evicted, fallback (evicted after a failed resize), blocked_by_pdb, error, rate_limited, no_admission (the webhook Lease is stale), loop, replacement_refused (a dry run of the replacement was refused), replacement_unchecked (the updater may not send that dry run: no create pods), replacement_unsized (that dry run was admitted without a sizing webhook matching the replacement)."}, []string{"outcome"}),
 		Skips: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "skipped_updates_total",
 			Help: "Updates not made, by reason."}, []string{"reason"}),
 		Convergence: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "convergence_seconds",

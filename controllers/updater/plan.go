@@ -1168,12 +1168,21 @@ func (e *DryRunForbiddenError) Error() string {
 
 func (e *DryRunForbiddenError) Unwrap() error { return e.Err }
 
+// ReplacementUnsizedError is a dry run of a replacement that the API server admitted without a sizing webhook
+// matching it (vpav1.MatchedAtAdmission): the replacement would start at its template's resources.
+type ReplacementUnsizedError struct{}
+
+func (*ReplacementUnsizedError) Error() string {
+	return "the API server admitted its replacement without a sizing webhook matching it (the pod webhook is not called in this namespace or for these pods, or it failed open)"
+}
+
 // AfterDryRun decides whether an eviction goes ahead after the server-side dry run of its replacement (the
 // pod as it would be recreated with its new resources) answered err: admitted, it does; refused, the pod is
 // not evicted, as its replacement would be refused too (and the workload would lose the pod), and the update
 // is retried with backoff; a transient failure of the dry run is tried again next loop. A dry run the
 // updater may not send (DryRunForbiddenError) leaves the replacement unchecked: the pod is not evicted either
-// (an eviction cannot be undone, a pod not evicted keeps running as it is), retried with backoff.
+// (an eviction cannot be undone, a pod not evicted keeps running as it is), retried with backoff; so is one
+// admitted without a sizing webhook matching the replacement (ReplacementUnsizedError).
 func AfterDryRun(a Action, err error) Action {
 	if err == nil {
 		return a
@@ -1184,6 +1193,12 @@ func AfterDryRun(a Action, err error) Action {
 		a.Reason, a.Backoff = ReasonReplacementUnchecked, true
 		a.Message += fmt.Sprintf("; not evicting: its replacement cannot be checked (%v); grant the updater create pods, which it sends only as dry runs "+
 			"(the chart grants it and refuses the updater any other pod create with a ValidatingAdmissionPolicy); retrying with backoff", err)
+		return a
+	}
+	var unsized *ReplacementUnsizedError
+	if errors.As(err, &unsized) {
+		a.Reason, a.Backoff = ReasonReplacementUnsized, true
+		a.Message += fmt.Sprintf("; not evicting: %v, so it would start unsized; retrying with backoff", err)
 		return a
 	}
 	if ClassifyRefusal(err) == RefusedTransient {

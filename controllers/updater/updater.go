@@ -794,6 +794,9 @@ func (u *Updater) replacementAdmitted(ctx context.Context, c served, pod *corev1
 		*c.budget++ // nothing disrupted: the share of the budget this eviction took (limitEvictions) is free for another
 	}
 	outcome := "replacement_refused"
+	if a.Reason == ReasonReplacementUnsized {
+		outcome = "replacement_unsized"
+	}
 	if a.Reason == ReasonReplacementUnchecked {
 		outcome = "replacement_unchecked"
 		logf.FromContext(ctx).Info("not evicting: the updater may not dry-run the replacement pod; grant it create pods (used only with dryRun=All)",
@@ -902,9 +905,16 @@ func (u *Updater) dryRunReplacement(ctx context.Context, pod *corev1.Pod, sized 
 	if i < 0 {
 		return errors.New("reading the pod: it is gone")
 	}
-	err := u.Client.Create(ctx, replacement(&l.Items[i], sized), client.DryRunAll)
+	r := replacement(&l.Items[i], sized)
+	err := u.Client.Create(ctx, r, client.DryRunAll)
 	if apierrors.IsForbidden(err) && u.mayNotCreatePods(ctx, pod.Namespace) {
 		return &DryRunForbiddenError{Err: err}
+	}
+	// with the admission Lease checked (evicted pods must come back sized), the dry run must also show that a
+	// sizing webhook matched the replacement: a Lease says a webhook serves, not that the API server calls it
+	// for this pod (an excluded namespace, a selector, a webhook failing open)
+	if err == nil && u.Options.AdmissionLease.Name != "" && !vpav1.MatchedAtAdmission(r.Annotations) {
+		return &ReplacementUnsizedError{}
 	}
 	return err
 }
@@ -930,6 +940,9 @@ func (u *Updater) mayNotCreatePods(ctx context.Context, namespace string) bool {
 func replacement(pod *corev1.Pod, sized []scaling.ContainerDecision) *corev1.Pod {
 	r := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, GenerateName: pod.Name + "-", Labels: maps.Clone(pod.Labels),
 		Annotations: maps.Clone(pod.Annotations), Finalizers: slices.Clone(pod.Finalizers)}, Spec: *pod.Spec.DeepCopy()}
+	// the marks the sizing webhooks left at the pod's own admission: the dry run's answer shows the new ones
+	delete(r.Annotations, vpav1.AnnotationSizedBy)
+	delete(r.Annotations, vpav1.AnnotationUpstreamUpdates)
 	for _, o := range pod.OwnerReferences {
 		o.BlockOwnerDeletion = nil
 		r.OwnerReferences = append(r.OwnerReferences, o)

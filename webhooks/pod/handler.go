@@ -33,7 +33,7 @@ import (
 // Annotations the webhook writes on the pods it sizes (and vpav1.AnnotationSizedResources: what it changed).
 const (
 	// AnnotationSizedBy names the object the pod was sized from, e.g. "VerticalPodAutoscaler/web".
-	AnnotationSizedBy = "autoscaling.hvpa.dev/sized-by"
+	AnnotationSizedBy = vpav1.AnnotationSizedBy
 	// AnnotationAlsoMatched lists the other objects that control the pod's workload (the oldest wins).
 	AnnotationAlsoMatched = "autoscaling.hvpa.dev/also-matched"
 	// AnnotationNotes says why values are what they are (maxAllowed, LimitRange, the limit's source).

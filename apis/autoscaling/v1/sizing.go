@@ -11,7 +11,17 @@ const (
 	// resources updated by NAME: container 0: cpu request, ..."), also when it changed nothing (no request or
 	// limit listed); the updater reads one that lists a change as AnnotationSizedResources.
 	AnnotationUpstreamUpdates = "vpaUpdates"
+	// AnnotationSizedBy names the object hvpa's pod webhook sized the pod from, e.g.
+	// "VerticalPodAutoscaler/web", also when it changed nothing.
+	AnnotationSizedBy = "autoscaling.hvpa.dev/sized-by"
 )
+
+// MatchedAtAdmission reports whether a pod's annotations say that a sizing webhook, hvpa's or upstream's,
+// matched it to an autoscaler when it was created (whether or not it changed anything): hvpa's
+// AnnotationSizedBy, upstream's AnnotationUpstreamUpdates, which each writes on every pod it admits for one.
+func MatchedAtAdmission(annotations map[string]string) bool {
+	return annotations[AnnotationSizedBy] != "" || annotations[AnnotationUpstreamUpdates] != ""
+}
 
 // SizedAtAdmission reports whether a pod's (or a template's) annotations say that an admission webhook,
 // hvpa's or upstream's, changed its resources when it was created.

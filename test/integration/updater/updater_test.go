@@ -400,20 +400,27 @@ var _ = Describe("Updater", func() {
 		}, framework.Timeout, framework.Interval).Should(BeTrue())
 	})
 
+	It("does not evict while the API server sends the replacements to no sizing webhook, though the webhook's Lease is fresh", func() {
+		ns := framework.NewNamespace(k8s, "unsized")
+		withoutPodWebhook()
+		deployment(ns, "web", 2, "accept", rl("100m", ""), nil)
+		vpa(ns, "web", vpav1.UpdateModeRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
+		startUpdater(testOptions())
+		Eventually(func() []string { return eventStream(ns) }, framework.Timeout, framework.Interval).Should(
+			ContainElement(ContainSubstring(updater.ReasonReplacementUnsized + ": ")))
+		Consistently(func() []string { return eventStream(ns) }, 2*time.Second, framework.Interval).ShouldNot(
+			ContainElement(ContainSubstring(" " + updater.EventEvictedByVPA + ":")))
+	})
+
 	It("detects an eviction loop: a replacement that comes back unsized is not evicted again", func() {
 		ns := framework.NewNamespace(k8s, "loop")
-		// pods created now are not sized: the pod webhook is taken out of the API server (the Lease stays
-		// fresh, as with a misconfigured webhook)
-		var mwc admissionregistrationv1.MutatingWebhookConfiguration
-		Expect(k8s.Get(ctx, client.ObjectKey{Name: "hvpa"}, &mwc)).To(Succeed())
-		Expect(k8s.Delete(ctx, &mwc)).To(Succeed())
-		DeferCleanup(func() {
-			mwc.ResourceVersion, mwc.UID = "", ""
-			Expect(k8s.Create(ctx, &mwc)).To(Succeed())
-		})
+		// pods created now are not sized: the pod webhook is taken out of the API server, and the updater does
+		// not check the webhook (--admission-lease -: unsized replacements accepted), so it evicts
+		withoutPodWebhook()
 		deployment(ns, "web", 2, "accept", rl("100m", ""), nil)
 		vpa(ns, "web", vpav1.UpdateModeRecreate, rl("300m", ""), rl("250m", ""), rl("350m", ""))
 		o := testOptions()
+		o.AdmissionLease = types.NamespacedName{}
 		o.LoopRecords = types.NamespacedName{Namespace: ns, Name: "updater-loops"} // the records survive the updater (its ConfigMap)
 		first, stopFirst := context.WithCancel(context.Background())
 		// every eviction finds its pod among the known pods of a record already in the ConfigMap (written
@@ -456,6 +463,20 @@ var _ = Describe("Updater", func() {
 		Consistently(evictions, 3*time.Second, framework.Interval).Should(Equal(before), "the replacements are not evicted again after the restart")
 	})
 })
+
+// withoutPodWebhook takes the pod webhook out of the API server until the spec ends: pods created meanwhile
+// are not sized, while the webhook's Lease stays fresh (as with a misconfigured webhook).
+func withoutPodWebhook() {
+	GinkgoHelper()
+	ctx := context.Background()
+	var mwc admissionregistrationv1.MutatingWebhookConfiguration
+	Expect(k8s.Get(ctx, client.ObjectKey{Name: "hvpa"}, &mwc)).To(Succeed())
+	Expect(k8s.Delete(ctx, &mwc)).To(Succeed())
+	DeferCleanup(func() {
+		mwc.ResourceVersion, mwc.UID = "", ""
+		Expect(k8s.Create(ctx, &mwc)).To(Succeed())
+	})
+}
 
 func containsAny(have, any []types.UID) bool {
 	for _, h := range have {
