@@ -337,6 +337,9 @@ func checkDeployments(t *testing.T, deps []deployed) {
 		if spec.HostNetwork && spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
 			t.Errorf("Deployment %s: hostNetwork with dnsPolicy %q, want ClusterFirstWithHostNet (Service names resolve)", d.dep.Name, spec.DNSPolicy)
 		}
+		if ru := d.dep.Spec.Strategy.RollingUpdate; spec.HostNetwork && (ru == nil || ru.MaxSurge == nil || ru.MaxSurge.IntValue() != 0) {
+			t.Errorf("Deployment %s: hostNetwork with rollingUpdate %+v, want maxSurge 0 (a surge pod's host ports are taken on every node with a replica)", d.dep.Name, ru)
+		}
 		var memLimit bool
 		for _, e := range ct.Env {
 			memLimit = memLimit || (e.Name == "GOMEMLIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory")
@@ -1620,6 +1623,9 @@ func TestChartValuesSchema(t *testing.T) {
 		"prometheusRule.ruleLabels.team=a", "admissionController.webhooks.pods.timeoutSeconds=30"}
 	if out, err := runHelm(helm, "template", "hvpa", chart, "--set", strings.Join(ok, ",")); err != nil {
 		t.Errorf("helm template with free-form values %v: %v\n%s", ok, err, tail(out, 2000))
+	}
+	if out, err := runHelm(helm, "template", "hvpa", chart, "--set", "admissionController.webhookPort=8080"); err == nil || !strings.Contains(out, "must differ") {
+		t.Errorf("helm template with the webhook on the metrics port: %v, want the render refused\n%s", err, tail(out, 2000))
 	}
 	// two writers: more than one replica of a leader-elected component without leader election
 	for _, key := range []string{"recommender", "updater", "hvpaController"} {

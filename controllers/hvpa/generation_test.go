@@ -3,12 +3,15 @@ package hvpa
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,6 +99,28 @@ func TestObservedGenerationAfterOwnSpecWrite(t *testing.T) {
 	for _, cond := range got.Status.Conditions {
 		if cond.ObservedGeneration != 2 {
 			t.Errorf("condition %s observedGeneration %d, want 2", cond.Type, cond.ObservedGeneration)
+		}
+	}
+}
+
+// TestSpecRefused: only the API server's validation of an HPA's spec (Invalid, every cause a field of spec) is
+// the template's to correct; an Invalid without causes (a ValidatingAdmissionPolicy's denial) or naming
+// another field stays an error, retried (found in review: such a policy turned the Hvpa into InvalidSpec).
+func TestSpecRefused(t *testing.T) {
+	gk := schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a spec field", apierrors.NewInvalid(gk, "web", field.ErrorList{field.Invalid(field.NewPath("spec", "behavior", "scaleUp", "stabilizationWindowSeconds"), 7200, "must be less than or equal to 3600")}), true},
+		{"a policy, no cause", apierrors.NewInvalid(gk, "web", nil), false},
+		{"metadata", apierrors.NewInvalid(gk, "web", field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations"), "x", "too long")}), false},
+		{"a conflict", apierrors.NewConflict(schema.GroupResource{Resource: "horizontalpodautoscalers"}, "web", errors.New("changed")), false},
+		{"wrapped", fmt.Errorf("writing: %w", apierrors.NewInvalid(gk, "web", field.ErrorList{field.Required(field.NewPath("spec", "metrics"), "")})), true},
+	} {
+		if got := specRefused(tc.err); got != tc.want {
+			t.Errorf("%s: specRefused = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -396,6 +396,18 @@ func (r *Reconciler) unsupported(op *scaleOp, h *hvpav1alpha1.Hvpa, now time.Tim
 	r.Metrics.setUnsupported(h, true)
 }
 
+// hpaRefused reports a spec.hpa.template the API server refuses as an HPA's spec: Ready and ScalingActive
+// false with its message (an event once). Nothing new is decided until the template is corrected, but the
+// Hvpa stays supported (ConfigUnsupported untouched): the webhook and the updater keep applying its last
+// intent, as they would while the controller is away, instead of leaving new pods at the template's resources.
+func (r *Reconciler) hpaRefused(op *scaleOp, h *hvpav1alpha1.Hvpa, now time.Time, msg string) {
+	if c := meta.FindStatusCondition(h.Status.Conditions, hvpav1alpha1.ConditionReady); c == nil || c.Reason != hvpav1alpha1.ReasonHPATemplateRefused {
+		op.later(func() { r.event(h, corev1.EventTypeWarning, hvpav1alpha1.ReasonHPATemplateRefused, msg) })
+	}
+	setCondition(h, hvpav1alpha1.ConditionReady, false, hvpav1alpha1.ReasonHPATemplateRefused, msg, now)
+	setCondition(h, hvpav1alpha1.ConditionScalingActive, false, hvpav1alpha1.ReasonHPATemplateRefused, "no new scaling until spec.hpa.template is corrected; the last intent is still applied", now)
+}
+
 // reconcile decides h in three steps, the same shape as every controller here: observe (the target, its
 // scale and pods, the HPA, the embedded recommendation, into one scaling.State), decide (scaling.Decide,
 // pure), apply (the status records the decision; the /scale write and the events follow once it is
@@ -519,6 +531,9 @@ func (r *Reconciler) resolve(ctx context.Context, h *hvpav1alpha1.Hvpa, now time
 	hpa, refused, err := r.reconcileHPA(ctx, h)
 	if err != nil {
 		return nil, reconcile.Result{}, err
+	} else if refused != nil && refused.reason == hvpav1alpha1.ReasonHPATemplateRefused {
+		r.hpaRefused(op, h, now, refused.msg)
+		return nil, r.requeue(), nil
 	} else if refused != nil {
 		r.unsupported(op, h, now, refused.reason, refused.msg)
 		return nil, r.requeue(), nil
@@ -844,8 +859,8 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 		hpa.Spec.Behavior = HPABehavior(t.Behavior)
 		return controllerutil.SetControllerReference(h, hpa, r.Client.Scheme())
 	})
-	if apierrors.IsInvalid(err) {
-		return nil, &hpaRefusal{hvpav1alpha1.ReasonInvalidSpec, fmt.Sprintf("spec.hpa.template: the API server refuses it as HorizontalPodAutoscaler %s's spec (its spec.X is spec.hpa.template.X): %v; correct spec.hpa.template", hpa.Name, err)}, nil
+	if specRefused(err) {
+		return nil, &hpaRefusal{hvpav1alpha1.ReasonHPATemplateRefused, fmt.Sprintf("spec.hpa.template: the API server refuses it as HorizontalPodAutoscaler %s's spec (its spec.X is spec.hpa.template.X): %v; correct spec.hpa.template", hpa.Name, err)}, nil
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("HorizontalPodAutoscaler %s: %w", hpa.Name, err)
@@ -857,6 +872,22 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, h *hvpav1alpha1.Hvpa) (*a
 		r.event(h, corev1.EventTypeNormal, hvpav1alpha1.EventHPAUpdated, "updated HorizontalPodAutoscaler "+hpa.Name+" from spec.hpa.template")
 	}
 	return hpa, nil, nil
+}
+
+// specRefused reports whether err is the API server's validation refusing an HPA's spec: Invalid, with every
+// cause a field of spec (a ValidatingAdmissionPolicy's denial, also Invalid by default, names no field of it:
+// it stays an error, retried).
+func specRefused(err error) bool {
+	var st apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &st) || st.Status().Details == nil || len(st.Status().Details.Causes) == 0 {
+		return false
+	}
+	for _, c := range st.Status().Details.Causes {
+		if !strings.HasPrefix(c.Field, "spec.") {
+			return false
+		}
+	}
+	return true
 }
 
 // embedded is the embedded recommender's latest recommendation of h; nil when spec.vpa.deploy is off, no

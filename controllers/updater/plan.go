@@ -1173,7 +1173,7 @@ func (e *DryRunForbiddenError) Unwrap() error { return e.Err }
 type ReplacementUnsizedError struct{}
 
 func (*ReplacementUnsizedError) Error() string {
-	return "the API server admitted its replacement without a sizing webhook matching it (the pod webhook is not called in this namespace or for these pods, or it failed open)"
+	return "the API server admitted its replacement without a sizing webhook matching it (the pod webhook is not called in this namespace or for these pods, or it did not answer in time and failed open)"
 }
 
 // AfterDryRun decides whether an eviction goes ahead after the server-side dry run of its replacement (the

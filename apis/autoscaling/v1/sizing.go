@@ -17,8 +17,9 @@ const (
 )
 
 // MatchedAtAdmission reports whether a pod's annotations say that a sizing webhook, hvpa's or upstream's,
-// matched it to an autoscaler when it was created (whether or not it changed anything): hvpa's
-// AnnotationSizedBy, upstream's AnnotationUpstreamUpdates, which each writes on every pod it admits for one.
+// matched it to an autoscaler with a recommendation when it was created: hvpa's AnnotationSizedBy (on every
+// pod it admits for an autoscaler, whether or not it changed anything), upstream's AnnotationUpstreamUpdates
+// (on every pod it patches a container of: every recommended container is patched, also to its own value).
 func MatchedAtAdmission(annotations map[string]string) bool {
 	return annotations[AnnotationSizedBy] != "" || annotations[AnnotationUpstreamUpdates] != ""
 }

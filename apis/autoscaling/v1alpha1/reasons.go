@@ -34,6 +34,9 @@ const (
 	ReasonNoScaleSubresource  = vpav1.ReasonNoScaleSubresource
 	// another HPA has the name of the Hvpa's HPA
 	ReasonHPANameTaken = "HPANameTaken"
+	// Ready and ScalingActive False: the API server refuses spec.hpa.template as an HPA's spec; the Hvpa stays
+	// supported (its last intent is still applied) and decides nothing new until the template is corrected
+	ReasonHPATemplateRefused = "HPATemplateRefused"
 	// ConfigUnsupported False: the target resolved and the HPA is the Hvpa's
 	ReasonSupported = "Supported"
 	// CappedToNode

@@ -512,7 +512,15 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 		// the HPA API allows windows of at most an hour; the Hvpa's own validation does not read scale-up's
 		h.Spec.HPA.Template.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](7200)}}
 		Expect(k8s.Create(ctx, h)).To(Succeed())
-		Eventually(unsupportedMessage(ctx, ns, "bad"), framework.LongTimeout).Should(And(HavePrefix("InvalidSpec: spec.hpa.template"), ContainSubstring("stabilizationWindowSeconds")))
+		ready := func() string {
+			c := meta.FindStatusCondition(getHvpa(ctx, ns, "bad").Status.Conditions, hvpav1alpha1.ConditionReady)
+			if c == nil || c.Status != metav1.ConditionFalse {
+				return ""
+			}
+			return c.Reason + ": " + c.Message
+		}
+		Eventually(ready, framework.LongTimeout).Should(And(HavePrefix("HPATemplateRefused: spec.hpa.template"), ContainSubstring("stabilizationWindowSeconds")))
+		Expect(unsupportedMessage(ctx, ns, "bad")()).To(BeEmpty(), "still supported: the webhook and the updater keep applying the last intent")
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bad"}, &autoscalingv2.HorizontalPodAutoscaler{})).To(Satisfy(apierrors.IsNotFound))
 
 		Eventually(func() error {
@@ -520,7 +528,7 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 			h.Spec.HPA.Template.Behavior.ScaleUp.StabilizationWindowSeconds = ptr.To[int32](60)
 			return k8s.Update(ctx, h)
 		}, framework.LongTimeout).Should(Succeed())
-		Eventually(unsupportedMessage(ctx, ns, "bad"), framework.LongTimeout).Should(BeEmpty())
+		Eventually(ready, framework.LongTimeout).ShouldNot(HavePrefix("HPATemplateRefused"))
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bad"}, &autoscalingv2.HorizontalPodAutoscaler{})
 		}, framework.LongTimeout).Should(Succeed())
