@@ -139,8 +139,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).For(&hvpav1alpha1.Hvpa{}).Owns(&autoscalingv2.HorizontalPodAutoscaler{}).Named("hvpa").
 		// pods coming, going, starting or restarting (an OOM kill) change what the decision sees
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.hvpasOfPod), builder.WithPredicates(podChanged)).
-		// an HPA the Hvpa did not create (a user's, KEDA's) that targets it: its metrics and bounds are the input's
-		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(hvpaOfHPA))
+		// an HPA the Hvpa did not create (a user's, KEDA's) that targets it: its metrics and bounds are the input's;
+		// one that scales the Hvpa's workload directly, and a VPA of that workload: whether the Hvpa acts at all
+		// (notServing), told at once instead of at the next sync
+		Watches(&autoscalingv2.HorizontalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.hvpasOfHPA), builder.WithPredicates(hpaChanged)).
+		Watches(&vpav1.VerticalPodAutoscaler{}, handler.EnqueueRequestsFromMapFunc(r.hvpasOfVPA), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	for _, s := range r.channels() {
 		b = b.WatchesRawSource(s)
 	}
@@ -194,13 +197,61 @@ func (r *Reconciler) hvpasOfPod(ctx context.Context, pod client.Object) []reconc
 	return out
 }
 
-// hvpaOfHPA maps an HPA to the Hvpa its scaleTargetRef names, if it names one.
-func hvpaOfHPA(_ context.Context, o client.Object) []reconcile.Request {
+// hvpasOfHPA maps an HPA to the Hvpa its scaleTargetRef names, if it names one, else to the Hvpas of its
+// namespace whose workload it scales directly (by kind and name, as notServing compares them).
+func (r *Reconciler) hvpasOfHPA(ctx context.Context, o client.Object) []reconcile.Request {
 	hpa, ok := o.(*autoscalingv2.HorizontalPodAutoscaler)
-	if !ok || !scaling.TargetsHvpa(hpa, hpa.Spec.ScaleTargetRef.Name) {
+	if !ok {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: hpa.Namespace, Name: hpa.Spec.ScaleTargetRef.Name}}}
+	ref := hpa.Spec.ScaleTargetRef
+	if scaling.TargetsHvpa(hpa, ref.Name) {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: hpa.Namespace, Name: ref.Name}}}
+	}
+	return r.hvpasTargeting(ctx, hpa.Namespace, func(t autoscalingv2.CrossVersionObjectReference) bool {
+		return t.Kind == ref.Kind && t.Name == ref.Name
+	})
+}
+
+// hvpasOfVPA maps a VPA to the Hvpas of its namespace that target its workload (workload.RefKey).
+func (r *Reconciler) hvpasOfVPA(ctx context.Context, o client.Object) []reconcile.Request {
+	v, ok := o.(*vpav1.VerticalPodAutoscaler)
+	if !ok || v.Spec.TargetRef == nil {
+		return nil
+	}
+	key := workload.RefKey(v.Spec.TargetRef.APIVersion, v.Spec.TargetRef.Kind, v.Spec.TargetRef.Name)
+	return r.hvpasTargeting(ctx, v.Namespace, func(t autoscalingv2.CrossVersionObjectReference) bool {
+		return workload.RefKey(t.APIVersion, t.Kind, t.Name) == key
+	})
+}
+
+// hvpasTargeting lists the Hvpas of namespace ns whose targetRef same accepts (from the cache, without copies).
+func (r *Reconciler) hvpasTargeting(ctx context.Context, ns string, same func(autoscalingv2.CrossVersionObjectReference) bool) []reconcile.Request {
+	var l hvpav1alpha1.HvpaList
+	if err := r.Client.List(ctx, &l, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+		logf.FromContext(ctx).Error(err, "listing the Hvpas of a namespace for an autoscaler's event", "namespace", ns)
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range l.Items {
+		if same(l.Items[i].Spec.TargetRef) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: l.Items[i].Name}})
+		}
+	}
+	return out
+}
+
+// hpaChanged passes an HPA's creation and deletion, and its updates that matter to an Hvpa: any of one that
+// targets an Hvpa (its status is the input), a spec change of another (its scaleTargetRef).
+var hpaChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		after, ok := e.ObjectNew.(*autoscalingv2.HorizontalPodAutoscaler)
+		if !ok {
+			return false
+		}
+		return scaling.TargetsHvpa(after, after.Spec.ScaleTargetRef.Name) || e.ObjectOld.GetGeneration() != after.GetGeneration()
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
 // podChanged passes pod creations and deletions and the updates the decision cares about: phase, deletion,

@@ -3,6 +3,7 @@ package hvpa
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -197,5 +199,58 @@ func TestNotServingAcrossTargetRefSpellings(t *testing.T) {
 				t.Errorf("%s targeting %s %s/web: notServing %q, want the other to serve: %v", other, tc.name, tc.kind, why, tc.serves)
 			}
 		}
+	}
+}
+
+// TestHvpasOfOtherAutoscalers: an HPA that scales an Hvpa's workload directly, or a VPA of that workload, wakes
+// that Hvpa (whether it acts depends on them: notServing), not the Hvpas of other workloads; an HPA targeting
+// an Hvpa wakes it. Before, only the latter was watched, and the others waited for the next sync.
+func TestHvpasOfOtherAutoscalers(t *testing.T) {
+	mk := func(name, apiVersion, kind, target string) *hvpav1alpha1.Hvpa {
+		h := &hvpav1alpha1.Hvpa{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name}}
+		h.Spec.TargetRef.APIVersion, h.Spec.TargetRef.Kind, h.Spec.TargetRef.Name = apiVersion, kind, target
+		return h
+	}
+	r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(testenv.Scheme()).WithObjects(
+		mk("web", "apps/v1", "Deployment", "web"), mk("db", "apps/v1", "StatefulSet", "db"), mk("old", "", "Deployment", "web")).Build()}
+	names := func(reqs []reconcile.Request) []string {
+		var out []string
+		for _, q := range reqs {
+			out = append(out, q.Namespace+"/"+q.Name)
+		}
+		sort.Strings(out)
+		return out
+	}
+	hpa := func(apiVersion, kind, name string) *autoscalingv2.HorizontalPodAutoscaler {
+		return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "h"},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: apiVersion, Kind: kind, Name: name}}}
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		got  []reconcile.Request
+		want []string
+	}{
+		{"an HPA on the Deployment", r.hvpasOfHPA(ctx, hpa("apps/v1", "Deployment", "web")), []string{"a/old", "a/web"}},
+		{"an HPA on the Hvpa", r.hvpasOfHPA(ctx, hpa(hvpav1alpha1.GroupVersion.String(), hvpav1alpha1.KindHvpa, "db")), []string{"a/db"}},
+		{"an HPA on another workload", r.hvpasOfHPA(ctx, hpa("apps/v1", "Deployment", "other")), nil},
+		{"a VPA of the StatefulSet", r.hvpasOfVPA(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "v"},
+			Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db"}}}), []string{"a/db"}},
+		{"a VPA of the Deployment without an apiVersion", r.hvpasOfVPA(ctx, &vpav1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "v"},
+			Spec: vpav1.VerticalPodAutoscalerSpec{TargetRef: &autoscalingv1.CrossVersionObjectReference{Kind: "Deployment", Name: "web"}}}), []string{"a/old", "a/web"}},
+	} {
+		if got := names(tc.got); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: wakes %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// an HPA status update wakes only for an HPA targeting an Hvpa; a spec change of any does
+	onHvpa, direct := hpa(hvpav1alpha1.GroupVersion.String(), hvpav1alpha1.KindHvpa, "db"), hpa("apps/v1", "Deployment", "web")
+	if !hpaChanged.Update(event.UpdateEvent{ObjectOld: onHvpa, ObjectNew: onHvpa}) || hpaChanged.Update(event.UpdateEvent{ObjectOld: direct, ObjectNew: direct}) {
+		t.Error("status updates: want those of an HPA on an Hvpa only")
+	}
+	moved := direct.DeepCopy()
+	moved.Generation = 2
+	if !hpaChanged.Update(event.UpdateEvent{ObjectOld: direct, ObjectNew: moved}) {
+		t.Error("a spec change of a direct HPA: want it passed")
 	}
 }
