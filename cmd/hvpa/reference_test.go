@@ -41,7 +41,8 @@ var referenceSections = []struct {
 		{"apis/autoscaling/v1alpha1/reasons.go", func(n, _ string) bool { return strings.HasPrefix(n, "Event") }},
 		{"controllers/updater/events.go", func(n, _ string) bool { return strings.HasPrefix(n, "Event") || strings.HasPrefix(n, "Reason") }}}},
 	{"Annotations", "", []refSource{
-		{"webhooks/pod/handler.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") }},
+		// pod.AnnotationSizedBy is vpav1's (apis/autoscaling/v1/sizing.go), listed there
+		{"webhooks/pod/handler.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") && n != "AnnotationSizedBy" }},
 		{"apis/autoscaling/v1/startupboost.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") }},
 		{"apis/autoscaling/v1/sizing.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") }},
 		{"recommender/overrides.go", func(n, _ string) bool { return strings.HasPrefix(n, "Annotation") && n != "AnnotationPrefix" }},
