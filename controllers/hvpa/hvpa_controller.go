@@ -582,11 +582,12 @@ func (r *Reconciler) resolve(ctx context.Context, h *hvpav1alpha1.Hvpa, now time
 	hpa, refused, err := r.reconcileHPA(ctx, h)
 	if err != nil {
 		return nil, reconcile.Result{}, err
-	} else if refused != nil && refused.reason == hvpav1alpha1.ReasonHPATemplateRefused {
-		r.hpaRefused(op, h, now, refused.msg)
-		return nil, r.requeue(), nil
 	} else if refused != nil {
-		r.unsupported(op, h, now, refused.reason, refused.msg)
+		if refused.reason == hvpav1alpha1.ReasonHPATemplateRefused {
+			r.hpaRefused(op, h, now, refused.msg) // the Hvpa stays supported: its last intent is still applied
+		} else {
+			r.unsupported(op, h, now, refused.reason, refused.msg)
+		}
 		return nil, r.requeue(), nil
 	}
 	src, err := r.horizontal(ctx, h, hpa)

@@ -794,10 +794,10 @@ func (u *Updater) replacementAdmitted(ctx context.Context, c served, pod *corev1
 		*c.budget++ // nothing disrupted: the share of the budget this eviction took (limitEvictions) is free for another
 	}
 	outcome := "replacement_refused"
-	if a.Reason == ReasonReplacementUnsized {
+	switch a.Reason {
+	case ReasonReplacementUnsized:
 		outcome = "replacement_unsized"
-	}
-	if a.Reason == ReasonReplacementUnchecked {
+	case ReasonReplacementUnchecked:
 		outcome = "replacement_unchecked"
 		logf.FromContext(ctx).Info("not evicting: the updater may not dry-run the replacement pod; grant it create pods (used only with dryRun=All)",
 			"pod", client.ObjectKeyFromObject(pod).String(), "message", a.Message)

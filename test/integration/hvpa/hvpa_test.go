@@ -512,13 +512,7 @@ var _ = Describe("an Hvpa next to other HPAs", func() {
 		// the HPA API allows windows of at most an hour; the Hvpa's own validation does not read scale-up's
 		h.Spec.HPA.Template.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](7200)}}
 		Expect(k8s.Create(ctx, h)).To(Succeed())
-		ready := func() string {
-			c := meta.FindStatusCondition(getHvpa(ctx, ns, "bad").Status.Conditions, hvpav1alpha1.ConditionReady)
-			if c == nil || c.Status != metav1.ConditionFalse {
-				return ""
-			}
-			return c.Reason + ": " + c.Message
-		}
+		ready := conditionMessage(ctx, ns, "bad", hvpav1alpha1.ConditionReady, metav1.ConditionFalse)
 		Eventually(ready, framework.LongTimeout).Should(And(HavePrefix("HPATemplateRefused: spec.hpa.template"), ContainSubstring("stabilizationWindowSeconds")))
 		Expect(unsupportedMessage(ctx, ns, "bad")()).To(BeEmpty(), "still supported: the webhook and the updater keep applying the last intent")
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bad"}, &autoscalingv2.HorizontalPodAutoscaler{})).To(Satisfy(apierrors.IsNotFound))
@@ -572,9 +566,14 @@ func staleClient(stale *hvpav1alpha1.Hvpa) client.Client {
 
 // unsupportedMessage is "reason: message" of an Hvpa's ConfigUnsupported condition while it is true, else "".
 func unsupportedMessage(ctx context.Context, ns, name string) func() string {
+	return conditionMessage(ctx, ns, name, hvpav1alpha1.ConditionConfigUnsupported, metav1.ConditionTrue)
+}
+
+// conditionMessage reads an Hvpa's condition as "Reason: message" while it has the status, "" otherwise.
+func conditionMessage(ctx context.Context, ns, name, condType string, status metav1.ConditionStatus) func() string {
 	return func() string {
-		c := meta.FindStatusCondition(getHvpa(ctx, ns, name).Status.Conditions, hvpav1alpha1.ConditionConfigUnsupported)
-		if c == nil || c.Status != metav1.ConditionTrue {
+		c := meta.FindStatusCondition(getHvpa(ctx, ns, name).Status.Conditions, condType)
+		if c == nil || c.Status != status {
 			return ""
 		}
 		return c.Reason + ": " + c.Message
